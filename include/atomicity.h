@@ -1,0 +1,19 @@
+/**
+ * @file atomicity.h
+ * @brief libatomicity: finds atomicity violations in concurrent executions.
+ *
+ * The only header users include. See doc/api.md for an overview.
+ */
+#ifndef ATOMICITY_H
+#define ATOMICITY_H
+
+#include "atomicity/common.h"
+#include "atomicity/version.h"
+#include "atomicity/error.h"
+#include "atomicity/event.h"
+#include "atomicity/report.h"
+#include "atomicity/session.h"
+#include "atomicity/checker.h"
+#include "atomicity/trace.h"
+
+#endif

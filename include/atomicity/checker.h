@@ -1,0 +1,159 @@
+/**
+ * @file atomicity/checker.h
+ * @brief Plugin interface: how a checker is written and attached.
+ *
+ * This is a separate stability layer from the rest of the API: the vtable and the event
+ * record only grow at the end and carry a version, but plugin authors should expect new
+ * optional members in minor releases.
+ *
+ * Lifecycle: create() runs once at attach; if it fails, destroy() is not called. on_event()
+ * receives, in order, the normalized events whose kind bit is in event_mask; finish() runs
+ * once at atom_finish() after the session closed every open transaction; destroy() runs once
+ * at atom_session_free() (whether or not finish ran). A callback returning a negative code
+ * makes the session call that returned it fail with the same code; the checker must leave its
+ * own state consistent.
+ *
+ * Normalization done by the session, once, for all checkers: only the outermost BEGIN/END of a
+ * thread and the outermost ACQUIRE/RELEASE of a re-entrant lock are forwarded; ill-formed
+ * events never arrive; keys are interned into dense ids (0, 1, 2, ... per space, in order of
+ * first appearance).
+ */
+#ifndef ATOMICITY_CHECKER_H
+#define ATOMICITY_CHECKER_H
+
+#include "atomicity/common.h"
+#include "atomicity/event.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** The checker's view of its session. Opaque; valid from create() to destroy(). */
+typedef struct atom_env atom_env;
+
+/** A normalized event as checkers see it. May grow at the end. */
+typedef struct atom_ev {
+  uint32_t kind;   /**< atom_kind */
+  uint32_t thread; /**< dense thread id */
+  uint32_t target; /**< dense variable / lock / child-thread id; 0 for BEGIN, END, FENCE */
+  uint32_t flags;  /**< ATOM_EV_* */
+  uint64_t index;  /**< event index (0-based order of pushed events) */
+  uint64_t loc;    /**< program location as pushed */
+} atom_ev;
+
+/** atom_ev::flags: the event was made by atom_finish() (closing END). */
+#define ATOM_EV_SYNTHETIC 0x1u
+
+/** Checker-specific figures reported by atom_checker::stats. */
+typedef struct atom_checker_counters {
+  uint64_t nodes;  /**< graph nodes, transactions, tuples held */
+  uint64_t edges;  /**< graph edges held */
+  uint64_t clocks; /**< vector clocks held */
+} atom_checker_counters;
+
+/** The current version of atom_checker. */
+#define ATOM_CHECKER_ABI_VERSION 1
+
+/** A checker: one algorithm behind one vtable. */
+typedef struct atom_checker {
+  uint32_t abi_version;          /**< ATOM_CHECKER_ABI_VERSION */
+  uint32_t event_mask;           /**< OR of ATOM_KIND_BIT(kind) for the kinds it wants */
+  const char *name;              /**< "aerodrome" */
+  const char *summary;           /**< one line */
+  const char *const *arg_keys;   /**< NULL-terminated list of accepted argument keys, or NULL */
+  /** Create an instance; read arguments with atom_env_arg(). */
+  int (*create)(void **self, atom_env *env);
+  int (*on_event)(void *self, const atom_ev *ev);
+  int (*finish)(void *self);     /**< optional (NULL) */
+  void (*destroy)(void *self);
+  int (*stats)(void *self, atom_checker_counters *out); /**< optional (NULL) */
+} atom_checker;
+
+/**
+ * @return the value given for @p key in the attach arguments, or NULL if not given. Valid for
+ *         the checker's lifetime. A key given without "=value" reads as "".
+ * @since 0.1
+ */
+ATOM_API const char *atom_env_arg(atom_env *env, const char *key);
+
+/**
+ * Set the thread's last-error message (printf-style) and return @p err, so that
+ * `return atom_env_error(env, ATOM_EINVAL, "mode must be conflict or view");` works.
+ * @since 0.1
+ */
+ATOM_API int atom_env_error(atom_env *env, int err, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+/**
+ * Allocation through the session's allocator, accounted to this checker (Lua-style: @p ptr
+ * NULL allocates, @p new_size 0 frees and returns NULL). @p old_size must be the size the block
+ * was allocated with (0 for a new block).
+ * @return the block, or NULL on failure (the old block is then untouched).
+ * @since 0.1
+ */
+ATOM_API void *atom_env_realloc(atom_env *env, void *ptr, size_t old_size, size_t new_size);
+
+/** @return the number of ids interned so far in @p space (an atom_space). @since 0.1 */
+ATOM_API uint32_t atom_env_count(const atom_env *env, int space);
+
+/** @return the key pushed for dense id @p id of @p space (0 if unknown). @since 0.1 */
+ATOM_API uint64_t atom_env_key(const atom_env *env, int space, uint32_t id);
+
+/** @return the registered name of dense id @p id of @p space, or NULL. @since 0.1 */
+ATOM_API const char *atom_env_name(const atom_env *env, int space, uint32_t id);
+
+/**
+ * Write a readable label of dense id @p id: its registered name, else "0x" and its key in hex.
+ * Always NUL-terminates when @p size > 0.
+ * @return the length the label has (as snprintf).
+ * @since 0.1
+ */
+ATOM_API int atom_env_label(const atom_env *env, int space, uint32_t id, char *buf, size_t size);
+
+/**
+ * The atomic set of variable @p var: the declared set key (atom_declare_set) if there is one.
+ * @return 1 and *set if declared, 0 if not.
+ * @since 0.1
+ */
+ATOM_API int atom_env_var_set(const atom_env *env, uint32_t var, uint64_t *set);
+
+/** A transaction named in a report. */
+typedef struct atom_txn_ref {
+  uint32_t thread;       /**< dense thread id */
+  uint32_t unary;        /**< 1 if it is a unary transaction (one event outside BEGIN..END) */
+  uint64_t begin_index;  /**< index of its BEGIN (or of its only event) */
+  uint64_t begin_loc;    /**< loc of that event */
+} atom_txn_ref;
+
+/** What a checker reports. May grow at the end; set version to ATOM_REPORT_SPEC_VERSION. */
+typedef struct atom_report_spec {
+  uint32_t version;
+  uint32_t reserved;
+  const char *kind;             /**< stable kind string ("conflict-cycle") */
+  uint64_t event_index;         /**< where it was found */
+  const atom_txn_ref *txns;     /**< transactions involved, in role order */
+  size_t n_txns;
+  const atom_ev *events;        /**< witness events */
+  size_t n_events;
+  const uint32_t *vars;         /**< dense variable ids named by the report */
+  size_t n_vars;
+  const char *message;          /**< one line; NULL for a default built from the above */
+  uint64_t signature_extra;     /**< mixed into the dedup signature (0 if not needed) */
+} atom_report_spec;
+#define ATOM_REPORT_SPEC_VERSION 1
+
+/**
+ * Report a violation. The session copies everything, deduplicates by signature (checker,
+ * kind, begin locations of the transactions, signature_extra) and calls on_report for new ones.
+ * @return 0, ATOM_EINVAL, ATOM_ENOMEM.
+ * @since 0.1
+ */
+ATOM_API int atom_env_report(atom_env *env, const atom_report_spec *spec);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,75 @@
+/**
+ * @file atomicity/event.h
+ * @brief Events that producers push into a session.
+ *
+ * Stability: stable API and ABI. Kind values are pinned forever; new kinds are only appended.
+ */
+#ifndef ATOMICITY_EVENT_H
+#define ATOMICITY_EVENT_H
+
+#include "atomicity/common.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/**
+ * The one list of event kinds: X(NAME, value, "std-op"). It generates the enum below, the
+ * names returned by atom_kind_name() and the constants of the Python binding.
+ */
+#define ATOM_KIND_MAP(X)   \
+  X(READ, 1, "r")          \
+  X(WRITE, 2, "w")         \
+  X(ACQUIRE, 3, "acq")     \
+  X(RELEASE, 4, "rel")     \
+  X(FORK, 5, "fork")       \
+  X(JOIN, 6, "join")       \
+  X(BEGIN, 7, "begin")     \
+  X(END, 8, "end")         \
+  X(FENCE, 9, "fence")     \
+  X(COMMIT, 10, "commit")
+
+/** Event kinds. Values are ABI: never renumbered. */
+typedef enum atom_kind {
+#define ATOM_KIND_ENUM_(name, value, op) ATOM_##name = value,
+  ATOM_KIND_MAP(ATOM_KIND_ENUM_)
+#undef ATOM_KIND_ENUM_
+  ATOM_KIND_MAX_ = 10 /* internal: largest kind value; not part of the ABI */
+} atom_kind;
+
+/** Bit of @p kind in an event-kind mask (atom_checker::event_mask). */
+#define ATOM_KIND_BIT(kind) (1u << (kind))
+
+/**
+ * An event as a producer pushes it. 32 bytes; the layout is frozen.
+ *
+ * Keys are arbitrary 64-bit values chosen by the producer (addresses, ids); the session interns
+ * them. Threads, variables and locks are separate key spaces.
+ */
+typedef struct atom_event {
+  uint32_t kind;   /**< an atom_kind value */
+  uint32_t flags;  /**< must be 0 */
+  uint64_t thread; /**< the thread performing the event */
+  uint64_t target; /**< variable (READ, WRITE, COMMIT), lock (ACQUIRE, RELEASE), child thread
+                        (FORK, JOIN); ignored for BEGIN, END, FENCE */
+  uint64_t loc;    /**< program location (pc or location id); opaque to the library */
+} atom_event;
+
+/** Key spaces, for atom_set_name() and name look-ups. Values are pinned. */
+enum atom_space {
+  ATOM_SPACE_THREAD = 1,
+  ATOM_SPACE_VAR = 2,
+  ATOM_SPACE_LOCK = 3
+};
+
+/**
+ * @return the lower-case name of an event kind ("read", "write", ..., "commit"), or NULL if
+ *         @p kind is not a kind. Static storage.
+ * @since 0.1
+ */
+ATOM_API const char *atom_kind_name(int kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

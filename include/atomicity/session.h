@@ -1,0 +1,210 @@
+/**
+ * @file atomicity/session.h
+ * @brief Sessions: push events in, attach checkers, read reports out.
+ *
+ * Thread safety: a session is not thread-safe unless it was created with ATOM_THREADSAFE, in
+ * which case the push functions (atom_push ... atom_commit) may be called from many threads at
+ * once and are serialized in arrival order. Everything else (attach, finish, reading reports,
+ * free) must not run concurrently with any other call on the same session. See
+ * doc/threading.md.
+ *
+ * Stability: stable API and ABI.
+ */
+#ifndef ATOMICITY_SESSION_H
+#define ATOMICITY_SESSION_H
+
+#include "atomicity/common.h"
+#include "atomicity/event.h"
+#include "atomicity/report.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A checking session. Opaque; create with atom_session_new(), free with atom_session_free(). */
+typedef struct atom_session atom_session;
+
+/** Called once for each new (non-duplicate) report. @p payload is atom_options::report_payload. */
+typedef void (*atom_report_fn)(const atom_report *report, void *payload);
+
+/** Allocator triple. All three or none. Each receives atom_options::alloc_payload. */
+typedef void *(*atom_malloc_fn)(size_t size, void *payload);
+typedef void *(*atom_realloc_fn)(void *ptr, size_t size, void *payload);
+typedef void (*atom_free_fn)(void *ptr, void *payload);
+
+/** atom_options::flags: pushes may come from several threads at once. */
+#define ATOM_THREADSAFE 0x1u
+/** atom_options::flags: measure the time each checker spends (see atom_checker_stats). */
+#define ATOM_PROFILE 0x2u
+
+/** The current version of atom_options. */
+#define ATOM_OPTIONS_VERSION 1
+
+/**
+ * Session options. Initialize with atom_options_init(); fields are only ever appended.
+ */
+typedef struct atom_options {
+  uint32_t version;           /**< ATOM_OPTIONS_VERSION (set by atom_options_init) */
+  uint32_t flags;             /**< ATOM_THREADSAFE, ATOM_PROFILE */
+  atom_report_fn on_report;   /**< optional: called once per new report */
+  void *report_payload;       /**< passed to on_report */
+  size_t max_reports;         /**< distinct reports kept for polling; 0 = no limit */
+  atom_malloc_fn malloc_fn;   /**< optional allocator (all three or none) */
+  atom_realloc_fn realloc_fn;
+  atom_free_fn free_fn;
+  void *alloc_payload; /**< passed to the allocator functions */
+} atom_options;
+
+/**
+ * Fill @p opt with defaults for @p version.
+ * @return 0, or ATOM_EINVAL if @p opt is NULL or @p version is unknown.
+ * @since 0.1
+ */
+ATOM_API int atom_options_init(atom_options *opt, unsigned version);
+
+/**
+ * Create a session.
+ * @param out  receives the session; free it with atom_session_free()
+ * @param opt  options, or NULL for defaults; copied
+ * @return 0, ATOM_EINVAL (NULL @p out, bad version, incomplete allocator), ATOM_ENOMEM.
+ * @since 0.1
+ */
+ATOM_API int atom_session_new(atom_session **out, const atom_options *opt);
+
+/** Free a session, its checkers and its reports. Accepts NULL. @since 0.1 */
+ATOM_API void atom_session_free(atom_session *s);
+
+/**
+ * Attach a built-in checker by spec: "name" or "name:key=value,key=value" (for example
+ * "commit-node:mode=view"). Checkers must be attached before the first event is pushed.
+ * @return 0, ATOM_ENOTFOUND (unknown name), ATOM_EINVAL (bad or unknown argument; see
+ *         atom_last_error()), ATOM_ESTATE (events already pushed), ATOM_ENOMEM.
+ * @since 0.1
+ */
+ATOM_API int atom_session_attach(atom_session *s, const char *spec);
+
+struct atom_checker;
+/**
+ * Attach a third-party checker (see atomicity/checker.h). @p vt must outlive the session.
+ * @param args "key=value,..." or NULL; only keys listed in vt->arg_keys are accepted
+ * @return as atom_session_attach(), plus ATOM_EINVAL for an unsupported vt->abi_version or
+ *         whatever vt->create returned.
+ * @since 0.1
+ */
+ATOM_API int atom_session_attach_checker(atom_session *s, const struct atom_checker *vt,
+                                         const char *args);
+
+/**
+ * Push one event. Ill-formed events (DESIGN: END without BEGIN, RELEASE not held, ACQUIRE of
+ * a lock held by another thread, event of a joined thread, COMMIT without pending WRITE, bad
+ * FORK/JOIN) get their own error code and a message naming the event index in
+ * atom_last_error(); the event is dropped and the session stays usable. Every call consumes an
+ * event index, accepted or not.
+ * @return 0 or a negative ATOM_E* code; ATOM_ESTATE after atom_finish().
+ * @since 0.1
+ */
+ATOM_API int atom_push(atom_session *s, const atom_event *ev);
+
+/**
+ * Push @p n events in order. Stops at the first error and returns it; @p done (may be NULL)
+ * receives the number of events consumed, including the failing one.
+ * @since 0.1
+ */
+ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, size_t *done);
+
+/** @name One helper per event kind; same return values as atom_push(). @since 0.1 */
+/** @{ */
+ATOM_API int atom_read(atom_session *s, uint64_t thread, uint64_t var, uint64_t loc);
+ATOM_API int atom_write(atom_session *s, uint64_t thread, uint64_t var, uint64_t loc);
+ATOM_API int atom_acquire(atom_session *s, uint64_t thread, uint64_t lock, uint64_t loc);
+ATOM_API int atom_release(atom_session *s, uint64_t thread, uint64_t lock, uint64_t loc);
+ATOM_API int atom_fork(atom_session *s, uint64_t thread, uint64_t child, uint64_t loc);
+ATOM_API int atom_join(atom_session *s, uint64_t thread, uint64_t child, uint64_t loc);
+ATOM_API int atom_begin(atom_session *s, uint64_t thread, uint64_t loc);
+ATOM_API int atom_end(atom_session *s, uint64_t thread, uint64_t loc);
+ATOM_API int atom_fence(atom_session *s, uint64_t thread, uint64_t loc);
+ATOM_API int atom_commit(atom_session *s, uint64_t thread, uint64_t var, uint64_t loc);
+/** @} */
+
+/**
+ * Give a key a name used in report messages. @p what is an atom_space value. The name is
+ * copied; a later call replaces it.
+ * @return 0, ATOM_EINVAL (bad space, NULL name), ATOM_ENOMEM.
+ * @since 0.1
+ */
+ATOM_API int atom_set_name(atom_session *s, int what, uint64_t key, const char *name);
+
+/**
+ * @return the name registered for @p key in space @p what, or NULL. Valid until the name is
+ *         replaced or the session freed.
+ * @since 0.1
+ */
+ATOM_API const char *atom_get_name(const atom_session *s, int what, uint64_t key);
+
+/**
+ * Declare that variable @p var belongs to atomic set @p set (race-automata). A later call
+ * moves it. @return 0, ATOM_EINVAL, ATOM_ENOMEM. @since 0.1
+ */
+ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set);
+
+/**
+ * End of the execution: close every open transaction (as if its thread pushed END, in order of
+ * first appearance of the threads), then let every checker finish. Idempotent.
+ * @return 0 or the first error of a checker's finish.
+ * @since 0.1
+ */
+ATOM_API int atom_finish(atom_session *s);
+
+/** @return the number of stored reports (at most atom_options::max_reports). @since 0.1 */
+ATOM_API size_t atom_report_count(const atom_session *s);
+
+/** @return stored report @p i in order of discovery, or NULL if out of range. @since 0.1 */
+ATOM_API const atom_report *atom_report_get(const atom_session *s, size_t i);
+
+/** @return distinct reports that were delivered but not stored because of max_reports. @since 0.1 */
+ATOM_API size_t atom_report_dropped(const atom_session *s);
+
+/** Counters of a session, for atom_session_stats(). Fields are only appended. */
+typedef struct atom_session_stats {
+  uint32_t version;   /**< set by the caller to ATOM_SESSION_STATS_VERSION */
+  uint32_t reserved;
+  uint64_t events;    /**< events pushed (= next event index) */
+  uint64_t rejected;  /**< ill-formed events dropped */
+  uint64_t threads;   /**< distinct thread keys */
+  uint64_t vars;      /**< distinct variable keys */
+  uint64_t locks;     /**< distinct lock keys */
+  uint64_t bytes;     /**< memory held by the core (excluding checkers) */
+} atom_session_stats;
+#define ATOM_SESSION_STATS_VERSION 1
+
+/** @return 0, or ATOM_EINVAL (NULL, unknown version). @since 0.1 */
+ATOM_API int atom_session_stats_get(const atom_session *s, atom_session_stats *out);
+
+/** @return the number of attached checkers. @since 0.1 */
+ATOM_API size_t atom_checker_count(const atom_session *s);
+
+/** @return the name of attached checker @p i, or NULL. @since 0.1 */
+ATOM_API const char *atom_checker_name(const atom_session *s, size_t i);
+
+/** Per-checker figures, for atom_checker_stats_get(). Fields are only appended. */
+typedef struct atom_checker_stats {
+  uint32_t version;      /**< set by the caller to ATOM_CHECKER_STATS_VERSION */
+  uint32_t reserved;
+  uint64_t bytes;        /**< memory the checker holds now */
+  uint64_t peak_bytes;   /**< the most it ever held */
+  uint64_t time_ns;      /**< time spent in it (only with ATOM_PROFILE; else 0) */
+  uint64_t reports;      /**< distinct reports it made */
+  uint64_t occurrences;  /**< all reports it made, duplicates included */
+  uint64_t nodes;        /**< checker-specific: graph nodes, transactions, tuples held */
+  uint64_t edges;        /**< checker-specific: graph edges held */
+  uint64_t clocks;       /**< checker-specific: vector clocks held */
+} atom_checker_stats;
+#define ATOM_CHECKER_STATS_VERSION 1
+
+/** @return 0, or ATOM_EINVAL (NULL, @p i out of range, unknown version). @since 0.1 */
+ATOM_API int atom_checker_stats_get(const atom_session *s, size_t i, atom_checker_stats *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

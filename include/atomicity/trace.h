@@ -1,0 +1,114 @@
+/**
+ * @file atomicity/trace.h
+ * @brief STD trace files (RAPID-compatible text): reading and writing.
+ *
+ * Format (doc/trace-format.md): one event per line, `<thread>|<op>|<loc>`; ops r(V) w(V)
+ * acq(L) rel(L) fork(T) join(T) begin end, and the extensions fence and commit(V). Lines
+ * starting with '#' and blank lines are ignored; CRLF line ends are accepted.
+ *
+ * The reader gives every distinct name a key: 1, 2, 3, ... in order of first appearance, per
+ * space (threads, variables, locks), and remembers the names.
+ *
+ * Thread safety: a reader or writer must be used by one thread at a time.
+ * Stability: stable API and ABI.
+ */
+#ifndef ATOMICITY_TRACE_H
+#define ATOMICITY_TRACE_H
+
+#include "atomicity/common.h"
+#include "atomicity/event.h"
+#include "atomicity/session.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/** A streaming STD reader. Opaque. */
+typedef struct atom_trace_reader atom_trace_reader;
+
+/**
+ * Open @p path for reading ("-" reads standard input). Regular files are memory-mapped.
+ * @return 0, ATOM_EINVAL, ATOM_EIO (cannot open; message in atom_last_error()), ATOM_ENOMEM.
+ * @since 0.1
+ */
+ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path);
+
+/**
+ * Read from a memory buffer (not copied: it must outlive the reader). @p name is used in
+ * messages ("file:line: ...").
+ * @since 0.1
+ */
+ATOM_API int atom_trace_reader_open_memory(atom_trace_reader **out, const char *data,
+                                           size_t size, const char *name);
+
+/** Close a reader. Accepts NULL. @since 0.1 */
+ATOM_API void atom_trace_reader_free(atom_trace_reader *r);
+
+/**
+ * Read the next event.
+ * @return 1 and *ev on an event, 0 at end of input, ATOM_EPARSE on a malformed line
+ *         (atom_last_error() says "file:line: message"; further calls return the same error),
+ *         ATOM_EIO, ATOM_ENOMEM.
+ * @since 0.1
+ */
+ATOM_API int atom_trace_reader_next(atom_trace_reader *r, atom_event *ev);
+
+/** @return the name behind @p key in space @p what, or NULL. Valid until the reader is freed. @since 0.1 */
+ATOM_API const char *atom_trace_reader_name(const atom_trace_reader *r, int what, uint64_t key);
+
+/** @return the line number of the last event or error returned (1-based). @since 0.1 */
+ATOM_API uint64_t atom_trace_reader_line(const atom_trace_reader *r);
+
+/**
+ * Progress: bytes consumed so far and, when known (regular files), the total size (else 0).
+ * @since 0.1
+ */
+ATOM_API void atom_trace_reader_progress(const atom_trace_reader *r, uint64_t *consumed,
+                                         uint64_t *total);
+
+/** Called by atom_trace_feed() for each event the session rejected. Return non-zero to stop. */
+typedef int (*atom_trace_reject_fn)(const atom_trace_reader *r, int err, const char *message,
+                                    void *payload);
+
+/**
+ * Read up to @p max_events events (0 = all) from @p r into @p s, registering names with
+ * atom_set_name() as they appear. Ill-formed events are dropped by the session; each is
+ * passed to @p on_reject (may be NULL) with the message prefixed by "file:line: ".
+ * @param pushed out (may be NULL): events pushed by this call
+ * @return 1 if events remain, 0 at end of input, or a negative code: a parse error
+ *         (ATOM_EPARSE), ATOM_ECALLBACK if @p on_reject asked to stop, ATOM_ENOMEM, ...
+ * @since 0.1
+ */
+ATOM_API int atom_trace_feed(atom_session *s, atom_trace_reader *r, uint64_t max_events,
+                             uint64_t *pushed, atom_trace_reject_fn on_reject, void *payload);
+
+/** A STD writer. Opaque. */
+typedef struct atom_trace_writer atom_trace_writer;
+
+/**
+ * Create @p path ("-" = standard output) for writing.
+ * @return 0, ATOM_EINVAL, ATOM_EIO, ATOM_ENOMEM.
+ * @since 0.1
+ */
+ATOM_API int atom_trace_writer_open(atom_trace_writer **out, const char *path);
+
+/**
+ * Name @p key of space @p what in the output; keys without a name are written as
+ * T<key>, V<key>, L<key> (decimal). Names must be non-empty and free of '|', '(', ')',
+ * white space and '#' at the start.
+ * @return 0, ATOM_EINVAL, ATOM_ENOMEM.
+ * @since 0.1
+ */
+ATOM_API int atom_trace_writer_set_name(atom_trace_writer *w, int what, uint64_t key,
+                                        const char *name);
+
+/** Write one event. @return 0, ATOM_EINVAL (bad kind), ATOM_EIO. @since 0.1 */
+ATOM_API int atom_trace_writer_write(atom_trace_writer *w, const atom_event *ev);
+
+/** Flush and close; @return 0 or ATOM_EIO if anything failed to be written. Accepts NULL. @since 0.1 */
+ATOM_API int atom_trace_writer_close(atom_trace_writer *w);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

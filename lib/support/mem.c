@@ -1,0 +1,73 @@
+#include "support/mem.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomicity/error.h"
+
+static void *system_malloc(size_t size, void *payload) {
+  (void)payload;
+  return malloc(size);
+}
+static void *system_realloc(void *ptr, size_t size, void *payload) {
+  (void)payload;
+  return realloc(ptr, size);
+}
+static void system_free(void *ptr, void *payload) {
+  (void)payload;
+  free(ptr);
+}
+
+const atom__allocator atom__system_allocator = {system_malloc, system_realloc, system_free, NULL};
+
+void atom__mem_init(atom__mem *m, const atom__allocator *alloc) {
+  m->alloc = alloc ? alloc : &atom__system_allocator;
+  m->bytes = 0;
+  m->peak = 0;
+}
+
+void *atom__mem_realloc(atom__mem *m, void *ptr, size_t old_size, size_t new_size) {
+  const atom__allocator *a = m->alloc;
+  if (new_size == 0) {
+    if (ptr) {
+      a->free_fn(ptr, a->payload);
+      m->bytes -= old_size;
+    }
+    return NULL;
+  }
+  void *p = ptr ? a->realloc_fn(ptr, new_size, a->payload) : a->malloc_fn(new_size, a->payload);
+  if (!p) return NULL;
+  m->bytes = m->bytes - (ptr ? old_size : 0) + new_size;
+  if (m->bytes > m->peak) m->peak = m->bytes;
+  return p;
+}
+
+void *atom__mem_calloc(atom__mem *m, size_t n, size_t size) {
+  if (size && n > SIZE_MAX / size) return NULL;
+  void *p = atom__mem_alloc(m, n * size ? n * size : 1);
+  if (p) memset(p, 0, n * size ? n * size : 1);
+  return p;
+}
+
+char *atom__mem_strdup(atom__mem *m, const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = atom__mem_alloc(m, n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+int atom__grow(atom__mem *m, void **arr, size_t *cap, size_t need, size_t elem) {
+  if (need <= *cap) return 0;
+  size_t ncap = *cap ? *cap : 8;
+  while (ncap < need) {
+    if (ncap > SIZE_MAX / 2) return ATOM_ENOMEM;
+    ncap *= 2;
+  }
+  if (elem && ncap > SIZE_MAX / elem) return ATOM_ENOMEM;
+  void *p = atom__mem_realloc(m, *arr, *cap * elem, ncap * elem);
+  if (!p) return ATOM_ENOMEM;
+  memset((char *)p + *cap * elem, 0, (ncap - *cap) * elem);
+  *arr = p;
+  *cap = ncap;
+  return 0;
+}

@@ -1,0 +1,56 @@
+/* Accounted allocation through the user's allocator (internal).
+ *
+ * Every internal allocation goes through an atom__mem so that (a) the user's allocator is
+ * used everywhere, (b) each checker's memory can be reported, and (c) allocation failures
+ * injected by tests surface as ATOM_ENOMEM. Sizes are passed back on free and realloc (as in
+ * Lua's allocator), so no header is stored per block. */
+#ifndef ATOM_SUPPORT_MEM_H
+#define ATOM_SUPPORT_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct atom__allocator {
+  void *(*malloc_fn)(size_t size, void *payload);
+  void *(*realloc_fn)(void *ptr, size_t size, void *payload);
+  void (*free_fn)(void *ptr, void *payload);
+  void *payload;
+} atom__allocator;
+
+/** The system allocator (malloc/realloc/free). */
+extern const atom__allocator atom__system_allocator;
+
+typedef struct atom__mem {
+  const atom__allocator *alloc;
+  size_t bytes; /* held now */
+  size_t peak;  /* most ever held */
+} atom__mem;
+
+void atom__mem_init(atom__mem *m, const atom__allocator *alloc);
+
+/* ptr NULL allocates; new_size 0 frees (returns NULL). On failure returns NULL and leaves
+ * ptr untouched. old_size must be the size ptr was allocated with. */
+void *atom__mem_realloc(atom__mem *m, void *ptr, size_t old_size, size_t new_size);
+
+static inline void *atom__mem_alloc(atom__mem *m, size_t size) {
+  return atom__mem_realloc(m, NULL, 0, size);
+}
+/* Zero-filled allocation of n * size bytes; NULL on overflow or failure. */
+void *atom__mem_calloc(atom__mem *m, size_t n, size_t size);
+static inline void atom__mem_free(atom__mem *m, void *ptr, size_t size) {
+  if (ptr) atom__mem_realloc(m, ptr, size, 0);
+}
+/* A NUL-terminated copy of s (length+1 bytes accounted); NULL on failure. */
+char *atom__mem_strdup(atom__mem *m, const char *s);
+static inline void atom__mem_strfree(atom__mem *m, char *s) {
+  if (s) atom__mem_free(m, s, __builtin_strlen(s) + 1);
+}
+
+/* Make room for at least `need` elements of `elem` bytes in *arr (capacity *cap, grown
+ * geometrically; new elements zeroed). Returns 0 or ATOM_ENOMEM (then *arr, *cap unchanged). */
+int atom__grow(atom__mem *m, void **arr, size_t *cap, size_t need, size_t elem);
+
+#define ATOM__GROW(m, arr, cap, need) \
+  atom__grow((m), (void **)&(arr), &(cap), (need), sizeof *(arr))
+
+#endif
