@@ -14,24 +14,25 @@ extern "C" {
 #endif
 
 /**
- * The one list of event kinds: X(NAME, value, "std-op"). It generates the enum below, the
- * names returned by atom_kind_name() and the constants of the Python binding.
+ * The one list of event kinds: X(NAME, value, "name", "std-op"). It generates the enum below,
+ * the names returned by atom_kind_name() (which the Python binding reads) and the STD trace
+ * operators.
  */
-#define ATOM_KIND_MAP(X)   \
-  X(READ, 1, "r")          \
-  X(WRITE, 2, "w")         \
-  X(ACQUIRE, 3, "acq")     \
-  X(RELEASE, 4, "rel")     \
-  X(FORK, 5, "fork")       \
-  X(JOIN, 6, "join")       \
-  X(BEGIN, 7, "begin")     \
-  X(END, 8, "end")         \
-  X(FENCE, 9, "fence")     \
-  X(COMMIT, 10, "commit")
+#define ATOM_KIND_MAP(X)                \
+  X(READ, 1, "read", "r")               \
+  X(WRITE, 2, "write", "w")             \
+  X(ACQUIRE, 3, "acquire", "acq")       \
+  X(RELEASE, 4, "release", "rel")       \
+  X(FORK, 5, "fork", "fork")            \
+  X(JOIN, 6, "join", "join")            \
+  X(BEGIN, 7, "begin", "begin")         \
+  X(END, 8, "end", "end")               \
+  X(FENCE, 9, "fence", "fence")         \
+  X(COMMIT, 10, "commit", "commit")
 
 /** Event kinds. Values are ABI: never renumbered. */
 typedef enum atom_kind {
-#define ATOM_KIND_ENUM_(name, value, op) ATOM_##name = value,
+#define ATOM_KIND_ENUM_(name, value, text, op) ATOM_##name = value,
   ATOM_KIND_MAP(ATOM_KIND_ENUM_)
 #undef ATOM_KIND_ENUM_
   ATOM_KIND_MAX_ = 10 /* internal: largest kind value; not part of the ABI */

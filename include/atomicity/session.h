@@ -95,6 +95,13 @@ ATOM_API int atom_session_attach_checker(atom_session *s, const struct atom_chec
                                          const char *args);
 
 /**
+ * The built-in checkers, for listing: @p i from 0 until NULL is returned.
+ * @return the checker's vtable (its name and summary are what users need), or NULL.
+ * @since 0.1
+ */
+ATOM_API const struct atom_checker *atom_checker_builtin(size_t i);
+
+/**
  * Push one event. Ill-formed events (DESIGN: END without BEGIN, RELEASE not held, ACQUIRE of
  * a lock held by another thread, event of a joined thread, COMMIT without pending WRITE, bad
  * FORK/JOIN) get their own error code and a message naming the event index in

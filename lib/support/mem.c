@@ -44,8 +44,10 @@ void *atom__mem_realloc(atom__mem *m, void *ptr, size_t old_size, size_t new_siz
 
 void *atom__mem_calloc(atom__mem *m, size_t n, size_t size) {
   if (size && n > SIZE_MAX / size) return NULL;
-  void *p = atom__mem_alloc(m, n * size ? n * size : 1);
-  if (p) memset(p, 0, n * size ? n * size : 1);
+  size_t bytes = n * size;
+  if (bytes == 0) bytes = 1; /* a valid pointer; callers free it with size 0, see mem.h */
+  void *p = atom__mem_alloc(m, bytes);
+  if (p) memset(p, 0, bytes);
   return p;
 }
 

@@ -35,7 +35,8 @@ void *atom__mem_realloc(atom__mem *m, void *ptr, size_t old_size, size_t new_siz
 static inline void *atom__mem_alloc(atom__mem *m, size_t size) {
   return atom__mem_realloc(m, NULL, 0, size);
 }
-/* Zero-filled allocation of n * size bytes; NULL on overflow or failure. */
+/* Zero-filled allocation of n * size bytes; NULL on overflow or failure. Never ask for 0
+ * bytes: a zero-size block is allocated as 1 byte and would be freed with the wrong size. */
 void *atom__mem_calloc(atom__mem *m, size_t n, size_t size);
 static inline void atom__mem_free(atom__mem *m, void *ptr, size_t size) {
   if (ptr) atom__mem_realloc(m, ptr, size, 0);

@@ -1,0 +1,76 @@
+/* The checker environment: what a checker may ask of its session (checker.h). */
+#include "core/env.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/session.h"
+
+atom__mem *atom__env_mem(atom_env *env) { return &env->mem; }
+
+void atom__env_free(atom_env *env) {
+  if (!env) return;
+  atom__mem *core = &env->session->mem;
+  if (env->args) atom__mem_free(&env->mem, env->args, strlen(env->args) + 1);
+  atom__mem_free(&env->mem, env->arg_keys, env->args_size * sizeof *env->arg_keys);
+  atom__mem_free(&env->mem, env->arg_values, env->args_size * sizeof *env->arg_values);
+  atom__mem_free(core, env, sizeof *env);
+}
+
+ATOM_API const char *atom_env_arg(atom_env *env, const char *key) {
+  if (!env || !key) return NULL;
+  for (size_t i = 0; i < env->n_args; i++)
+    if (strcmp(env->arg_keys[i], key) == 0) return env->arg_values[i];
+  return NULL;
+}
+
+ATOM_API int atom_env_error(atom_env *env, int err, const char *fmt, ...) {
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return atom__error(err, "%s: %s", env && env->vt ? env->vt->name : "checker", msg);
+}
+
+ATOM_API void *atom_env_realloc(atom_env *env, void *ptr, size_t old_size, size_t new_size) {
+  return env ? atom__mem_realloc(&env->mem, ptr, old_size, new_size) : NULL;
+}
+
+ATOM_API uint32_t atom_env_count(const atom_env *env, int space) {
+  if (!env || space < ATOM_SPACE_THREAD || space > ATOM_SPACE_LOCK) return 0;
+  return env->session->ids[space].count;
+}
+
+ATOM_API uint64_t atom_env_key(const atom_env *env, int space, uint32_t id) {
+  if (!env || space < ATOM_SPACE_THREAD || space > ATOM_SPACE_LOCK) return 0;
+  return atom__intern_key(env->session, space, id);
+}
+
+ATOM_API const char *atom_env_name(const atom_env *env, int space, uint32_t id) {
+  if (!env || space < ATOM_SPACE_THREAD || space > ATOM_SPACE_LOCK ||
+      id >= env->session->ids[space].count)
+    return NULL;
+  return atom__names_get(&env->session->names, space, atom__intern_key(env->session, space, id));
+}
+
+ATOM_API int atom_env_label(const atom_env *env, int space, uint32_t id, char *buf, size_t size) {
+  const char *name = atom_env_name(env, space, id);
+  if (name) return snprintf(buf, size, "%s", name);
+  return snprintf(buf, size, "0x%llx", (unsigned long long)atom_env_key(env, space, id));
+}
+
+ATOM_API int atom_env_var_set(const atom_env *env, uint32_t var, uint64_t *set) {
+  if (!env || var >= env->session->ids[ATOM_SPACE_VAR].count) return 0;
+  uint32_t at;
+  const atom_session *s = env->session;
+  if (!atom__u64map_get(&s->sets, atom__intern_key(s, ATOM_SPACE_VAR, var), &at)) return 0;
+  if (set) *set = s->set_keys[at];
+  return 1;
+}
+
+ATOM_API int atom_env_report(atom_env *env, const atom_report_spec *spec) {
+  if (!env) return atom__error(ATOM_EINVAL, "atom_env_report: NULL environment");
+  return atom__report_add(env->session, env, spec);
+}

@@ -1,0 +1,332 @@
+/* Pushing events: interning, validation and normalization (DESIGN §3 "Event semantics"),
+ * then dispatch to the checkers that asked for the kind.
+ *
+ * Normalization, done once here for every checker:
+ *  - only the outermost BEGIN/END of a thread is forwarded (inner pairs are counted);
+ *  - only the outermost ACQUIRE/RELEASE of a re-entrant lock is forwarded;
+ *  - ill-formed events are rejected with their own code and never reach a checker;
+ *  - JOIN of a thread with an open transaction first closes it (its events are over). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/error.h"
+#include "core/session.h"
+
+/* ---- interning ---- */
+
+int atom__intern_find(const atom_session *s, int space, uint64_t key, uint32_t *id) {
+  const atom__intern *in = &s->ids[space];
+  if (key < in->direct_cap) {
+    uint32_t v = in->direct[key];
+    if (!v) return 0;
+    *id = v - 1;
+    return 1;
+  }
+  return atom__u64map_get(&in->map, key, id);
+}
+
+uint64_t atom__intern_key(const atom_session *s, int space, uint32_t id) {
+  const atom__intern *in = &s->ids[space];
+  return id < in->count ? in->keys[id] : 0;
+}
+
+static int grow_space_state(atom_session *s, int space, uint32_t count) {
+  if (space == ATOM_SPACE_THREAD) return ATOM__GROW(&s->mem, s->threads, s->threads_cap, count);
+  if (space == ATOM_SPACE_LOCK) return ATOM__GROW(&s->mem, s->locks, s->locks_cap, count);
+  return 0;
+}
+
+static int intern_slow(atom_session *s, int space, uint64_t key, uint32_t *id) {
+  atom__intern *in = &s->ids[space];
+  if (in->count >= UINT32_MAX - 1)
+    return atom__error(ATOM_ELIMIT, "more than %u distinct keys in one space", UINT32_MAX - 2);
+  uint32_t nid = in->count;
+  if (ATOM__GROW(&s->mem, in->keys, in->keys_cap, (size_t)nid + 1) ||
+      grow_space_state(s, space, nid + 1))
+    return atom__error(ATOM_ENOMEM, "out of memory interning a key");
+  if (key < ATOM__DIRECT_KEYS) {
+    if (ATOM__GROW(&s->mem, in->direct, in->direct_cap, (size_t)key + 1))
+      return atom__error(ATOM_ENOMEM, "out of memory interning a key");
+    in->direct[key] = nid + 1;
+  } else if (atom__u64map_put(&in->map, &s->mem, key, nid)) {
+    return atom__error(ATOM_ENOMEM, "out of memory interning a key");
+  }
+  in->keys[nid] = key;
+  in->count = nid + 1;
+  *id = nid;
+  return 0;
+}
+
+int atom__intern_id(atom_session *s, int space, uint64_t key, uint32_t *id) {
+  const atom__intern *in = &s->ids[space];
+  if (key < in->direct_cap) {
+    uint32_t v = in->direct[key];
+    if (v) {
+      *id = v - 1;
+      return 0;
+    }
+  } else if (atom__u64map_get(&in->map, key, id)) {
+    return 0;
+  }
+  return intern_slow(s, space, key, id);
+}
+
+const char *atom__key_label(const atom_session *s, int space, uint64_t key, char *buf,
+                            size_t size) {
+  const char *name = atom__names_get(&s->names, space, key);
+  if (name) return name;
+  snprintf(buf, size, "%" PRIu64, key);
+  return buf;
+}
+
+/* ---- dispatch ---- */
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int atom__dispatch(atom_session *s, const atom_ev *ev) {
+  const atom__sub *sub = s->subs[ev->kind];
+  size_t n = s->n_subs[ev->kind];
+  int first_err = 0;
+  if (!(s->opt.flags & ATOM_PROFILE)) {
+    for (size_t i = 0; i < n; i++) {
+      int err = sub[i].on_event(sub[i].self, ev);
+      if (err < 0 && !first_err) first_err = err;
+    }
+    return first_err;
+  }
+  for (size_t i = 0; i < n; i++) {
+    uint64_t t0 = now_ns();
+    int err = sub[i].on_event(sub[i].self, ev);
+    sub[i].env->time_ns += now_ns() - t0;
+    if (err < 0 && !first_err) first_err = err;
+  }
+  return first_err;
+}
+
+int atom__close_transaction(atom_session *s, uint32_t t) {
+  atom__thread *th = &s->threads[t];
+  if (!th->depth) return 0;
+  th->depth = 0;
+  atom_ev ev = {ATOM_END, t, 0, ATOM_EV_SYNTHETIC, s->next_index++, 0};
+  return atom__dispatch(s, &ev);
+}
+
+/* ---- validation ---- */
+
+/* Reject an ill-formed event: count it, set the message, return err.
+ * Message: "event 12: RELEASE of lock m by thread t2: the thread does not hold the lock". */
+static int reject(atom_session *s, int err, uint64_t index, const atom_event *e,
+                  const char *what) {
+  static const char *const space_word[] = {"", "thread", "variable", "lock"};
+  char tb[32], xb[32], op[128];
+  s->rejected++;
+  int space = e->kind == ATOM_ACQUIRE || e->kind == ATOM_RELEASE ? ATOM_SPACE_LOCK
+              : e->kind == ATOM_FORK || e->kind == ATOM_JOIN     ? ATOM_SPACE_THREAD
+              : e->kind == ATOM_READ || e->kind == ATOM_WRITE || e->kind == ATOM_COMMIT
+                  ? ATOM_SPACE_VAR
+                  : 0;
+  const char *kind = atom_kind_name((int)e->kind);
+  if (!kind)
+    snprintf(op, sizeof op, "kind %u (flags 0x%x)", (unsigned)e->kind, (unsigned)e->flags);
+  else if (space)
+    snprintf(op, sizeof op, "%s of %s %s", kind, space_word[space],
+             atom__key_label(s, space, e->target, xb, sizeof xb));
+  else
+    snprintf(op, sizeof op, "%s", kind);
+  return atom__error(err, "event %" PRIu64 ": %s by thread %s: %s", index, op,
+                     atom__key_label(s, ATOM_SPACE_THREAD, e->thread, tb, sizeof tb), what);
+}
+
+static int pending_push(atom_session *s, atom__thread *th, uint32_t var) {
+  if (th->pending_len == th->pending_cap) {
+    size_t ncap = th->pending_cap ? th->pending_cap * 2 : 8;
+    uint32_t *np = atom__mem_alloc(&s->mem, ncap * sizeof *np);
+    if (!np) return atom__error(ATOM_ENOMEM, "out of memory recording a pending write");
+    for (size_t i = 0; i < th->pending_len; i++)
+      np[i] = th->pending[(th->pending_head + i) % th->pending_cap];
+    atom__mem_free(&s->mem, th->pending, th->pending_cap * sizeof *np);
+    th->pending = np;
+    th->pending_cap = ncap;
+    th->pending_head = 0;
+  }
+  th->pending[(th->pending_head + th->pending_len) % th->pending_cap] = var;
+  th->pending_len++;
+  return 0;
+}
+
+static inline void pending_drain(atom__thread *th) {
+  th->pending_len = 0;
+  th->pending_head = 0;
+}
+
+static int push_one(atom_session *s, const atom_event *e) {
+  uint64_t index = s->next_index++;
+  if (e->kind < ATOM_READ || e->kind > ATOM_COMMIT || e->flags)
+    return reject(s, ATOM_EKIND, index, e, "unknown event kind or non-zero flags");
+  uint32_t t, x = 0;
+  int err = atom__intern_id(s, ATOM_SPACE_THREAD, e->thread, &t);
+  if (err) return err;
+  atom__thread *th = &s->threads[t];
+  if (th->joined) return reject(s, ATOM_EJOINED, index, e, "the thread was already joined");
+  atom_ev ev = {e->kind, t, 0, 0, index, e->loc};
+
+  switch (e->kind) {
+    case ATOM_READ:
+      if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) return err;
+      break;
+    case ATOM_WRITE:
+      if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) return err;
+      if (s->track_pending && (err = pending_push(s, th, x))) return err;
+      break;
+    case ATOM_COMMIT:
+      if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) return err;
+      if (!s->track_pending) {
+        /* No checker models store buffers: nothing to validate against or to tell. */
+        th->started = 1;
+        return 0;
+      }
+      if (!th->pending_len)
+        return reject(s, ATOM_ENOPENDING, index, e, "no pending write of the thread to commit");
+      if (th->pending[th->pending_head] != x)
+        return reject(s, ATOM_ENOPENDING, index, e,
+                      "the thread's oldest pending write is to another variable (commits are "
+                      "FIFO)");
+      th->pending_head = (th->pending_head + 1) % th->pending_cap;
+      th->pending_len--;
+      break;
+    case ATOM_FENCE:
+      pending_drain(th);
+      break;
+    case ATOM_ACQUIRE: {
+      if ((err = atom__intern_id(s, ATOM_SPACE_LOCK, e->target, &x))) return err;
+      atom__lock *lk = &s->locks[x];
+      if (lk->holder_plus1 == t + 1) {
+        if (lk->depth == UINT32_MAX) return reject(s, ATOM_ELIMIT, index, e, "re-entrancy too deep");
+        lk->depth++; /* re-entrant: swallowed */
+        th->started = 1;
+        return 0;
+      }
+      if (lk->holder_plus1)
+        return reject(s, ATOM_EHELD, index, e, "the lock is held by another thread");
+      lk->holder_plus1 = t + 1;
+      lk->depth = 1;
+      pending_drain(th); /* a locked instruction drains the store buffer (x86) */
+      break;
+    }
+    case ATOM_RELEASE: {
+      uint32_t l;
+      if (!atom__intern_find(s, ATOM_SPACE_LOCK, e->target, &l) ||
+          s->locks[l].holder_plus1 != t + 1)
+        return reject(s, ATOM_ENOTHELD, index, e, "the thread does not hold the lock");
+      x = l;
+      th->started = 1;
+      if (--s->locks[l].depth) return 0; /* inner release of a re-entrant lock */
+      s->locks[l].holder_plus1 = 0;
+      pending_drain(th);
+      break;
+    }
+    case ATOM_FORK: {
+      if ((err = atom__intern_id(s, ATOM_SPACE_THREAD, e->target, &x))) return err;
+      th = &s->threads[t]; /* interning may have moved the array */
+      atom__thread *child = &s->threads[x];
+      if (x == t) return reject(s, ATOM_EFORK, index, e, "a thread cannot fork itself");
+      if (child->started || child->forked || child->joined)
+        return reject(s, ATOM_EFORK, index, e,
+                      "the child already exists (FORK must precede every event of the child)");
+      child->forked = 1;
+      break;
+    }
+    case ATOM_JOIN: {
+      if ((err = atom__intern_id(s, ATOM_SPACE_THREAD, e->target, &x))) return err;
+      th = &s->threads[t];
+      if (x == t) return reject(s, ATOM_EJOIN, index, e, "a thread cannot join itself");
+      if (s->threads[x].joined) return reject(s, ATOM_EJOIN, index, e, "already joined");
+      /* The child's events are over: a transaction it left open ends here. */
+      if (s->threads[x].depth && (err = atom__close_transaction(s, x))) return err;
+      s->threads[x].joined = 1;
+      ev.index = index; /* the synthetic END took the next index; JOIN keeps its own */
+      break;
+    }
+    case ATOM_BEGIN:
+      if (th->depth == UINT32_MAX) return reject(s, ATOM_ELIMIT, index, e, "nesting too deep");
+      th->started = 1;
+      if (th->depth++) return 0; /* inner BEGIN: swallowed */
+      th->begin_index = index;
+      th->begin_loc = e->loc;
+      break;
+    case ATOM_END:
+      if (!th->depth) return reject(s, ATOM_EENDNOBEGIN, index, e, "END without a matching BEGIN");
+      th->started = 1;
+      if (--th->depth) return 0; /* inner END: swallowed */
+      break;
+    default:
+      break;
+  }
+  th->started = 1;
+  ev.target = x;
+  if (!s->n_subs[e->kind]) return 0;
+  return atom__dispatch(s, &ev);
+}
+
+static int check_pushable(atom_session *s) {
+  if (s->finished)
+    return atom__error(ATOM_ESTATE, "event %" PRIu64 ": the session is finished",
+                       s->next_index);
+  return 0;
+}
+
+ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
+  if (!s || !ev) return atom__error(ATOM_EINVAL, "atom_push: NULL argument");
+  int threadsafe = s->opt.flags & ATOM_THREADSAFE;
+  if (threadsafe) pthread_mutex_lock(&s->lock);
+  int err = check_pushable(s);
+  if (!err) err = push_one(s, ev);
+  if (threadsafe) pthread_mutex_unlock(&s->lock);
+  return err;
+}
+
+ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, size_t *done) {
+  if (done) *done = 0;
+  if (!s || (!ev && n)) return atom__error(ATOM_EINVAL, "atom_push_many: NULL argument");
+  int threadsafe = s->opt.flags & ATOM_THREADSAFE;
+  if (threadsafe) pthread_mutex_lock(&s->lock);
+  int err = check_pushable(s);
+  size_t i = 0;
+  while (!err && i < n) err = push_one(s, &ev[i++]);
+  if (threadsafe) pthread_mutex_unlock(&s->lock);
+  if (done) *done = i;
+  return err;
+}
+
+#define ATOM_PUSH_HELPER_(fn, kind)                                                   \
+  ATOM_API int fn(atom_session *s, uint64_t thread, uint64_t target, uint64_t loc) { \
+    atom_event e = {kind, 0, thread, target, loc};                                   \
+    return atom_push(s, &e);                                                          \
+  }
+ATOM_PUSH_HELPER_(atom_read, ATOM_READ)
+ATOM_PUSH_HELPER_(atom_write, ATOM_WRITE)
+ATOM_PUSH_HELPER_(atom_acquire, ATOM_ACQUIRE)
+ATOM_PUSH_HELPER_(atom_release, ATOM_RELEASE)
+ATOM_PUSH_HELPER_(atom_fork, ATOM_FORK)
+ATOM_PUSH_HELPER_(atom_join, ATOM_JOIN)
+ATOM_PUSH_HELPER_(atom_commit, ATOM_COMMIT)
+#undef ATOM_PUSH_HELPER_
+
+ATOM_API int atom_begin(atom_session *s, uint64_t thread, uint64_t loc) {
+  atom_event e = {ATOM_BEGIN, 0, thread, 0, loc};
+  return atom_push(s, &e);
+}
+ATOM_API int atom_end(atom_session *s, uint64_t thread, uint64_t loc) {
+  atom_event e = {ATOM_END, 0, thread, 0, loc};
+  return atom_push(s, &e);
+}
+ATOM_API int atom_fence(atom_session *s, uint64_t thread, uint64_t loc) {
+  atom_event e = {ATOM_FENCE, 0, thread, 0, loc};
+  return atom_push(s, &e);
+}

@@ -1,0 +1,259 @@
+/* Reports: copied out of the checker's spec into session-owned memory, deduplicated by a
+ * signature (checker, kind, begin locations of the transactions, extra) so that a violation
+ * inside a loop is one report with a count. */
+#include "core/report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/session.h"
+
+typedef struct witness {
+  atom_event ev;
+  uint64_t index;
+} witness;
+
+typedef struct txn {
+  uint64_t thread, begin_index, begin_loc;
+} txn;
+
+struct atom_report {
+  size_t checker_index;
+  const char *checker;
+  char *kind;
+  char *message;
+  uint64_t event_index;
+  uint64_t occurrences;
+  uint64_t signature;
+  uint64_t extra;
+  txn *txns;
+  size_t n_txns;
+  uint64_t *sorted_locs; /* the signature's locations */
+  witness *events;
+  size_t n_events;
+  uint64_t *vars;
+  char **var_names;
+  size_t n_vars;
+};
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) { return atom__hash64(h ^ (v + 0x9e3779b97f4a7c15ULL)); }
+
+static uint64_t signature_of(const atom_report *r) {
+  uint64_t h = mix(0x5157, r->checker_index);
+  for (const char *p = r->kind; *p; p++) h = mix(h, (unsigned char)*p);
+  for (size_t i = 0; i < r->n_txns; i++) h = mix(h, r->sorted_locs[i]);
+  return mix(h, r->extra);
+}
+
+static int same_signature(const atom_report *a, const atom_report *b) {
+  return a->checker_index == b->checker_index && a->extra == b->extra &&
+         a->n_txns == b->n_txns && strcmp(a->kind, b->kind) == 0 &&
+         memcmp(a->sorted_locs, b->sorted_locs, a->n_txns * sizeof(uint64_t)) == 0;
+}
+
+static void report_free(atom_report *r, atom__mem *mem) {
+  if (!r) return;
+  atom__mem_strfree(mem, r->kind);
+  atom__mem_strfree(mem, r->message);
+  atom__mem_free(mem, r->txns, r->n_txns * sizeof *r->txns);
+  atom__mem_free(mem, r->sorted_locs, r->n_txns * sizeof *r->sorted_locs);
+  atom__mem_free(mem, r->events, r->n_events * sizeof *r->events);
+  if (r->var_names)
+    for (size_t i = 0; i < r->n_vars; i++) atom__mem_strfree(mem, r->var_names[i]);
+  atom__mem_free(mem, r->var_names, r->n_vars * sizeof *r->var_names);
+  atom__mem_free(mem, r->vars, r->n_vars * sizeof *r->vars);
+  atom__mem_free(mem, r, sizeof *r);
+}
+
+static int target_space(uint32_t kind) {
+  switch (kind) {
+    case ATOM_READ: case ATOM_WRITE: case ATOM_COMMIT: return ATOM_SPACE_VAR;
+    case ATOM_ACQUIRE: case ATOM_RELEASE: return ATOM_SPACE_LOCK;
+    case ATOM_FORK: case ATOM_JOIN: return ATOM_SPACE_THREAD;
+    default: return 0;
+  }
+}
+
+/* The default one-line message: "<kind>: transactions a@1 (loc 7), b@4 (loc 9)". */
+static char *default_message(atom_session *s, const atom_report *r) {
+  char buf[512], label[96];
+  size_t n = (size_t)snprintf(buf, sizeof buf, "%s: transactions", r->kind);
+  for (size_t i = 0; i < r->n_txns && n < sizeof buf; i++)
+    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s@%llu (loc %llu)", i ? "," : "",
+                          atom__key_label(s, ATOM_SPACE_THREAD, r->txns[i].thread, label,
+                                          sizeof label),
+                          (unsigned long long)r->txns[i].begin_index,
+                          (unsigned long long)r->txns[i].begin_loc);
+  return atom__mem_strdup(&s->mem, buf);
+}
+
+static int report_build(atom_session *s, atom_env *env, const atom_report_spec *spec,
+                        atom_report **out) {
+  atom__mem *mem = &s->mem;
+  atom_report *r = atom__mem_calloc(mem, 1, sizeof *r);
+  if (!r) return ATOM_ENOMEM;
+  r->checker_index = env->index;
+  r->checker = env->vt->name;
+  r->event_index = spec->event_index;
+  r->occurrences = 1;
+  r->extra = spec->signature_extra;
+  r->kind = atom__mem_strdup(mem, spec->kind);
+  if (!r->kind) goto oom;
+  if (spec->n_txns) {
+    r->txns = atom__mem_calloc(mem, spec->n_txns, sizeof *r->txns);
+    r->sorted_locs = atom__mem_calloc(mem, spec->n_txns, sizeof *r->sorted_locs);
+    if (!r->txns || !r->sorted_locs) {
+      atom__mem_free(mem, r->txns, spec->n_txns * sizeof *r->txns);
+      atom__mem_free(mem, r->sorted_locs, spec->n_txns * sizeof *r->sorted_locs);
+      r->txns = NULL;
+      r->sorted_locs = NULL;
+      goto oom;
+    }
+    r->n_txns = spec->n_txns;
+    for (size_t i = 0; i < spec->n_txns; i++) {
+      r->txns[i].thread = atom__intern_key(s, ATOM_SPACE_THREAD, spec->txns[i].thread);
+      r->txns[i].begin_index = spec->txns[i].begin_index;
+      r->txns[i].begin_loc = spec->txns[i].begin_loc;
+      r->sorted_locs[i] = spec->txns[i].begin_loc;
+    }
+    qsort(r->sorted_locs, r->n_txns, sizeof *r->sorted_locs, cmp_u64);
+  }
+  if (spec->n_events) {
+    r->events = atom__mem_calloc(mem, spec->n_events, sizeof *r->events);
+    if (!r->events) goto oom;
+    r->n_events = spec->n_events;
+    for (size_t i = 0; i < spec->n_events; i++) {
+      const atom_ev *e = &spec->events[i];
+      int sp = target_space(e->kind);
+      r->events[i].index = e->index;
+      r->events[i].ev.kind = e->kind;
+      r->events[i].ev.thread = atom__intern_key(s, ATOM_SPACE_THREAD, e->thread);
+      r->events[i].ev.target = sp ? atom__intern_key(s, sp, e->target) : 0;
+      r->events[i].ev.loc = e->loc;
+    }
+  }
+  if (spec->n_vars) {
+    r->vars = atom__mem_calloc(mem, spec->n_vars, sizeof *r->vars);
+    if (!r->vars) goto oom;
+    r->var_names = atom__mem_calloc(mem, spec->n_vars, sizeof *r->var_names);
+    if (!r->var_names) {
+      atom__mem_free(mem, r->vars, spec->n_vars * sizeof *r->vars);
+      r->vars = NULL;
+      goto oom;
+    }
+    r->n_vars = spec->n_vars;
+    for (size_t i = 0; i < spec->n_vars; i++) {
+      r->vars[i] = atom__intern_key(s, ATOM_SPACE_VAR, spec->vars[i]);
+      const char *name = atom__names_get(&s->names, ATOM_SPACE_VAR, r->vars[i]);
+      if (name && !(r->var_names[i] = atom__mem_strdup(mem, name))) goto oom;
+    }
+  }
+  r->message = spec->message ? atom__mem_strdup(mem, spec->message) : default_message(s, r);
+  if (!r->message) goto oom;
+  r->signature = signature_of(r);
+  *out = r;
+  return 0;
+oom:
+  report_free(r, mem);
+  return ATOM_ENOMEM;
+}
+
+int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spec) {
+  if (!spec || spec->version < 1 || !spec->kind || !*spec->kind ||
+      (spec->n_txns && !spec->txns) || (spec->n_events && !spec->events) ||
+      (spec->n_vars && !spec->vars))
+    return atom__error(ATOM_EINVAL, "%s: malformed report", env->vt->name);
+  atom_report *r;
+  int err = report_build(s, env, spec, &r);
+  if (err) return atom__error(err, "%s: out of memory while reporting", env->vt->name);
+  atom__reports *rs = &s->reports;
+  /* Look the signature up; on a hash collision with a different signature, probe on. */
+  uint64_t key = r->signature;
+  uint32_t at;
+  while (atom__u64map_get(&rs->by_signature, key, &at)) {
+    if (same_signature(rs->list[at], r)) {
+      rs->list[at]->occurrences++;
+      env->occurrences++;
+      report_free(r, &s->mem);
+      return 0;
+    }
+    key = atom__hash64(key + 1);
+  }
+  env->occurrences++;
+  env->reports++;
+  int store = !s->opt.max_reports || rs->count < s->opt.max_reports;
+  if (store) {
+    if (rs->count >= UINT32_MAX - 1 || ATOM__GROW(&s->mem, rs->list, rs->cap, rs->count + 1) ||
+        atom__u64map_put(&rs->by_signature, &s->mem, key, (uint32_t)rs->count)) {
+      env->occurrences--;
+      env->reports--;
+      report_free(r, &s->mem);
+      return atom__error(ATOM_ENOMEM, "%s: out of memory while storing a report",
+                         env->vt->name);
+    }
+    rs->list[rs->count++] = r;
+  } else {
+    rs->dropped++;
+  }
+  if (s->opt.on_report) s->opt.on_report(r, s->opt.report_payload);
+  if (!store) report_free(r, &s->mem);
+  return 0;
+}
+
+void atom__reports_free(atom__reports *rs, atom__mem *mem) {
+  for (size_t i = 0; i < rs->count; i++) report_free(rs->list[i], mem);
+  atom__mem_free(mem, rs->list, rs->cap * sizeof *rs->list);
+  atom__u64map_free(&rs->by_signature, mem);
+  memset(rs, 0, sizeof *rs);
+}
+
+/* ---- public accessors ---- */
+
+ATOM_API size_t atom_report_count(const atom_session *s) { return s ? s->reports.count : 0; }
+
+ATOM_API const atom_report *atom_report_get(const atom_session *s, size_t i) {
+  return s && i < s->reports.count ? s->reports.list[i] : NULL;
+}
+
+ATOM_API size_t atom_report_dropped(const atom_session *s) { return s ? s->reports.dropped : 0; }
+
+ATOM_API const char *atom_report_checker(const atom_report *r) { return r ? r->checker : NULL; }
+ATOM_API size_t atom_report_checker_index(const atom_report *r) { return r ? r->checker_index : 0; }
+ATOM_API const char *atom_report_kind(const atom_report *r) { return r ? r->kind : NULL; }
+ATOM_API uint64_t atom_report_event_index(const atom_report *r) { return r ? r->event_index : 0; }
+ATOM_API uint64_t atom_report_occurrences(const atom_report *r) { return r ? r->occurrences : 0; }
+ATOM_API const char *atom_report_message(const atom_report *r) { return r ? r->message : ""; }
+ATOM_API size_t atom_report_txn_count(const atom_report *r) { return r ? r->n_txns : 0; }
+ATOM_API size_t atom_report_event_count(const atom_report *r) { return r ? r->n_events : 0; }
+ATOM_API size_t atom_report_var_count(const atom_report *r) { return r ? r->n_vars : 0; }
+
+ATOM_API int atom_report_txn(const atom_report *r, size_t i, uint64_t *thread,
+                             uint64_t *begin_index, uint64_t *begin_loc) {
+  if (!r || i >= r->n_txns) return atom__error(ATOM_EINVAL, "no transaction %zu in report", i);
+  if (thread) *thread = r->txns[i].thread;
+  if (begin_index) *begin_index = r->txns[i].begin_index;
+  if (begin_loc) *begin_loc = r->txns[i].begin_loc;
+  return 0;
+}
+
+ATOM_API int atom_report_event(const atom_report *r, size_t i, atom_event *ev, uint64_t *index) {
+  if (!r || i >= r->n_events) return atom__error(ATOM_EINVAL, "no event %zu in report", i);
+  if (ev) *ev = r->events[i].ev;
+  if (index) *index = r->events[i].index;
+  return 0;
+}
+
+ATOM_API uint64_t atom_report_var(const atom_report *r, size_t i) {
+  return r && i < r->n_vars ? r->vars[i] : 0;
+}
+
+ATOM_API const char *atom_report_var_name(const atom_report *r, size_t i) {
+  return r && i < r->n_vars ? r->var_names[i] : NULL;
+}

@@ -1,0 +1,266 @@
+/* Sessions: creation, checkers, names, atomic sets, finish, statistics. Pushing events and
+ * their normalization live in push.c. */
+#include "core/session.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/args.h"
+#include "core/env.h"
+#include "core/error.h"
+#include "core/registry.h"
+
+ATOM_API int atom_options_init(atom_options *opt, unsigned version) {
+  if (!opt) return atom__error(ATOM_EINVAL, "atom_options_init: NULL options");
+  if (version != ATOM_OPTIONS_VERSION)
+    return atom__error(ATOM_EINVAL, "atom_options_init: unknown options version %u", version);
+  memset(opt, 0, sizeof *opt);
+  opt->version = ATOM_OPTIONS_VERSION;
+  return 0;
+}
+
+ATOM_API int atom_session_new(atom_session **out, const atom_options *opt) {
+  if (!out) return atom__error(ATOM_EINVAL, "atom_session_new: NULL output pointer");
+  *out = NULL;
+  atom_options o;
+  atom_options_init(&o, ATOM_OPTIONS_VERSION);
+  if (opt) {
+    if (opt->version != ATOM_OPTIONS_VERSION)
+      return atom__error(ATOM_EINVAL, "atom_session_new: unknown options version %u",
+                         (unsigned)opt->version);
+    o = *opt;
+  }
+  if (o.flags & ~(ATOM_THREADSAFE | ATOM_PROFILE))
+    return atom__error(ATOM_EINVAL, "atom_session_new: unknown flags 0x%x", (unsigned)o.flags);
+  int n_alloc = !!o.malloc_fn + !!o.realloc_fn + !!o.free_fn;
+  if (n_alloc != 0 && n_alloc != 3)
+    return atom__error(ATOM_EINVAL,
+                       "atom_session_new: give all three allocator functions or none");
+  atom__allocator alloc = atom__system_allocator;
+  if (n_alloc == 3) {
+    alloc.malloc_fn = o.malloc_fn;
+    alloc.realloc_fn = o.realloc_fn;
+    alloc.free_fn = o.free_fn;
+    alloc.payload = o.alloc_payload;
+  }
+  atom_session *s = alloc.malloc_fn(sizeof *s, alloc.payload);
+  if (!s) return atom__error(ATOM_ENOMEM, "atom_session_new: out of memory");
+  memset(s, 0, sizeof *s);
+  s->opt = o;
+  s->alloc = alloc;
+  atom__mem_init(&s->mem, &s->alloc);
+  if (pthread_mutex_init(&s->lock, NULL) != 0) {
+    alloc.free_fn(s, alloc.payload);
+    return atom__error(ATOM_ENOMEM, "atom_session_new: cannot create a mutex");
+  }
+  *out = s;
+  return 0;
+}
+
+static void intern_free(atom__intern *in, atom__mem *mem) {
+  atom__mem_free(mem, in->direct, in->direct_cap * sizeof *in->direct);
+  atom__mem_free(mem, in->keys, in->keys_cap * sizeof *in->keys);
+  atom__u64map_free(&in->map, mem);
+}
+
+ATOM_API void atom_session_free(atom_session *s) {
+  if (!s) return;
+  for (size_t i = 0; i < s->n_envs; i++) {
+    atom_env *env = s->envs[i];
+    env->vt->destroy(env->self);
+    atom__env_free(env);
+  }
+  atom__mem *mem = &s->mem;
+  atom__mem_free(mem, s->envs, s->envs_cap * sizeof *s->envs);
+  for (int k = 0; k <= ATOM_KIND_MAX_; k++)
+    atom__mem_free(mem, s->subs[k], s->n_subs[k] * sizeof *s->subs[k]);
+  for (size_t t = 0; t < s->threads_cap; t++)
+    atom__mem_free(mem, s->threads[t].pending, s->threads[t].pending_cap * sizeof(uint32_t));
+  atom__mem_free(mem, s->threads, s->threads_cap * sizeof *s->threads);
+  atom__mem_free(mem, s->locks, s->locks_cap * sizeof *s->locks);
+  for (int i = 0; i < 4; i++) intern_free(&s->ids[i], mem);
+  atom__names_free(&s->names, mem);
+  atom__u64map_free(&s->sets, mem);
+  atom__mem_free(mem, s->set_keys, s->set_keys_cap * sizeof *s->set_keys);
+  atom__reports_free(&s->reports, mem);
+  pthread_mutex_destroy(&s->lock);
+  s->alloc.free_fn(s, s->alloc.payload);
+}
+
+/* Subscribe env to every kind of its mask. On failure nothing stays subscribed. */
+static int subscribe(atom_session *s, atom_env *env) {
+  uint32_t mask = env->vt->event_mask;
+  int k;
+  for (k = 1; k <= ATOM_KIND_MAX_; k++) {
+    if (!(mask & ATOM_KIND_BIT(k))) continue;
+    size_t n = s->n_subs[k];
+    atom__sub *grown = atom__mem_realloc(&s->mem, s->subs[k], n * sizeof *grown,
+                                         (n + 1) * sizeof *grown);
+    if (!grown) goto undo;
+    grown[n].on_event = env->vt->on_event;
+    grown[n].self = env->self;
+    grown[n].env = env;
+    s->subs[k] = grown;
+    s->n_subs[k] = n + 1;
+  }
+  if (mask & ATOM_KIND_BIT(ATOM_COMMIT)) s->track_pending = 1;
+  return 0;
+undo:
+  for (int j = 1; j < k; j++) {
+    if (!(mask & ATOM_KIND_BIT(j))) continue;
+    size_t n = s->n_subs[j];
+    atom__sub *shrunk = atom__mem_realloc(&s->mem, s->subs[j], n * sizeof *shrunk,
+                                          (n - 1) * sizeof *shrunk);
+    s->subs[j] = n - 1 ? shrunk : NULL;
+    s->n_subs[j] = n - 1;
+  }
+  return ATOM_ENOMEM;
+}
+
+ATOM_API int atom_session_attach_checker(atom_session *s, const atom_checker *vt,
+                                         const char *args) {
+  if (!s || !vt) return atom__error(ATOM_EINVAL, "atom_session_attach_checker: NULL argument");
+  if (vt->abi_version != ATOM_CHECKER_ABI_VERSION || !vt->name || !vt->create ||
+      !vt->on_event || !vt->destroy)
+    return atom__error(ATOM_EINVAL,
+                       "checker %s: unsupported ABI version %u or missing functions",
+                       vt->name ? vt->name : "(unnamed)", (unsigned)vt->abi_version);
+  if (vt->event_mask & ~0x7feu)
+    return atom__error(ATOM_EINVAL, "checker %s: event mask 0x%x has unknown kinds", vt->name,
+                       (unsigned)vt->event_mask);
+  if (s->next_index > 0 || s->finished)
+    return atom__error(ATOM_ESTATE, "checker %s: attach checkers before the first event",
+                       vt->name);
+  if (ATOM__GROW(&s->mem, s->envs, s->envs_cap, s->n_envs + 1))
+    return atom__error(ATOM_ENOMEM, "checker %s: out of memory", vt->name);
+  atom_env *env = atom__mem_calloc(&s->mem, 1, sizeof *env);
+  if (!env) return atom__error(ATOM_ENOMEM, "checker %s: out of memory", vt->name);
+  env->session = s;
+  env->vt = vt;
+  env->index = s->n_envs;
+  atom__mem_init(&env->mem, &s->alloc);
+  int err = atom__args_parse(env, args);
+  if (!err) {
+    err = vt->create(&env->self, env);
+    if (err >= 0 && err != 0) err = 0;
+    if (err) {
+      /* create failed: destroy is not called (checker.h lifecycle) */
+      if (strstr(atom_last_error(), vt->name) == NULL)
+        atom__error(err, "checker %s: creation failed: %s", vt->name, atom_strerror(err));
+    } else if ((err = subscribe(s, env)) != 0) {
+      vt->destroy(env->self);
+      atom__error(err, "checker %s: out of memory", vt->name);
+    }
+  }
+  if (err) {
+    atom__env_free(env);
+    return err;
+  }
+  s->envs[s->n_envs++] = env;
+  return 0;
+}
+
+ATOM_API int atom_session_attach(atom_session *s, const char *spec) {
+  if (!s || !spec) return atom__error(ATOM_EINVAL, "atom_session_attach: NULL argument");
+  const char *colon = strchr(spec, ':');
+  size_t len = colon ? (size_t)(colon - spec) : strlen(spec);
+  const atom_checker *vt = atom__registry_find(spec, len);
+  if (!vt)
+    return atom__error(ATOM_ENOTFOUND, "no checker named \"%.*s\"", (int)len, spec);
+  return atom_session_attach_checker(s, vt, colon ? colon + 1 : NULL);
+}
+
+ATOM_API int atom_set_name(atom_session *s, int what, uint64_t key, const char *name) {
+  if (!s || !name || what < ATOM_SPACE_THREAD || what > ATOM_SPACE_LOCK)
+    return atom__error(ATOM_EINVAL, "atom_set_name: bad space %d or NULL argument", what);
+  if (atom__names_set(&s->names, &s->mem, what, key, name))
+    return atom__error(ATOM_ENOMEM, "atom_set_name: out of memory");
+  return 0;
+}
+
+ATOM_API const char *atom_get_name(const atom_session *s, int what, uint64_t key) {
+  return s ? atom__names_get(&s->names, what, key) : NULL;
+}
+
+ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set) {
+  if (!s) return atom__error(ATOM_EINVAL, "atom_declare_set: NULL session");
+  if (s->n_set_keys >= UINT32_MAX - 1 ||
+      ATOM__GROW(&s->mem, s->set_keys, s->set_keys_cap, s->n_set_keys + 1))
+    return atom__error(ATOM_ENOMEM, "atom_declare_set: out of memory");
+  if (atom__u64map_put(&s->sets, &s->mem, var, (uint32_t)s->n_set_keys))
+    return atom__error(ATOM_ENOMEM, "atom_declare_set: out of memory");
+  s->set_keys[s->n_set_keys++] = set;
+  return 0;
+}
+
+ATOM_API int atom_finish(atom_session *s) {
+  if (!s) return atom__error(ATOM_EINVAL, "atom_finish: NULL session");
+  if (s->opt.flags & ATOM_THREADSAFE) pthread_mutex_lock(&s->lock);
+  int err = 0;
+  if (!s->finished) {
+    /* Close open transactions in thread order so every checker decides on complete ones. */
+    for (uint32_t t = 0; t < s->ids[ATOM_SPACE_THREAD].count && !err; t++)
+      if (s->threads[t].depth) err = atom__close_transaction(s, t);
+    for (size_t i = 0; i < s->n_envs && !err; i++) {
+      atom_env *env = s->envs[i];
+      if (!env->vt->finish) continue;
+      struct timespec a, b;
+      if (s->opt.flags & ATOM_PROFILE) clock_gettime(CLOCK_MONOTONIC, &a);
+      err = env->vt->finish(env->self);
+      if (s->opt.flags & ATOM_PROFILE) {
+        clock_gettime(CLOCK_MONOTONIC, &b);
+        env->time_ns += (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec -
+                        (uint64_t)a.tv_nsec;
+      }
+    }
+    /* A failure before every transaction was closed (out of memory) can be retried. */
+    if (err != ATOM_ENOMEM) {
+      s->finished = 1;
+      s->finish_status = err;
+    }
+  } else {
+    err = s->finish_status;
+  }
+  if (s->opt.flags & ATOM_THREADSAFE) pthread_mutex_unlock(&s->lock);
+  return err;
+}
+
+ATOM_API int atom_session_stats_get(const atom_session *s, atom_session_stats *out) {
+  if (!s || !out || out->version != ATOM_SESSION_STATS_VERSION)
+    return atom__error(ATOM_EINVAL, "atom_session_stats_get: NULL argument or bad version");
+  out->events = s->next_index;
+  out->rejected = s->rejected;
+  out->threads = s->ids[ATOM_SPACE_THREAD].count;
+  out->vars = s->ids[ATOM_SPACE_VAR].count;
+  out->locks = s->ids[ATOM_SPACE_LOCK].count;
+  out->bytes = s->mem.bytes;
+  return 0;
+}
+
+ATOM_API size_t atom_checker_count(const atom_session *s) { return s ? s->n_envs : 0; }
+
+ATOM_API const char *atom_checker_name(const atom_session *s, size_t i) {
+  return s && i < s->n_envs ? s->envs[i]->vt->name : NULL;
+}
+
+ATOM_API int atom_checker_stats_get(const atom_session *s, size_t i, atom_checker_stats *out) {
+  if (!s || !out || i >= s->n_envs || out->version != ATOM_CHECKER_STATS_VERSION)
+    return atom__error(ATOM_EINVAL, "atom_checker_stats_get: bad argument");
+  const atom_env *env = s->envs[i];
+  out->bytes = env->mem.bytes;
+  out->peak_bytes = env->mem.peak;
+  out->time_ns = env->time_ns;
+  out->reports = env->reports;
+  out->occurrences = env->occurrences;
+  out->nodes = out->edges = out->clocks = 0;
+  if (env->vt->stats) {
+    atom_checker_counters c = {0, 0, 0};
+    if (env->vt->stats(env->self, &c) == 0) {
+      out->nodes = c.nodes;
+      out->edges = c.edges;
+      out->clocks = c.clocks;
+    }
+  }
+  return 0;
+}

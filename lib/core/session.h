@@ -1,0 +1,116 @@
+/* The session's internal state (lib/core only). */
+#ifndef ATOM_CORE_SESSION_H
+#define ATOM_CORE_SESSION_H
+
+#include <pthread.h>
+
+#include "atomicity/checker.h"
+#include "atomicity/session.h"
+#include "core/names.h"
+#include "core/report.h"
+#include "support/mem.h"
+#include "support/u64map.h"
+
+/* Key -> dense id for one key space. Small keys (trace files number names 1, 2, 3, ...) are
+ * looked up in a direct table; others through the hash map. */
+#define ATOM__DIRECT_KEYS 65536u
+
+typedef struct atom__intern {
+  uint32_t *direct;     /* direct[key] = id + 1 for key < direct_cap */
+  size_t direct_cap;
+  atom__u64map map;     /* other keys */
+  uint64_t *keys;       /* id -> key */
+  size_t keys_cap;
+  uint32_t count;
+} atom__intern;
+
+typedef struct atom__thread {
+  uint32_t depth;        /* BEGIN nesting depth */
+  uint8_t started;       /* an event of it was accepted */
+  uint8_t forked;
+  uint8_t joined;
+  uint64_t begin_index;  /* of its open outermost transaction */
+  uint64_t begin_loc;
+  /* TSO: FIFO of variables written and not yet committed (only tracked when a checker
+   * subscribes to COMMIT). Ring buffer. */
+  uint32_t *pending;
+  size_t pending_cap, pending_head, pending_len;
+} atom__thread;
+
+typedef struct atom__lock {
+  uint32_t holder_plus1; /* 0 = free */
+  uint32_t depth;        /* re-entrant acquisitions */
+} atom__lock;
+
+struct atom_env {
+  atom_session *session;
+  const atom_checker *vt;
+  void *self;
+  size_t index;
+  atom__mem mem;
+  char *args;            /* copy of the args string, split in place */
+  size_t args_size;
+  const char **arg_keys; /* parsed: key i -> value i */
+  const char **arg_values;
+  size_t n_args;
+  uint64_t time_ns;
+  uint64_t reports;
+  uint64_t occurrences;
+};
+
+/* A checker subscribed to one kind. */
+typedef struct atom__sub {
+  int (*on_event)(void *self, const atom_ev *ev);
+  void *self;
+  atom_env *env;
+} atom__sub;
+
+struct atom_session {
+  atom_options opt;
+  atom__allocator alloc;
+  atom__mem mem;            /* the core's own memory */
+  pthread_mutex_t lock;     /* ATOM_THREADSAFE */
+  uint64_t next_index;
+  uint64_t rejected;
+  int finished;
+  int finish_status;
+
+  atom__intern ids[4];      /* indexed by atom_space */
+  atom__thread *threads;
+  size_t threads_cap;
+  atom__lock *locks;
+  size_t locks_cap;
+  int track_pending;        /* some checker wants COMMIT */
+
+  atom_env **envs;
+  size_t n_envs, envs_cap;
+  atom__sub *subs[ATOM_KIND_MAX_ + 1];
+  size_t n_subs[ATOM_KIND_MAX_ + 1];
+
+  atom__names names;
+  atom__u64map sets;        /* variable key -> index in set_keys */
+  uint64_t *set_keys;
+  size_t set_keys_cap, n_set_keys;
+
+  atom__reports reports;
+};
+
+/* Dense id of key in space (1..3), interning it. Returns 0 or ATOM_ENOMEM / ATOM_ELIMIT. */
+int atom__intern_id(atom_session *s, int space, uint64_t key, uint32_t *id);
+/* Id of an already-interned key; 1 if found. */
+int atom__intern_find(const atom_session *s, int space, uint64_t key, uint32_t *id);
+uint64_t atom__intern_key(const atom_session *s, int space, uint32_t id);
+
+/* Dispatch ev to the subscribers of its kind. */
+int atom__dispatch(atom_session *s, const atom_ev *ev);
+
+/* Close an open transaction of thread t with a synthetic END (finish, join). */
+int atom__close_transaction(atom_session *s, uint32_t t);
+
+/* Label of a key for messages: its name, else its decimal value. */
+const char *atom__key_label(const atom_session *s, int space, uint64_t key, char *buf,
+                            size_t size);
+
+void atom__env_free(atom_env *env);
+
+#endif
