@@ -1,1 +1,127 @@
-/* stub */
+#include "util.h"
+
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/session.h" /* tests may look inside: tu_recorder_of */
+
+atom_session *tu_session(const char *const *specs) {
+  atom_session *s = NULL;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  for (size_t i = 0; specs && specs[i]; i++) {
+    int err = atom_session_attach(s, specs[i]);
+    ck_assert_msg(err == 0, "attach %s: %s", specs[i], atom_last_error());
+  }
+  return s;
+}
+
+int tu_feed_std(atom_session *s, const char *text, uint64_t *rejected) {
+  atom_trace_reader *r = NULL;
+  int err = atom_trace_reader_open_memory(&r, text, strlen(text), "<test>");
+  if (err) return err;
+  atom_session_stats st = {.version = ATOM_SESSION_STATS_VERSION};
+  err = atom_trace_feed(s, r, 0, NULL, NULL, NULL);
+  atom_trace_reader_free(r);
+  if (err < 0) return err;
+  err = atom_finish(s);
+  if (rejected && atom_session_stats_get(s, &st) == 0) *rejected = st.rejected;
+  return err;
+}
+
+int64_t tu_first_violation(const atom_session *s, size_t ci) {
+  int64_t best = -1;
+  for (size_t i = 0; i < atom_report_count(s); i++) {
+    const atom_report *r = atom_report_get(s, i);
+    if (atom_report_checker_index(r) != ci) continue;
+    int64_t at = (int64_t)atom_report_event_index(r);
+    if (best < 0 || at < best) best = at;
+  }
+  return best;
+}
+
+size_t tu_report_count(const atom_session *s, size_t ci) {
+  size_t n = 0;
+  for (size_t i = 0; i < atom_report_count(s); i++)
+    n += atom_report_checker_index(atom_report_get(s, i)) == ci;
+  return n;
+}
+
+char *tu_read_source_file(const char *relpath, size_t *size) {
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", ATOM_SOURCE_ROOT, relpath);
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *buf = malloc((size_t)n + 1);
+  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
+    free(buf);
+    buf = NULL;
+  }
+  fclose(f);
+  if (buf) {
+    buf[n] = '\0';
+    if (size) *size = (size_t)n;
+  }
+  return buf;
+}
+
+/* ---- the recorder checker ---- */
+
+static int rec_create(void **self, atom_env *env) {
+  const char *fail = atom_env_arg(env, "fail_at");
+  tu_recorder *r = atom_env_realloc(env, NULL, 0, sizeof *r);
+  if (!r) return ATOM_ENOMEM;
+  memset(r, 0, sizeof *r);
+  r->env = env;
+  if (fail) r->fail_on_event = atoi(fail);
+  *self = r;
+  return 0;
+}
+
+static int rec_on_event(void *self, const atom_ev *ev) {
+  tu_recorder *r = self;
+  if (r->fail_on_event > 0 && r->count + 1 >= (size_t)r->fail_on_event) return ATOM_ENOMEM;
+  if (r->count == r->cap) {
+    size_t ncap = r->cap ? 2 * r->cap : 64;
+    atom_ev *n = realloc(r->events, ncap * sizeof *n);
+    if (!n) return ATOM_ENOMEM;
+    r->events = n;
+    r->cap = ncap;
+  }
+  r->events[r->count++] = *ev;
+  return 0;
+}
+
+static int rec_finish(void *self) {
+  ((tu_recorder *)self)->finished++;
+  return 0;
+}
+
+static void rec_destroy(void *self) {
+  tu_recorder *r = self;
+  free(r->events);
+  atom_env_realloc(r->env, r, sizeof *r, 0);
+}
+
+static const char *const rec_keys[] = {"note", "fail_at", NULL};
+
+const atom_checker tu_recorder_checker = {
+    .abi_version = ATOM_CHECKER_ABI_VERSION,
+    .event_mask = 0x7feu,
+    .name = "recorder",
+    .summary = "records every event (tests)",
+    .arg_keys = rec_keys,
+    .create = rec_create,
+    .on_event = rec_on_event,
+    .finish = rec_finish,
+    .destroy = rec_destroy,
+    .stats = NULL,
+};
+
+tu_recorder *tu_recorder_of(atom_session *s, size_t ci) {
+  return ci < s->n_envs ? s->envs[ci]->self : NULL;
+}

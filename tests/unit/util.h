@@ -1,1 +1,38 @@
-/* stub */
+/* Helpers shared by the unit suites. */
+#ifndef ATOM_TEST_UTIL_H
+#define ATOM_TEST_UTIL_H
+
+#include <atomicity.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* A session with the given checker specs attached (NULL-terminated); fails the test on error. */
+atom_session *tu_session(const char *const *specs);
+
+/* Push STD text (see doc/trace-format.md) through the trace reader into s, then finish.
+ * Returns 0 or the first error (parse errors fail; rejected events are counted in *rejected
+ * if given). */
+int tu_feed_std(atom_session *s, const char *text, uint64_t *rejected);
+
+/* Smallest event index among the reports of checker index ci; -1 if it made none. */
+int64_t tu_first_violation(const atom_session *s, size_t ci);
+
+/* Number of distinct reports of checker index ci. */
+size_t tu_report_count(const atom_session *s, size_t ci);
+
+/* The contents of a file under the source tree (malloc'ed, NUL-terminated); NULL if missing. */
+char *tu_read_source_file(const char *relpath, size_t *size);
+
+/* A test checker that records every event it receives (the third-party plugin of the tests). */
+typedef struct tu_recorder {
+  atom_ev *events;
+  size_t count, cap;
+  int finished;
+  int fail_on_event; /* return ATOM_ENOMEM from on_event when >0 and count reaches it */
+  atom_env *env;
+} tu_recorder;
+extern const atom_checker tu_recorder_checker; /* mask: every kind; args: "note" */
+/* The recorder attached as checker index ci (its self pointer). */
+tu_recorder *tu_recorder_of(atom_session *s, size_t ci);
+
+#endif

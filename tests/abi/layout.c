@@ -1,0 +1,77 @@
+/* Pins the layout of every public struct: a change here breaks the ABI (STYLE practice 4). */
+#include <atomicity.h>
+#include <stddef.h>
+#include <stdio.h>
+
+static int failures;
+#define PIN(expr, value)                                                                 \
+  do {                                                                                   \
+    if ((size_t)(expr) != (size_t)(value)) {                                             \
+      printf("FAIL %s = %zu, pinned at %zu\n", #expr, (size_t)(expr), (size_t)(value)); \
+      failures++;                                                                        \
+    }                                                                                    \
+  } while (0)
+
+int main(void) {
+  PIN(sizeof(atom_event), 32);
+  PIN(offsetof(atom_event, kind), 0);
+  PIN(offsetof(atom_event, flags), 4);
+  PIN(offsetof(atom_event, thread), 8);
+  PIN(offsetof(atom_event, target), 16);
+  PIN(offsetof(atom_event, loc), 24);
+
+  PIN(offsetof(atom_options, version), 0);
+  PIN(offsetof(atom_options, flags), 4);
+  PIN(offsetof(atom_options, on_report), 8);
+  PIN(offsetof(atom_options, report_payload), 16);
+  PIN(offsetof(atom_options, max_reports), 24);
+  PIN(offsetof(atom_options, malloc_fn), 32);
+  PIN(offsetof(atom_options, realloc_fn), 40);
+  PIN(offsetof(atom_options, free_fn), 48);
+  PIN(offsetof(atom_options, alloc_payload), 56);
+  PIN(sizeof(atom_options), 64);
+
+  PIN(offsetof(atom_session_stats, version), 0);
+  PIN(offsetof(atom_session_stats, events), 8);
+  PIN(offsetof(atom_session_stats, bytes), 40);
+  PIN(sizeof(atom_session_stats), 48);
+
+  PIN(offsetof(atom_checker_stats, version), 0);
+  PIN(offsetof(atom_checker_stats, bytes), 8);
+  PIN(offsetof(atom_checker_stats, time_ns), 24);
+  PIN(offsetof(atom_checker_stats, clocks), 64);
+  PIN(sizeof(atom_checker_stats), 72);
+
+  PIN(offsetof(atom_checker, abi_version), 0);
+  PIN(offsetof(atom_checker, event_mask), 4);
+  PIN(offsetof(atom_checker, name), 8);
+  PIN(offsetof(atom_checker, summary), 16);
+  PIN(offsetof(atom_checker, arg_keys), 24);
+  PIN(offsetof(atom_checker, create), 32);
+  PIN(offsetof(atom_checker, on_event), 40);
+  PIN(offsetof(atom_checker, finish), 48);
+  PIN(offsetof(atom_checker, destroy), 56);
+  PIN(offsetof(atom_checker, stats), 64);
+  PIN(sizeof(atom_checker), 72);
+
+  PIN(sizeof(atom_ev), 32);
+  PIN(offsetof(atom_ev, index), 16);
+  PIN(offsetof(atom_ev, loc), 24);
+  PIN(sizeof(atom_txn_ref), 24);
+  PIN(sizeof(atom_checker_counters), 24);
+  PIN(offsetof(atom_report_spec, kind), 8);
+  PIN(offsetof(atom_report_spec, signature_extra), 80);
+  PIN(sizeof(atom_report_spec), 88);
+
+  /* Pinned constants */
+  PIN(ATOM_OPTIONS_VERSION, 1);
+  PIN(ATOM_CHECKER_ABI_VERSION, 1);
+  PIN(ATOM_THREADSAFE, 1);
+  PIN(ATOM_PROFILE, 2);
+  PIN(ATOM_SPACE_THREAD, 1);
+  PIN(ATOM_SPACE_VAR, 2);
+  PIN(ATOM_SPACE_LOCK, 3);
+  if (failures) return 1;
+  printf("layout: all pinned\n");
+  return 0;
+}
