@@ -1,9 +1,11 @@
 #!/bin/sh
 # Install into a temporary prefix, build examples/embed against it with nothing but
 # `pkg-config --cflags --libs atomicity`, run it and check its output.
-# usage: install_and_embed.sh BUILDDIR SRCDIR CC
+# usage: install_and_embed.sh BUILDDIR SRCDIR CC [SANITIZERS]
 set -eu
-build=$1 src=$2 cc=$3
+build=$1 src=$2 cc=$3 sanitize=${4:-none}
+san=""
+[ "$sanitize" = none ] || san="-fsanitize=$sanitize"
 dest=$(mktemp -d)
 trap 'rm -rf "$dest"' EXIT
 meson install -C "$build" --destdir "$dest" --no-rebuild --quiet >/dev/null
@@ -12,7 +14,7 @@ pc=$(find "$dest" -name atomicity.pc | head -n 1)
 export PKG_CONFIG_PATH="$(dirname "$pc")" PKG_CONFIG_SYSROOT_DIR="$dest"
 flags=$(pkg-config --cflags --libs atomicity)
 echo "pkg-config: $flags"
-"$cc" -o "$dest/embed" "$src/examples/embed/embed.c" $flags
+"$cc" $san -o "$dest/embed" "$src/examples/embed/embed.c" $flags
 libdir=$(dirname "$(find "$dest" -name 'libatomicity.so.1' | head -n 1)")
 [ -f "$dest$(pkg-config --variable=includedir atomicity | sed "s|^$dest||")/atomicity/checker.h" ] ||
   { echo "atomicity/checker.h not installed"; exit 1; }
