@@ -109,11 +109,11 @@ int atom__dispatch(atom_session *s, const atom_ev *ev) {
   return first_err;
 }
 
-int atom__close_transaction(atom_session *s, uint32_t t) {
+int atom__close_transaction(atom_session *s, uint32_t t, uint64_t index) {
   atom__thread *th = &s->threads[t];
   if (!th->depth) return 0;
   th->depth = 0;
-  atom_ev ev = {ATOM_END, t, 0, ATOM_EV_SYNTHETIC, s->next_index++, 0};
+  atom_ev ev = {ATOM_END, t, 0, ATOM_EV_SYNTHETIC, index, 0};
   return atom__dispatch(s, &ev);
 }
 
@@ -247,10 +247,10 @@ static int push_one(atom_session *s, const atom_event *e) {
       th = &s->threads[t];
       if (x == t) return reject(s, ATOM_EJOIN, index, e, "a thread cannot join itself");
       if (s->threads[x].joined) return reject(s, ATOM_EJOIN, index, e, "already joined");
-      /* The child's events are over: a transaction it left open ends here. */
-      if (s->threads[x].depth && (err = atom__close_transaction(s, x))) return err;
+      /* The child's events are over: a transaction it left open ends here, with the JOIN's
+       * index (so the indices of later events still count pushes). */
+      if (s->threads[x].depth && (err = atom__close_transaction(s, x, index))) return err;
       s->threads[x].joined = 1;
-      ev.index = index; /* the synthetic END took the next index; JOIN keeps its own */
       break;
     }
     case ATOM_BEGIN:

@@ -26,7 +26,6 @@ struct atom_report {
   char *message;
   uint64_t event_index;
   uint64_t occurrences;
-  uint64_t signature;
   uint64_t extra;
   txn *txns;
   size_t n_txns;
@@ -45,17 +44,26 @@ static int cmp_u64(const void *a, const void *b) {
 
 static uint64_t mix(uint64_t h, uint64_t v) { return atom__hash64(h ^ (v + 0x9e3779b97f4a7c15ULL)); }
 
-static uint64_t signature_of(const atom_report *r) {
-  uint64_t h = mix(0x5157, r->checker_index);
-  for (const char *p = r->kind; *p; p++) h = mix(h, (unsigned char)*p);
-  for (size_t i = 0; i < r->n_txns; i++) h = mix(h, r->sorted_locs[i]);
-  return mix(h, r->extra);
+/* The dedup signature: checker, kind, sorted begin locations, extra. */
+typedef struct signature {
+  size_t checker_index;
+  const char *kind;
+  const uint64_t *locs; /* sorted */
+  size_t n;
+  uint64_t extra;
+} signature;
+
+static uint64_t signature_hash(const signature *g) {
+  uint64_t h = mix(0x5157, g->checker_index);
+  for (const char *p = g->kind; *p; p++) h = mix(h, (unsigned char)*p);
+  for (size_t i = 0; i < g->n; i++) h = mix(h, g->locs[i]);
+  return mix(h, g->extra);
 }
 
-static int same_signature(const atom_report *a, const atom_report *b) {
-  return a->checker_index == b->checker_index && a->extra == b->extra &&
-         a->n_txns == b->n_txns && strcmp(a->kind, b->kind) == 0 &&
-         memcmp(a->sorted_locs, b->sorted_locs, a->n_txns * sizeof(uint64_t)) == 0;
+static int signature_matches(const atom_report *r, const signature *g) {
+  return r->checker_index == g->checker_index && r->extra == g->extra && r->n_txns == g->n &&
+         strcmp(r->kind, g->kind) == 0 &&
+         memcmp(r->sorted_locs, g->locs, g->n * sizeof(uint64_t)) == 0;
 }
 
 static void report_free(atom_report *r, atom__mem *mem) {
@@ -157,7 +165,6 @@ static int report_build(atom_session *s, atom_env *env, const atom_report_spec *
   }
   r->message = spec->message ? atom__mem_strdup(mem, spec->message) : default_message(s, r);
   if (!r->message) goto oom;
-  r->signature = signature_of(r);
   *out = r;
   return 0;
 oom:
@@ -165,43 +172,59 @@ oom:
   return ATOM_ENOMEM;
 }
 
+/* Map value of a signature whose report was not stored (max_reports): only its hash is kept,
+ * so it is still delivered once. */
+#define DROPPED_MARK (UINT32_MAX - 2)
+
 int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spec) {
   if (!spec || spec->version < 1 || !spec->kind || !*spec->kind ||
       (spec->n_txns && !spec->txns) || (spec->n_events && !spec->events) ||
       (spec->n_vars && !spec->vars))
     return atom__error(ATOM_EINVAL, "%s: malformed report", env->vt->name);
+  /* Signature first: a duplicate (the common case in a loop) costs no allocation. */
+  uint64_t stack_locs[16], *locs = stack_locs;
+  size_t n = spec->n_txns;
+  if (n > 16 && !(locs = atom__mem_alloc(&s->mem, n * sizeof *locs)))
+    return atom__error(ATOM_ENOMEM, "%s: out of memory while reporting", env->vt->name);
+  for (size_t i = 0; i < n; i++) locs[i] = spec->txns[i].begin_loc;
+  qsort(locs, n, sizeof *locs, cmp_u64);
+  signature g = {env->index, spec->kind, locs, n, spec->signature_extra};
+  atom__reports *rs = &s->reports;
+  uint64_t key = signature_hash(&g);
+  uint32_t at;
+  int duplicate = 0;
+  while (atom__u64map_get(&rs->by_signature, key, &at)) {
+    if (at == DROPPED_MARK || signature_matches(rs->list[at], &g)) {
+      if (at != DROPPED_MARK) rs->list[at]->occurrences++;
+      duplicate = 1;
+      break;
+    }
+    key = atom__hash64(key + 1); /* a hash collision: probe on */
+  }
+  if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
+  env->occurrences++;
+  if (duplicate) return 0;
+
   atom_report *r;
   int err = report_build(s, env, spec, &r);
-  if (err) return atom__error(err, "%s: out of memory while reporting", env->vt->name);
-  atom__reports *rs = &s->reports;
-  /* Look the signature up; on a hash collision with a different signature, probe on. */
-  uint64_t key = r->signature;
-  uint32_t at;
-  while (atom__u64map_get(&rs->by_signature, key, &at)) {
-    if (same_signature(rs->list[at], r)) {
-      rs->list[at]->occurrences++;
-      env->occurrences++;
-      report_free(r, &s->mem);
-      return 0;
-    }
-    key = atom__hash64(key + 1);
+  if (err) {
+    env->occurrences--;
+    return atom__error(err, "%s: out of memory while reporting", env->vt->name);
   }
-  env->occurrences++;
-  env->reports++;
   int store = !s->opt.max_reports || rs->count < s->opt.max_reports;
-  if (store) {
-    if (rs->count >= UINT32_MAX - 1 || ATOM__GROW(&s->mem, rs->list, rs->cap, rs->count + 1) ||
-        atom__u64map_put(&rs->by_signature, &s->mem, key, (uint32_t)rs->count)) {
-      env->occurrences--;
-      env->reports--;
-      report_free(r, &s->mem);
-      return atom__error(ATOM_ENOMEM, "%s: out of memory while storing a report",
-                         env->vt->name);
-    }
-    rs->list[rs->count++] = r;
-  } else {
-    rs->dropped++;
+  if (rs->count >= DROPPED_MARK ||
+      (store && ATOM__GROW(&s->mem, rs->list, rs->cap, rs->count + 1)) ||
+      atom__u64map_put(&rs->by_signature, &s->mem, key,
+                       store ? (uint32_t)rs->count : DROPPED_MARK)) {
+    env->occurrences--;
+    report_free(r, &s->mem);
+    return atom__error(ATOM_ENOMEM, "%s: out of memory while storing a report", env->vt->name);
   }
+  env->reports++;
+  if (store)
+    rs->list[rs->count++] = r;
+  else
+    rs->dropped++;
   if (s->opt.on_report) s->opt.on_report(r, s->opt.report_payload);
   if (!store) report_free(r, &s->mem);
   return 0;

@@ -201,7 +201,7 @@ ATOM_API int atom_finish(atom_session *s) {
   if (!s->finished) {
     /* Close open transactions in thread order so every checker decides on complete ones. */
     for (uint32_t t = 0; t < s->ids[ATOM_SPACE_THREAD].count && !err; t++)
-      if (s->threads[t].depth) err = atom__close_transaction(s, t);
+      if (s->threads[t].depth) err = atom__close_transaction(s, t, s->next_index++);
     for (size_t i = 0; i < s->n_envs && !err; i++) {
       atom_env *env = s->envs[i];
       if (!env->vt->finish) continue;

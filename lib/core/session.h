@@ -104,8 +104,8 @@ uint64_t atom__intern_key(const atom_session *s, int space, uint32_t id);
 /* Dispatch ev to the subscribers of its kind. */
 int atom__dispatch(atom_session *s, const atom_ev *ev);
 
-/* Close an open transaction of thread t with a synthetic END (finish, join). */
-int atom__close_transaction(atom_session *s, uint32_t t);
+/* Close an open transaction of thread t with a synthetic END carrying index (finish, join). */
+int atom__close_transaction(atom_session *s, uint32_t t, uint64_t index);
 
 /* Label of a key for messages: its name, else its decimal value. */
 const char *atom__key_label(const atom_session *s, int space, uint64_t key, char *buf,

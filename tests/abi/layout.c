@@ -33,8 +33,8 @@ int main(void) {
 
   PIN(offsetof(atom_session_stats, version), 0);
   PIN(offsetof(atom_session_stats, events), 8);
-  PIN(offsetof(atom_session_stats, bytes), 40);
-  PIN(sizeof(atom_session_stats), 48);
+  PIN(offsetof(atom_session_stats, bytes), 48);
+  PIN(sizeof(atom_session_stats), 56);
 
   PIN(offsetof(atom_checker_stats, version), 0);
   PIN(offsetof(atom_checker_stats, bytes), 8);

@@ -164,14 +164,18 @@ START_TEST(join_closes_the_childs_open_transaction) {
   ck_assert_int_eq(atom_fork(s, 1, 2, 0), 0);
   ck_assert_int_eq(atom_begin(s, 2, 0), 0);
   ck_assert_int_eq(atom_write(s, 2, 9, 0), 0);
-  ck_assert_int_eq(atom_join(s, 1, 2, 0), 0); /* index 3; END of 2 synthesized as 4 */
+  ck_assert_int_eq(atom_join(s, 1, 2, 0), 0); /* index 3; the child's END comes first */
+  ck_assert_int_eq(atom_write(s, 1, 9, 0), 0); /* index 4: later indices still count pushes */
   tu_recorder *r = tu_recorder_of(s, 0);
-  ck_assert_uint_eq(r->count, 5);
+  ck_assert_uint_eq(r->count, 6);
   ck_assert_uint_eq(r->events[3].kind, ATOM_END);
   ck_assert_uint_eq(r->events[3].thread, 1);
+  ck_assert_uint_eq(r->events[3].index, 3);
+  ck_assert_uint_eq(r->events[3].flags, ATOM_EV_SYNTHETIC);
   ck_assert_uint_eq(r->events[4].kind, ATOM_JOIN);
   ck_assert_uint_eq(r->events[4].index, 3);
   ck_assert_uint_eq(r->events[4].target, 1);
+  ck_assert_uint_eq(r->events[5].index, 4);
   atom_session_free(s);
 }
 END_TEST
@@ -429,9 +433,15 @@ START_TEST(reports_cap) {
   ck_assert_int_eq(atom_write(s, 1, 5, 0), 0);
   ck_assert_int_eq(atom_write(s, 2, 5, 0), 0);
   for (uint64_t i = 0; i < 5; i++) ck_assert_int_eq(report_once(s, i, 1000, i), 0);
+  for (uint64_t i = 0; i < 5; i++) ck_assert_int_eq(report_once(s, i, 1000, 10 + i), 0);
   ck_assert_uint_eq(atom_report_count(s), 2);
-  ck_assert_uint_eq(atom_report_dropped(s), 3);
+  ck_assert_uint_eq(atom_report_dropped(s), 3); /* dropped ones are still deduplicated */
   ck_assert_int_eq(log.calls, 5);
+  ck_assert_uint_eq(atom_report_occurrences(atom_report_get(s, 0)), 2);
+  atom_checker_stats cs = {.version = ATOM_CHECKER_STATS_VERSION};
+  ck_assert_int_eq(atom_checker_stats_get(s, 0, &cs), 0);
+  ck_assert_uint_eq(cs.reports, 5);
+  ck_assert_uint_eq(cs.occurrences, 10);
   atom_session_free(s);
 }
 END_TEST
