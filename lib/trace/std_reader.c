@@ -1,1 +1,986 @@
-/* stub: to be written */
+/* STD trace reader (doc/trace-format.md).
+ *
+ * The input is consumed in regions that always end with '\n' (a memory-mapped file or buffer
+ * up to its last line end, then a private copy of an unterminated last line with '\n' added;
+ * or, for pipes and standard input, a read buffer up to its last line end). Every scanning
+ * loop of the parser stops at '\n', so the hot path needs no bounds checks.
+ *
+ * Names are interned per space into keys 1, 2, 3, ... with an open-addressing table keyed by
+ * a word-at-a-time hash; the strings live in an arena that never moves, so the pointers that
+ * atom_trace_reader_name() returns stay valid until the reader is freed. */
+#include "trace/std_reader.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "atomicity/error.h"
+#include "core/error.h"
+#include "support/mem.h"
+
+#if defined(__GNUC__)
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define COLD __attribute__((noinline, cold))
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define LIKELY(x) (x)
+#define UNLIKELY(x) (x)
+#define COLD
+#define PRINTF_LIKE(f, a)
+#define HOT_INLINE inline
+#endif
+
+#define STREAM_CHUNK ((size_t)256 << 10)
+#define MAP_WINDOW ((size_t)16 << 20)
+#define ARENA_BLOCK ((size_t)64 << 10)
+#define BATCH_CAP 1024
+#define MAX_NAMES (UINT32_MAX - 1)
+
+/* ---- byte classes ---------------------------------------------------------------------- */
+
+enum { C_NAME = 0, C_BAR, C_LPAR, C_RPAR, C_BLANK, C_LF, C_CR, C_BAD };
+
+/* clang-format off */
+#define B_ C_BAD
+/* Name bytes are everything but '|', '(', ')', white space and control bytes. */
+static const unsigned char cls[256] = {
+    /* 0x00 */ B_, B_, B_, B_, B_, B_, B_, B_, B_, C_BLANK, C_LF, B_, B_, C_CR, B_, B_,
+    /* 0x10 */ B_, B_, B_, B_, B_, B_, B_, B_, B_, B_, B_, B_, B_, B_, B_, B_,
+    /* 0x20 */ C_BLANK, 0, 0, 0, 0, 0, 0, 0, C_LPAR, C_RPAR, 0, 0, 0, 0, 0, 0,
+    /* 0x30 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 0x40 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 0x50 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 0x60 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+    /* 0x70 */ 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, C_BAR, 0, 0, B_,
+    /* 0x80-0xff: bytes of UTF-8 sequences are name bytes */
+};
+#undef B_
+/* clang-format on */
+
+#define IS_BLANK(c) ((c) == ' ' || (c) == '\t')
+
+const char *atom__trace_name_problem(const char *s, size_t n) {
+  if (n == 0) return "empty name";
+  if (s[0] == '#') return "name starts with '#'";
+  if (n > ATOM__TRACE_MAX_NAME) return "name too long";
+  for (size_t i = 0; i < n; i++) {
+    switch (cls[(unsigned char)s[i]]) {
+      case C_NAME: break;
+      case C_BAR: return "name contains '|'";
+      case C_LPAR:
+      case C_RPAR: return "name contains a parenthesis";
+      case C_BLANK:
+      case C_LF:
+      case C_CR: return "name contains white space";
+      default: return "name contains a control byte";
+    }
+  }
+  return NULL;
+}
+
+/* ---- name tables ----------------------------------------------------------------------- */
+
+typedef struct name_ent {
+  const char *s; /* NUL-terminated, in the arena */
+  size_t len;
+} name_ent;
+
+/* A hash slot: the name's head (its first 8 bytes as a little-endian word, zero-padded; names
+ * hold no NUL byte, so a head whose top byte is 0 is the whole name of a name shorter than 8
+ * bytes: most names hash and compare without touching the string) and (hash << 32) | key;
+ * key 0 = empty. */
+typedef struct name_slot {
+  uint64_t head;
+  uint64_t hk;
+} name_slot;
+
+typedef struct name_space {
+  name_slot *slot;
+  size_t nslot;  /* power of two, or 0 */
+  name_ent *ent; /* ent[key - 1] */
+  size_t n, cap;
+  /* One-entry cache: most lines name the same thread as the line before. */
+  uint64_t last_head;
+  size_t last_len;
+  const char *last_s;
+  uint64_t last_key;
+} name_space;
+
+typedef struct arena_block {
+  struct arena_block *next;
+  size_t size;
+  char data[];
+} arena_block;
+
+enum { SRC_MEMORY, SRC_MAP, SRC_STREAM };
+
+struct atom_trace_reader {
+  const unsigned char *pos; /* next byte to parse */
+  const unsigned char *lim; /* end of the current region; lim[-1] == '\n' */
+  uint64_t lineno;          /* lines started so far */
+  uint64_t line;            /* line of the last event or error returned */
+  int err;                  /* sticky error, or 0 */
+  int src;
+  int unterminated; /* the current region is a last line that had no line end */
+  name_space names[3];
+
+  /* progress: absolute offset of `origin` in the input */
+  const unsigned char *origin;
+  uint64_t base;
+  uint64_t total;   /* size when known, else 0 */
+  uint64_t end_off; /* real input size once known (the added '\n' is not input) */
+
+  /* memory and mapped sources */
+  const unsigned char *data;
+  size_t size;
+  const unsigned char *body_end; /* after the last '\n' of data */
+  size_t page, released;         /* mapped files: page size, bytes handed back */
+  int stage;                     /* 0 body, 1 tail, 2 done */
+  char *tail;                    /* copy of an unterminated last line, plus '\n' */
+  size_t tail_size;
+
+  /* stream sources */
+  int fd;
+  int own_fd;
+  int eof;
+  unsigned char *buf;
+  size_t buf_cap, fill;
+
+  atom__trace_batch *batch;
+  uint64_t named[3];
+  uint64_t err_line;
+
+  arena_block *arena;
+  size_t arena_used; /* in the head block */
+  atom__mem mem;
+  char *display;
+  char msg[512];
+};
+
+/* ---- errors ---------------------------------------------------------------------------- */
+
+/* A short printable rendering of input bytes for messages. */
+static const char *show(char *out, size_t cap, const unsigned char *s, size_t n) {
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (o + 8 >= cap) {
+      memcpy(out + o, "...", 4);
+      return out;
+    }
+    unsigned c = s[i];
+    if (c >= 0x20 && c < 0x7f)
+      out[o++] = (char)c;
+    else
+      o += (size_t)snprintf(out + o, cap - o, "\\x%02x", c);
+  }
+  out[o] = '\0';
+  return out;
+}
+
+/* What stands at p, for "expected X, found Y" messages. */
+static const char *found(char *out, size_t cap, const unsigned char *p) {
+  unsigned c = *p;
+  if (c == '\n' || (c == '\r' && p[1] == '\n')) return "end of line";
+  if (c >= 0x20 && c < 0x7f)
+    snprintf(out, cap, "'%c'", (char)c);
+  else
+    snprintf(out, cap, "byte 0x%02x", c);
+  return out;
+}
+
+PRINTF_LIKE(3, 4) COLD static int fail(atom_trace_reader *r, int err, const char *fmt, ...) {
+  char detail[384];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  snprintf(
+      r->msg, sizeof r->msg, "%s:%" PRIu64 ": %s%s", r->display, r->lineno, detail,
+      r->unterminated && err == ATOM_EPARSE ? " (the last line has no line end: truncated?)" : "");
+  r->err = err;
+  r->err_line = r->lineno;
+  r->line = r->lineno;
+  return atom__error(err, "%s", r->msg);
+}
+
+int atom__trace_reader_error(const atom_trace_reader *r) {
+  if (!r->err) return 0;
+  return atom__error(r->err, "%s", r->msg);
+}
+
+static int reraise(atom_trace_reader *r) {
+  r->line = r->err_line;
+  return atom__trace_reader_error(r);
+}
+
+/* ---- interning ------------------------------------------------------------------------- */
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+#define LE16(x) __builtin_bswap16(x)
+#define LE32(x) __builtin_bswap32(x)
+#define LE64(x) __builtin_bswap64(x)
+#else
+#define LE16(x) (x)
+#define LE32(x) (x)
+#define LE64(x) (x)
+#endif
+
+/* The first min(n, 8) bytes of s as a little-endian word, zero-padded. Reads only s[0..n):
+ * two overlapping loads put every byte at its own position (overlapping bytes agree). */
+static inline uint64_t name_head(const unsigned char *s, size_t n) {
+  if (n >= 8) {
+    uint64_t w;
+    memcpy(&w, s, 8);
+    return LE64(w);
+  }
+  if (n >= 4) {
+    uint32_t a, b;
+    memcpy(&a, s, 4);
+    memcpy(&b, s + n - 4, 4);
+    return (uint64_t)LE32(a) | ((uint64_t)LE32(b) << ((n - 4) * 8));
+  }
+  if (n >= 2) {
+    uint16_t a, b;
+    memcpy(&a, s, 2);
+    memcpy(&b, s + n - 2, 2);
+    return (uint64_t)LE16(a) | ((uint64_t)LE16(b) << ((n - 2) * 8));
+  }
+  return n ? s[0] : 0;
+}
+
+/* Multiply-xorshift over the head, then over further 8-byte words of long names. */
+static inline uint32_t name_hash(uint64_t head, const unsigned char *s, size_t n) {
+  uint64_t h = head ^ ((uint64_t)n * 0x9e3779b97f4a7c15ULL);
+  for (size_t i = 8; i < n; i += 8) {
+    h = (h ^ (h >> 29)) * 0xff51afd7ed558ccdULL;
+    h ^= name_head(s + i, n - i < 8 ? n - i : 8);
+  }
+  h *= 0xff51afd7ed558ccdULL;
+  h ^= h >> 32;
+  h *= 0xc4ceb9fe1a85ec53ULL;
+  h ^= h >> 29;
+  return (uint32_t)h;
+}
+
+/* Same name, given equal heads and lengths? Only long names need their tails compared. */
+static inline int same_tail(const char *a, const unsigned char *b, size_t n) {
+  return n <= 8 || memcmp(a + 8, b + 8, n - 8) == 0;
+}
+
+static char *arena_copy(atom_trace_reader *r, const unsigned char *s, size_t n) {
+  arena_block *b = r->arena;
+  if (!b || b->size - r->arena_used < n + 1) {
+    size_t size = n + 1 > ARENA_BLOCK / 4 ? n + 1 : ARENA_BLOCK;
+    arena_block *nb = atom__mem_alloc(&r->mem, sizeof *nb + size);
+    if (!nb) return NULL;
+    nb->size = size;
+    if (b && size != ARENA_BLOCK) {
+      /* A big name gets a block of its own behind the head, whose free space stays in use. */
+      nb->next = b->next;
+      b->next = nb;
+      memcpy(nb->data, s, n);
+      nb->data[n] = '\0';
+      return nb->data;
+    }
+    nb->next = b;
+    r->arena = nb;
+    r->arena_used = 0;
+    b = nb;
+  }
+  char *d = b->data + r->arena_used;
+  memcpy(d, s, n);
+  d[n] = '\0';
+  r->arena_used += n + 1;
+  return d;
+}
+
+static int rehash(atom_trace_reader *r, name_space *t) {
+  size_t nslot = t->nslot ? t->nslot * 2 : 64;
+  name_slot *slot = atom__mem_calloc(&r->mem, nslot, sizeof *slot);
+  if (!slot) return ATOM_ENOMEM;
+  size_t mask = nslot - 1;
+  for (size_t i = 0; i < t->nslot; i++) {
+    if (!t->slot[i].hk) continue;
+    size_t j = (size_t)(t->slot[i].hk >> 32) & mask;
+    while (slot[j].hk) j = (j + 1) & mask;
+    slot[j] = t->slot[i];
+  }
+  atom__mem_free(&r->mem, t->slot, t->nslot * sizeof *t->slot);
+  t->slot = slot;
+  t->nslot = nslot;
+  return 0;
+}
+
+static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char *s, size_t len,
+                       uint64_t head, uint64_t *key) {
+  uint32_t h = name_hash(head, s, len);
+  size_t i = 0, mask = t->nslot - 1;
+  if (t->nslot) {
+    for (i = h & mask; t->slot[i].hk; i = (i + 1) & mask) {
+      const name_slot *sl = &t->slot[i];
+      if (sl->head != head) continue;
+      uint32_t k = (uint32_t)sl->hk;
+      /* A zero top byte means a name shorter than 8 bytes: the head is the whole name. */
+      if (head >> 56) {
+        const name_ent *ne = &t->ent[k - 1];
+        if ((uint32_t)(sl->hk >> 32) != h || ne->len != len || !same_tail(ne->s, s, len)) continue;
+      }
+      t->last_head = head;
+      t->last_s = head >> 56 ? t->ent[k - 1].s : NULL; /* only long names need it */
+      t->last_len = len;
+      t->last_key = k;
+      *key = k;
+      return 0;
+    }
+  }
+  /* A new name. */
+  if (t->n >= MAX_NAMES)
+    return fail(r, ATOM_ELIMIT, "more than %lu distinct names in one space",
+                (unsigned long)MAX_NAMES);
+  if ((t->n + 1) * 2 > t->nslot) {
+    if (rehash(r, t)) return fail(r, ATOM_ENOMEM, "out of memory");
+    mask = t->nslot - 1;
+    i = h & mask;
+    while (t->slot[i].hk) i = (i + 1) & mask;
+  }
+  if (ATOM__GROW(&r->mem, t->ent, t->cap, t->n + 1)) return fail(r, ATOM_ENOMEM, "out of memory");
+  char *copy = arena_copy(r, s, len);
+  if (!copy) return fail(r, ATOM_ENOMEM, "out of memory");
+  uint64_t k = ++t->n;
+  t->ent[k - 1] = (name_ent){copy, len};
+  t->slot[i] = (name_slot){head, ((uint64_t)h << 32) | k};
+  t->last_head = head;
+  t->last_s = copy;
+  t->last_len = len;
+  t->last_key = k;
+  *key = k;
+  return 0;
+}
+
+static inline int intern(atom_trace_reader *r, name_space *t, const unsigned char *s, size_t len,
+                         uint64_t *key) {
+  uint64_t head = name_head(s, len);
+  if (head == t->last_head && len == t->last_len && same_tail(t->last_s, s, len)) {
+    *key = t->last_key;
+    return 0;
+  }
+  return intern_slow(r, t, s, len, head, key);
+}
+
+/* ---- input regions --------------------------------------------------------------------- */
+
+static int refill_memory(atom_trace_reader *r) {
+  if (r->stage != 0) {
+    r->stage = 2;
+    return 0;
+  }
+  if (r->pos < r->body_end) {
+    /* The next window of the body, up to a line end. Pages of a mapped file that were parsed
+     * are handed back, so the resident size stays flat however long the trace. */
+    if (r->src == SRC_MAP) {
+      size_t done = (size_t)(r->pos - r->data) & ~(r->page - 1);
+      if (done > r->released) {
+        (void)madvise((void *)(r->data + r->released), done - r->released, MADV_DONTNEED);
+        r->released = done;
+      }
+    }
+    size_t left = (size_t)(r->body_end - r->pos);
+    if (left > MAP_WINDOW)
+      r->lim = (const unsigned char *)memchr(r->pos + MAP_WINDOW, '\n', left - MAP_WINDOW) + 1;
+    else
+      r->lim = r->body_end;
+    return 1;
+  }
+  r->stage = 1;
+  size_t tail = r->size - (size_t)(r->body_end - r->data);
+  if (tail == 0) {
+    r->stage = 2;
+    return 0;
+  }
+  r->pos = r->lim = r->body_end;
+  if (tail > ATOM__TRACE_MAX_LINE + 1) {
+    r->lineno++;
+    return fail(r, ATOM_EPARSE, "line too long (more than %zu bytes)", ATOM__TRACE_MAX_LINE);
+  }
+  r->tail = atom__mem_alloc(&r->mem, tail + 1);
+  if (!r->tail) return fail(r, ATOM_ENOMEM, "out of memory");
+  r->tail_size = tail + 1;
+  memcpy(r->tail, r->body_end, tail);
+  r->tail[tail] = '\n';
+  r->origin = r->pos = (const unsigned char *)r->tail;
+  r->lim = r->pos + tail + 1;
+  r->base = (uint64_t)(r->body_end - r->data);
+  r->unterminated = 1;
+  return 1;
+}
+
+static int refill_stream(atom_trace_reader *r) {
+  size_t used = (size_t)(r->lim - r->buf);
+  size_t keep = r->fill - used;
+  if (used) {
+    memmove(r->buf, r->buf + used, keep);
+    r->fill = keep;
+    r->base += used;
+  }
+  r->pos = r->lim = r->origin = r->buf;
+  for (;;) {
+    if (r->eof) {
+      if (r->fill == 0) return 0;
+      /* An unterminated last line: the buffer always keeps one byte for this '\n'. */
+      r->buf[r->fill++] = '\n';
+      r->lim = r->buf + r->fill;
+      r->unterminated = 1;
+      return 1;
+    }
+    if (r->fill + 1 >= r->buf_cap) {
+      size_t ncap = r->buf_cap * 2;
+      unsigned char *nb = atom__mem_realloc(&r->mem, r->buf, r->buf_cap, ncap);
+      if (!nb) return fail(r, ATOM_ENOMEM, "out of memory");
+      r->buf = nb;
+      r->buf_cap = ncap;
+      r->pos = r->lim = r->origin = nb;
+    }
+    ssize_t n = read(r->fd, r->buf + r->fill, r->buf_cap - r->fill - 1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      r->lineno++;
+      return fail(r, ATOM_EIO, "read error: %s", strerror(e));
+    }
+    if (n == 0) {
+      r->eof = 1;
+      r->end_off = r->base + r->fill;
+      continue;
+    }
+    const unsigned char *nl = memrchr(r->buf + r->fill, '\n', (size_t)n);
+    r->fill += (size_t)n;
+    if (nl) {
+      r->lim = nl + 1;
+      return 1;
+    }
+    if (r->fill > ATOM__TRACE_MAX_LINE + 1) {
+      r->lineno++;
+      return fail(r, ATOM_EPARSE, "line too long (more than %zu bytes)", ATOM__TRACE_MAX_LINE);
+    }
+  }
+}
+
+/* 1 when a new region is ready, 0 at end of input, or an error. */
+COLD static int refill(atom_trace_reader *r) {
+  if (r->src == SRC_STREAM) return refill_stream(r);
+  return refill_memory(r);
+}
+
+/* ---- the parser ------------------------------------------------------------------------ */
+
+/* Is the line [start, lf) longer than the limit (its CR before LF not counted)? */
+COLD static int too_long(atom_trace_reader *r, const unsigned char *start,
+                         const unsigned char *lf) {
+  size_t n = (size_t)(lf - start);
+  if (n && lf[-1] == '\r') n--;
+  if (n <= ATOM__TRACE_MAX_LINE) return 0;
+  fail(r, ATOM_EPARSE, "line too long (more than %zu bytes)", ATOM__TRACE_MAX_LINE);
+  return 1;
+}
+
+/* clang-format off */
+static const char *const op_names[] = {
+    "",
+#define OP_NAME_(name, value, text, op) [value] = op,
+    ATOM_KIND_MAP(OP_NAME_)
+#undef OP_NAME_
+};
+/* clang-format on */
+
+static inline uint32_t op_kind(const unsigned char *o, size_t n) {
+  switch (n) {
+    case 1:
+      if (o[0] == 'r') return ATOM_READ;
+      if (o[0] == 'w') return ATOM_WRITE;
+      return 0;
+    case 3:
+      if (!memcmp(o, "acq", 3)) return ATOM_ACQUIRE;
+      if (!memcmp(o, "rel", 3)) return ATOM_RELEASE;
+      if (!memcmp(o, "end", 3)) return ATOM_END;
+      return 0;
+    case 4:
+      if (!memcmp(o, "fork", 4)) return ATOM_FORK;
+      if (!memcmp(o, "join", 4)) return ATOM_JOIN;
+      return 0;
+    case 5:
+      if (!memcmp(o, "begin", 5)) return ATOM_BEGIN;
+      if (!memcmp(o, "fence", 5)) return ATOM_FENCE;
+      return 0;
+    case 6:
+      if (!memcmp(o, "commit", 6)) return ATOM_COMMIT;
+      return 0;
+    default: return 0;
+  }
+}
+
+static const unsigned char *skip_blanks(const unsigned char *p) {
+  while (IS_BLANK(*p)) p++;
+  return p;
+}
+
+/* The end of a name-like token (for messages). */
+static const unsigned char *token_end(const unsigned char *p) {
+  while (cls[*p] == C_NAME) p++;
+  return p;
+}
+
+/* Diagnose what follows a name (at p, blanks already skipped) when it is not the expected
+ * delimiter. */
+COLD static int after_name_error(atom_trace_reader *r, const char *what, const unsigned char *name,
+                                 size_t len, const unsigned char *p, int skipped) {
+  char a[64], b[24];
+  unsigned c = *p;
+  if (cls[c] == C_BAD)
+    return fail(r, ATOM_EPARSE, "invalid byte 0x%02x in or after %s '%s'", c, what,
+                show(a, sizeof a, name, len));
+  if (cls[c] == C_NAME && skipped)
+    return fail(r, ATOM_EPARSE, "white space inside %s '%s'", what, show(a, sizeof a, name, len));
+  return fail(r, ATOM_EPARSE, "unexpected %s after %s '%s'", found(b, sizeof b, p), what,
+              show(a, sizeof a, name, len));
+}
+
+COLD static int thread_error(atom_trace_reader *r, const unsigned char *t0, size_t tlen,
+                             const unsigned char *p, int skipped) {
+  char b[24];
+  if (tlen == 0) {
+    if (*p == '|') return fail(r, ATOM_EPARSE, "empty thread name");
+    if (cls[*p] == C_BAD) return fail(r, ATOM_EPARSE, "invalid byte 0x%02x", *p);
+    return fail(r, ATOM_EPARSE, "expected a thread name, found %s", found(b, sizeof b, p));
+  }
+  if (cls[*p] == C_LF || cls[*p] == C_CR)
+    return fail(r, ATOM_EPARSE, "missing fields: expected <thread>|<op>|<loc>");
+  return after_name_error(r, "thread name", t0, tlen, p, skipped);
+}
+
+COLD static int op_error(atom_trace_reader *r, const unsigned char *o0, const unsigned char *p) {
+  char a[64], b[24];
+  const unsigned char *e = token_end(p);
+  if (e == o0) {
+    if (*e == '|' || cls[*e] == C_LF || cls[*e] == C_CR)
+      return fail(r, ATOM_EPARSE, "missing operation");
+    if (cls[*e] == C_BAD) return fail(r, ATOM_EPARSE, "invalid byte 0x%02x in operation", *e);
+    return fail(r, ATOM_EPARSE, "expected an operation, found %s", found(b, sizeof b, e));
+  }
+  return fail(r, ATOM_EPARSE, "unknown operation '%s'", show(a, sizeof a, o0, (size_t)(e - o0)));
+}
+
+COLD static int arg_error(atom_trace_reader *r, uint32_t kind, const unsigned char *n0, size_t nlen,
+                          const unsigned char *p, int skipped) {
+  char a[64], b[24];
+  const char *op = op_names[kind];
+  unsigned c = *p;
+  if (nlen == 0) {
+    if (c == ')') return fail(r, ATOM_EPARSE, "empty name in '%s()'", op);
+    if (cls[c] == C_LF || cls[c] == C_CR)
+      return fail(r, ATOM_EPARSE, "missing name and ')' after '%s('", op);
+    if (cls[c] == C_BAD) return fail(r, ATOM_EPARSE, "invalid byte 0x%02x in '%s(...)'", c, op);
+    return fail(r, ATOM_EPARSE, "expected a name after '%s(', found %s", op, found(b, sizeof b, p));
+  }
+  show(a, sizeof a, n0, nlen);
+  if (c == ')') /* the only other reason to be here */
+    return fail(r, ATOM_EPARSE, "name '%s' starts with '#'", a);
+  if (cls[c] == C_LF || cls[c] == C_CR || c == '|')
+    return fail(r, ATOM_EPARSE, "missing ')' after '%s(%s'", op, a);
+  if (c == '(') return fail(r, ATOM_EPARSE, "unbalanced '(' in '%s(%s('", op, a);
+  return after_name_error(r, "name", n0, nlen, p, skipped);
+}
+
+/* At p, where '(' should open the argument of `kind`, or where '(' stands after an operation
+ * that takes none. */
+COLD static int open_error(atom_trace_reader *r, uint32_t kind, const unsigned char *p) {
+  const char *op = op_names[kind];
+  if (*p == '(') return fail(r, ATOM_EPARSE, "operation '%s' takes no argument", op);
+  if (*p == ')') return fail(r, ATOM_EPARSE, "unbalanced ')' after '%s'", op);
+  return fail(r, ATOM_EPARSE, "operation '%s' needs an argument: %s(NAME)", op, op);
+}
+
+COLD static int after_op_error(atom_trace_reader *r, const unsigned char *p) {
+  char b[24];
+  if (cls[*p] == C_LF || cls[*p] == C_CR)
+    return fail(r, ATOM_EPARSE, "missing fields: no location after the operation");
+  if (*p == ')') return fail(r, ATOM_EPARSE, "unbalanced ')' after the operation");
+  if (*p == '(') return fail(r, ATOM_EPARSE, "unbalanced '(' after the operation");
+  return fail(r, ATOM_EPARSE, "unexpected %s after the operation", found(b, sizeof b, p));
+}
+
+COLD static int range_error(atom_trace_reader *r) {
+  return fail(r, ATOM_EPARSE, "location out of range (more than %" PRIu64 ")", UINT64_MAX);
+}
+
+COLD static int loc_error(atom_trace_reader *r, const unsigned char *d0, const unsigned char *p) {
+  char a[64];
+  if (p == d0 && (cls[*p] == C_LF || cls[*p] == C_CR || *p == '|'))
+    return fail(r, ATOM_EPARSE, "missing location");
+  if (p != d0 && *skip_blanks(p) == '|') return fail(r, ATOM_EPARSE, "too many fields");
+  const unsigned char *e = p;
+  while (*e != '\n' && *e != '|' && e - d0 < 40) e++;
+  return fail(r, ATOM_EPARSE, "location is not a non-negative decimal integer: '%s'",
+              show(a, sizeof a, d0, (size_t)(e - d0)));
+}
+
+/* The fields of a well-formed event line. */
+typedef struct line_fields {
+  const unsigned char *t0, *n0; /* thread name; target name or NULL */
+  size_t tlen, nlen;
+  uint32_t kind;
+  uint64_t loc;
+} line_fields;
+
+/* The name table (index) of each kind's target: lock, thread (FORK, JOIN) or variable. */
+static const unsigned char target_space[ATOM_KIND_MAX_ + 1] = {
+    [ATOM_READ] = 1, [ATOM_WRITE] = 1, [ATOM_COMMIT] = 1, [ATOM_ACQUIRE] = 2, [ATOM_RELEASE] = 2,
+};
+
+/* Parse the event line starting at p (not a comment or blank line; `start` is the line's
+ * first byte, before any blanks): fill *f and return the start of the next line, or NULL
+ * after setting the error. */
+static HOT_INLINE const unsigned char *parse_line(atom_trace_reader *r, const unsigned char *start,
+                                                  const unsigned char *p, line_fields *f) {
+  /* <thread> */
+  const unsigned char *t0 = p;
+  while (cls[*p] == C_NAME) p++;
+  size_t tlen = (size_t)(p - t0);
+  int skipped = 0;
+  if (UNLIKELY(IS_BLANK(*p))) {
+    p = skip_blanks(p);
+    skipped = 1;
+  }
+  if (UNLIKELY(*p != '|' || tlen == 0)) return thread_error(r, t0, tlen, p, skipped), NULL;
+  p++;
+
+  /* <op> */
+  if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
+  const unsigned char *o0 = p;
+  while ((unsigned)(*p - 'a') < 26u) p++;
+  uint32_t kind = op_kind(o0, (size_t)(p - o0));
+  if (UNLIKELY(kind == 0 || cls[*p] == C_NAME)) return op_error(r, o0, p), NULL;
+  if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
+
+  const unsigned char *n0 = NULL;
+  size_t nlen = 0;
+  if (kind != ATOM_BEGIN && kind != ATOM_END && kind != ATOM_FENCE) {
+    if (UNLIKELY(*p != '(')) return open_error(r, kind, p), NULL;
+    p++;
+    if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
+    n0 = p;
+    while (cls[*p] == C_NAME) p++;
+    nlen = (size_t)(p - n0);
+    skipped = 0;
+    if (UNLIKELY(IS_BLANK(*p))) {
+      p = skip_blanks(p);
+      skipped = 1;
+    }
+    if (UNLIKELY(*p != ')' || nlen == 0 || *n0 == '#'))
+      return arg_error(r, kind, n0, nlen, p, skipped), NULL;
+    p++;
+    if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
+  } else if (UNLIKELY(*p == '(')) {
+    return open_error(r, kind, p), NULL;
+  }
+  if (UNLIKELY(*p != '|')) return after_op_error(r, p), NULL;
+  p++;
+
+  /* <loc> */
+  if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
+  const unsigned char *d0 = p;
+  uint64_t loc = 0;
+  for (unsigned d; (d = (unsigned)*p - '0') < 10u; p++) {
+    if (UNLIKELY(loc >= UINT64_MAX / 10) && (loc > UINT64_MAX / 10 || d > UINT64_MAX % 10))
+      return range_error(r), NULL;
+    loc = loc * 10 + d;
+  }
+  const unsigned char *e = p;
+  if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
+  if (UNLIKELY(*p != '\n')) {
+    if (*p == '\r' && p[1] == '\n' && e != d0)
+      p++;
+    else
+      return loc_error(r, d0, e), NULL;
+  }
+  if (UNLIKELY(e == d0)) return loc_error(r, d0, e), NULL;
+  if (UNLIKELY((size_t)(p - start) > ATOM__TRACE_MAX_LINE) && too_long(r, start, p)) return NULL;
+  f->t0 = t0;
+  f->tlen = tlen;
+  f->kind = kind;
+  f->n0 = n0;
+  f->nlen = nlen;
+  f->loc = loc;
+  return p + 1;
+}
+
+/* Parse the next event. 1 = *ev filled, 0 = end of input, < 0 = error (sticky). */
+static HOT_INLINE int read_event(atom_trace_reader *r, atom_event *ev) {
+  const unsigned char *p = r->pos;
+  line_fields f;
+  for (;;) {
+    if (UNLIKELY(p >= r->lim)) {
+      r->pos = p;
+      int rc = refill(r);
+      if (rc <= 0) return rc;
+      p = r->pos;
+      continue;
+    }
+    r->lineno++;
+    const unsigned char *start = p;
+    unsigned c = *p;
+    if (UNLIKELY(cls[c] != C_NAME || c == '#')) {
+      p = skip_blanks(p);
+      c = *p;
+      const unsigned char *lf = NULL;
+      if (c == '#')
+        lf = memchr(p, '\n', (size_t)(r->lim - p));
+      else if (c == '\n')
+        lf = p;
+      else if (c == '\r' && p[1] == '\n')
+        lf = p + 1;
+      if (lf) { /* comment or blank line */
+        if (UNLIKELY(too_long(r, start, lf))) return r->err;
+        p = lf + 1;
+        continue;
+      }
+    }
+    const unsigned char *next = parse_line(r, start, p, &f);
+    if (UNLIKELY(!next)) return r->err;
+
+    /* Intern after the whole line is known to be well formed. */
+    uint64_t thread, target = 0;
+    int rc = intern(r, &r->names[0], f.t0, f.tlen, &thread);
+    if (LIKELY(rc == 0) && f.n0)
+      rc = intern(r, &r->names[target_space[f.kind]], f.n0, f.nlen, &target);
+    if (UNLIKELY(rc)) return rc;
+    ev->kind = f.kind;
+    ev->flags = 0;
+    ev->thread = thread;
+    ev->target = target;
+    ev->loc = f.loc;
+    r->pos = next;
+    r->line = r->lineno;
+    return 1;
+  }
+}
+
+/* ---- opening and closing --------------------------------------------------------------- */
+
+static atom_trace_reader *reader_new(const char *display) {
+  atom__mem m;
+  atom__mem_init(&m, &atom__system_allocator);
+  atom_trace_reader *r = atom__mem_calloc(&m, 1, sizeof *r);
+  if (!r) return NULL;
+  r->mem = m;
+  r->fd = -1;
+  for (int i = 0; i < 3; i++) r->names[i].last_len = SIZE_MAX;
+  r->display = atom__mem_strdup(&r->mem, display);
+  if (!r->display) {
+    atom__mem_free(&m, r, sizeof *r);
+    return NULL;
+  }
+  return r;
+}
+
+static void setup_memory(atom_trace_reader *r, const unsigned char *data, size_t size) {
+  if (!data) data = (const unsigned char *)"";
+  r->data = data;
+  r->size = size;
+  const unsigned char *nl = size ? memrchr(data, '\n', size) : NULL;
+  r->body_end = nl ? nl + 1 : data;
+  r->pos = r->lim = r->origin = data; /* the first refill sets the first window */
+  r->end_off = size;
+  r->total = size;
+}
+
+static int setup_stream(atom_trace_reader *r) {
+  r->src = SRC_STREAM;
+  r->buf = atom__mem_alloc(&r->mem, STREAM_CHUNK);
+  if (!r->buf) return ATOM_ENOMEM;
+  r->buf_cap = STREAM_CHUNK;
+  r->pos = r->lim = r->origin = r->buf;
+  r->end_off = UINT64_MAX;
+  return 0;
+}
+
+ATOM_API int atom_trace_reader_open_memory(atom_trace_reader **out, const char *data, size_t size,
+                                           const char *name) {
+  if (out) *out = NULL;
+  if (!out || (!data && size))
+    return atom__error(ATOM_EINVAL, "atom_trace_reader_open_memory: NULL argument");
+  atom_trace_reader *r = reader_new(name ? name : "<memory>");
+  if (!r) return atom__error(ATOM_ENOMEM, "atom_trace_reader_open_memory: out of memory");
+  r->src = SRC_MEMORY;
+  setup_memory(r, (const unsigned char *)data, size);
+  *out = r;
+  return 0;
+}
+
+ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
+  if (out) *out = NULL;
+  if (!out || !path) return atom__error(ATOM_EINVAL, "atom_trace_reader_open: NULL argument");
+  int is_stdin = strcmp(path, "-") == 0;
+  atom_trace_reader *r = reader_new(is_stdin ? "<stdin>" : path);
+  if (!r) return atom__error(ATOM_ENOMEM, "atom_trace_reader_open: out of memory");
+  struct stat st;
+  if (is_stdin) {
+    r->fd = 0;
+  } else {
+    r->fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r->fd < 0) {
+      int e = errno;
+      atom_trace_reader_free(r);
+      return atom__error(ATOM_EIO, "%s: cannot open: %s", path, strerror(e));
+    }
+    r->own_fd = 1;
+  }
+  if (fstat(r->fd, &st) != 0) {
+    int e = errno;
+    int rc = atom__error(ATOM_EIO, "%s: cannot stat: %s", r->display, strerror(e));
+    atom_trace_reader_free(r);
+    return rc;
+  }
+  if (S_ISDIR(st.st_mode)) {
+    int rc = atom__error(ATOM_EIO, "%s: cannot read: %s", r->display, strerror(EISDIR));
+    atom_trace_reader_free(r);
+    return rc;
+  }
+  /* Regular files are mapped; a size of 0 may be a /proc-like file, so it is streamed. */
+  if (!is_stdin && S_ISREG(st.st_mode) && st.st_size > 0 &&
+      (uint64_t)st.st_size <= (uint64_t)SIZE_MAX) {
+    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
+    if (map != MAP_FAILED) {
+      (void)madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
+      long page = sysconf(_SC_PAGESIZE);
+      r->page = page > 0 && !((size_t)page & ((size_t)page - 1)) ? (size_t)page : 4096;
+      r->src = SRC_MAP;
+      setup_memory(r, map, (size_t)st.st_size);
+      close(r->fd);
+      r->fd = -1;
+      r->own_fd = 0;
+      *out = r;
+      return 0;
+    }
+  }
+  if (setup_stream(r)) {
+    atom_trace_reader_free(r);
+    return atom__error(ATOM_ENOMEM, "atom_trace_reader_open: out of memory");
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    off_t at = lseek(r->fd, 0, SEEK_CUR);
+    if (at >= 0 && at <= st.st_size) r->total = (uint64_t)(st.st_size - at);
+  }
+  *out = r;
+  return 0;
+}
+
+ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
+  if (!r) return;
+  if (r->src == SRC_MAP && r->data) munmap((void *)r->data, r->size);
+  if (r->own_fd && r->fd >= 0) close(r->fd);
+  atom__mem_free(&r->mem, r->buf, r->buf_cap);
+  atom__mem_free(&r->mem, r->tail, r->tail_size);
+  for (int i = 0; i < 3; i++) {
+    name_space *t = &r->names[i];
+    atom__mem_free(&r->mem, t->slot, t->nslot * sizeof *t->slot);
+    atom__mem_free(&r->mem, t->ent, t->cap * sizeof *t->ent);
+  }
+  for (arena_block *b = r->arena, *next; b; b = next) {
+    next = b->next;
+    atom__mem_free(&r->mem, b, sizeof *b + b->size);
+  }
+  if (r->batch) {
+    atom__mem_free(&r->mem, r->batch->ev, r->batch->cap * sizeof *r->batch->ev);
+    atom__mem_free(&r->mem, r->batch->line, r->batch->cap * sizeof *r->batch->line);
+    atom__mem_free(&r->mem, r->batch, sizeof *r->batch);
+  }
+  atom__mem_strfree(&r->mem, r->display);
+  atom__mem m = r->mem;
+  atom__mem_free(&m, r, sizeof *r);
+}
+
+/* ---- reading --------------------------------------------------------------------------- */
+
+ATOM_API int atom_trace_reader_next(atom_trace_reader *r, atom_event *ev) {
+  if (!r || !ev) return atom__error(ATOM_EINVAL, "atom_trace_reader_next: NULL argument");
+  atom__trace_batch *b = r->batch;
+  if (b && b->head < b->count) {
+    *ev = b->ev[b->head];
+    r->line = b->line[b->head++];
+    return 1;
+  }
+  if (r->err) return reraise(r);
+  return read_event(r, ev);
+}
+
+atom__trace_batch *atom__trace_reader_batch(atom_trace_reader *r) {
+  if (r->batch) return r->batch;
+  atom__trace_batch *b = atom__mem_calloc(&r->mem, 1, sizeof *b);
+  if (!b) goto oom;
+  b->ev = atom__mem_alloc(&r->mem, BATCH_CAP * sizeof *b->ev);
+  b->line = atom__mem_alloc(&r->mem, BATCH_CAP * sizeof *b->line);
+  if (!b->ev || !b->line) {
+    atom__mem_free(&r->mem, b->ev, BATCH_CAP * sizeof *b->ev);
+    atom__mem_free(&r->mem, b->line, BATCH_CAP * sizeof *b->line);
+    atom__mem_free(&r->mem, b, sizeof *b);
+    goto oom;
+  }
+  b->cap = BATCH_CAP;
+  r->batch = b;
+  return b;
+oom:
+  atom__error(ATOM_ENOMEM, "atom_trace_feed: out of memory");
+  return NULL;
+}
+
+int atom__trace_reader_fill(atom_trace_reader *r, size_t max) {
+  atom__trace_batch *b = r->batch;
+  b->head = b->count = 0;
+  if (r->err) return reraise(r);
+  size_t n = max && max < b->cap ? max : b->cap;
+  while (b->count < n) {
+    int rc = read_event(r, &b->ev[b->count]);
+    if (rc != 1) return rc;
+    b->line[b->count++] = r->line;
+  }
+  return 0;
+}
+
+uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what) {
+  return what >= ATOM_SPACE_THREAD && what <= ATOM_SPACE_LOCK ? r->names[what - 1].n : 0;
+}
+
+uint64_t *atom__trace_reader_named(atom_trace_reader *r) { return r->named; }
+
+const char *atom__trace_reader_display(const atom_trace_reader *r) { return r->display; }
+
+void atom__trace_reader_set_line(atom_trace_reader *r, uint64_t line) { r->line = line; }
+
+ATOM_API const char *atom_trace_reader_name(const atom_trace_reader *r, int what, uint64_t key) {
+  if (!r || what < ATOM_SPACE_THREAD || what > ATOM_SPACE_LOCK) return NULL;
+  const name_space *t = &r->names[what - 1];
+  if (key == 0 || key > t->n) return NULL;
+  return t->ent[key - 1].s;
+}
+
+ATOM_API uint64_t atom_trace_reader_line(const atom_trace_reader *r) { return r ? r->line : 0; }
+
+ATOM_API void atom_trace_reader_progress(const atom_trace_reader *r, uint64_t *consumed,
+                                         uint64_t *total) {
+  uint64_t c = 0, t = 0;
+  if (r) {
+    c = r->base + (uint64_t)(r->pos - r->origin);
+    if (c > r->end_off) c = r->end_off; /* the '\n' added after a last line is not input */
+    t = r->total;
+  }
+  if (consumed) *consumed = c;
+  if (total) *total = t;
+}

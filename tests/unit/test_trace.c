@@ -1,4 +1,1108 @@
-/* stub suite: to be written */
+/* STD trace reader, writer and atom_trace_feed() (lib/trace, doc/trace-format.md). */
 #include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "atomicity.h"
+#include "trace/std_reader.h"
+
 Suite *atom_test_suite_trace(void);
-Suite *atom_test_suite_trace(void) { return suite_create("trace"); }
+
+/* ---- helpers --------------------------------------------------------------------------- */
+
+/* How a test input reaches the reader: every malformed case runs through all four. */
+enum { VIA_MEMORY, VIA_FILE, VIA_PIPE, VIA_STDIN, VIA_COUNT };
+static const char *const via_name[] = {"memory", "file", "pipe", "stdin"};
+
+typedef struct opened {
+  atom_trace_reader *r;
+  char path[64]; /* temporary file to remove, or "" */
+  pid_t child;   /* writer process of a pipe, or 0 */
+  int saved_stdin;
+} opened;
+
+static void write_fully(int fd, const char *data, size_t size) {
+  while (size) {
+    ssize_t k = write(fd, data, size);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) _exit(3);
+    data += k;
+    size -= (size_t)k;
+  }
+}
+
+/* A pipe whose other end a child process fills with data, in pieces of varying size so
+ * that reads end at arbitrary places. Returns the read end. */
+static int pipe_from_child(const char *data, size_t size, pid_t *child) {
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    size_t piece = 1;
+    while (size) {
+      size_t n = piece < size ? piece : size;
+      write_fully(fds[1], data, n);
+      data += n;
+      size -= n;
+      piece = piece * 3 + 7;
+      if (piece > 100000) piece = 5;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  *child = pid;
+  return fds[0];
+}
+
+static int open_via(int via, const char *data, size_t size, opened *o) {
+  memset(o, 0, sizeof *o);
+  o->saved_stdin = -1;
+  switch (via) {
+    case VIA_MEMORY: return atom_trace_reader_open_memory(&o->r, data, size, "mem.std");
+    case VIA_FILE: {
+      const char *dir = getenv("TMPDIR");
+      snprintf(o->path, sizeof o->path, "%s/atom-trace-XXXXXX",
+               dir && strlen(dir) < 40 ? dir : "/tmp");
+      int fd = mkstemp(o->path);
+      ck_assert_int_ge(fd, 0);
+      write_fully(fd, data, size);
+      close(fd);
+      return atom_trace_reader_open(&o->r, o->path);
+    }
+    case VIA_PIPE: {
+      int fd = pipe_from_child(data, size, &o->child);
+      char path[32];
+      snprintf(path, sizeof path, "/dev/fd/%d", fd);
+      int rc = atom_trace_reader_open(&o->r, path);
+      close(fd);
+      return rc;
+    }
+    default: {
+      int fd = pipe_from_child(data, size, &o->child);
+      o->saved_stdin = dup(0);
+      ck_assert_int_ge(o->saved_stdin, 0);
+      ck_assert_int_eq(dup2(fd, 0), 0);
+      close(fd);
+      return atom_trace_reader_open(&o->r, "-");
+    }
+  }
+}
+
+static void close_via(opened *o) {
+  atom_trace_reader_free(o->r);
+  o->r = NULL;
+  if (o->saved_stdin >= 0) {
+    dup2(o->saved_stdin, 0);
+    close(o->saved_stdin);
+  }
+  if (o->child > 0) {
+    kill(o->child, SIGKILL); /* it may still be blocked writing what the reader refused */
+    waitpid(o->child, NULL, 0);
+  }
+  if (o->path[0]) unlink(o->path);
+}
+
+typedef struct outcome {
+  int rc;         /* 0 at end, or the error */
+  size_t n;       /* events read */
+  atom_event *ev; /* the events (owned) */
+  uint64_t *line; /* line of each */
+  char msg[600];  /* the error message, after "name:" */
+  uint64_t line_at_end;
+} outcome;
+
+static void read_all(atom_trace_reader *r, outcome *out) {
+  memset(out, 0, sizeof *out);
+  size_t cap = 0;
+  for (;;) {
+    atom_event ev;
+    int rc = atom_trace_reader_next(r, &ev);
+    if (rc != 1) {
+      out->rc = rc;
+      if (rc < 0) {
+        const char *m = atom_last_error();
+        const char *colon = strchr(m, ':');
+        snprintf(out->msg, sizeof out->msg, "%s", colon ? colon + 1 : m);
+      }
+      break;
+    }
+    if (out->n == cap) {
+      cap = cap ? cap * 2 : 64;
+      out->ev = realloc(out->ev, cap * sizeof *out->ev);
+      out->line = realloc(out->line, cap * sizeof *out->line);
+      ck_assert_ptr_nonnull(out->ev);
+      ck_assert_ptr_nonnull(out->line);
+    }
+    out->line[out->n] = atom_trace_reader_line(r);
+    out->ev[out->n++] = ev;
+  }
+  out->line_at_end = atom_trace_reader_line(r);
+}
+
+static void outcome_free(outcome *o) {
+  free(o->ev);
+  free(o->line);
+}
+
+static void read_text_via(int via, const char *text, size_t size, outcome *out) {
+  opened o;
+  ck_assert_int_eq(open_via(via, text, size, &o), 0);
+  read_all(o.r, out);
+  close_via(&o);
+}
+
+static void ck_event(const atom_event *e, uint32_t kind, uint64_t thread, uint64_t target,
+                     uint64_t loc) {
+  ck_assert_uint_eq(e->kind, kind);
+  ck_assert_uint_eq(e->flags, 0);
+  ck_assert_uint_eq(e->thread, thread);
+  ck_assert_uint_eq(e->target, target);
+  ck_assert_uint_eq(e->loc, loc);
+}
+
+/* ---- reading well-formed input --------------------------------------------------------- */
+
+static const char basic_trace[] =
+    "# a comment\n"
+    "main|fork(t1)|1\n"
+    "t1|begin|2\n"
+    "t1|r(x)|3\n"
+    "\n"
+    "t1|w(y)|4\n"
+    "t1|acq(m)|5\n"
+    "t1|rel(m)|6\n"
+    "t1|end|7\n"
+    "main|join(t1)|8\n"
+    "main|fence|9\n"
+    "main|w(x)|10\n"
+    "main|commit(x)|18446744073709551615\n";
+
+START_TEST(basic_all_ops) {
+  for (int via = 0; via < VIA_COUNT; via++) {
+    outcome o;
+    opened op;
+    ck_assert_int_eq(open_via(via, basic_trace, strlen(basic_trace), &op), 0);
+    read_all(op.r, &o);
+    ck_assert_msg(o.rc == 0, "%s: %s", via_name[via], o.msg);
+    ck_assert_uint_eq(o.n, 11);
+    /* threads: main=1, t1=2 (fork target shares the thread space); vars x=1, y=2; lock m=1 */
+    ck_event(&o.ev[0], ATOM_FORK, 1, 2, 1);
+    ck_event(&o.ev[1], ATOM_BEGIN, 2, 0, 2);
+    ck_event(&o.ev[2], ATOM_READ, 2, 1, 3);
+    ck_event(&o.ev[3], ATOM_WRITE, 2, 2, 4);
+    ck_event(&o.ev[4], ATOM_ACQUIRE, 2, 1, 5);
+    ck_event(&o.ev[5], ATOM_RELEASE, 2, 1, 6);
+    ck_event(&o.ev[6], ATOM_END, 2, 0, 7);
+    ck_event(&o.ev[7], ATOM_JOIN, 1, 2, 8);
+    ck_event(&o.ev[8], ATOM_FENCE, 1, 0, 9);
+    ck_event(&o.ev[9], ATOM_WRITE, 1, 1, 10);
+    ck_event(&o.ev[10], ATOM_COMMIT, 1, 1, UINT64_MAX);
+    ck_assert_uint_eq(o.line[0], 2);
+    ck_assert_uint_eq(o.line[3], 6); /* after the blank line */
+    ck_assert_uint_eq(o.line[10], 13);
+    ck_assert_uint_eq(o.line_at_end, 13);
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_THREAD, 1), "main");
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_THREAD, 2), "t1");
+    ck_assert_ptr_null(atom_trace_reader_name(op.r, ATOM_SPACE_THREAD, 3));
+    ck_assert_ptr_null(atom_trace_reader_name(op.r, ATOM_SPACE_THREAD, 0));
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_VAR, 1), "x");
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_VAR, 2), "y");
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_LOCK, 1), "m");
+    ck_assert_ptr_null(atom_trace_reader_name(op.r, 0, 1));
+    ck_assert_ptr_null(atom_trace_reader_name(op.r, 4, 1));
+    ck_assert_ptr_null(atom_trace_reader_name(NULL, 1, 1));
+    /* end of input is sticky too */
+    atom_event ev;
+    ck_assert_int_eq(atom_trace_reader_next(op.r, &ev), 0);
+    outcome_free(&o);
+    close_via(&op);
+  }
+}
+END_TEST
+
+/* Tolerated forms: CR LF, blanks around fields, no final line end, odd but legal names. */
+START_TEST(tolerated_forms) {
+  static const char text[] =
+      "  # indented comment\r\n"
+      "   \t \r\n"
+      "\r\n"
+      " a |\tr( x )\t| 7 \r\n"
+      "a|w(x)|007\r\n"
+      "b.c/d:e[0]|acq(lock#)|1\n"
+      "\xc3\xa9t\xc3\xa9|r(obj.f#2)|2\n"
+      "a|end|3";
+  for (int via = 0; via < VIA_COUNT; via++) {
+    outcome o;
+    opened op;
+    ck_assert_int_eq(open_via(via, text, sizeof text - 1, &op), 0);
+    read_all(op.r, &o);
+    ck_assert_msg(o.rc == 0, "%s: %s", via_name[via], o.msg);
+    ck_assert_uint_eq(o.n, 5);
+    ck_event(&o.ev[0], ATOM_READ, 1, 1, 7);
+    ck_event(&o.ev[1], ATOM_WRITE, 1, 1, 7);
+    ck_event(&o.ev[2], ATOM_ACQUIRE, 2, 1, 1);
+    ck_event(&o.ev[3], ATOM_READ, 3, 2, 2);
+    ck_event(&o.ev[4], ATOM_END, 1, 0, 3);
+    ck_assert_uint_eq(o.line[0], 4);
+    ck_assert_uint_eq(o.line[4], 8);
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_THREAD, 1), "a");
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_THREAD, 2), "b.c/d:e[0]");
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_THREAD, 3), "\xc3\xa9t\xc3\xa9");
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_LOCK, 1), "lock#");
+    ck_assert_str_eq(atom_trace_reader_name(op.r, ATOM_SPACE_VAR, 2), "obj.f#2");
+    outcome_free(&o);
+    close_via(&op);
+  }
+}
+END_TEST
+
+START_TEST(empty_inputs) {
+  static const char *const texts[] = {"", "\n", "# only a comment", "#\n\n  \n# x|r(y)|z\n"};
+  for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++)
+    for (int via = 0; via < VIA_COUNT; via++) {
+      outcome o;
+      read_text_via(via, texts[i], strlen(texts[i]), &o);
+      ck_assert_msg(o.rc == 0 && o.n == 0, "text %zu via %s", i, via_name[via]);
+      outcome_free(&o);
+    }
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open_memory(&r, NULL, 0, NULL), 0);
+  atom_event ev;
+  ck_assert_int_eq(atom_trace_reader_next(r, &ev), 0);
+  atom_trace_reader_free(r);
+}
+END_TEST
+
+/* Keys are per space, in order of first appearance; the cache must not confuse spaces. */
+START_TEST(keys_per_space) {
+  static const char text[] =
+      "x|r(x)|0\n"    /* thread x = 1, var x = 1 */
+      "x|acq(x)|0\n"  /* lock x = 1 */
+      "y|fork(z)|0\n" /* thread y = 2, z = 3 */
+      "z|w(y)|0\n"    /* var y = 2 */
+      "y|join(x)|0\n" /* thread x = 1 */
+      "z|r(x)|0\n"    /* var x = 1 */
+      "z|rel(y)|0\n"; /* lock y = 2 */
+  outcome o;
+  read_text_via(VIA_MEMORY, text, sizeof text - 1, &o);
+  ck_assert_int_eq(o.rc, 0);
+  ck_assert_uint_eq(o.n, 7);
+  ck_event(&o.ev[0], ATOM_READ, 1, 1, 0);
+  ck_event(&o.ev[1], ATOM_ACQUIRE, 1, 1, 0);
+  ck_event(&o.ev[2], ATOM_FORK, 2, 3, 0);
+  ck_event(&o.ev[3], ATOM_WRITE, 3, 2, 0);
+  ck_event(&o.ev[4], ATOM_JOIN, 2, 1, 0);
+  ck_event(&o.ev[5], ATOM_READ, 3, 1, 0);
+  ck_event(&o.ev[6], ATOM_RELEASE, 3, 2, 0);
+  outcome_free(&o);
+}
+END_TEST
+
+/* Names are told apart by their whole bytes: equal first 8 bytes, lengths around 8, the
+ * one-entry cache in every space. */
+START_TEST(similar_names) {
+  static const char *const names[] = {
+      "abcdefgh",         "abcdefghi", "abcdefgh1", "abcdefgh2", "abcdefg", "abcdefgh12345678",
+      "abcdefgh12345679", "a",         "ab",        "abc",       "abcd",    "b",
+      "\xc3\xa9",         "x.y[1]"};
+  enum { N = sizeof names / sizeof names[0] };
+  char text[4096];
+  size_t len = 0;
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < N; i++) {
+      int j = round == 1 ? N - 1 - i : i; /* second round backwards: no cache hits */
+      len += (size_t)snprintf(text + len, sizeof text - len, "%s|w(%s)|%d\n%s|r(%s)|%d\n", names[j],
+                              names[j], j, names[j], names[(j + 1) % N], j);
+    }
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open_memory(&r, text, len, "sim"), 0);
+  for (int round = 0; round < 3; round++)
+    for (int i = 0; i < N; i++) {
+      int j = round == 1 ? N - 1 - i : i;
+      atom_event ev;
+      ck_assert_int_eq(atom_trace_reader_next(r, &ev), 1);
+      ck_assert_uint_eq(ev.thread, (uint64_t)j + 1);
+      ck_assert_str_eq(atom_trace_reader_name(r, ATOM_SPACE_THREAD, ev.thread), names[j]);
+      ck_assert_str_eq(atom_trace_reader_name(r, ATOM_SPACE_VAR, ev.target), names[j]);
+      ck_assert_int_eq(atom_trace_reader_next(r, &ev), 1);
+      ck_assert_uint_eq(ev.thread, (uint64_t)j + 1);
+      ck_assert_str_eq(atom_trace_reader_name(r, ATOM_SPACE_VAR, ev.target), names[(j + 1) % N]);
+    }
+  ck_assert_ptr_null(atom_trace_reader_name(r, ATOM_SPACE_THREAD, N + 1));
+  ck_assert_ptr_null(atom_trace_reader_name(r, ATOM_SPACE_VAR, N + 1));
+  atom_trace_reader_free(r);
+}
+END_TEST
+
+/* Many names: the tables grow, keys stay dense, names stay valid (arena never moves). */
+START_TEST(many_names) {
+  enum { N = 20000 };
+  size_t cap = (size_t)N * 2 * 64 + 4096;
+  char *text = malloc(cap);
+  ck_assert_ptr_nonnull(text);
+  size_t len = 0;
+  for (int i = 0; i < N; i++)
+    len += (size_t)snprintf(text + len, cap - len, "t%d|w(v%d_%s)|%d\n", i % 37, i,
+                            i % 3 ? "long_suffix_to_cross_word_boundaries" : "s", i);
+  for (int i = 0; i < N; i++)
+    len += (size_t)snprintf(text + len, cap - len, "t%d|r(v%d_%s)|%d\n", i % 37, N - 1 - i,
+                            (N - 1 - i) % 3 ? "long_suffix_to_cross_word_boundaries" : "s", i);
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open_memory(&r, text, len, "many"), 0);
+  const char *first = NULL;
+  for (int i = 0; i < 2 * N; i++) {
+    atom_event ev;
+    ck_assert_int_eq(atom_trace_reader_next(r, &ev), 1);
+    ck_assert_uint_eq(ev.thread, (uint64_t)((i < N ? i : i - N) % 37 + 1));
+    ck_assert_uint_eq(ev.target, i < N ? (uint64_t)i + 1 : (uint64_t)(N - (i - N)));
+    if (i == 0) first = atom_trace_reader_name(r, ATOM_SPACE_VAR, 1);
+  }
+  atom_event ev;
+  ck_assert_int_eq(atom_trace_reader_next(r, &ev), 0);
+  ck_assert_str_eq(first, "v0_s");
+  ck_assert_ptr_eq(first, atom_trace_reader_name(r, ATOM_SPACE_VAR, 1));
+  char want[80];
+  snprintf(want, sizeof want, "v%d_long_suffix_to_cross_word_boundaries", N - 1);
+  ck_assert_str_eq(atom_trace_reader_name(r, ATOM_SPACE_VAR, N), want);
+  ck_assert_ptr_null(atom_trace_reader_name(r, ATOM_SPACE_VAR, N + 1));
+  atom_trace_reader_free(r);
+  free(text);
+}
+END_TEST
+
+/* A big input through a pipe (buffer refills at arbitrary places) gives exactly what the
+ * memory and mapped readers give. */
+START_TEST(stream_matches_memory) {
+  enum { N = 40000 };
+  size_t cap = (size_t)N * 40;
+  char *text = malloc(cap);
+  ck_assert_ptr_nonnull(text);
+  size_t len = 0;
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < N; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    static const char *const ops[] = {"r", "w", "acq", "rel", "begin", "end"};
+    int op = (int)(x % 6);
+    if (op >= 4)
+      len += (size_t)snprintf(text + len, cap - len, "T%u|%s|%" PRIu64 "\n", (unsigned)(x >> 8) % 5,
+                              ops[op], x >> 20);
+    else
+      len += (size_t)snprintf(text + len, cap - len, "T%u|%s(%c%u)|%" PRIu64 "%s\n",
+                              (unsigned)(x >> 8) % 5, ops[op], op < 2 ? 'V' : 'L',
+                              (unsigned)(x >> 16) % 1000, x >> 20, i % 1000 ? "" : "\r");
+    if (i % 5000 == 0) len += (size_t)snprintf(text + len, cap - len, "# mark %d\n\n", i);
+  }
+  outcome ref;
+  read_text_via(VIA_MEMORY, text, len, &ref);
+  ck_assert_int_eq(ref.rc, 0);
+  ck_assert_uint_eq(ref.n, N);
+  for (int via = VIA_FILE; via < VIA_COUNT; via++) {
+    outcome o;
+    read_text_via(via, text, len, &o);
+    ck_assert_msg(o.rc == 0, "%s: %s", via_name[via], o.msg);
+    ck_assert_uint_eq(o.n, ref.n);
+    ck_assert(memcmp(o.ev, ref.ev, ref.n * sizeof *ref.ev) == 0);
+    ck_assert(memcmp(o.line, ref.line, ref.n * sizeof *ref.line) == 0);
+    outcome_free(&o);
+  }
+  outcome_free(&ref);
+  free(text);
+}
+END_TEST
+
+START_TEST(progress) {
+  static const char text[] = "a|r(x)|1\nb|w(x)|2\nc|end|3"; /* 25 bytes */
+  for (int via = 0; via < VIA_COUNT; via++) {
+    opened op;
+    ck_assert_int_eq(open_via(via, text, sizeof text - 1, &op), 0);
+    uint64_t c = 99, t = 99;
+    atom_trace_reader_progress(op.r, &c, &t);
+    ck_assert_uint_eq(c, 0);
+    ck_assert_uint_eq(t, via <= VIA_FILE ? sizeof text - 1 : 0);
+    atom_event ev;
+    ck_assert_int_eq(atom_trace_reader_next(op.r, &ev), 1);
+    atom_trace_reader_progress(op.r, &c, NULL);
+    ck_assert_uint_eq(c, 9);
+    while (atom_trace_reader_next(op.r, &ev) == 1) {
+    }
+    atom_trace_reader_progress(op.r, &c, &t);
+    ck_assert_uint_eq(c, sizeof text - 1);
+    close_via(&op);
+  }
+  uint64_t c = 5, t = 5;
+  atom_trace_reader_progress(NULL, &c, &t);
+  ck_assert_uint_eq(c, 0);
+  ck_assert_uint_eq(t, 0);
+}
+END_TEST
+
+/* ---- malformed input ------------------------------------------------------------------- */
+
+typedef struct bad_case {
+  const char *text;
+  size_t size;     /* 0 = strlen(text) */
+  size_t events;   /* good events before the error */
+  uint64_t line;   /* line of the error */
+  const char *msg; /* expected part of the message */
+} bad_case;
+
+static const bad_case bad_cases[] = {
+    /* missing and extra fields */
+    {"t1\n", 0, 0, 1, "missing fields"},
+    {"a|r(x)|1\nt1|r(x)\n", 0, 1, 2, "missing fields: no location"},
+    {"t1|\n", 0, 0, 1, "missing operation"},
+    {"t1||3\n", 0, 0, 1, "missing operation"},
+    {"t1|r(x)|\n", 0, 0, 1, "missing location"},
+    {"t1|r(x)|  \r\n", 0, 0, 1, "missing location"},
+    {"t1|r(x)|1|2\n", 0, 0, 1, "too many fields"},
+    {"t1|r(x)|1 |extra\n", 0, 0, 1, "too many fields"},
+    /* unknown operations */
+    {"t1|read(x)|1\n", 0, 0, 1, "unknown operation 'read'"},
+    {"t1|R(x)|1\n", 0, 0, 1, "unknown operation 'R'"},
+    {"t1|r2(x)|1\n", 0, 0, 1, "unknown operation 'r2'"},
+    {"t1|-|1\n", 0, 0, 1, "unknown operation '-'"},
+    /* parentheses */
+    {"t1|r(x|1\n", 0, 0, 1, "missing ')' after 'r(x'"},
+    {"t1|r x)|1\n", 0, 0, 1, "operation 'r' needs an argument"},
+    {"t1|w|1\n", 0, 0, 1, "operation 'w' needs an argument: w(NAME)"},
+    {"t1|r(x))|1\n", 0, 0, 1, "unbalanced ')'"},
+    {"t1|r(x(y))|1\n", 0, 0, 1, "unbalanced '('"},
+    {"t1|r)x(|1\n", 0, 0, 1, "unbalanced ')'"},
+    {"t1(|r(x)|1\n", 0, 0, 1, "unexpected '(' after thread name 't1'"},
+    /* empty names, names where none belong */
+    {"|r(x)|1\n", 0, 0, 1, "empty thread name"},
+    {"t1|r()|1\n", 0, 0, 1, "empty name in 'r()'"},
+    {"t1|acq(  )|1\n", 0, 0, 1, "empty name in 'acq()'"},
+    {"t1|begin(x)|1\n", 0, 0, 1, "operation 'begin' takes no argument"},
+    {"t1|end()|1\n", 0, 0, 1, "operation 'end' takes no argument"},
+    {"t1|fence(x)|1\n", 0, 0, 1, "operation 'fence' takes no argument"},
+    {"t 1|r(x)|1\n", 0, 0, 1, "white space inside thread name 't'"},
+    {"t1|r(a b)|1\n", 0, 0, 1, "white space inside name 'a'"},
+    {"t1|acq(#l)|1\n", 0, 0, 1, "name '#l' starts with '#'"},
+    {"t1|fork( #t)|1\n", 0, 0, 1, "name '#t' starts with '#'"},
+    /* locations */
+    {"t1|r(x)|-1\n", 0, 0, 1, "location is not a non-negative decimal integer: '-1'"},
+    {"t1|r(x)|0x10\n", 0, 0, 1, "not a non-negative decimal integer: '0x10'"},
+    {"t1|r(x)|12 34\n", 0, 0, 1, "not a non-negative decimal integer: '12 34'"},
+    {"t1|r(x)|abc\n", 0, 0, 1, "not a non-negative decimal integer: 'abc'"},
+    {"t1|r(x)|18446744073709551616\n", 0, 0, 1, "location out of range"},
+    {"t1|r(x)|99999999999999999999999\n", 0, 0, 1, "location out of range"},
+    /* binary garbage, NUL bytes, stray control bytes, a lone CR */
+    {"t1|r(x)|1\n\x00\x01\x02\xff\n", 10 + 5, 1, 2, "invalid byte 0x00"},
+    {"t\x00|r(x)|1\n", 10, 0, 1, "invalid byte 0x00 in or after thread name 't'"},
+    {"t1|r(x\x00)|1\n", 12, 0, 1, "invalid byte 0x00 in or after name 'x'"},
+    {"t1|r(x)|1\x00\n", 11, 0, 1, "not a non-negative decimal integer: '1\\x00'"},
+    {"t1|r(x)|1\rt1|r(x)|2\n", 0, 0, 1, "not a non-negative decimal integer"},
+    {"\x7f\x45\x4c\x46\x02\x01\x01\x00\n", 9, 0, 1, "invalid byte 0x7f"},
+    {"\xff\xfe\xfd\n", 0, 0, 1, "missing fields"},
+    /* a last line cut off */
+    {"a|r(x)|1\nt1|w(", 0, 1, 2, "missing name and ')' after 'w(' (the last line has no line end"},
+    {"a|r(x)|1\nt1|w(x", 0, 1, 2, "missing ')' after 'w(x' (the last line has no line end"},
+    {"a|r(x)|1\nt1|w(x)", 0, 1, 2, "no location after the operation (the last line"},
+    {"a|r(x)|1\nt1", 0, 1, 2, "missing fields"},
+};
+enum { N_BAD = sizeof bad_cases / sizeof bad_cases[0] };
+
+START_TEST(malformed) {
+  const bad_case *c = &bad_cases[_i];
+  size_t size = c->size ? c->size : strlen(c->text);
+  for (int via = 0; via < VIA_COUNT; via++) {
+    opened op;
+    ck_assert_int_eq(open_via(via, c->text, size, &op), 0);
+    outcome o;
+    read_all(op.r, &o);
+    char want[64];
+    snprintf(want, sizeof want, "%" PRIu64 ": ", c->line);
+    ck_assert_msg(o.rc == ATOM_EPARSE, "case %d via %s: rc %d", _i, via_name[via], o.rc);
+    ck_assert_msg(strncmp(o.msg, want, strlen(want)) == 0 && strstr(o.msg, c->msg),
+                  "case %d via %s: message '%s', want '%s%s'", _i, via_name[via], o.msg, want,
+                  c->msg);
+    ck_assert_uint_eq(o.n, c->events);
+    ck_assert_uint_eq(o.line_at_end, c->line);
+    /* the full message starts with the source's name */
+    const char *full = atom_last_error();
+    const char *name = via == VIA_MEMORY  ? "mem.std:"
+                       : via == VIA_STDIN ? "<stdin>:"
+                       : via == VIA_FILE  ? op.path
+                                          : "/dev/fd/";
+    ck_assert_msg(strncmp(full, name, strlen(name)) == 0, "message '%s'", full);
+    /* the error is sticky, message included */
+    char first[600];
+    snprintf(first, sizeof first, "%s", full);
+    atom_error_name(0); /* any other call */
+    atom_event ev;
+    ck_assert_int_eq(atom_trace_reader_next(op.r, &ev), ATOM_EPARSE);
+    ck_assert_str_eq(atom_last_error(), first);
+    ck_assert_uint_eq(atom_trace_reader_line(op.r), c->line);
+    outcome_free(&o);
+    close_via(&op);
+  }
+}
+END_TEST
+
+/* Lines up to the limit are read; longer ones are an error, whatever the source. */
+START_TEST(long_lines) {
+  size_t max = ATOM__TRACE_MAX_LINE;
+  char *text = malloc(max + 64);
+  ck_assert_ptr_nonnull(text);
+  /* exactly at the limit: "t|r(<name>)|1" */
+  size_t name = max - strlen("t|r()|1");
+  memcpy(text, "a|r(x)|0\nt|r(", 13);
+  memset(text + 13, 'n', name);
+  memcpy(text + 13 + name, ")|1\r\n", 5);
+  size_t ok_size = 13 + name + 5;
+  for (int via = 0; via < VIA_COUNT; via++) {
+    opened op;
+    ck_assert_int_eq(open_via(via, text, ok_size, &op), 0);
+    outcome o;
+    read_all(op.r, &o);
+    ck_assert_msg(o.rc == 0, "%s: %s", via_name[via], o.msg);
+    ck_assert_uint_eq(o.n, 2);
+    ck_assert_uint_eq(strlen(atom_trace_reader_name(op.r, ATOM_SPACE_VAR, 2)), name);
+    outcome_free(&o);
+    close_via(&op);
+  }
+  /* one byte more, with and without a line end; and a 1 MB comment line */
+  text[13] = 'N';
+  memmove(text + 14, text + 13, name + 5);
+  for (int variant = 0; variant < 3; variant++) {
+    size_t size = variant == 0 ? ok_size + 1 : ok_size + 1 - 2;
+    if (variant == 2) {
+      text[9] = '#';
+      size = ok_size + 1;
+    }
+    for (int via = 0; via < VIA_COUNT; via++) {
+      opened op;
+      ck_assert_int_eq(open_via(via, text, size, &op), 0);
+      outcome o;
+      read_all(op.r, &o);
+      ck_assert_msg(o.rc == ATOM_EPARSE, "%d %s: %d", variant, via_name[via], o.rc);
+      ck_assert_msg(strstr(o.msg, "2: line too long (more than 1048576 bytes)"), "%d %s: %s",
+                    variant, via_name[via], o.msg);
+      ck_assert_uint_eq(o.n, 1);
+      outcome_free(&o);
+      close_via(&op);
+    }
+  }
+  free(text);
+}
+END_TEST
+
+/* Random damage to a valid trace: never a crash, and every outcome is an event or a clean
+ * EPARSE whose names obey the name rules. */
+START_TEST(random_garbage) {
+  static const char seed[] =
+      "t1|begin|1\nt1|r(x)|2\nt2|acq(l)|3\nt2|fork(t3)|4\n# c\nt3|commit(y)|5\nt1|end|6\n";
+  static const char alphabet[] = "|()# \t\r\n\0\x01\x80xr(w)01";
+  char buf[sizeof seed + 16];
+  uint64_t x = 0x2545F4914F6CDD1DULL;
+  for (int iter = 0; iter < 3000; iter++) {
+    size_t n = sizeof seed - 1;
+    memcpy(buf, seed, n);
+    int edits = 1 + iter % 4;
+    for (int e = 0; e < edits; e++) {
+      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+      size_t at = (size_t)(x % n);
+      char c = (x >> 32) & 1 ? alphabet[(x >> 40) % (sizeof alphabet - 1)] : (char)(x >> 48);
+      buf[at] = c;
+    }
+    if (iter & 1) n = (size_t)((x >> 20) % (n + 1)); /* cut anywhere */
+    atom_trace_reader *r;
+    ck_assert_int_eq(atom_trace_reader_open_memory(&r, buf, n, "g"), 0);
+    atom_event ev;
+    int rc;
+    while ((rc = atom_trace_reader_next(r, &ev)) == 1) {
+      ck_assert(ev.kind >= ATOM_READ && ev.kind <= ATOM_COMMIT);
+      const char *t = atom_trace_reader_name(r, ATOM_SPACE_THREAD, ev.thread);
+      ck_assert_ptr_nonnull(t);
+      ck_assert_ptr_null(atom__trace_name_problem(t, strlen(t)));
+    }
+    ck_assert(rc == 0 || rc == ATOM_EPARSE);
+    if (rc) ck_assert_ptr_nonnull(strstr(atom_last_error(), "g:"));
+    atom_trace_reader_free(r);
+  }
+}
+END_TEST
+
+START_TEST(open_errors) {
+  atom_trace_reader *r = (atom_trace_reader *)1;
+  ck_assert_int_eq(atom_trace_reader_open(&r, "/nonexistent-dir/trace.std"), ATOM_EIO);
+  ck_assert_ptr_null(r);
+  char want[200];
+  snprintf(want, sizeof want, "/nonexistent-dir/trace.std: cannot open: %s", strerror(ENOENT));
+  ck_assert_str_eq(atom_last_error(), want);
+  ck_assert_int_eq(atom_trace_reader_open(&r, "/"), ATOM_EIO);
+  ck_assert_ptr_nonnull(strstr(atom_last_error(), "/: cannot read:"));
+  ck_assert_int_eq(atom_trace_reader_open(NULL, "x"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_reader_open(&r, NULL), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_reader_open_memory(&r, NULL, 3, "x"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_reader_open_memory(NULL, "x", 1, "x"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_reader_next(NULL, NULL), ATOM_EINVAL);
+  ck_assert_uint_eq(atom_trace_reader_line(NULL), 0);
+  atom_trace_reader_free(NULL);
+  /* an unreadable file (skipped when running as root, who can read anything) */
+  if (geteuid() != 0) {
+    char path[] = "/tmp/atom-trace-XXXXXX";
+    int fd = mkstemp(path);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+    chmod(path, 0);
+    ck_assert_int_eq(atom_trace_reader_open(&r, path), ATOM_EIO);
+    snprintf(want, sizeof want, "%s: cannot open: %s", path, strerror(EACCES));
+    ck_assert_str_eq(atom_last_error(), want);
+    unlink(path);
+  }
+}
+END_TEST
+
+/* ---- writer ---------------------------------------------------------------------------- */
+
+/* Write events to a temporary file and return its contents (malloc'd). */
+static char *slurp(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  ck_assert_ptr_nonnull(f);
+  size_t cap = 4096, n = 0;
+  char *s = malloc(cap);
+  size_t k;
+  while (s && (k = fread(s + n, 1, cap - n - 1, f)) > 0) {
+    n += k;
+    if (n + 1 == cap) s = realloc(s, cap *= 2);
+  }
+  ck_assert_ptr_nonnull(s);
+  s[n] = '\0';
+  fclose(f);
+  if (size) *size = n;
+  return s;
+}
+
+static void temp_path(char *path, size_t size) {
+  snprintf(path, size, "/tmp/atom-trace-w-XXXXXX");
+  int fd = mkstemp(path);
+  ck_assert_int_ge(fd, 0);
+  close(fd);
+}
+
+START_TEST(writer_default_names) {
+  char path[64];
+  temp_path(path, sizeof path);
+  atom_trace_writer *w;
+  ck_assert_int_eq(atom_trace_writer_open(&w, path), 0);
+  const atom_event evs[] = {
+      {ATOM_FORK, 0, 0, 7, 1},    {ATOM_BEGIN, 0, 7, 99, 2},
+      {ATOM_READ, 0, 7, 3, 3},    {ATOM_WRITE, 0, 7, UINT64_MAX, UINT64_MAX},
+      {ATOM_ACQUIRE, 0, 7, 5, 0}, {ATOM_RELEASE, 0, 7, 5, 0},
+      {ATOM_END, 0, 7, 0, 0},     {ATOM_JOIN, 0, 0, 7, 10},
+      {ATOM_FENCE, 0, 0, 0, 11},  {ATOM_COMMIT, 0, 0, 3, 12},
+  };
+  ck_assert_int_eq(atom_trace_writer_set_name(w, ATOM_SPACE_VAR, 3, "obj.f"), 0);
+  for (size_t i = 0; i < sizeof evs / sizeof evs[0]; i++)
+    ck_assert_int_eq(atom_trace_writer_write(w, &evs[i]), 0);
+  ck_assert_int_eq(atom_trace_writer_close(w), 0);
+  char *s = slurp(path, NULL);
+  ck_assert_str_eq(s,
+                   "T0|fork(T7)|1\n"
+                   "T7|begin|2\n"
+                   "T7|r(obj.f)|3\n"
+                   "T7|w(V18446744073709551615)|18446744073709551615\n"
+                   "T7|acq(L5)|0\n"
+                   "T7|rel(L5)|0\n"
+                   "T7|end|0\n"
+                   "T0|join(T7)|10\n"
+                   "T0|fence|11\n"
+                   "T0|commit(obj.f)|12\n");
+  free(s);
+  unlink(path);
+}
+END_TEST
+
+START_TEST(writer_names_and_errors) {
+  char path[64];
+  temp_path(path, sizeof path);
+  atom_trace_writer *w;
+  ck_assert_int_eq(atom_trace_writer_open(&w, path), 0);
+  static const char *const bad[] = {"",     "a|b",  "a(b", "a)b",   "a b",
+                                    "a\tb", "a\nb", "#a",  "a\x01", "a\x7f"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    ck_assert_msg(atom_trace_writer_set_name(w, ATOM_SPACE_THREAD, 1, bad[i]) == ATOM_EINVAL,
+                  "name %zu accepted", i);
+  ck_assert_int_eq(atom_trace_writer_set_name(w, 0, 1, "a"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_set_name(w, 4, 1, "a"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_set_name(w, 1, 1, NULL), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_set_name(NULL, 1, 1, "a"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_set_name(w, ATOM_SPACE_THREAD, 1, "first"), 0);
+  ck_assert_int_eq(atom_trace_writer_set_name(w, ATOM_SPACE_THREAD, 1, "main"), 0); /* replaced */
+  ck_assert_int_eq(atom_trace_writer_set_name(w, ATOM_SPACE_LOCK, 1, "a#b\xc3\xa9"), 0);
+  atom_event ev = {0, 0, 1, 1, 0};
+  ck_assert_int_eq(atom_trace_writer_write(w, &ev), ATOM_EINVAL);
+  ev.kind = 11;
+  ck_assert_int_eq(atom_trace_writer_write(w, &ev), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_write(w, NULL), ATOM_EINVAL);
+  ev.kind = ATOM_ACQUIRE;
+  ck_assert_int_eq(atom_trace_writer_write(w, &ev), 0);
+  ck_assert_int_eq(atom_trace_writer_close(w), 0);
+  char *s = slurp(path, NULL);
+  ck_assert_str_eq(s, "main|acq(a#b\xc3\xa9)|0\n");
+  free(s);
+  unlink(path);
+  ck_assert_int_eq(atom_trace_writer_close(NULL), 0);
+  ck_assert_int_eq(atom_trace_writer_open(NULL, path), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_open(&w, NULL), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_open(&w, "/nonexistent-dir/out.std"), ATOM_EIO);
+  ck_assert_ptr_nonnull(strstr(atom_last_error(), "/nonexistent-dir/out.std: cannot create:"));
+}
+END_TEST
+
+/* Output errors surface, at the latest from close: /dev/full accepts open, fails writes. */
+START_TEST(writer_io_error) {
+  atom_trace_writer *w;
+  if (atom_trace_writer_open(&w, "/dev/full") != 0) return; /* no /dev/full here */
+  atom_event ev = {ATOM_READ, 0, 1, 2, 3};
+  int rc = 0;
+  for (int i = 0; i < 100000 && rc == 0; i++) rc = atom_trace_writer_write(w, &ev);
+  ck_assert_int_eq(rc, ATOM_EIO); /* the buffer filled and a flush failed */
+  ck_assert_ptr_nonnull(strstr(atom_last_error(), "/dev/full: write error:"));
+  ck_assert_int_eq(atom_trace_writer_write(w, &ev), ATOM_EIO);
+  ck_assert_int_eq(atom_trace_writer_close(w), ATOM_EIO);
+  /* a failure found only at close */
+  ck_assert_int_eq(atom_trace_writer_open(&w, "/dev/full"), 0);
+  ck_assert_int_eq(atom_trace_writer_write(w, &ev), 0);
+  ck_assert_int_eq(atom_trace_writer_close(w), ATOM_EIO);
+}
+END_TEST
+
+START_TEST(writer_stdout) {
+  char path[64];
+  temp_path(path, sizeof path);
+  fflush(stdout);
+  int saved = dup(1);
+  int fd = open(path, O_WRONLY | O_TRUNC);
+  ck_assert_int_ge(fd, 0);
+  dup2(fd, 1);
+  close(fd);
+  atom_trace_writer *w;
+  int rc = atom_trace_writer_open(&w, "-");
+  atom_event ev = {ATOM_BEGIN, 0, 4, 0, 9};
+  if (rc == 0) rc = atom_trace_writer_write(w, &ev);
+  if (rc == 0) rc = atom_trace_writer_close(w);
+  dup2(saved, 1);
+  close(saved);
+  ck_assert_int_eq(rc, 0);
+  char *s = slurp(path, NULL);
+  ck_assert_str_eq(s, "T4|begin|9\n");
+  free(s);
+  unlink(path);
+}
+END_TEST
+
+/* Read a trace, write it with the reader's names, read it back: same events, same names. */
+static void round_trip(const char *text, size_t size) {
+  outcome a, b;
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open_memory(&r, text, size, "in"), 0);
+  read_all(r, &a);
+  ck_assert_msg(a.rc == 0, "%s", a.msg);
+  char path[64];
+  temp_path(path, sizeof path);
+  atom_trace_writer *w;
+  ck_assert_int_eq(atom_trace_writer_open(&w, path), 0);
+  for (int what = ATOM_SPACE_THREAD; what <= ATOM_SPACE_LOCK; what++)
+    for (uint64_t k = 1; atom_trace_reader_name(r, what, k); k++)
+      ck_assert_int_eq(atom_trace_writer_set_name(w, what, k, atom_trace_reader_name(r, what, k)),
+                       0);
+  for (size_t i = 0; i < a.n; i++) ck_assert_int_eq(atom_trace_writer_write(w, &a.ev[i]), 0);
+  ck_assert_int_eq(atom_trace_writer_close(w), 0);
+  atom_trace_reader *r2;
+  ck_assert_int_eq(atom_trace_reader_open(&r2, path), a.n ? 0 : 0);
+  read_all(r2, &b);
+  ck_assert_msg(b.rc == 0, "%s", b.msg);
+  ck_assert_uint_eq(b.n, a.n);
+  ck_assert(a.n == 0 || memcmp(a.ev, b.ev, a.n * sizeof *a.ev) == 0);
+  for (int what = ATOM_SPACE_THREAD; what <= ATOM_SPACE_LOCK; what++)
+    for (uint64_t k = 1;; k++) {
+      const char *n1 = atom_trace_reader_name(r, what, k),
+                 *n2 = atom_trace_reader_name(r2, what, k);
+      if (!n1 || !n2) {
+        ck_assert_ptr_eq(n1, n2);
+        break;
+      }
+      ck_assert_str_eq(n1, n2);
+    }
+  atom_trace_reader_free(r);
+  atom_trace_reader_free(r2);
+  outcome_free(&a);
+  outcome_free(&b);
+  unlink(path);
+}
+
+START_TEST(round_trips) {
+  round_trip(basic_trace, strlen(basic_trace));
+  static const char odd[] = " a |\tr( x )\t| 7 \r\nb.c/d:e[0]|acq(l#)|1\n\xc3\xa9|end|3";
+  round_trip(odd, sizeof odd - 1);
+  /* every trace of the corpus */
+  static const char *const corpus[] = {
+      "aerodrome-rho1",       "aerodrome-rho2",      "aerodrome-nested", "aerodrome-fork-in-txn",
+      "aerodrome-lock-edges", "tso-store-buffering", "ws-ex1",           "ws-ex13"};
+  for (size_t i = 0; i < sizeof corpus / sizeof corpus[0]; i++) {
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s.std", ATOM_CORPUS_DIR, corpus[i]);
+    size_t size;
+    char *s = slurp(path, &size);
+    round_trip(s, size);
+    free(s);
+  }
+}
+END_TEST
+
+/* ---- atom_trace_feed ------------------------------------------------------------------- */
+
+typedef struct rejects {
+  int n;
+  int stop_at; /* return non-zero on this rejection (1-based), 0 = never */
+  int codes[8];
+  char msgs[8][640];
+  uint64_t lines[8];
+} rejects;
+
+static int on_reject(const atom_trace_reader *r, int err, const char *message, void *payload) {
+  rejects *rj = payload;
+  if (rj->n < 8) {
+    rj->codes[rj->n] = err;
+    snprintf(rj->msgs[rj->n], sizeof rj->msgs[0], "%s", message);
+    rj->lines[rj->n] = atom_trace_reader_line(r);
+  }
+  rj->n++;
+  return rj->stop_at && rj->n == rj->stop_at;
+}
+
+START_TEST(feed_all) {
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open_memory(&r, basic_trace, strlen(basic_trace), "b.std"), 0);
+  uint64_t pushed = 99;
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, &pushed, NULL, NULL), 0);
+  ck_assert_uint_eq(pushed, 11);
+  ck_assert_str_eq(atom_get_name(s, ATOM_SPACE_THREAD, 1), "main");
+  ck_assert_str_eq(atom_get_name(s, ATOM_SPACE_THREAD, 2), "t1");
+  ck_assert_str_eq(atom_get_name(s, ATOM_SPACE_VAR, 2), "y");
+  ck_assert_str_eq(atom_get_name(s, ATOM_SPACE_LOCK, 1), "m");
+  atom_session_stats st = {ATOM_SESSION_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0};
+  ck_assert_int_eq(atom_session_stats_get(s, &st), 0);
+  ck_assert_uint_eq(st.events, 11);
+  ck_assert_uint_eq(st.rejected, 0);
+  ck_assert_uint_eq(atom_trace_reader_line(r), 13);
+  /* at the end: nothing more */
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, &pushed, NULL, NULL), 0);
+  ck_assert_uint_eq(pushed, 0);
+  ck_assert_int_eq(atom_trace_feed(NULL, r, 0, NULL, NULL, NULL), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_feed(s, NULL, 0, NULL, NULL, NULL), ATOM_EINVAL);
+  atom_trace_reader_free(r);
+  atom_session_free(s);
+}
+END_TEST
+
+/* max_events: 1 while events remain; the reader's next() continues where feed stopped. */
+START_TEST(feed_in_steps) {
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open_memory(&r, basic_trace, strlen(basic_trace), "b.std"), 0);
+  uint64_t pushed;
+  ck_assert_int_eq(atom_trace_feed(s, r, 4, &pushed, NULL, NULL), 1);
+  ck_assert_uint_eq(pushed, 4);
+  ck_assert_uint_eq(atom_trace_reader_line(r), 6);
+  ck_assert_int_eq(atom_trace_feed(s, r, 3, &pushed, NULL, NULL), 1);
+  ck_assert_uint_eq(pushed, 3);
+  atom_event ev;
+  ck_assert_int_eq(atom_trace_reader_next(r, &ev), 1); /* the 8th event: main|join(t1)|8 */
+  ck_event(&ev, ATOM_JOIN, 1, 2, 8);
+  ck_assert_uint_eq(atom_trace_reader_line(r), 10);
+  ck_assert_int_eq(atom_trace_feed(s, r, 100, &pushed, NULL, NULL), 0);
+  ck_assert_uint_eq(pushed, 3);
+  atom_session_stats st = {ATOM_SESSION_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0};
+  ck_assert_int_eq(atom_session_stats_get(s, &st), 0);
+  ck_assert_uint_eq(st.events, 10);
+  atom_trace_reader_free(r);
+  atom_session_free(s);
+}
+END_TEST
+
+static const char ill_formed_trace[] =
+    "t1|begin|1\n"
+    "t1|end|2\n"
+    "t1|end|3\n"    /* END without BEGIN */
+    "t2|rel(m)|4\n" /* RELEASE not held */
+    "t1|acq(m)|5\n"
+    "t2|acq(m)|6\n" /* held by another thread */
+    "t1|rel(m)|7\n"
+    "t2|r(x)|8\n";
+
+START_TEST(feed_rejections) {
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(
+      atom_trace_reader_open_memory(&r, ill_formed_trace, strlen(ill_formed_trace), "bad.std"), 0);
+  rejects rj;
+  memset(&rj, 0, sizeof rj);
+  uint64_t pushed;
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, &pushed, on_reject, &rj), 0);
+  ck_assert_uint_eq(pushed, 8); /* rejected events were pushed too */
+  ck_assert_int_eq(rj.n, 3);
+  ck_assert_int_eq(rj.codes[0], ATOM_EENDNOBEGIN);
+  ck_assert_int_eq(rj.codes[1], ATOM_ENOTHELD);
+  ck_assert_int_eq(rj.codes[2], ATOM_EHELD);
+  ck_assert_msg(strncmp(rj.msgs[0], "bad.std:3: ", 11) == 0, "%s", rj.msgs[0]);
+  ck_assert_msg(strncmp(rj.msgs[1], "bad.std:4: ", 11) == 0, "%s", rj.msgs[1]);
+  ck_assert_msg(strncmp(rj.msgs[2], "bad.std:6: ", 11) == 0, "%s", rj.msgs[2]);
+  ck_assert_msg(strlen(rj.msgs[0]) > 11, "no detail from the session");
+  ck_assert_uint_eq(rj.lines[0], 3);
+  ck_assert_uint_eq(rj.lines[2], 6);
+  atom_session_stats st = {ATOM_SESSION_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0};
+  ck_assert_int_eq(atom_session_stats_get(s, &st), 0);
+  ck_assert_uint_eq(st.events, 8);
+  ck_assert_uint_eq(st.rejected, 3);
+  atom_trace_reader_free(r);
+  atom_session_free(s);
+
+  /* without a callback, rejections are skipped silently by feed (the session counts them) */
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(
+      atom_trace_reader_open_memory(&r, ill_formed_trace, strlen(ill_formed_trace), "bad.std"), 0);
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, &pushed, NULL, NULL), 0);
+  ck_assert_uint_eq(pushed, 8);
+  atom_trace_reader_free(r);
+  atom_session_free(s);
+}
+END_TEST
+
+/* The callback stops the feed: ATOM_ECALLBACK; a later call resumes after that event. */
+START_TEST(feed_callback_stops) {
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(
+      atom_trace_reader_open_memory(&r, ill_formed_trace, strlen(ill_formed_trace), "bad.std"), 0);
+  rejects rj;
+  memset(&rj, 0, sizeof rj);
+  rj.stop_at = 2;
+  uint64_t pushed;
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, &pushed, on_reject, &rj), ATOM_ECALLBACK);
+  ck_assert_uint_eq(pushed, 4);
+  ck_assert_ptr_nonnull(strstr(atom_last_error(), "bad.std:4:"));
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, &pushed, on_reject, &rj), 0);
+  ck_assert_uint_eq(pushed, 4);
+  ck_assert_int_eq(rj.n, 3);
+  atom_session_stats st = {ATOM_SESSION_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0};
+  ck_assert_int_eq(atom_session_stats_get(s, &st), 0);
+  ck_assert_uint_eq(st.events, 8);
+  atom_trace_reader_free(r);
+  atom_session_free(s);
+}
+END_TEST
+
+/* A parse error: the events before it are pushed, then EPARSE, sticky. */
+START_TEST(feed_parse_error) {
+  static const char text[] = "t1|begin|1\nt1|w(x)|2\nt1|w x|3\nt1|end|4\n";
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open_memory(&r, text, strlen(text), "p.std"), 0);
+  uint64_t pushed;
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, &pushed, NULL, NULL), ATOM_EPARSE);
+  ck_assert_uint_eq(pushed, 2);
+  ck_assert_str_eq(atom_last_error(), "p.std:3: operation 'w' needs an argument: w(NAME)");
+  ck_assert_uint_eq(atom_trace_reader_line(r), 3);
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, &pushed, NULL, NULL), ATOM_EPARSE);
+  ck_assert_uint_eq(pushed, 0);
+  ck_assert_str_eq(atom_last_error(), "p.std:3: operation 'w' needs an argument: w(NAME)");
+  atom_trace_reader_free(r);
+  atom_session_free(s);
+}
+END_TEST
+
+/* Session errors other than rejections end the feed with that error. */
+START_TEST(feed_finished_session) {
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_finish(s), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open_memory(&r, basic_trace, strlen(basic_trace), "b.std"), 0);
+  uint64_t pushed = 5;
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, &pushed, NULL, NULL), ATOM_ESTATE);
+  ck_assert_uint_eq(pushed, 0);
+  atom_trace_reader_free(r);
+  atom_session_free(s);
+}
+END_TEST
+
+/* A whole corpus trace through feed with a checker attached gives its reports. */
+START_TEST(feed_with_checker) {
+  char path[512];
+  snprintf(path, sizeof path, "%s/aerodrome-rho1prime.std", ATOM_CORPUS_DIR);
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_session_attach(s, "aerodrome"), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open(&r, path), 0);
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, NULL, NULL, NULL), 0);
+  ck_assert_int_eq(atom_finish(s), 0);
+  ck_assert_uint_ge(atom_report_count(s), 1);
+  atom_trace_reader_free(r);
+  atom_session_free(s);
+}
+END_TEST
+
+Suite *atom_test_suite_trace(void) {
+  Suite *s = suite_create("trace");
+  TCase *t = tcase_create("reader");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, basic_all_ops);
+  tcase_add_test(t, tolerated_forms);
+  tcase_add_test(t, empty_inputs);
+  tcase_add_test(t, keys_per_space);
+  tcase_add_test(t, similar_names);
+  tcase_add_test(t, many_names);
+  tcase_add_test(t, stream_matches_memory);
+  tcase_add_test(t, progress);
+  tcase_add_test(t, open_errors);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("malformed");
+  tcase_set_timeout(t, 60);
+  tcase_add_loop_test(t, malformed, 0, N_BAD);
+  tcase_add_test(t, long_lines);
+  tcase_add_test(t, random_garbage);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("writer");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, writer_default_names);
+  tcase_add_test(t, writer_names_and_errors);
+  tcase_add_test(t, writer_io_error);
+  tcase_add_test(t, writer_stdout);
+  tcase_add_test(t, round_trips);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("feed");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, feed_all);
+  tcase_add_test(t, feed_in_steps);
+  tcase_add_test(t, feed_rejections);
+  tcase_add_test(t, feed_callback_stops);
+  tcase_add_test(t, feed_parse_error);
+  tcase_add_test(t, feed_finished_session);
+  tcase_add_test(t, feed_with_checker);
+  suite_add_tcase(s, t);
+  return s;
+}

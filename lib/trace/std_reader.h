@@ -1,0 +1,53 @@
+/* Internal side of the STD reader, shared with atom_trace_feed() (lib/trace/feed.c). */
+#ifndef ATOM_TRACE_STD_READER_H
+#define ATOM_TRACE_STD_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomicity/trace.h"
+
+/* The longest line accepted, not counting its LF or CR LF (doc/trace-format.md). */
+#define ATOM__TRACE_MAX_LINE ((size_t)1 << 20)
+/* The longest name the writer accepts, so that every line it writes can be read back. */
+#define ATOM__TRACE_MAX_NAME ((size_t)1 << 16)
+
+/* NULL if s[0..n) is a valid name (doc/trace-format.md: non-empty, no '|', '(', ')', white space
+ * or control bytes, not starting with '#'), else a short reason. */
+const char *atom__trace_name_problem(const char *s, size_t n);
+
+/* Events read ahead by atom_trace_feed(). It lives in the reader so that events read but not
+ * yet pushed (the feed stopped on a callback or a session error) are not lost: the next feed
+ * call, or atom_trace_reader_next(), returns them first. */
+typedef struct atom__trace_batch {
+  atom_event *ev;
+  uint64_t *line; /* line of each event, for messages */
+  size_t head;    /* next event to hand out */
+  size_t count;   /* events held: [head, count) are pending */
+  size_t cap;
+} atom__trace_batch;
+
+/* The reader's batch, allocated on first use; NULL (with the message set) when out of memory. */
+atom__trace_batch *atom__trace_reader_batch(atom_trace_reader *r);
+
+/* Refill the (empty) batch with up to min(max, cap) events. Returns 0, or the reader's error
+ * (events parsed before the error stay in the batch and must be consumed first; the error is
+ * sticky and comes back on the next call). */
+int atom__trace_reader_fill(atom_trace_reader *r, size_t max);
+
+/* Names known to the reader in space `what` (1..3): keys 1..n. */
+uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what);
+
+/* Per space (index what-1): names already handed to a session by atom_trace_feed(). */
+uint64_t *atom__trace_reader_named(atom_trace_reader *r);
+
+/* The name used in messages ("path", "<stdin>", the name given to open_memory). */
+const char *atom__trace_reader_display(const atom_trace_reader *r);
+
+/* Set the line returned by atom_trace_reader_line() (feed: the line of the event pushed). */
+void atom__trace_reader_set_line(atom_trace_reader *r, uint64_t line);
+
+/* Raise the reader's sticky error again (message included); 0 if there is none. */
+int atom__trace_reader_error(const atom_trace_reader *r);
+
+#endif
