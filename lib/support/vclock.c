@@ -1,1 +1,139 @@
-/* stub: to be written */
+/* Vector clocks that grow with the number of threads (see vclock.h). */
+#include "support/vclock.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "atomicity/error.h"
+
+void atom__vc_free(atom__mem *m, atom__vc *c) {
+  if (c->cap > ATOM__VC_INLINE) atom__mem_free(m, c->u.heap, (size_t)c->cap * sizeof(atom__vc_t));
+  atom__vc_init(c);
+}
+
+int atom__vc_reserve(atom__mem *m, atom__vc *c, uint32_t n) {
+  if (n <= c->cap) return 0;
+  uint64_t ncap = (uint64_t)c->cap * 2;
+  if (ncap < n) ncap = n;
+  if (ncap > UINT32_MAX) ncap = UINT32_MAX;
+  if (ncap > SIZE_MAX / sizeof(atom__vc_t)) return ATOM_ENOMEM;
+  size_t nbytes = (size_t)ncap * sizeof(atom__vc_t);
+  atom__vc_t *p;
+  if (c->cap > ATOM__VC_INLINE) {
+    p = atom__mem_realloc(m, c->u.heap, (size_t)c->cap * sizeof(atom__vc_t), nbytes);
+    if (!p) return ATOM_ENOMEM;
+  } else {
+    p = atom__mem_alloc(m, nbytes);
+    if (!p) return ATOM_ENOMEM;
+    memcpy(p, c->u.in, sizeof c->u.in);
+  }
+  /* Keep the invariant: storage beyond the old capacity reads as 0. */
+  memset(p + c->cap, 0, (size_t)(ncap - c->cap) * sizeof(atom__vc_t));
+  c->u.heap = p;
+  c->cap = (uint32_t)ncap;
+  return 0;
+}
+
+int atom__vc_set(atom__mem *m, atom__vc *c, uint32_t i, atom__vc_t v) {
+  if (i >= c->len) {
+    if (v == 0) return 0; /* already 0: do not grow for nothing */
+    if (i == UINT32_MAX) return ATOM_ENOMEM;
+    int err = atom__vc_reserve(m, c, i + 1);
+    if (err) return err;
+    c->len = i + 1;
+  }
+  atom__vc_data(c)[i] = v;
+  return 0;
+}
+
+int atom__vc_inc(atom__mem *m, atom__vc *c, uint32_t i) {
+  atom__vc_t v = atom__vc_get(c, i);
+  if (v == ATOM__VC_MAX) return ATOM_ELIMIT;
+  return atom__vc_set(m, c, i, v + 1);
+}
+
+void atom__vc_clear(atom__vc *c) {
+  memset(atom__vc_data(c), 0, (size_t)c->len * sizeof(atom__vc_t));
+  c->len = 0;
+}
+
+int atom__vc_copy(atom__mem *m, atom__vc *dst, const atom__vc *src) {
+  if (dst == src) return 0;
+  int err = atom__vc_reserve(m, dst, src->len);
+  if (err) return err;
+  atom__vc_t *d = atom__vc_data(dst);
+  memcpy(d, atom__vc_cdata(src), (size_t)src->len * sizeof(atom__vc_t));
+  if (dst->len > src->len) memset(d + src->len, 0, (size_t)(dst->len - src->len) * sizeof(atom__vc_t));
+  dst->len = src->len;
+  return 0;
+}
+
+int atom__vc_join(atom__mem *m, atom__vc *dst, const atom__vc *src, int *changed) {
+  int err = atom__vc_reserve(m, dst, src->len);
+  if (err) return err;
+  atom__vc_t *d = atom__vc_data(dst);
+  const atom__vc_t *s = atom__vc_cdata(src);
+  uint32_t n = src->len;
+  int grew = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (s[i] > d[i]) {
+      d[i] = s[i];
+      grew = 1;
+    }
+  if (n > dst->len) dst->len = n;
+  if (changed) *changed = grew;
+  return 0;
+}
+
+int atom__vc_join_except(atom__mem *m, atom__vc *dst, const atom__vc *src, uint32_t skip) {
+  uint32_t n = src->len;
+  /* Do not let the skipped component alone lengthen dst. */
+  if (n == skip + 1 && skip != UINT32_MAX) n = skip;
+  int err = atom__vc_reserve(m, dst, n);
+  if (err) return err;
+  atom__vc_t *d = atom__vc_data(dst);
+  const atom__vc_t *s = atom__vc_cdata(src);
+  for (uint32_t i = 0; i < n; i++)
+    if (i != skip && s[i] > d[i]) d[i] = s[i];
+  if (n > dst->len) dst->len = n;
+  return 0;
+}
+
+int atom__vc_leq(const atom__vc *a, const atom__vc *b) {
+  const atom__vc_t *x = atom__vc_cdata(a), *y = atom__vc_cdata(b);
+  uint32_t n = a->len < b->len ? a->len : b->len;
+  for (uint32_t i = 0; i < n; i++)
+    if (x[i] > y[i]) return 0;
+  for (uint32_t i = n; i < a->len; i++)
+    if (x[i]) return 0;
+  return 1;
+}
+
+int atom__vc_equal(const atom__vc *a, const atom__vc *b) {
+  return atom__vc_leq(a, b) && atom__vc_leq(b, a);
+}
+
+int atom__vc_format(const atom__vc *c, char *buf, size_t size) {
+  size_t used = 0;
+  int total = 0;
+  const atom__vc_t *d = atom__vc_cdata(c);
+  if (size) buf[0] = '\0';
+  for (uint32_t i = 0; i <= c->len; i++) {
+    char tmp[16];
+    int n;
+    if (i == c->len)
+      n = snprintf(tmp, sizeof tmp, ">");
+    else
+      n = snprintf(tmp, sizeof tmp, "%s%lu", i ? "," : "<", (unsigned long)d[i]);
+    if (c->len == 0 && i == 0) n = snprintf(tmp, sizeof tmp, "<>");
+    total += n;
+    if (size && used + 1 < size) {
+      size_t room = size - 1 - used;
+      size_t k = (size_t)n < room ? (size_t)n : room;
+      memcpy(buf + used, tmp, k);
+      used += k;
+      buf[used] = '\0';
+    }
+  }
+  return total;
+}

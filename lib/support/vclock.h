@@ -1,1 +1,104 @@
-/* stub */
+/* Vector clocks that grow with the number of threads (internal).
+ *
+ * A clock is an array of 32-bit components indexed by dense thread id. Components at or
+ * beyond `len` are 0, so a clock only grows when a component it must hold becomes non-zero
+ * (or when it is copied from a longer clock): clocks of a trace whose threads appear over time
+ * never need to be resized all at once, and there is no thread limit.
+ *
+ * Up to ATOM__VC_INLINE components live inside the struct itself, so that with few threads a
+ * clock costs no separate allocation and no pointer chase (the common case of 2PL traces with
+ * a handful of threads). Wider clocks move to the heap.
+ *
+ * Invariant: the storage in [len, cap) is zero. Every operation keeps it.
+ *
+ * Memory goes through an atom__mem (accounted to its owner). Operations that may need room
+ * return 0 or ATOM_ENOMEM and leave the clock unchanged on failure; callers that must not fail
+ * half-way through an event reserve first (atom__vc_reserve), after which the operations on
+ * clocks no wider than the reserved capacity cannot fail.
+ *
+ * Structs are relocatable (they may be moved with memcpy / realloc of an enclosing array). */
+#ifndef ATOM_SUPPORT_VCLOCK_H
+#define ATOM_SUPPORT_VCLOCK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "support/mem.h"
+
+#define ATOM__VC_INLINE 4u
+
+typedef uint32_t atom__vc_t;
+#define ATOM__VC_MAX UINT32_MAX
+
+typedef struct atom__vc {
+  uint32_t len; /* components [0, len) may be non-zero */
+  uint32_t cap; /* storage size; > ATOM__VC_INLINE means u.heap is used */
+  union {
+    atom__vc_t *heap;
+    atom__vc_t in[ATOM__VC_INLINE];
+  } u;
+} atom__vc;
+
+/* ⊥: all components 0. Never fails, allocates nothing. */
+static inline void atom__vc_init(atom__vc *c) {
+  c->len = 0;
+  c->cap = ATOM__VC_INLINE;
+  for (unsigned i = 0; i < ATOM__VC_INLINE; i++) c->u.in[i] = 0;
+}
+
+/* Release the storage; the clock is ⊥ afterwards (still usable). Accepts a clock that was
+ * only initialized. */
+void atom__vc_free(atom__mem *m, atom__vc *c);
+
+static inline atom__vc_t *atom__vc_data(atom__vc *c) {
+  return c->cap > ATOM__VC_INLINE ? c->u.heap : c->u.in;
+}
+static inline const atom__vc_t *atom__vc_cdata(const atom__vc *c) {
+  return c->cap > ATOM__VC_INLINE ? c->u.heap : c->u.in;
+}
+
+/* Bytes of heap storage the clock holds (0 while inline). */
+static inline size_t atom__vc_bytes(const atom__vc *c) {
+  return c->cap > ATOM__VC_INLINE ? (size_t)c->cap * sizeof(atom__vc_t) : 0;
+}
+
+/* Make room for n components (geometric growth). 0 or ATOM_ENOMEM (clock unchanged). */
+int atom__vc_reserve(atom__mem *m, atom__vc *c, uint32_t n);
+
+/* Component i (0 beyond len). */
+static inline atom__vc_t atom__vc_get(const atom__vc *c, uint32_t i) {
+  return i < c->len ? atom__vc_cdata(c)[i] : 0;
+}
+
+/* c(i) := v. 0 or ATOM_ENOMEM. */
+int atom__vc_set(atom__mem *m, atom__vc *c, uint32_t i, atom__vc_t v);
+
+/* c(i) := c(i) + 1. 0, ATOM_ENOMEM, or ATOM_ELIMIT if the component would overflow
+ * (then the clock is unchanged). */
+int atom__vc_inc(atom__mem *m, atom__vc *c, uint32_t i);
+
+/* dst := ⊥. Keeps the storage. */
+void atom__vc_clear(atom__vc *c);
+
+/* dst := src. 0 or ATOM_ENOMEM (dst unchanged). */
+int atom__vc_copy(atom__mem *m, atom__vc *dst, const atom__vc *src);
+
+/* dst := dst ⊔ src. 0 or ATOM_ENOMEM (dst unchanged). If changed is not NULL it receives 1
+ * when some component of dst grew, else 0. */
+int atom__vc_join(atom__mem *m, atom__vc *dst, const atom__vc *src, int *changed);
+
+/* dst := dst ⊔ src[0/skip] (src with component skip taken as 0; AeroDrome's check-read clock,
+ * 003 §4.3). 0 or ATOM_ENOMEM (dst unchanged). */
+int atom__vc_join_except(atom__mem *m, atom__vc *dst, const atom__vc *src, uint32_t skip);
+
+/* a ⊑ b (every component of a <= that of b). */
+int atom__vc_leq(const atom__vc *a, const atom__vc *b);
+
+/* a == b component-wise (lengths may differ: missing components are 0). */
+int atom__vc_equal(const atom__vc *a, const atom__vc *b);
+
+/* Write "<1,0,2>" into buf (always NUL-terminated when size > 0); returns the length it
+ * needs, as snprintf. For messages and tests. */
+int atom__vc_format(const atom__vc *c, char *buf, size_t size);
+
+#endif

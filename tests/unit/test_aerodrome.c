@@ -1,4 +1,819 @@
-/* stub suite: to be written */
+/* aerodrome (003 Algorithm 1 and §4.3) and the vector clocks it is built on. */
 #include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "randtrace.h"
+#include "reference.h"
+#include "support/mem.h"
+#include "support/vclock.h"
+#include "util.h"
+
+static const char *const variants[] = {"aerodrome:variant=basic", "aerodrome"};
+#define NVARIANTS 2
+
+/* ---- a small STD parser (keys = order of first appearance, names registered) ---------- */
+
+#define MAXN 128
+typedef struct tab {
+  char name[MAXN][24];
+  size_t n;
+} tab;
+
+static uint64_t tab_key(tab *t, const char *s, size_t len) {
+  for (size_t i = 0; i < t->n; i++)
+    if (strlen(t->name[i]) == len && memcmp(t->name[i], s, len) == 0) return i + 1;
+  ck_assert_uint_lt(t->n, MAXN);
+  ck_assert_uint_lt(len, sizeof t->name[0]);
+  memcpy(t->name[t->n], s, len);
+  t->name[t->n][len] = '\0';
+  return ++t->n;
+}
+
+typedef struct trace {
+  atom_event ev[512];
+  size_t n;
+  tab th, var, lock;
+} trace;
+
+static void parse(trace *tr, const char *text) {
+  memset(tr, 0, sizeof *tr);
+  for (const char *p = text; *p;) {
+    const char *eol = strchr(p, '\n');
+    if (!eol) eol = p + strlen(p);
+    if (eol > p && *p != '#') {
+      const char *b1 = memchr(p, '|', (size_t)(eol - p));
+      ck_assert_ptr_nonnull(b1);
+      const char *op = b1 + 1;
+      const char *b2 = memchr(op, '|', (size_t)(eol - op));
+      ck_assert_ptr_nonnull(b2);
+      ck_assert_uint_lt(tr->n, sizeof tr->ev / sizeof tr->ev[0]);
+      atom_event *e = &tr->ev[tr->n++];
+      memset(e, 0, sizeof *e);
+      e->thread = tab_key(&tr->th, p, (size_t)(b1 - p));
+      e->loc = strtoull(b2 + 1, NULL, 10);
+      const char *lp = memchr(op, '(', (size_t)(b2 - op));
+      size_t oplen = (size_t)((lp ? lp : b2) - op);
+      const char *arg = lp ? lp + 1 : NULL;
+      size_t alen = lp ? (size_t)((const char *)memchr(arg, ')', (size_t)(b2 - arg)) - arg) : 0;
+#define OP(s) (oplen == strlen(s) && memcmp(op, s, oplen) == 0)
+      if (OP("r")) e->kind = ATOM_READ, e->target = tab_key(&tr->var, arg, alen);
+      else if (OP("w")) e->kind = ATOM_WRITE, e->target = tab_key(&tr->var, arg, alen);
+      else if (OP("acq")) e->kind = ATOM_ACQUIRE, e->target = tab_key(&tr->lock, arg, alen);
+      else if (OP("rel")) e->kind = ATOM_RELEASE, e->target = tab_key(&tr->lock, arg, alen);
+      else if (OP("fork")) e->kind = ATOM_FORK, e->target = tab_key(&tr->th, arg, alen);
+      else if (OP("join")) e->kind = ATOM_JOIN, e->target = tab_key(&tr->th, arg, alen);
+      else if (OP("begin")) e->kind = ATOM_BEGIN;
+      else if (OP("end")) e->kind = ATOM_END;
+      else ck_abort_msg("bad op: %.*s", (int)(eol - p), p);
+#undef OP
+    }
+    p = *eol ? eol + 1 : eol;
+  }
+}
+
+/* A session with one checker (spec), the trace pushed and finished. */
+static atom_session *run_trace(const char *spec, const trace *tr) {
+  atom_session *s = NULL;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  int rc = atom_session_attach(s, spec);
+  ck_assert_msg(rc == 0, "attach %s: %s", spec, atom_last_error());
+  for (size_t i = 0; i < tr->th.n; i++)
+    ck_assert_int_eq(atom_set_name(s, ATOM_SPACE_THREAD, i + 1, tr->th.name[i]), 0);
+  for (size_t i = 0; i < tr->var.n; i++)
+    ck_assert_int_eq(atom_set_name(s, ATOM_SPACE_VAR, i + 1, tr->var.name[i]), 0);
+  for (size_t i = 0; i < tr->lock.n; i++)
+    ck_assert_int_eq(atom_set_name(s, ATOM_SPACE_LOCK, i + 1, tr->lock.name[i]), 0);
+  for (size_t i = 0; i < tr->n; i++) {
+    rc = atom_push(s, &tr->ev[i]);
+    ck_assert_msg(rc == 0, "%s: event %zu: %s", spec, i, atom_last_error());
+  }
+  ck_assert_int_eq(atom_finish(s), 0);
+  return s;
+}
+
+static int64_t first_index(const atom_session *s) {
+  int64_t best = -1;
+  for (size_t i = 0; i < atom_report_count(s); i++) {
+    int64_t at = (int64_t)atom_report_event_index(atom_report_get(s, i));
+    if (best < 0 || at < best) best = at;
+  }
+  return best;
+}
+
+/* The first violation index of text under both variants must be `expected` (-1: none). */
+static void expect_first(const char *text, int64_t expected) {
+  trace tr;
+  parse(&tr, text);
+  for (int v = 0; v < NVARIANTS; v++) {
+    atom_session *s = run_trace(variants[v], &tr);
+    int64_t got = first_index(s);
+    ck_assert_msg(got == expected, "%s: first violation at %lld, expected %lld\n%s", variants[v],
+                  (long long)got, (long long)expected, text);
+    for (size_t i = 0; i < atom_report_count(s); i++)
+      ck_assert_str_eq(atom_report_kind(atom_report_get(s, i)), "conflict-cycle");
+    atom_session_free(s);
+  }
+}
+
+/* ---- vector clocks ------------------------------------------------------------------- */
+
+START_TEST(test_vc_growth) {
+  atom__mem m;
+  atom__mem_init(&m, NULL);
+  atom__vc a;
+  atom__vc_init(&a);
+  ck_assert_uint_eq(a.len, 0);
+  ck_assert_uint_eq(atom__vc_get(&a, 0), 0);
+  ck_assert_uint_eq(atom__vc_get(&a, 1000), 0);
+  ck_assert_int_eq(atom__vc_set(&m, &a, 2, 7), 0);
+  ck_assert_uint_eq(a.len, 3);
+  ck_assert_uint_eq(m.bytes, 0); /* still inline */
+  ck_assert_int_eq(atom__vc_set(&m, &a, 40, 5), 0); /* moves to the heap */
+  ck_assert_uint_eq(a.len, 41);
+  ck_assert_uint_gt(m.bytes, 0);
+  ck_assert_uint_eq(atom__vc_get(&a, 2), 7);
+  ck_assert_uint_eq(atom__vc_get(&a, 40), 5);
+  for (uint32_t i = 3; i < 40; i++) ck_assert_uint_eq(atom__vc_get(&a, i), 0);
+  ck_assert_uint_eq(atom__vc_get(&a, 41), 0);
+  ck_assert_int_eq(atom__vc_inc(&m, &a, 40), 0);
+  ck_assert_uint_eq(atom__vc_get(&a, 40), 6);
+  ck_assert_int_eq(atom__vc_inc(&m, &a, 100), 0);
+  ck_assert_uint_eq(atom__vc_get(&a, 100), 1);
+  /* setting a zero beyond the length does not grow */
+  uint32_t len = a.len;
+  ck_assert_int_eq(atom__vc_set(&m, &a, 5000, 0), 0);
+  ck_assert_uint_eq(a.len, len);
+  ck_assert_int_eq(atom__vc_set(&m, &a, 7, ATOM__VC_MAX), 0);
+  ck_assert_int_eq(atom__vc_inc(&m, &a, 7), ATOM_ELIMIT);
+  ck_assert_uint_eq(atom__vc_get(&a, 7), ATOM__VC_MAX);
+  char buf[8];
+  ck_assert_int_gt(atom__vc_format(&a, buf, sizeof buf), 7);
+  ck_assert_uint_eq(strlen(buf), 7);
+  atom__vc_clear(&a);
+  ck_assert_uint_eq(a.len, 0);
+  ck_assert_uint_eq(atom__vc_get(&a, 40), 0);
+  ck_assert_int_eq(atom__vc_set(&m, &a, 1, 3), 0);
+  ck_assert_uint_eq(atom__vc_get(&a, 40), 0); /* storage beyond len stays zero */
+  atom__vc_free(&m, &a);
+  ck_assert_uint_eq(m.bytes, 0);
+  ck_assert_uint_eq(a.len, 0);
+  atom__vc_free(&m, &a); /* twice is fine */
+}
+END_TEST
+
+START_TEST(test_vc_join_leq) {
+  atom__mem m;
+  atom__mem_init(&m, NULL);
+  atom__vc a, b, c;
+  atom__vc_init(&a);
+  atom__vc_init(&b);
+  atom__vc_init(&c);
+  ck_assert(atom__vc_leq(&a, &b) && atom__vc_leq(&b, &a) && atom__vc_equal(&a, &b));
+  atom__vc_set(&m, &a, 0, 2);
+  atom__vc_set(&m, &a, 1, 1);
+  atom__vc_set(&m, &b, 1, 3);
+  atom__vc_set(&m, &b, 9, 1);
+  ck_assert(!atom__vc_leq(&a, &b)); /* a(0) = 2 > 0 */
+  ck_assert(!atom__vc_leq(&b, &a)); /* b(9) = 1 beyond a's length */
+  int changed = -1;
+  ck_assert_int_eq(atom__vc_copy(&m, &c, &a), 0);
+  ck_assert_int_eq(atom__vc_join(&m, &c, &b, &changed), 0);
+  ck_assert_int_eq(changed, 1);
+  ck_assert_uint_eq(c.len, 10);
+  ck_assert_uint_eq(atom__vc_get(&c, 0), 2);
+  ck_assert_uint_eq(atom__vc_get(&c, 1), 3);
+  ck_assert_uint_eq(atom__vc_get(&c, 9), 1);
+  ck_assert(atom__vc_leq(&a, &c) && atom__vc_leq(&b, &c));
+  ck_assert(!atom__vc_leq(&c, &a));
+  ck_assert_int_eq(atom__vc_join(&m, &c, &a, &changed), 0);
+  ck_assert_int_eq(changed, 0);
+  ck_assert_int_eq(atom__vc_join(&m, &c, &c, NULL), 0);
+  /* a shorter copy zeroes the tail */
+  ck_assert_int_eq(atom__vc_copy(&m, &c, &a), 0);
+  ck_assert(atom__vc_equal(&c, &a));
+  ck_assert_uint_eq(atom__vc_get(&c, 9), 0);
+  ck_assert_int_eq(atom__vc_set(&m, &c, 12, 4), 0);
+  ck_assert_uint_eq(atom__vc_get(&c, 9), 0);
+  /* trailing zeros do not matter for ⊑ */
+  atom__vc_set(&m, &c, 12, 0);
+  ck_assert(atom__vc_equal(&c, &a));
+  /* join except: the skipped component is not taken and does not lengthen */
+  atom__vc d;
+  atom__vc_init(&d);
+  ck_assert_int_eq(atom__vc_join_except(&m, &d, &b, 9), 0);
+  ck_assert_uint_eq(d.len, 9);
+  ck_assert_uint_eq(atom__vc_get(&d, 9), 0);
+  ck_assert_uint_eq(atom__vc_get(&d, 1), 3);
+  ck_assert_int_eq(atom__vc_join_except(&m, &d, &a, 0), 0);
+  ck_assert_uint_eq(atom__vc_get(&d, 0), 0);
+  ck_assert_uint_eq(atom__vc_get(&d, 1), 3);
+  char buf[64];
+  atom__vc_format(&a, buf, sizeof buf);
+  ck_assert_str_eq(buf, "<2,1>");
+  atom__vc_format(&d, buf, 0);
+  atom__vc e;
+  atom__vc_init(&e);
+  atom__vc_format(&e, buf, sizeof buf);
+  ck_assert_str_eq(buf, "<>");
+  atom__vc_free(&m, &a);
+  atom__vc_free(&m, &b);
+  atom__vc_free(&m, &c);
+  atom__vc_free(&m, &d);
+  ck_assert_uint_eq(m.bytes, 0);
+}
+END_TEST
+
+/* An allocator that fails after a budget of allocations. */
+typedef struct budget {
+  long left; /* < 0: unlimited */
+  long failures;
+} budget;
+static void *b_malloc(size_t n, void *p) {
+  budget *b = p;
+  if (b->left == 0) {
+    b->failures++;
+    return NULL;
+  }
+  if (b->left > 0) b->left--;
+  return malloc(n);
+}
+static void *b_realloc(void *q, size_t n, void *p) {
+  budget *b = p;
+  if (b->left == 0) {
+    b->failures++;
+    return NULL;
+  }
+  if (b->left > 0) b->left--;
+  return realloc(q, n);
+}
+static void b_free(void *q, void *p) {
+  (void)p;
+  free(q);
+}
+
+START_TEST(test_vc_enomem) {
+  budget bud = {0, 0};
+  atom__allocator al = {b_malloc, b_realloc, b_free, &bud};
+  atom__mem m;
+  atom__mem_init(&m, &al);
+  atom__vc a, b;
+  atom__vc_init(&a);
+  atom__vc_init(&b);
+  ck_assert_int_eq(atom__vc_set(&m, &a, 3, 9), 0); /* inline: no allocation */
+  ck_assert_int_eq(atom__vc_set(&m, &a, 10, 1), ATOM_ENOMEM);
+  ck_assert_uint_eq(a.len, 4);
+  ck_assert_uint_eq(atom__vc_get(&a, 3), 9);
+  bud.left = 1;
+  ck_assert_int_eq(atom__vc_set(&m, &b, 10, 1), 0);
+  ck_assert_int_eq(atom__vc_join(&m, &a, &b, NULL), ATOM_ENOMEM);
+  ck_assert_int_eq(atom__vc_copy(&m, &a, &b), ATOM_ENOMEM);
+  ck_assert_uint_eq(a.len, 4);
+  ck_assert_uint_eq(atom__vc_get(&a, 3), 9);
+  ck_assert_int_eq(atom__vc_join(&m, &b, &a, NULL), 0); /* fits */
+  ck_assert_uint_eq(atom__vc_get(&b, 3), 9);
+  atom__vc_free(&m, &a);
+  atom__vc_free(&m, &b);
+  ck_assert_uint_eq(m.bytes, 0);
+}
+END_TEST
+
+/* ---- the paper's traces and the corpus --------------------------------------------------- */
+
+static const char *const rho1 =
+    "t1|begin|0\nt1|w(x)|1\nt2|begin|2\nt2|r(x)|3\nt2|end|4\nt3|begin|5\nt3|w(y)|6\n"
+    "t3|end|7\nt1|r(y)|8\nt1|end|9\n";
+static const char *const rho2 =
+    "t1|begin|0\nt2|begin|1\nt1|w(x)|2\nt2|r(x)|3\nt2|w(y)|4\nt1|r(y)|5\nt1|end|6\n"
+    "t2|end|7\n";
+static const char *const rho3 =
+    "t1|begin|0\nt2|begin|1\nt1|w(x)|2\nt2|w(y)|3\nt1|r(y)|4\nt2|r(x)|5\nt1|end|6\n"
+    "t2|end|7\n";
+static const char *const rho1p =
+    "t1|begin|0\nt1|w(x)|1\nt2|begin|2\nt2|w(y)|3\nt2|r(x)|4\nt2|end|5\nt3|begin|6\n"
+    "t3|r(y)|7\nt3|w(z)|8\nt3|end|9\nt1|r(z)|10\nt1|end|11\n";
+
+START_TEST(test_paper_traces) {
+  expect_first(rho1, -1); /* 003 Fig. 1: serial order T3 T1 T2 */
+  expect_first(rho2, 5);  /* Fig. 5: C_t1^▷ ⊑ W_y at e6 */
+  expect_first(rho3, 6);  /* Fig. 6: found at t1's END */
+  expect_first(rho1p, 10); /* Fig. 7: W_z learned T2's end through T3 */
+}
+END_TEST
+
+START_TEST(test_nested) {
+  /* 003 §4.1.4: inner BEGIN/END are ignored, the outer transaction still holds r(x) */
+  expect_first("t1|begin|0\nt1|r(x)|1\nt1|begin|2\nt1|end|3\nt2|w(x)|4\nt1|w(x)|5\nt1|end|6\n", 5);
+  /* the same without the nesting is serializable once the inner END is taken as the end */
+  expect_first("t1|begin|0\nt1|r(x)|1\nt1|end|3\nt2|w(x)|4\nt1|begin|5\nt1|w(x)|5\nt1|end|6\n",
+               -1);
+}
+END_TEST
+
+START_TEST(test_lock_edges) {
+  /* rel -> acq is a conflict: t2's unary acq/w/rel sit between t1's rel(l) and r(x) */
+  expect_first("t1|begin|0\nt1|acq(l)|1\nt1|rel(l)|2\nt2|acq(l)|3\nt2|w(x)|4\nt2|rel(l)|5\n"
+               "t1|r(x)|6\nt1|end|7\n", 6);
+  /* t1 re-acquiring its own lock is no edge (line 14) */
+  expect_first("t1|begin|0\nt1|acq(l)|1\nt1|rel(l)|2\nt1|acq(l)|3\nt1|rel(l)|4\nt1|end|5\n", -1);
+  /* acq after a release in a transaction of another thread: a cycle when t2 goes back */
+  expect_first("t1|begin|0\nt2|begin|1\nt2|acq(m)|2\nt2|rel(m)|3\nt1|acq(m)|4\nt1|w(x)|5\n"
+               "t1|rel(m)|6\nt2|r(x)|7\nt1|end|8\nt2|end|9\n", 7);
+  /* 2PL: serializable */
+  expect_first("t1|begin|0\nt1|acq(m)|1\nt1|w(x)|2\nt2|begin|3\nt1|rel(m)|4\nt1|end|5\n"
+               "t2|acq(m)|6\nt2|r(x)|7\nt2|w(x)|8\nt2|rel(m)|9\nt2|end|10\n", -1);
+}
+END_TEST
+
+START_TEST(test_fork_join) {
+  /* a child forked inside a transaction writes what the parent then reads */
+  expect_first("t1|begin|0\nt1|fork(t2)|1\nt2|w(x)|2\nt1|r(x)|3\nt1|end|4\n", 3);
+  /* a child that read the parent's open write is joined inside the transaction */
+  expect_first("t1|fork(t2)|0\nt1|begin|1\nt1|w(x)|2\nt2|r(x)|3\nt1|join(t2)|4\nt1|end|5\n", 4);
+  /* fork and join outside transactions order the child: serializable */
+  expect_first("t1|w(x)|0\nt1|fork(t2)|1\nt2|begin|2\nt2|r(x)|3\nt2|w(x)|4\nt2|end|5\n"
+               "t1|join(t2)|6\nt1|r(x)|7\n", -1);
+  /* A child with no event at all, forked and joined inside a transaction, has no transaction
+   * to form a cycle with (Algorithm 1's line 22 alone would declare one). */
+  expect_first("t1|begin|0\nt1|fork(t2)|1\nt1|join(t2)|2\nt1|end|3\n", -1);
+  expect_first("t1|begin|0\nt1|w(x)|1\nt1|w(x)|2\nt1|end|3\nt1|r(x)|4\nt1|w(x)|5\nt1|begin|6\n"
+               "t1|fork(t3)|7\nt1|join(t3)|8\nt1|fork(t2)|9\nt2|begin|10\nt1|end|11\n"
+               "t2|end|12\n", -1);
+  /* ... but a child with an (empty) transaction does: fork(t2) ≤ t2's BEGIN, its END ≤ join */
+  expect_first("t1|begin|0\nt1|fork(t2)|1\nt2|begin|2\nt2|end|3\nt1|join(t2)|4\nt1|end|5\n", 4);
+  /* a transaction the child leaves open is closed by the join (session), then checked */
+  expect_first("t1|begin|0\nt1|fork(t2)|1\nt2|begin|2\nt2|r(y)|3\nt1|join(t2)|4\nt1|end|5\n", 4);
+}
+END_TEST
+
+START_TEST(test_unary) {
+  /* unary events are transactions of one event; program order links them */
+  expect_first("t1|begin|0\nt1|w(x)|1\nt2|r(x)|2\nt2|w(y)|3\nt1|r(y)|4\nt1|end|5\n", 4);
+  /* one unary event of t2 between t1's write and read of x: no cycle (t2's read is after) */
+  expect_first("t1|begin|0\nt1|w(x)|1\nt2|r(x)|2\nt1|r(x)|3\nt1|end|4\n", -1);
+  /* but a unary write in between is one */
+  expect_first("t1|begin|0\nt1|r(x)|1\nt2|w(x)|2\nt1|r(x)|3\nt1|end|4\n", 3);
+  /* unary events never get checked themselves: a cycle needs a real transaction */
+  expect_first("t1|w(x)|0\nt2|r(x)|1\nt2|w(y)|2\nt1|r(y)|3\nt1|w(x)|4\n", -1);
+  /* two unary events of t1 in program order close a cycle with t2's open transaction */
+  expect_first("t1|begin|0\nt1|w(x)|1\nt1|end|2\nt2|begin|3\nt2|r(x)|4\nt2|w(y)|5\nt1|r(y)|6\n"
+               "t1|w(z)|7\nt2|r(z)|8\nt2|end|9\n", 8);
+  /* unary events of t1 after its transaction share its clock value: no false cycle */
+  expect_first("t1|begin|0\nt1|w(x)|1\nt1|end|2\nt2|begin|3\nt2|r(x)|4\nt1|w(z)|5\nt2|r(z)|6\n"
+               "t2|w(y)|7\nt2|end|8\nt1|r(y)|9\n", -1);
+  /* ... and a later transaction of t1 is told apart from the first */
+  expect_first("t1|begin|0\nt1|w(x)|1\nt1|end|2\nt2|begin|3\nt2|r(x)|4\nt1|begin|5\n"
+               "t1|w(z)|6\nt2|r(z)|7\nt2|w(y)|8\nt1|r(y)|9\nt1|end|10\nt2|end|11\n", 9);
+}
+END_TEST
+
+/* Every corpus file with an aerodrome expectation, for both variants. */
+START_TEST(test_corpus_files) {
+  static const char *const files[] = {"aerodrome-rho1", "aerodrome-rho2", "aerodrome-rho3",
+                                      "aerodrome-rho1prime", "aerodrome-nested",
+                                      "aerodrome-lock-edges", "aerodrome-fork-in-txn",
+                                      "aerodrome-join-in-txn"};
+  for (size_t f = 0; f < sizeof files / sizeof files[0]; f++) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/corpus/%s.std", files[f]);
+    char *text = tu_read_source_file(path, NULL);
+    ck_assert_msg(text != NULL, "missing %s", path);
+    snprintf(path, sizeof path, "tests/corpus/%s.expected.json", files[f]);
+    char *json = tu_read_source_file(path, NULL);
+    ck_assert_msg(json != NULL, "missing %s", path);
+    int serializable = strstr(json, "\"conflict_serializable\": true") != NULL;
+    const char *idx = strstr(json, "\"aerodrome_first_violation_index\":");
+    trace tr;
+    parse(&tr, text);
+    for (int v = 0; v < NVARIANTS; v++) {
+      atom_session *s = run_trace(variants[v], &tr);
+      int64_t got = first_index(s);
+      ck_assert_msg((got < 0) == serializable, "%s %s: verdict", files[f], variants[v]);
+      if (idx) {
+        long long want = strtoll(idx + strlen("\"aerodrome_first_violation_index\":"), NULL, 10);
+        ck_assert_msg(got == want, "%s %s: first violation %lld, expected %lld", files[f],
+                      variants[v], (long long)got, want);
+      }
+      atom_session_free(s);
+    }
+    free(text);
+    free(json);
+  }
+}
+END_TEST
+
+/* ---- reports ---------------------------------------------------------------------------- */
+
+START_TEST(test_report_contents) {
+  trace tr;
+  parse(&tr, rho2);
+  for (int v = 0; v < NVARIANTS; v++) {
+    atom_session *s = run_trace(variants[v], &tr);
+    ck_assert_uint_ge(atom_report_count(s), 1);
+    const atom_report *r = atom_report_get(s, 0);
+    ck_assert_str_eq(atom_report_checker(r), "aerodrome");
+    ck_assert_str_eq(atom_report_kind(r), "conflict-cycle");
+    ck_assert_uint_eq(atom_report_event_index(r), 5);
+    ck_assert_uint_eq(atom_report_txn_count(r), 2);
+    uint64_t th, bi, bl;
+    ck_assert_int_eq(atom_report_txn(r, 0, &th, &bi, &bl), 0);
+    ck_assert_uint_eq(th, 1); /* t1, begun at 0 */
+    ck_assert_uint_eq(bi, 0);
+    ck_assert_int_eq(atom_report_txn(r, 1, &th, &bi, &bl), 0);
+    ck_assert_uint_eq(th, 2); /* t2, begun at 1 (its w(y) fired the check) */
+    ck_assert_uint_eq(bi, 1);
+    ck_assert_uint_eq(bl, 1);
+    ck_assert_uint_eq(atom_report_event_count(r), 2);
+    atom_event e;
+    uint64_t at;
+    ck_assert_int_eq(atom_report_event(r, 0, &e, &at), 0);
+    ck_assert_uint_eq(at, 5);
+    ck_assert_uint_eq(e.kind, ATOM_READ);
+    ck_assert_int_eq(atom_report_event(r, 1, &e, &at), 0);
+    ck_assert_uint_eq(at, 4);
+    ck_assert_uint_eq(e.kind, ATOM_WRITE);
+    ck_assert_uint_eq(e.thread, 2);
+    ck_assert_uint_eq(atom_report_var_count(r), 1);
+    ck_assert_str_eq(atom_report_var_name(r, 0), "y");
+    const char *msg = atom_report_message(r);
+    ck_assert_msg(strstr(msg, "t1's transaction (begun at event 0, loc 0)") &&
+                      strstr(msg, "r(y) at event 5") && strstr(msg, "t2's transaction"),
+                  "message: %s", msg);
+    atom_session_free(s);
+  }
+
+  /* at an END: both open transactions named */
+  parse(&tr, rho3);
+  for (int v = 0; v < NVARIANTS; v++) {
+    atom_session *s = run_trace(variants[v], &tr);
+    ck_assert_uint_ge(atom_report_count(s), 1);
+    const atom_report *r = atom_report_get(s, 0);
+    ck_assert_uint_eq(atom_report_event_index(r), 6);
+    ck_assert_uint_eq(atom_report_txn_count(r), 2);
+    uint64_t th, bi;
+    atom_report_txn(r, 0, &th, &bi, NULL);
+    ck_assert_uint_eq(th, 1);
+    atom_report_txn(r, 1, &th, &bi, NULL);
+    ck_assert_uint_eq(th, 2);
+    ck_assert_uint_eq(bi, 1);
+    ck_assert_uint_eq(atom_report_var_count(r), 0);
+    ck_assert_ptr_nonnull(strstr(atom_report_message(r), "at its end (event 6)"));
+    atom_session_free(s);
+  }
+
+  /* a unary transaction on the other side */
+  parse(&tr, "t1|begin|0\nt1|w(x)|1\nt2|r(x)|2\nt2|w(y)|3\nt1|r(y)|4\nt1|end|5\n");
+  for (int v = 0; v < NVARIANTS; v++) {
+    atom_session *s = run_trace(variants[v], &tr);
+    ck_assert_uint_eq(atom_report_count(s), 1);
+    const atom_report *r = atom_report_get(s, 0);
+    uint64_t th, bi, bl;
+    atom_report_txn(r, 1, &th, &bi, &bl);
+    ck_assert_uint_eq(th, 2);
+    ck_assert_uint_eq(bi, 3);
+    ck_assert_uint_eq(bl, 3);
+    ck_assert_msg(strstr(atom_report_message(r), "t2's unary transaction w(y) at event 3"),
+                  "message: %s", atom_report_message(r));
+    atom_session_free(s);
+  }
+}
+END_TEST
+
+START_TEST(test_keeps_checking) {
+  /* two independent violations (different locations): two reports */
+  static const char *const text =
+      "t1|begin|0\nt2|begin|1\nt1|w(x)|2\nt2|r(x)|3\nt2|w(y)|4\nt1|r(y)|5\nt1|end|6\n"
+      "t2|end|7\n"
+      "t3|begin|10\nt4|begin|11\nt3|w(u)|12\nt4|r(u)|13\nt4|w(v)|14\nt3|r(v)|15\nt3|end|16\n"
+      "t4|end|17\n";
+  trace tr;
+  parse(&tr, text);
+  for (int v = 0; v < NVARIANTS; v++) {
+    atom_session *s = run_trace(variants[v], &tr);
+    ck_assert_uint_eq(atom_report_count(s), 2);
+    ck_assert_uint_eq(atom_report_event_index(atom_report_get(s, 0)), 5);
+    ck_assert_uint_eq(atom_report_event_index(atom_report_get(s, 1)), 13);
+    atom_session_free(s);
+  }
+  /* the same violation in a loop: one report, counted */
+  char loop[8192] = "";
+  for (int i = 0; i < 20; i++) strcat(loop, rho2);
+  parse(&tr, loop);
+  for (int v = 0; v < NVARIANTS; v++) {
+    atom_session *s = run_trace(variants[v], &tr);
+    ck_assert_uint_eq(atom_report_count(s), 1);
+    ck_assert_uint_ge(atom_report_occurrences(atom_report_get(s, 0)), 20);
+    atom_session_free(s);
+  }
+}
+END_TEST
+
+/* A ring of n threads: T_i writes x_i and reads x_{i+1}; all open together, the last read
+ * closes the cycle. Wider than the inline clock size. */
+START_TEST(test_many_threads) {
+  for (int n = 3; n <= 12; n += 3) {
+    char text[8192] = "", line[64];
+    size_t idx = 0;
+    for (int i = 0; i < n; i++) {
+      snprintf(line, sizeof line, "t%d|begin|%zu\n", i, idx++);
+      strcat(text, line);
+    }
+    for (int i = 0; i < n; i++) {
+      snprintf(line, sizeof line, "t%d|w(x%d)|%zu\n", i, i, idx++);
+      strcat(text, line);
+    }
+    /* t_i reads x_{i-1}: T_{i-1} -> T_i for i = 1..n-1; then t0 reads x_{n-1} */
+    for (int i = 1; i < n; i++) {
+      snprintf(line, sizeof line, "t%d|r(x%d)|%zu\n", i, i - 1, idx++);
+      strcat(text, line);
+    }
+    snprintf(line, sizeof line, "t0|r(x%d)|%zu\n", n - 1, idx++);
+    strcat(text, line);
+    for (int i = 0; i < n; i++) {
+      snprintf(line, sizeof line, "t%d|end|%zu\n", i, idx++);
+      strcat(text, line);
+    }
+    /* The cycle T0 -> T1 -> ... -> T(n-1) -> T0 is complete at t0's read (index 3n-1), with
+     * every transaction open. Each END passes the knowledge of T(n-1) on (lines 38-40); the
+     * END of T(n-2), when only T(n-1) is still open, declares it (003 Thm. 2). */
+    expect_first(text, (int64_t)(4 * n - 2));
+  }
+}
+END_TEST
+
+START_TEST(test_variant_args) {
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_session_attach(s, "aerodrome:variant=fast"), ATOM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(atom_last_error(), "variant"));
+  ck_assert_int_eq(atom_session_attach(s, "aerodrome:variant"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_session_attach(s, "aerodrome:mode=basic"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_session_attach(s, "aerodrome:variant=opt"), 0);
+  ck_assert_int_eq(atom_session_attach(s, "aerodrome:variant=optimized"), 0);
+  ck_assert_int_eq(atom_session_attach(s, "aerodrome:variant=basic"), 0);
+  ck_assert_int_eq(atom_session_attach(s, "vector-clock"), 0);
+  ck_assert_uint_eq(atom_checker_count(s), 4);
+  ck_assert_str_eq(atom_checker_name(s, 3), "aerodrome");
+  /* all four agree on rho2 */
+  trace tr;
+  parse(&tr, rho2);
+  for (size_t i = 0; i < tr.n; i++) ck_assert_int_eq(atom_push(s, &tr.ev[i]), 0);
+  ck_assert_int_eq(atom_finish(s), 0);
+  ck_assert_uint_eq(atom_report_count(s), 4);
+  atom_session_free(s);
+}
+END_TEST
+
+/* ---- memory and stats ---------------------------------------------------------------------- */
+
+static void push2pl(atom_session *s, uint64_t rounds, uint64_t *idx) {
+  /* 4 threads, 8 variables each guarded by lock v % 2, 2PL transactions, plus unary reads */
+  for (uint64_t r = 0; r < rounds; r++)
+    for (uint64_t t = 1; t <= 4; t++) {
+      uint64_t v1 = (r * 7 + t) % 8, v2 = (r * 3 + t * 5) % 8;
+      uint64_t l1 = v1 % 2, l2 = v2 % 2;
+      ck_assert_int_eq(atom_begin(s, t, (*idx)++), 0);
+      ck_assert_int_eq(atom_acquire(s, t, 100 + l1, (*idx)++), 0);
+      if (l2 != l1) ck_assert_int_eq(atom_acquire(s, t, 100 + l2, (*idx)++), 0);
+      ck_assert_int_eq(atom_read(s, t, v1, (*idx)++), 0);
+      ck_assert_int_eq(atom_write(s, t, v2, (*idx)++), 0);
+      ck_assert_int_eq(atom_write(s, t, v1, (*idx)++), 0);
+      if (l2 != l1) ck_assert_int_eq(atom_release(s, t, 100 + l2, (*idx)++), 0);
+      ck_assert_int_eq(atom_release(s, t, 100 + l1, (*idx)++), 0);
+      ck_assert_int_eq(atom_end(s, t, (*idx)++), 0);
+      ck_assert_int_eq(atom_acquire(s, t, 100, (*idx)++), 0);
+      ck_assert_int_eq(atom_read(s, t, 0, (*idx)++), 0);
+      ck_assert_int_eq(atom_release(s, t, 100, (*idx)++), 0);
+    }
+}
+
+START_TEST(test_memory_flat) {
+  for (int v = 0; v < NVARIANTS; v++) {
+    atom_session *s;
+    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+    ck_assert_int_eq(atom_session_attach(s, variants[v]), 0);
+    uint64_t idx = 0;
+    push2pl(s, 200, &idx);
+    atom_checker_stats a = {.version = ATOM_CHECKER_STATS_VERSION};
+    ck_assert_int_eq(atom_checker_stats_get(s, 0, &a), 0);
+    push2pl(s, 2000, &idx);
+    atom_checker_stats b = {.version = ATOM_CHECKER_STATS_VERSION};
+    ck_assert_int_eq(atom_checker_stats_get(s, 0, &b), 0);
+    ck_assert_uint_eq(a.bytes, b.bytes);
+    ck_assert_uint_eq(b.nodes, 4);
+    /* optimized: C_t per thread, W/R/chR per variable, L per lock; basic: C_t and C_t^▷,
+     * W_x and R_{u,x}, L per lock */
+    ck_assert_uint_eq(b.clocks, v == 0 ? 4 * 2 + 8 * (1 + 4) + 2 : 4 + 8 * 3 + 2);
+    ck_assert_int_eq(atom_finish(s), 0);
+    ck_assert_uint_eq(atom_report_count(s), 0);
+    atom_session_free(s);
+  }
+}
+END_TEST
+
+/* ---- the optimized END against the basic one on harder cases ------------------------------ */
+
+/* Long transactions, many variables, clocks that lose and regain knowledge of open
+ * transactions (assignments W_x := C_u by threads that do and do not know them). */
+START_TEST(test_learned_lists) {
+  rt_rng rng;
+  for (uint64_t seed = 1; seed <= 60; seed++) {
+    rt_rng_seed(&rng, seed);
+    atom_session *s;
+    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+    ck_assert_int_eq(atom_session_attach(s, "aerodrome:variant=basic"), 0);
+    ck_assert_int_eq(atom_session_attach(s, "aerodrome"), 0);
+    unsigned nthreads = 3 + (unsigned)rt_rng_below(&rng, 6);
+    unsigned nvars = 4 + (unsigned)rt_rng_below(&rng, 200);
+    int open[16] = {0};
+    for (uint64_t i = 0; i < 3000; i++) {
+      uint64_t t = 1 + rt_rng_below(&rng, nthreads);
+      uint64_t r = rt_rng_below(&rng, 1000);
+      if (!open[t] && r < 5 + seed % 7) {
+        ck_assert_int_eq(atom_begin(s, t, i), 0);
+        open[t] = 1;
+      } else if (open[t] && r < 3) {
+        ck_assert_int_eq(atom_end(s, t, i), 0);
+        open[t] = 0;
+      } else {
+        /* a few hot variables, many cold ones */
+        uint64_t x = rt_rng_chance(&rng, 0.5) ? rt_rng_below(&rng, 3) : rt_rng_below(&rng, nvars);
+        if (rt_rng_chance(&rng, 0.5))
+          ck_assert_int_eq(atom_write(s, t, x, i), 0);
+        else
+          ck_assert_int_eq(atom_read(s, t, x, i), 0);
+      }
+    }
+    ck_assert_int_eq(atom_finish(s), 0);
+    int64_t first[2] = {-1, -1};
+    for (size_t i = 0; i < atom_report_count(s); i++) {
+      const atom_report *r = atom_report_get(s, i);
+      size_t c = atom_report_checker_index(r);
+      int64_t at = (int64_t)atom_report_event_index(r);
+      if (first[c] < 0 || at < first[c]) first[c] = at;
+    }
+    ck_assert_msg(first[0] == first[1], "seed %llu: basic %lld optimized %lld",
+                  (unsigned long long)seed, (long long)first[0], (long long)first[1]);
+    atom_session_free(s);
+  }
+}
+END_TEST
+
+/* ---- random traces against the brute-force reference -------------------------------------- */
+
+
+START_TEST(test_random_vs_reference) {
+  size_t violations = 0;
+  const char *env = getenv("ATOM_AERODROME_CASES"); /* for longer runs by hand */
+  uint64_t cases = env ? strtoull(env, NULL, 10) : 3000;
+  for (uint64_t seed = 1; seed <= cases; seed++) {
+    rt_params p;
+    rt_params_random(&p, seed * 7919, 36);
+    if (seed % 3 == 0) p.threads = 5 + (unsigned)(seed % 4); /* wider than inline clocks */
+    atom_event *ev;
+    size_t n;
+    ck_assert_int_eq(rt_generate(&p, seed, &ev, &n), 0);
+    int ser = ref_conflict_serializable(ev, n, NULL);
+    ck_assert_int_ge(ser, 0);
+    atom_session *s;
+    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+    for (int v = 0; v < NVARIANTS; v++) ck_assert_int_eq(atom_session_attach(s, variants[v]), 0);
+    size_t done;
+    int rc = atom_push_many(s, ev, n, &done);
+    ck_assert_msg(rc == 0, "seed %llu: push: %s", (unsigned long long)seed, atom_last_error());
+    ck_assert_int_eq(atom_finish(s), 0);
+    int64_t b = tu_first_violation(s, 0), o = tu_first_violation(s, 1);
+    if (b != o || (b < 0) != (ser == 1)) {
+      fprintf(stderr, "# aerodrome mismatch, seed %llu: basic %lld optimized %lld reference %s\n",
+              (unsigned long long)seed, (long long)b, (long long)o,
+              ser ? "serializable" : "not serializable");
+      rt_write_std(stderr, ev, n);
+    }
+    ck_assert_int_eq(b, o);
+    ck_assert_int_eq(b < 0, ser == 1);
+    violations += ser == 0;
+    atom_session_free(s);
+    free(ev);
+  }
+  ck_assert_uint_gt(violations, cases / 30);
+  ck_assert_uint_lt(violations, cases - cases / 30);
+}
+END_TEST
+
+/* ---- allocation failures ----------------------------------------------------------------- */
+
+START_TEST(test_enomem) {
+  /* Let the session and the checker run out of memory at every possible point in turn: every
+   * call returns 0 or ATOM_ENOMEM, and the session stays usable and freeable. */
+  trace tr;
+  parse(&tr, "t1|begin|0\nt2|begin|1\nt1|w(x)|2\nt2|r(x)|3\nt2|w(y)|4\nt1|r(y)|5\n"
+             "t5|acq(l)|6\nt5|w(z)|7\nt5|rel(l)|8\nt6|begin|9\nt6|acq(l)|10\nt6|r(z)|11\n"
+             "t6|fork(t7)|12\nt7|w(q)|13\nt6|join(t7)|14\nt6|rel(l)|15\nt1|end|16\n"
+             "t2|end|17\nt6|end|18\n");
+  for (int v = 0; v < NVARIANTS; v++) {
+    for (long k = 0; k < 200; k++) {
+      budget bud = {-1, 0};
+      atom_options opt;
+      ck_assert_int_eq(atom_options_init(&opt, ATOM_OPTIONS_VERSION), 0);
+      opt.malloc_fn = b_malloc;
+      opt.realloc_fn = b_realloc;
+      opt.free_fn = b_free;
+      opt.alloc_payload = &bud;
+      atom_session *s = NULL;
+      ck_assert_int_eq(atom_session_new(&s, &opt), 0);
+      int rc = atom_session_attach(s, variants[v]);
+      ck_assert_int_eq(rc, 0);
+      bud.left = k;
+      for (size_t i = 0; i < tr.n; i++) {
+        /* an event dropped for lack of memory can make later ones ill-formed */
+        rc = atom_push(s, &tr.ev[i]);
+        ck_assert_msg(rc <= 0, "k=%ld event %zu: %d %s", k, i, rc, atom_last_error());
+      }
+      rc = atom_finish(s);
+      ck_assert(rc == 0 || rc == ATOM_ENOMEM);
+      bud.left = -1; /* memory is back: the session still works */
+      for (size_t i = 0; i < tr.n; i++) {
+        atom_event e = tr.ev[i];
+        e.thread += 100;
+        e.target += e.kind == ATOM_FORK || e.kind == ATOM_JOIN ? 100 : 0;
+        rc = atom_push(s, &e);
+        ck_assert(rc == 0 || rc == ATOM_ESTATE);
+      }
+      atom_session_free(s);
+      if (bud.failures == 0) break; /* k beyond every allocation */
+    }
+  }
+}
+END_TEST
+
+/* When a learned list cannot grow, its transaction's END falls back to the full scan of
+ * 003 Alg. 1 lines 41-46: rho'1 (Fig. 7 needs W_y ⊔= C_t2 at t2's END) with every learned
+ * list allocation failing. */
+START_TEST(test_learned_overflow) {
+  trace tr;
+  parse(&tr, "t1|begin|0\nt1|end|0\nt2|begin|0\nt2|end|0\nt3|begin|0\nt3|end|0\n"
+             "t4|w(x)|0\nt4|w(y)|0\nt4|w(z)|0\nt4|r(x)|0\nt4|r(y)|0\nt4|r(z)|0\n");
+  size_t warm = tr.n;
+  trace body;
+  parse(&body, rho1p);
+  for (int v = 0; v < NVARIANTS; v++) {
+    budget bud = {-1, 0};
+    atom_options opt;
+    ck_assert_int_eq(atom_options_init(&opt, ATOM_OPTIONS_VERSION), 0);
+    opt.malloc_fn = b_malloc;
+    opt.realloc_fn = b_realloc;
+    opt.free_fn = b_free;
+    opt.alloc_payload = &bud;
+    atom_session *s = NULL;
+    ck_assert_int_eq(atom_session_new(&s, &opt), 0);
+    ck_assert_int_eq(atom_session_attach(s, variants[v]), 0);
+    for (size_t i = 0; i < warm; i++) ck_assert_int_eq(atom_push(s, &tr.ev[i]), 0);
+    /* same names, same keys: t1 t2 t3 x y z come first in both texts */
+    for (size_t i = 0; i < body.n; i++) {
+      bud.left = i + 2 < body.n ? 0 : -1; /* memory back for the report */
+      int rc = atom_push(s, &body.ev[i]);
+      ck_assert_msg(rc == 0, "%s: event %zu: %s", variants[v], i, atom_last_error());
+    }
+    ck_assert_int_eq(atom_finish(s), 0);
+    if (v == 1) ck_assert_uint_gt(bud.failures, 0); /* the lists did try to grow */
+    ck_assert_int_eq(first_index(s), (int64_t)(warm + 10));
+    atom_session_free(s);
+  }
+}
+END_TEST
+
 Suite *atom_test_suite_aerodrome(void);
-Suite *atom_test_suite_aerodrome(void) { return suite_create("aerodrome"); }
+Suite *atom_test_suite_aerodrome(void) {
+  Suite *s = suite_create("aerodrome");
+  TCase *vc = tcase_create("vclock");
+  tcase_add_test(vc, test_vc_growth);
+  tcase_add_test(vc, test_vc_join_leq);
+  tcase_add_test(vc, test_vc_enomem);
+  suite_add_tcase(s, vc);
+  TCase *paper = tcase_create("paper");
+  tcase_add_test(paper, test_paper_traces);
+  tcase_add_test(paper, test_nested);
+  tcase_add_test(paper, test_lock_edges);
+  tcase_add_test(paper, test_fork_join);
+  tcase_add_test(paper, test_unary);
+  tcase_add_test(paper, test_corpus_files);
+  suite_add_tcase(s, paper);
+  TCase *rep = tcase_create("reports");
+  tcase_add_test(rep, test_report_contents);
+  tcase_add_test(rep, test_keeps_checking);
+  tcase_add_test(rep, test_many_threads);
+  tcase_add_test(rep, test_variant_args);
+  suite_add_tcase(s, rep);
+  TCase *mem = tcase_create("memory");
+  tcase_add_test(mem, test_memory_flat);
+  tcase_add_test(mem, test_enomem);
+  tcase_add_test(mem, test_learned_overflow);
+  suite_add_tcase(s, mem);
+  TCase *x = tcase_create("random");
+  tcase_set_timeout(x, 120);
+  tcase_add_test(x, test_learned_lists);
+  tcase_add_test(x, test_random_vs_reference);
+  suite_add_tcase(s, x);
+  return s;
+}
