@@ -1,7 +1,401 @@
-/* stub: to be written */
+/* velodrome: conflict serializability by transaction graph and incremental cycle detection.
+ *
+ * 003 §2 Def. 1: a trace is conflict serializable iff there is no cycle of distinct
+ * transactions T0 <=Txn T1 <=Txn ... <=Txn T0, where T <=Txn T' when some event of T is
+ * conflict-happens-before some event of T'. A conflict-happens-before path only ever steps
+ * between conflicting events, so it suffices to keep one edge per direct conflict between
+ * transactions -- and of those, only the ones not implied by others:
+ *   - program order: the thread's previous transaction -> its next one (conflict (a));
+ *   - fork: the forker's transaction -> the child's first transaction (b);
+ *   - join: the child's last transaction -> the joiner's transaction (c);
+ *   - variables: the last writer -> a read or a write, and the last reader of each thread
+ *     since the last write -> a write (d); older accesses reach the new one through these;
+ *   - locks: the last releaser -> an acquire (e).
+ * Every edge points into the transaction performing the current event, so a transaction that
+ * has ended never gains an incoming edge again. Hence (003 §5.1) a complete transaction without
+ * incoming edges is on no cycle, now or later, and is collected (the graph cascades this to its
+ * successors). A unary transaction (an event outside BEGIN..END) is complete at once: it gets a
+ * node only if it has a live predecessor, and that node goes as soon as its predecessors go.
+ *
+ * An edge that would close a cycle is reported and not inserted (support/digraph.h keeps the
+ * graph acyclic). The graph is exact up to the first violation, so the verdict is exact; later
+ * reports are real cycles, though a cycle that needs a dropped edge is not seen again. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "atomicity/error.h"
 #include "checkers/builtin.h"
-static int stub_create(void **self, atom_env *env) { (void)env; *self = NULL; return 0; }
-static int stub_event(void *self, const atom_ev *ev) { (void)self; (void)ev; return 0; }
-static void stub_destroy(void *self) { (void)self; }
-const atom_checker atom__checker_velodrome = {ATOM_CHECKER_ABI_VERSION, 0, "velodrome", "stub", NULL,
-  stub_create, stub_event, NULL, stub_destroy, NULL};
+#include "core/env.h"
+#include "support/digraph.h"
+
+/* Node payload: how a report names the transaction. */
+typedef struct vd_txn {
+  uint32_t thread;
+  uint32_t unary;
+  uint64_t begin_index;
+  uint64_t begin_loc;
+} vd_txn;
+
+typedef struct vd_thread {
+  atom__dg_node cur;    /* node of the open transaction (NONE outside one) */
+  atom__dg_node last;   /* the thread's most recent transaction: program-order source */
+  atom__dg_node forker; /* transaction that forked the thread, until its first transaction */
+  uint64_t begin_index;
+  uint64_t begin_loc;
+  uint32_t in_txn;
+} vd_thread;
+
+typedef struct vd_reader {
+  atom__dg_node txn;
+  uint32_t thread;
+  uint32_t pad;
+} vd_reader;
+
+/* Readers since the last write: at most one entry per thread (its latest transaction, which
+ * program order puts after the thread's earlier ones). One entry inline, more on the heap. */
+typedef struct vd_var {
+  atom__dg_node writer;
+  uint32_t nr, cap;
+  union {
+    vd_reader one;
+    vd_reader *many;
+  } r;
+} vd_var;
+
+typedef struct velodrome {
+  atom_env *env;
+  atom__mem *mem;
+  atom__dg g;
+  vd_thread *th;
+  size_t th_cap;
+  vd_var *var;
+  size_t var_cap;
+  atom__dg_node *lock; /* last releaser of each lock */
+  size_t lock_cap;
+  atom_txn_ref *refs; /* report scratch */
+  size_t refs_cap;
+} velodrome;
+
+static inline vd_reader *readers(vd_var *x) { return x->cap <= 1 ? &x->r.one : x->r.many; }
+
+static int vd_create(void **self, atom_env *env) {
+  atom__mem *mem = atom__env_mem(env);
+  velodrome *v = atom__mem_calloc(mem, 1, sizeof *v);
+  if (!v) return ATOM_ENOMEM;
+  v->env = env;
+  v->mem = mem;
+  atom__dg_init(&v->g, mem, sizeof(vd_txn));
+  *self = v;
+  return 0;
+}
+
+static void vd_destroy(void *self) {
+  velodrome *v = self;
+  if (!v) return;
+  for (size_t i = 0; i < v->var_cap; i++)
+    if (v->var[i].cap > 1)
+      atom__mem_free(v->mem, v->var[i].r.many, v->var[i].cap * sizeof(vd_reader));
+  atom__mem_free(v->mem, v->var, v->var_cap * sizeof *v->var);
+  atom__mem_free(v->mem, v->th, v->th_cap * sizeof *v->th);
+  atom__mem_free(v->mem, v->lock, v->lock_cap * sizeof *v->lock);
+  atom__mem_free(v->mem, v->refs, v->refs_cap * sizeof *v->refs);
+  atom__dg_destroy(&v->g);
+  atom__mem_free(v->mem, v, sizeof *v);
+}
+
+static int vd_stats(void *self, atom_checker_counters *out) {
+  velodrome *v = self;
+  out->nodes = atom__dg_node_count(&v->g);
+  out->edges = atom__dg_edge_count(&v->g);
+  out->clocks = 0;
+  return 0;
+}
+
+/* Append to a fixed message buffer, truncating with "..." when it is full. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static void append(char *buf, size_t size, size_t *off, const char *fmt, ...) {
+  if (*off >= size) return;
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf + *off, size - *off, fmt, ap);
+  va_end(ap);
+  if (n < 0 || (size_t)n >= size - *off) {
+    memcpy(buf + size - 4, "...", 4);
+    *off = size;
+  } else {
+    *off += (size_t)n;
+  }
+}
+
+/* "cycle t1@0 -> t2@3 -> t1@0, closed by read(x) in t1" with registered names. */
+static void cycle_message(velodrome *v, const atom_ev *ev, size_t n, char *msg, size_t size) {
+  char name[64];
+  size_t off = 0;
+  append(msg, size, &off, "cycle ");
+  for (size_t i = 0; i <= n; i++) {
+    const atom_txn_ref *r = &v->refs[i % n];
+    atom_env_label(v->env, ATOM_SPACE_THREAD, r->thread, name, sizeof name);
+    append(msg, size, &off, "%s%s@%llu", i ? " -> " : "", name,
+           (unsigned long long)r->begin_index);
+  }
+  append(msg, size, &off, ", closed by %s", atom_kind_name((int)ev->kind));
+  int space = 0;
+  if (ev->kind == ATOM_READ || ev->kind == ATOM_WRITE) space = ATOM_SPACE_VAR;
+  else if (ev->kind == ATOM_ACQUIRE) space = ATOM_SPACE_LOCK;
+  else if (ev->kind == ATOM_JOIN) space = ATOM_SPACE_THREAD;
+  if (space) {
+    atom_env_label(v->env, space, ev->target, name, sizeof name);
+    append(msg, size, &off, "(%s)", name);
+  }
+  atom_env_label(v->env, ATOM_SPACE_THREAD, ev->thread, name, sizeof name);
+  append(msg, size, &off, " in %s", name);
+}
+
+/* Report the cycle just found by the graph, closed by event ev. The cycle is rotated to start
+ * at its oldest transaction so that the same cycle always reads the same way. */
+static int report_cycle(velodrome *v, const atom_ev *ev) {
+  const atom__dg_node *c;
+  size_t n = atom__dg_cycle(&v->g, &c);
+  if (ATOM__GROW(v->mem, v->refs, v->refs_cap, n)) return ATOM_ENOMEM;
+  size_t start = 0;
+  uint64_t best = UINT64_MAX;
+  for (size_t i = 0; i < n; i++) {
+    const vd_txn *p = atom__dg_payload(&v->g, c[i]);
+    if (p->begin_index < best) {
+      best = p->begin_index;
+      start = i;
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    const vd_txn *p = atom__dg_payload(&v->g, c[(start + i) % n]);
+    v->refs[i] = (atom_txn_ref){p->thread, p->unary, p->begin_index, p->begin_loc};
+  }
+  int access = ev->kind == ATOM_READ || ev->kind == ATOM_WRITE;
+  char msg[512];
+  cycle_message(v, ev, n, msg, sizeof msg);
+  atom_report_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.kind = "conflict-cycle";
+  spec.event_index = ev->index;
+  spec.txns = v->refs;
+  spec.n_txns = n;
+  spec.events = ev;
+  spec.n_events = 1;
+  spec.vars = access ? &ev->target : NULL;
+  spec.n_vars = access ? 1 : 0;
+  spec.message = msg;
+  return atom_env_report(v->env, &spec);
+}
+
+/* Add u -> h on behalf of event ev; a cycle is reported. Errors are remembered in *err (the
+ * first one wins) so that the event is still applied in full and the state stays coherent. */
+static void edge(velodrome *v, atom__dg_node u, atom__dg_node h, const atom_ev *ev, int *err) {
+  int rc = atom__dg_add_edge(&v->g, u, h);
+  if (rc == 1) rc = report_cycle(v, ev);
+  if (rc < 0 && !*err) *err = rc;
+}
+
+static int ensure_thread(velodrome *v, uint32_t t) {
+  if (t < v->th_cap) return 0;
+  return ATOM__GROW(v->mem, v->th, v->th_cap, (size_t)t + 1);
+}
+
+/* A new transaction node for thread t, with its program-order and fork in-edges (a node without
+ * out-edges closes no cycle, so these never report). */
+static int new_txn(velodrome *v, uint32_t t, int unary, uint64_t index, uint64_t loc,
+                   atom__dg_node *out) {
+  atom__dg_node h;
+  int rc = atom__dg_add_node(&v->g, &h);
+  if (rc) return rc;
+  vd_txn *p = atom__dg_payload(&v->g, h);
+  *p = (vd_txn){t, (uint32_t)unary, index, loc};
+  vd_thread *th = &v->th[t];
+  int err = 0;
+  if ((rc = atom__dg_add_edge(&v->g, th->last, h)) < 0) err = rc;
+  if ((rc = atom__dg_add_edge(&v->g, th->forker, h)) < 0 && !err) err = rc;
+  if (err) {
+    atom__dg_delete(&v->g, h);
+    return err;
+  }
+  th->last = h;
+  th->forker = ATOM__DG_NONE;
+  *out = h;
+  return 0;
+}
+
+/* Does a unary transaction performing ev have a live predecessor? If not it can never be on a
+ * cycle (it is complete at birth and gets no later in-edge) and needs no node at all. */
+static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) {
+  const atom__dg *g = &v->g;
+  if (atom__dg_alive(g, th->last) || atom__dg_alive(g, th->forker)) return 1;
+  switch (ev->kind) {
+  case ATOM_READ:
+  case ATOM_WRITE: {
+    if (ev->target >= v->var_cap) return 0;
+    vd_var *x = &v->var[ev->target];
+    if (atom__dg_alive(g, x->writer)) return 1;
+    if (ev->kind == ATOM_WRITE) {
+      const vd_reader *r = readers(x);
+      for (uint32_t i = 0; i < x->nr; i++)
+        if (atom__dg_alive(g, r[i].txn)) return 1;
+    }
+    return 0;
+  }
+  case ATOM_ACQUIRE:
+    return ev->target < v->lock_cap && atom__dg_alive(g, v->lock[ev->target]);
+  case ATOM_JOIN:
+    return ev->target < v->th_cap && atom__dg_alive(g, v->th[ev->target].last);
+  default:
+    return 0;
+  }
+}
+
+/* Record that transaction h (NONE: a collected or node-less one) read x in thread t. */
+static int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h) {
+  vd_reader *r = readers(x);
+  if (x->nr && r[x->nr - 1].thread == t) { /* the usual case: same reader again */
+    r[x->nr - 1].txn = h;
+    return 0;
+  }
+  /* Drop this thread's older entry (program order covers it) and collected readers. */
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < x->nr; i++)
+    if (r[i].thread != t && atom__dg_alive(&v->g, r[i].txn)) r[k++] = r[i];
+  x->nr = k;
+  if (h == ATOM__DG_NONE) return 0;
+  if (k == x->cap || x->cap == 0) {
+    if (x->cap == 0) {
+      x->cap = 1;
+    } else {
+      uint32_t ncap = x->cap * 2 < 4 ? 4 : x->cap * 2;
+      vd_reader *m = atom__mem_alloc(v->mem, ncap * sizeof *m);
+      if (!m) return ATOM_ENOMEM;
+      memcpy(m, r, k * sizeof *m);
+      if (x->cap > 1) atom__mem_free(v->mem, x->r.many, x->cap * sizeof *m);
+      x->r.many = m;
+      x->cap = ncap;
+    }
+    r = readers(x);
+  }
+  r[x->nr++] = (vd_reader){h, t, 0};
+  return 0;
+}
+
+static int vd_event(void *self, const atom_ev *ev) {
+  velodrome *v = self;
+  uint32_t t = ev->thread;
+  if (ensure_thread(v, t)) return ATOM_ENOMEM;
+  vd_thread *th = &v->th[t];
+  int err = 0, rc;
+
+  switch (ev->kind) {
+  case ATOM_BEGIN:
+    if (th->in_txn) atom__dg_complete(&v->g, th->cur); /* cannot happen after normalization */
+    th->in_txn = 1;
+    th->begin_index = ev->index;
+    th->begin_loc = ev->loc;
+    th->cur = ATOM__DG_NONE;
+    return new_txn(v, t, 0, ev->index, ev->loc, &th->cur);
+  case ATOM_END:
+    if (th->in_txn) atom__dg_complete(&v->g, th->cur);
+    th->in_txn = 0;
+    th->cur = ATOM__DG_NONE;
+    return 0;
+  case ATOM_READ:
+  case ATOM_WRITE:
+    if (ev->target >= v->var_cap && ATOM__GROW(v->mem, v->var, v->var_cap, (size_t)ev->target + 1))
+      return ATOM_ENOMEM;
+    break;
+  case ATOM_ACQUIRE:
+  case ATOM_RELEASE:
+    if (ev->target >= v->lock_cap &&
+        ATOM__GROW(v->mem, v->lock, v->lock_cap, (size_t)ev->target + 1))
+      return ATOM_ENOMEM;
+    break;
+  case ATOM_FORK:
+  case ATOM_JOIN:
+    if (ensure_thread(v, ev->target)) return ATOM_ENOMEM;
+    th = &v->th[t]; /* the array may have moved */
+    break;
+  case ATOM_FENCE:
+    /* It touches no shared state, but it is an event of its thread (program order, fork and
+     * join conflicts apply to it). */
+    break;
+  default:
+    return 0;
+  }
+
+  /* The transaction performing the event. */
+  atom__dg_node h = ATOM__DG_NONE;
+  int unary = !th->in_txn;
+  if (!unary) {
+    /* Normally created at BEGIN; retried here if that ran out of memory. */
+    if (th->cur == ATOM__DG_NONE &&
+        (rc = new_txn(v, t, 0, th->begin_index, th->begin_loc, &th->cur)) < 0)
+      err = rc;
+    h = th->cur;
+  } else if (unary_has_pred(v, th, ev)) {
+    if ((rc = new_txn(v, t, 1, ev->index, ev->loc, &h)) < 0) err = rc;
+  }
+  if (unary && h == ATOM__DG_NONE) { /* node-less unary transaction */
+    th->last = ATOM__DG_NONE;
+    th->forker = ATOM__DG_NONE;
+  }
+
+  switch (ev->kind) {
+  case ATOM_READ: {
+    vd_var *x = &v->var[ev->target];
+    edge(v, x->writer, h, ev, &err);
+    if ((rc = add_reader(v, x, t, h)) < 0 && !err) err = rc;
+    break;
+  }
+  case ATOM_WRITE: {
+    vd_var *x = &v->var[ev->target];
+    edge(v, x->writer, h, ev, &err);
+    vd_reader *r = readers(x);
+    for (uint32_t i = 0; i < x->nr; i++) edge(v, r[i].txn, h, ev, &err);
+    x->nr = 0;
+    x->writer = h;
+    break;
+  }
+  case ATOM_ACQUIRE:
+    edge(v, v->lock[ev->target], h, ev, &err);
+    break;
+  case ATOM_RELEASE:
+    v->lock[ev->target] = h;
+    break;
+  case ATOM_FORK:
+    v->th[ev->target].forker = h;
+    break;
+  case ATOM_JOIN:
+    edge(v, v->th[ev->target].last, h, ev, &err);
+    break;
+  default:
+    break;
+  }
+
+  /* A unary transaction ends with its event; collected at once if nothing leads into it. */
+  if (unary) atom__dg_complete(&v->g, h);
+  return err;
+}
+
+static const char *const vd_keys[] = {NULL};
+
+const atom_checker atom__checker_velodrome = {
+    ATOM_CHECKER_ABI_VERSION,
+    ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE) | ATOM_KIND_BIT(ATOM_ACQUIRE) |
+        ATOM_KIND_BIT(ATOM_RELEASE) | ATOM_KIND_BIT(ATOM_FORK) | ATOM_KIND_BIT(ATOM_JOIN) |
+        ATOM_KIND_BIT(ATOM_BEGIN) | ATOM_KIND_BIT(ATOM_END) | ATOM_KIND_BIT(ATOM_FENCE),
+    "velodrome",
+    "conflict serializability by transaction graph and cycle detection (003 Def. 1)",
+    vd_keys,
+    vd_create,
+    vd_event,
+    NULL,
+    vd_destroy,
+    vd_stats,
+};

@@ -1,1 +1,445 @@
-/* stub: to be written */
+/* Incremental directed graph with cycle detection and garbage collection (see digraph.h).
+ *
+ * Cycle detection maintains a topological order `ord` of the live nodes (Pearce and Kelly's
+ * dynamic topological sort). Inserting u -> v with ord(u) < ord(v) keeps the order valid and
+ * costs O(1). Otherwise only nodes whose rank lies between ord(v) and ord(u) can be affected:
+ * a forward search from v (bounded above by ord(u)) either reaches u -- then u -> v closes a
+ * cycle -- or yields the set F; a backward search from u (bounded below by ord(v)) yields B;
+ * the ranks held by B and F are then redistributed, B first, each set keeping its relative
+ * order. Deleting nodes never invalidates an order, so collection needs no extra work. */
+#include "support/digraph.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomicity/error.h"
+
+#define NIL UINT32_MAX
+#define MAX_SLOTS (UINT32_MAX - 1u) /* slot indices stay below NIL */
+
+/* ---- small helpers ---------------------------------------------------------------------- */
+
+static inline atom__dg_node handle_of(const atom__dg *g, uint32_t i) {
+  return ((uint64_t)g->vx[i].gen << 32) | i;
+}
+
+void atom__dg_init(atom__dg *g, atom__mem *mem, size_t payload_size) {
+  memset(g, 0, sizeof *g);
+  g->mem = mem;
+  g->payload_size = payload_size;
+  g->vx_free = NIL;
+  g->e_free = NIL;
+}
+
+void atom__dg_destroy(atom__dg *g) {
+  atom__mem *m = g->mem;
+  if (!m) return;
+  atom__mem_free(m, g->vx, g->vx_cap * sizeof *g->vx);
+  if (g->payload_size) atom__mem_free(m, g->pl, g->pl_cap * g->payload_size);
+  atom__mem_free(m, g->e, g->e_cap * sizeof *g->e);
+  atom__mem_free(m, g->ht, g->ht_cap * sizeof *g->ht);
+  atom__mem_free(m, g->stk, g->stk_cap * sizeof *g->stk);
+  atom__mem_free(m, g->fw, g->fw_cap * sizeof *g->fw);
+  atom__mem_free(m, g->bw, g->bw_cap * sizeof *g->bw);
+  atom__mem_free(m, g->ords, g->ords_cap * sizeof *g->ords);
+  atom__mem_free(m, g->cyc, g->cyc_cap * sizeof *g->cyc);
+  size_t ps = g->payload_size;
+  atom__dg_init(g, m, ps);
+}
+
+void atom__dg_set_collect_hook(atom__dg *g, atom__dg_collect_fn fn, void *ctx) {
+  g->on_collect = fn;
+  g->collect_ctx = ctx;
+}
+
+/* ---- edge hash: linear probing over edge indices, keyed by (src, dst) -------------------- */
+
+static inline size_t ht_slot(const atom__dg *g, uint32_t s, uint32_t d) {
+  uint64_t k = (((uint64_t)s << 32) | d) * 0x9E3779B97F4A7C15ull;
+  k ^= k >> 31;
+  k *= 0xBF58476D1CE4E5B9ull;
+  return (size_t)(k >> 32) & (g->ht_cap - 1);
+}
+
+static uint32_t ht_find(const atom__dg *g, uint32_t s, uint32_t d) {
+  if (!g->ht_cap) return NIL;
+  size_t mask = g->ht_cap - 1;
+  for (size_t p = ht_slot(g, s, d);; p = (p + 1) & mask) {
+    uint32_t x = g->ht[p];
+    if (x == NIL) return NIL;
+    if (g->e[x].src == s && g->e[x].dst == d) return x;
+  }
+}
+
+static void ht_put(atom__dg *g, uint32_t ei) {
+  size_t mask = g->ht_cap - 1;
+  size_t p = ht_slot(g, g->e[ei].src, g->e[ei].dst);
+  while (g->ht[p] != NIL) p = (p + 1) & mask;
+  g->ht[p] = ei;
+}
+
+/* Remove edge ei from the hash by backward shifting (no tombstones, so probes stay short). */
+static void ht_remove(atom__dg *g, uint32_t ei) {
+  size_t mask = g->ht_cap - 1;
+  size_t i = ht_slot(g, g->e[ei].src, g->e[ei].dst);
+  while (g->ht[i] != ei) i = (i + 1) & mask;
+  size_t j = i;
+  for (;;) {
+    j = (j + 1) & mask;
+    uint32_t x = g->ht[j];
+    if (x == NIL) break;
+    size_t k = ht_slot(g, g->e[x].src, g->e[x].dst);
+    /* x may move to the hole at i unless its home slot k lies cyclically in (i, j]. */
+    int stays = (i <= j) ? (i < k && k <= j) : (i < k || k <= j);
+    if (!stays) {
+      g->ht[i] = x;
+      i = j;
+    }
+  }
+  g->ht[i] = NIL;
+}
+
+/* Make room for one more edge: a free record and a hash kept at most half full. */
+static int edge_reserve(atom__dg *g) {
+  if (g->e_free == NIL && g->e_used == g->e_cap) {
+    if (g->e_cap >= MAX_SLOTS) return ATOM_ENOMEM;
+    int rc = ATOM__GROW(g->mem, g->e, g->e_cap, g->e_used + 1);
+    if (rc) return rc;
+  }
+  if ((g->edges + 1) * 2 > g->ht_cap) {
+    size_t ncap = g->ht_cap ? g->ht_cap * 2 : 64;
+    if (ncap > SIZE_MAX / sizeof *g->ht) return ATOM_ENOMEM;
+    uint32_t *nt = atom__mem_alloc(g->mem, ncap * sizeof *nt);
+    if (!nt) return ATOM_ENOMEM;
+    memset(nt, 0xff, ncap * sizeof *nt);
+    uint32_t *old = g->ht;
+    size_t ocap = g->ht_cap;
+    g->ht = nt;
+    g->ht_cap = ncap;
+    for (size_t p = 0; p < ocap; p++)
+      if (old[p] != NIL) ht_put(g, old[p]);
+    atom__mem_free(g->mem, old, ocap * sizeof *old);
+  }
+  return 0;
+}
+
+static void edge_link(atom__dg *g, uint32_t s, uint32_t d) {
+  uint32_t ei;
+  if (g->e_free != NIL) {
+    ei = g->e_free;
+    g->e_free = g->e[ei].next_out;
+  } else {
+    ei = (uint32_t)g->e_used++;
+  }
+  atom__dg_edge *e = &g->e[ei];
+  atom__dg_vx *vs = &g->vx[s], *vd = &g->vx[d];
+  e->src = s;
+  e->dst = d;
+  e->prev_out = NIL;
+  e->next_out = vs->out_head;
+  if (vs->out_head != NIL) g->e[vs->out_head].prev_out = ei;
+  vs->out_head = ei;
+  e->prev_in = NIL;
+  e->next_in = vd->in_head;
+  if (vd->in_head != NIL) g->e[vd->in_head].prev_in = ei;
+  vd->in_head = ei;
+  vs->nout++;
+  vd->nin++;
+  g->edges++;
+  ht_put(g, ei);
+}
+
+static void edge_unlink(atom__dg *g, uint32_t ei) {
+  ht_remove(g, ei);
+  atom__dg_edge *e = &g->e[ei];
+  atom__dg_vx *vs = &g->vx[e->src], *vd = &g->vx[e->dst];
+  if (e->prev_out != NIL) g->e[e->prev_out].next_out = e->next_out;
+  else vs->out_head = e->next_out;
+  if (e->next_out != NIL) g->e[e->next_out].prev_out = e->prev_out;
+  if (e->prev_in != NIL) g->e[e->prev_in].next_in = e->next_in;
+  else vd->in_head = e->next_in;
+  if (e->next_in != NIL) g->e[e->next_in].prev_in = e->prev_in;
+  vs->nout--;
+  vd->nin--;
+  g->edges--;
+  e->src = e->dst = NIL;
+  e->next_out = g->e_free;
+  g->e_free = ei;
+}
+
+/* ---- nodes -------------------------------------------------------------------------------- */
+
+int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
+  uint32_t i;
+  if (g->vx_free != NIL) {
+    i = g->vx_free;
+    g->vx_free = g->vx[i].aux;
+  } else {
+    if (g->vx_used >= MAX_SLOTS) return ATOM_ENOMEM;
+    int rc = ATOM__GROW(g->mem, g->vx, g->vx_cap, g->vx_used + 1);
+    if (rc) return rc;
+    if (g->payload_size) {
+      rc = atom__grow(g->mem, (void **)&g->pl, &g->pl_cap, g->vx_used + 1, g->payload_size);
+      if (rc) return rc;
+    }
+    i = (uint32_t)g->vx_used++;
+    g->vx[i].gen = 1;
+  }
+  atom__dg_vx *v = &g->vx[i];
+  v->ord = g->next_ord++; /* last in the order: a new node has no edges yet */
+  v->flags = ATOM__DG_LIVE;
+  v->nin = v->nout = 0;
+  v->out_head = v->in_head = NIL;
+  v->mark = 0;
+  v->aux = NIL;
+  if (g->payload_size) memset(g->pl + (size_t)i * g->payload_size, 0, g->payload_size);
+  g->nodes++;
+  *out = handle_of(g, i);
+  return 0;
+}
+
+/* Remove node i and its edges; complete successors left without in-edges are pushed on the
+ * collection queue *q (linked through aux). */
+static void vx_teardown(atom__dg *g, uint32_t i, uint32_t *q) {
+  uint32_t ei;
+  while ((ei = g->vx[i].out_head) != NIL) {
+    uint32_t d = g->e[ei].dst;
+    edge_unlink(g, ei);
+    atom__dg_vx *vd = &g->vx[d];
+    if (vd->nin == 0 && (vd->flags & (ATOM__DG_COMPLETE | ATOM__DG_QUEUED)) == ATOM__DG_COMPLETE) {
+      vd->flags |= ATOM__DG_QUEUED;
+      vd->aux = *q;
+      *q = d;
+    }
+  }
+  while ((ei = g->vx[i].in_head) != NIL) edge_unlink(g, ei);
+  if (g->on_collect)
+    g->on_collect(handle_of(g, i), g->payload_size ? g->pl + (size_t)i * g->payload_size : NULL,
+                  g->collect_ctx);
+  atom__dg_vx *v = &g->vx[i];
+  v->flags = 0;
+  g->nodes--;
+  g->collected++;
+  if (v->gen == UINT32_MAX) return; /* retire the slot rather than let a handle come back */
+  v->gen++;
+  v->aux = g->vx_free;
+  g->vx_free = i;
+}
+
+static void collect_queue(atom__dg *g, uint32_t q) {
+  while (q != NIL) {
+    uint32_t i = q;
+    q = g->vx[i].aux;
+    vx_teardown(g, i, &q);
+  }
+}
+
+void atom__dg_delete(atom__dg *g, atom__dg_node n) {
+  if (!atom__dg_alive(g, n)) return;
+  uint32_t q = NIL;
+  vx_teardown(g, (uint32_t)n, &q);
+  collect_queue(g, q);
+}
+
+int atom__dg_complete(atom__dg *g, atom__dg_node n) {
+  if (!atom__dg_alive(g, n)) return 0;
+  atom__dg_vx *v = &g->vx[(uint32_t)n];
+  v->flags |= ATOM__DG_COMPLETE;
+  if (v->nin) return 0;
+  /* 003 §5.1: a finished transaction without incoming edges is on no cycle, now or later. */
+  atom__dg_delete(g, n);
+  return 1;
+}
+
+int atom__dg_is_complete(const atom__dg *g, atom__dg_node n) {
+  return atom__dg_alive(g, n) && (g->vx[(uint32_t)n].flags & ATOM__DG_COMPLETE);
+}
+
+size_t atom__dg_in_degree(const atom__dg *g, atom__dg_node n) {
+  return atom__dg_alive(g, n) ? g->vx[(uint32_t)n].nin : 0;
+}
+
+size_t atom__dg_out_degree(const atom__dg *g, atom__dg_node n) {
+  return atom__dg_alive(g, n) ? g->vx[(uint32_t)n].nout : 0;
+}
+
+int atom__dg_has_edge(const atom__dg *g, atom__dg_node u, atom__dg_node v) {
+  if (!atom__dg_alive(g, u) || !atom__dg_alive(g, v)) return 0;
+  return ht_find(g, (uint32_t)u, (uint32_t)v) != NIL;
+}
+
+size_t atom__dg_cycle(const atom__dg *g, const atom__dg_node **nodes) {
+  if (nodes) *nodes = g->cyc;
+  return g->ncyc;
+}
+
+/* ---- insertion with order maintenance ------------------------------------------------------ */
+
+static int cmp_ordent(const void *a, const void *b) {
+  uint64_t x = ((const atom__dg_ordent *)a)->ord, y = ((const atom__dg_ordent *)b)->ord;
+  return (x > y) - (x < y);
+}
+
+static void sort_ordents(atom__dg_ordent *a, size_t n) {
+  if (n > 16) {
+    qsort(a, n, sizeof *a, cmp_ordent);
+    return;
+  }
+  for (size_t i = 1; i < n; i++) {
+    atom__dg_ordent t = a[i];
+    size_t j = i;
+    while (j > 0 && a[j - 1].ord > t.ord) {
+      a[j] = a[j - 1];
+      j--;
+    }
+    a[j] = t;
+  }
+}
+
+/* Two fresh epochs for the forward and backward marks (marks are never cleared otherwise). */
+static uint32_t next_epoch(atom__dg *g) {
+  if (g->epoch >= UINT32_MAX - 4) {
+    for (size_t i = 0; i < g->vx_used; i++) g->vx[i].mark = 0;
+    g->epoch = 0;
+  }
+  g->epoch += 2;
+  return g->epoch;
+}
+
+/* Scratch space for a search over at most every live node, reserved before anything changes
+ * so that a failed allocation leaves the graph untouched. */
+static int reserve_scratch(atom__dg *g) {
+  size_t n = g->nodes + 1;
+  if (ATOM__GROW(g->mem, g->stk, g->stk_cap, n) || ATOM__GROW(g->mem, g->fw, g->fw_cap, n) ||
+      ATOM__GROW(g->mem, g->bw, g->bw_cap, n) || ATOM__GROW(g->mem, g->ords, g->ords_cap, n) ||
+      ATOM__GROW(g->mem, g->cyc, g->cyc_cap, n))
+    return ATOM_ENOMEM;
+  return 0;
+}
+
+/* The edge x -> y goes against the order (ord y < ord x). Returns 1 (cycle recorded, nothing
+ * changed), 0 (order repaired so that the edge can be linked) or ATOM_ENOMEM. */
+static int repair_order(atom__dg *g, uint32_t x, uint32_t y) {
+  int rc = reserve_scratch(g);
+  if (rc) return rc;
+  g->searches++;
+  atom__dg_vx *vx = g->vx;
+  const uint64_t ub = vx[x].ord, lb = vx[y].ord;
+  const uint32_t ef = next_epoch(g), eb = ef + 1;
+  size_t sp = 0, nf = 0, nb = 0;
+
+  /* Forward: everything reachable from y ranked below x. Reaching x means a cycle. */
+  vx[y].mark = ef;
+  vx[y].aux = NIL;
+  g->stk[sp++] = y;
+  g->fw[nf++] = (atom__dg_ordent){vx[y].ord, y, 0};
+  while (sp) {
+    uint32_t w = g->stk[--sp];
+    for (uint32_t ei = vx[w].out_head; ei != NIL; ei = g->e[ei].next_out) {
+      uint32_t d = g->e[ei].dst;
+      if (d == x) {
+        /* Cycle y -> ... -> w -> x (-> y by the new edge); walk the search tree back. */
+        size_t len = 1;
+        for (uint32_t p = w; p != NIL; p = vx[p].aux) len++;
+        g->ncyc = len;
+        g->cyc[--len] = handle_of(g, x);
+        for (uint32_t p = w; p != NIL; p = vx[p].aux) g->cyc[--len] = handle_of(g, p);
+        return 1;
+      }
+      if (vx[d].mark != ef && vx[d].ord < ub) {
+        vx[d].mark = ef;
+        vx[d].aux = w;
+        g->stk[sp++] = d;
+        g->fw[nf++] = (atom__dg_ordent){vx[d].ord, d, 0};
+      }
+    }
+  }
+
+  /* Backward: everything that reaches x ranked above y. Disjoint from the forward set, or a
+   * cycle would have been found. */
+  vx[x].mark = eb;
+  g->stk[sp++] = x;
+  g->bw[nb++] = (atom__dg_ordent){vx[x].ord, x, 0};
+  while (sp) {
+    uint32_t w = g->stk[--sp];
+    for (uint32_t ei = vx[w].in_head; ei != NIL; ei = g->e[ei].next_in) {
+      uint32_t s = g->e[ei].src;
+      if (vx[s].mark != eb && vx[s].ord > lb) {
+        vx[s].mark = eb;
+        g->stk[sp++] = s;
+        g->bw[nb++] = (atom__dg_ordent){vx[s].ord, s, 0};
+      }
+    }
+  }
+
+  /* Redistribute the ranks: all of B before all of F, each keeping its internal order. */
+  sort_ordents(g->fw, nf);
+  sort_ordents(g->bw, nb);
+  size_t i = 0, j = 0, k = 0;
+  while (i < nb || j < nf) {
+    if (j == nf || (i < nb && g->bw[i].ord < g->fw[j].ord)) g->ords[k++] = g->bw[i++].ord;
+    else g->ords[k++] = g->fw[j++].ord;
+  }
+  for (i = 0; i < nb; i++) vx[g->bw[i].vx].ord = g->ords[i];
+  for (j = 0; j < nf; j++) vx[g->fw[j].vx].ord = g->ords[nb + j];
+  return 0;
+}
+
+int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v) {
+  if (u == v || !atom__dg_alive(g, u) || !atom__dg_alive(g, v)) return 0;
+  uint32_t ui = (uint32_t)u, vi = (uint32_t)v;
+  /* Duplicates: the newest in-edge of v and out-edge of u catch the usual repeat (one
+   * transaction reading many variables of another) without hashing. */
+  uint32_t h = g->vx[vi].in_head;
+  if (h != NIL && g->e[h].src == ui) return 0;
+  h = g->vx[ui].out_head;
+  if (h != NIL && g->e[h].dst == vi) return 0;
+  if (ht_find(g, ui, vi) != NIL) return 0;
+  int rc = edge_reserve(g);
+  if (rc) return rc;
+  if (g->vx[ui].ord > g->vx[vi].ord) {
+    rc = repair_order(g, ui, vi);
+    if (rc) return rc;
+  }
+  edge_link(g, ui, vi);
+  return 0;
+}
+
+/* ---- invariant check (tests) ---------------------------------------------------------------- */
+
+int atom__dg_verify(const atom__dg *g) {
+  size_t nodes = 0, edges = 0, hashed = 0;
+  for (size_t i = 0; i < g->vx_used; i++) {
+    const atom__dg_vx *v = &g->vx[i];
+    if (!(v->flags & ATOM__DG_LIVE)) continue;
+    nodes++;
+    if ((v->flags & ATOM__DG_COMPLETE) && v->nin == 0) return -1;
+    size_t n = 0;
+    uint32_t prev = NIL;
+    for (uint32_t ei = v->out_head; ei != NIL; ei = g->e[ei].next_out) {
+      const atom__dg_edge *e = &g->e[ei];
+      if (e->src != i || e->prev_out != prev) return -2;
+      if (!(g->vx[e->dst].flags & ATOM__DG_LIVE)) return -3;
+      if (g->vx[e->dst].ord <= v->ord) return -4;
+      if (ht_find(g, e->src, e->dst) != ei) return -5;
+      prev = ei;
+      n++;
+    }
+    if (n != v->nout) return -6;
+    edges += n;
+    n = 0;
+    prev = NIL;
+    for (uint32_t ei = v->in_head; ei != NIL; ei = g->e[ei].next_in) {
+      const atom__dg_edge *e = &g->e[ei];
+      if (e->dst != i || e->prev_in != prev) return -7;
+      prev = ei;
+      n++;
+    }
+    if (n != v->nin) return -8;
+  }
+  for (size_t p = 0; p < g->ht_cap; p++)
+    if (g->ht[p] != NIL) hashed++;
+  if (nodes != g->nodes) return -9;
+  if (edges != g->edges || hashed != g->edges) return -10;
+  return 0;
+}

@@ -1,1 +1,182 @@
-/* stub */
+/* Incremental directed graph for transaction graphs (internal).
+ *
+ * Built for Velodrome-style checkers (003 §2 Def. 1, §5.1) and reused by `tso`: nodes are
+ * transactions, an edge T -> T' says T must precede T' in any equivalent serial order, and a
+ * violation is a cycle. The graph is kept acyclic: an edge that would close a cycle is NOT
+ * inserted; instead atom__dg_add_edge() returns 1 and the cycle can be read back. Keeping the
+ * graph a DAG lets it maintain a topological order (Pearce-Kelly dynamic topological sort), so
+ * an edge that agrees with the order -- by far the common case, since new edges mostly point
+ * into the newest transactions -- costs O(1); only an edge that goes "backwards" in the order
+ * searches the affected region between its endpoints.
+ *
+ * Garbage collection (003 §5.1): a node marked complete can never receive a new incoming edge
+ * (callers only add edges into nodes that are still running), so once it has no incoming edge it
+ * can never lie on a cycle. Such nodes are deleted at once, and deleting a node may make its
+ * complete successors collectable in turn (cascade). The invariant kept at every return: no
+ * live node is complete with in-degree 0.
+ *
+ * Handles: a node is named by a 64-bit handle (generation << 32 | slot). Slots are recycled,
+ * generations are not, so a handle kept after its node was collected (say, "the last writer of
+ * x") is detected as stale by atom__dg_alive() and every function that takes a handle treats a
+ * stale one as absent. ATOM__DG_NONE (0) is never a valid handle.
+ *
+ * Memory: everything goes through the atom__mem given at init; nodes, edges and the edge hash
+ * live in pooled arrays with free lists, so the hot path never calls the allocator once the
+ * pools have grown. Duplicate edges between the same ordered pair are never stored twice.
+ *
+ * Not thread-safe; one graph per checker instance. */
+#ifndef ATOM_SUPPORT_DIGRAPH_H
+#define ATOM_SUPPORT_DIGRAPH_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "support/mem.h"
+
+/* A node handle; 0 = none. */
+typedef uint64_t atom__dg_node;
+#define ATOM__DG_NONE ((atom__dg_node)0)
+
+/* Called for every node the graph deletes (collected or atom__dg_delete), just before its slot
+ * is recycled; @p payload is still readable. The hook must not call back into the graph. */
+typedef void (*atom__dg_collect_fn)(atom__dg_node n, void *payload, void *ctx);
+
+/* Private layout, exposed only so that the inline look-ups below need no call. */
+typedef struct atom__dg_vx {
+  uint64_t ord;      /* rank in the maintained topological order */
+  uint32_t gen;      /* generation of the slot (never 0) */
+  uint32_t flags;    /* live / complete / queued */
+  uint32_t nin;      /* in-degree */
+  uint32_t nout;     /* out-degree */
+  uint32_t out_head; /* most recent out-edge (edge index or nil) */
+  uint32_t in_head;  /* most recent in-edge */
+  uint32_t mark;     /* search epoch */
+  uint32_t aux;      /* search parent; free-list / collection-queue link */
+} atom__dg_vx;
+
+typedef struct atom__dg_edge {
+  uint32_t src, dst;
+  uint32_t next_out, prev_out; /* src's out-list */
+  uint32_t next_in, prev_in;   /* dst's in-list */
+} atom__dg_edge;
+
+typedef struct atom__dg_ordent {
+  uint64_t ord;
+  uint32_t vx;
+  uint32_t pad;
+} atom__dg_ordent;
+
+typedef struct atom__dg {
+  atom__mem *mem;
+  size_t payload_size;
+  /* nodes */
+  atom__dg_vx *vx;
+  size_t vx_cap, vx_used;    /* slots allocated / ever handed out */
+  unsigned char *pl;         /* payloads, payload_size bytes per slot */
+  size_t pl_cap;
+  uint32_t vx_free;          /* free-slot list through aux */
+  size_t nodes;              /* live */
+  uint64_t next_ord;
+  /* edges */
+  atom__dg_edge *e;
+  size_t e_cap, e_used;
+  uint32_t e_free;           /* free list through next_out */
+  size_t edges;              /* live */
+  uint32_t *ht;              /* open-addressing set of edge indices keyed by (src, dst) */
+  size_t ht_cap;             /* power of two (or 0) */
+  /* search scratch (reused; grows only) */
+  uint32_t epoch;
+  uint32_t *stk;
+  size_t stk_cap;
+  atom__dg_ordent *fw, *bw;
+  size_t fw_cap, bw_cap;
+  uint64_t *ords;
+  size_t ords_cap;
+  /* the last cycle found */
+  atom__dg_node *cyc;
+  size_t ncyc, cyc_cap;
+  /* collection hook */
+  atom__dg_collect_fn on_collect;
+  void *collect_ctx;
+  /* counters */
+  uint64_t searches;         /* edge insertions that needed a search */
+  uint64_t collected;        /* nodes deleted so far */
+} atom__dg;
+
+#define ATOM__DG_LIVE 0x1u
+#define ATOM__DG_COMPLETE 0x2u
+#define ATOM__DG_QUEUED 0x4u
+
+/* Initialize an empty graph whose nodes each carry @p payload_size bytes (may be 0). No
+ * allocation happens here. */
+void atom__dg_init(atom__dg *g, atom__mem *mem, size_t payload_size);
+
+/* Free everything (no hook is called). @p g may be re-initialized afterwards. */
+void atom__dg_destroy(atom__dg *g);
+
+/* Set (or clear, with NULL) the hook called for every deleted node. */
+void atom__dg_set_collect_hook(atom__dg *g, atom__dg_collect_fn fn, void *ctx);
+
+/* Create a node (not complete, no edges, zero-filled payload) last in the topological order.
+ * @return 0 and *out, or ATOM_ENOMEM (graph unchanged). */
+int atom__dg_add_node(atom__dg *g, atom__dg_node *out);
+
+/* @return non-zero if @p n names a live node. */
+static inline int atom__dg_alive(const atom__dg *g, atom__dg_node n) {
+  uint32_t i = (uint32_t)n;
+  return i < g->vx_used && g->vx[i].gen == (uint32_t)(n >> 32) &&
+         (g->vx[i].flags & ATOM__DG_LIVE);
+}
+
+/* @return the payload of a live node (valid until the next atom__dg_add_node, which may move
+ *         the payload array), or NULL if @p n is stale or none. */
+static inline void *atom__dg_payload(atom__dg *g, atom__dg_node n) {
+  if (!atom__dg_alive(g, n)) return NULL;
+  return g->pl + (size_t)(uint32_t)n * g->payload_size;
+}
+
+/* Add the edge u -> v.
+ * @return 0 if the edge is now present or need not be: it was added, it already existed, u ==
+ *           v (a node's order with itself is no edge), or u or v is stale/none (a collected
+ *           node is on no cycle);
+ *         1 if the edge would close a cycle: it is NOT added and atom__dg_cycle() returns the
+ *           cycle v -> ... -> u (the new edge u -> v closes it);
+ *         ATOM_ENOMEM (the graph is unchanged).
+ * Adding an edge into a complete node breaks the collection invariant's premise; it is
+ * allowed (the node then stays until its in-edges go) but Velodrome never needs it. */
+int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v);
+
+/* The cycle found by the last atom__dg_add_edge() that returned 1: *nodes receives a pointer
+ * to its nodes in edge order (each has an edge to the next, the last one to the first; the
+ * first is the v and the last the u of that call). Valid until the next call that searches.
+ * @return the number of nodes (0 if none). */
+size_t atom__dg_cycle(const atom__dg *g, const atom__dg_node **nodes);
+
+/* Mark @p n complete: it will receive no further incoming edges. If it has none now it is
+ * deleted, with every complete successor left without incoming edges (cascade).
+ * Stale handles are ignored. @return 1 if @p n was deleted, else 0. */
+int atom__dg_complete(atom__dg *g, atom__dg_node n);
+
+/* Delete @p n and its edges, then collect complete successors left without incoming edges.
+ * Stale handles are ignored. Never fails. */
+void atom__dg_delete(atom__dg *g, atom__dg_node n);
+
+/* @return non-zero if the edge u -> v is present. */
+int atom__dg_has_edge(const atom__dg *g, atom__dg_node u, atom__dg_node v);
+
+/* @return the in-/out-degree of a live node (0 for a stale handle). */
+size_t atom__dg_in_degree(const atom__dg *g, atom__dg_node n);
+size_t atom__dg_out_degree(const atom__dg *g, atom__dg_node n);
+
+/* @return non-zero if a live node is marked complete. */
+int atom__dg_is_complete(const atom__dg *g, atom__dg_node n);
+
+/* Live nodes and edges. */
+static inline size_t atom__dg_node_count(const atom__dg *g) { return g->nodes; }
+static inline size_t atom__dg_edge_count(const atom__dg *g) { return g->edges; }
+
+/* For tests: check the internal invariants (degrees, lists, hash, topological order, no
+ * collectable node left). @return 0 if they hold, else a negative line-specific code. */
+int atom__dg_verify(const atom__dg *g);
+
+#endif
