@@ -1,0 +1,353 @@
+/* atomcheck: check a trace file for atomicity violations (doc/atomcheck.md, atomcheck(1)).
+ *
+ * Reads a STD trace in chunks into a session with the checkers given by -c, finishes the
+ * session, and prints the reports as text, JSON or SARIF. Exit status: 0 no violation,
+ * 1 violations, 2 usage or input error. Uses only the public API of libatomicity. */
+#include "atomcheck.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { EXIT_CLEAN = 0, EXIT_VIOLATIONS = 1, EXIT_TROUBLE = 2 };
+
+/* Events read per atom_trace_feed() call: large enough to make the call overhead vanish, small
+ * enough to redraw the progress line a few times per second. */
+#define FEED_CHUNK 65536u
+
+/* Ill-formed events printed as warnings; the rest are only counted. */
+#define MAX_WARNINGS 20
+
+typedef struct options {
+  const char **specs; /* -c arguments, in order */
+  size_t n_specs;
+  int format;
+  size_t max_reports;
+  int stats, progress, quiet;
+  const char *path;
+} options;
+
+/* State of one run, handed to the reject callback. */
+typedef struct context {
+  atc_run run;
+  atc_progress progress;
+} context;
+
+static void usage(FILE *out) {
+  fputs("Usage: atomcheck [OPTION]... FILE|-\n"
+        "Check a trace file (STD format; - reads standard input) for atomicity violations.\n"
+        "\n"
+        "  -c, --checker=NAME[:ARGS]  attach a checker; repeatable; default aerodrome\n"
+        "                             (e.g. -c velodrome -c aerodrome:variant=basic)\n"
+        "      --format=FORMAT        text (default), json or sarif\n"
+        "      --max-reports=N        print at most N reports per checker (counts stay exact)\n"
+        "      --stats                per-checker time and memory (on standard error;\n"
+        "                             with --format json, a \"stats\" object)\n"
+        "      --progress             progress line on standard error if it is a terminal\n"
+        "  -q, --quiet                print nothing on standard output\n"
+        "  -h, --help                 print this help and exit\n"
+        "      --version              print the version and exit\n"
+        "\n"
+        "Exit status: 0 no violation, 1 violations found, 2 usage or input error\n"
+        "(including ill-formed events in the trace).\n",
+        out);
+}
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 1, 2)))
+#endif
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("atomcheck: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fputs("\nTry 'atomcheck --help' for more information.\n", stderr);
+  return EXIT_TROUBLE;
+}
+
+static int parse_count(const char *s, size_t *out) {
+  if (!s || !*s) return -1;
+  for (const char *p = s; *p; p++)
+    if (*p < '0' || *p > '9') return -1;
+  errno = 0;
+  unsigned long long v = strtoull(s, NULL, 10);
+  if (errno != 0 || v > SIZE_MAX) return -1;
+  *out = (size_t)v;
+  return 0;
+}
+
+/* @return -1 to go on, or an exit status. */
+static int parse_options(int argc, char **argv, options *o) {
+  enum { OPT_FORMAT = 256, OPT_MAX_REPORTS, OPT_STATS, OPT_PROGRESS, OPT_VERSION };
+  static const struct option longopts[] = {
+      {"checker", required_argument, NULL, 'c'},
+      {"format", required_argument, NULL, OPT_FORMAT},
+      {"max-reports", required_argument, NULL, OPT_MAX_REPORTS},
+      {"stats", no_argument, NULL, OPT_STATS},
+      {"progress", no_argument, NULL, OPT_PROGRESS},
+      {"quiet", no_argument, NULL, 'q'},
+      {"help", no_argument, NULL, 'h'},
+      {"version", no_argument, NULL, OPT_VERSION},
+      {NULL, 0, NULL, 0},
+  };
+  o->specs = calloc((size_t)argc + 1, sizeof *o->specs);
+  if (!o->specs) {
+    fputs("atomcheck: out of memory\n", stderr);
+    return EXIT_TROUBLE;
+  }
+  o->format = ATC_FORMAT_TEXT;
+  o->max_reports = SIZE_MAX;
+  opterr = 0; /* our own messages */
+  int c;
+  while ((c = getopt_long(argc, argv, ":c:qh", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'c':
+      o->specs[o->n_specs++] = optarg;
+      break;
+    case OPT_FORMAT:
+      if (strcmp(optarg, "text") == 0)
+        o->format = ATC_FORMAT_TEXT;
+      else if (strcmp(optarg, "json") == 0)
+        o->format = ATC_FORMAT_JSON;
+      else if (strcmp(optarg, "sarif") == 0)
+        o->format = ATC_FORMAT_SARIF;
+      else
+        return usage_error("unknown format '%s' (text, json or sarif)", optarg);
+      break;
+    case OPT_MAX_REPORTS:
+      if (parse_count(optarg, &o->max_reports) != 0)
+        return usage_error("--max-reports needs a non-negative number, not '%s'", optarg);
+      break;
+    case OPT_STATS:
+      o->stats = 1;
+      break;
+    case OPT_PROGRESS:
+      o->progress = 1;
+      break;
+    case 'q':
+      o->quiet = 1;
+      break;
+    case 'h':
+      usage(stdout);
+      return EXIT_CLEAN;
+    case OPT_VERSION:
+      printf("atomcheck (libatomicity) %s\n", atom_version());
+      return EXIT_CLEAN;
+    case ':':
+    default: {
+      /* getopt_long leaves the short option in optopt, or for a long option its value (>= 256)
+       * or 0 if it is unknown; then the option is the element just consumed. */
+      char opt[3] = {'-', (char)optopt, '\0'};
+      const char *name = optopt > 0 && optopt < 256 ? opt : argv[optind - 1];
+      if (c == ':') return usage_error("option '%s' needs an argument", name);
+      if (optopt >= 256) return usage_error("option '%s' takes no argument", name);
+      return usage_error("unknown option '%s'", name);
+    }
+    }
+  }
+  if (optind >= argc) return usage_error("no trace file given (use - for standard input)");
+  if (optind + 1 < argc) return usage_error("more than one trace file given ('%s')", argv[optind + 1]);
+  o->path = argv[optind];
+  if (o->n_specs == 0) o->specs[o->n_specs++] = "aerodrome";
+  return -1;
+}
+
+/* atom_trace_feed() calls this for every event the session dropped as ill-formed. */
+static int on_reject(const atom_trace_reader *r, int err, const char *message, void *payload) {
+  (void)r;
+  (void)err;
+  context *ctx = payload;
+  ctx->run.rejected++;
+  if (ctx->run.rejected <= MAX_WARNINGS) {
+    atc_progress_clear(&ctx->progress);
+    fprintf(stderr, "%s\n", message);
+  }
+  return 0;
+}
+
+/* Print the last error of the library, or a generic message when it left none. */
+static void print_error(const char *what, int err) {
+  const char *detail = atom_last_error();
+  if (detail && *detail)
+    fprintf(stderr, "atomcheck: %s: %s\n", what, detail);
+  else
+    fprintf(stderr, "atomcheck: %s: %s\n", what, atom_strerror(err));
+}
+
+static int attach_checkers(atom_session *s, const options *o) {
+  for (size_t i = 0; i < o->n_specs; i++) {
+    int rc = atom_session_attach(s, o->specs[i]);
+    if (rc == 0) continue;
+    const char *detail = atom_last_error();
+    if (rc == ATOM_ENOTFOUND)
+      fprintf(stderr, "atomcheck: unknown checker in '-c %s'%s%s\n", o->specs[i],
+              *detail ? ": " : "", detail);
+    else
+      fprintf(stderr, "atomcheck: cannot attach '-c %s': %s\n", o->specs[i],
+              *detail ? detail : atom_strerror(rc));
+    return -1;
+  }
+  return 0;
+}
+
+/* Read the whole trace into the session. @return 0 or -1 (message printed). */
+static int read_trace(context *ctx, atom_trace_reader *reader) {
+  atc_run *run = &ctx->run;
+  for (;;) {
+    uint64_t pushed = 0;
+    int rc = atom_trace_feed(run->session, reader, FEED_CHUNK, &pushed, on_reject, ctx);
+    run->events += pushed;
+    if (rc < 0) {
+      atc_progress_clear(&ctx->progress);
+      const char *detail = atom_last_error();
+      if (rc == ATOM_EPARSE && detail && *detail)
+        fprintf(stderr, "%s\n", detail); /* already "file:line: message" */
+      else
+        print_error(run->path, rc);
+      return -1;
+    }
+    if (rc == 0) break;
+    atc_progress_update(&ctx->progress, reader, run->events);
+  }
+  atc_progress_clear(&ctx->progress);
+  return 0;
+}
+
+/* Group the session's reports by checker, in attach order. @return 0 or -1 (out of memory). */
+static int collect_reports(atc_run *run, const options *o) {
+  atom_session *s = run->session;
+  size_t n_checkers = atom_checker_count(s);
+  run->checkers = calloc(n_checkers ? n_checkers : 1, sizeof *run->checkers);
+  if (!run->checkers) return -1;
+  run->n_checkers = n_checkers;
+  run->n_reports = atom_report_count(s);
+  for (size_t i = 0; i < n_checkers; i++) {
+    atc_checker *c = &run->checkers[i];
+    c->name = atom_checker_name(s, i);
+    if (!c->name) c->name = "?";
+    c->spec = i < o->n_specs ? o->specs[i] : c->name;
+    c->stats.version = ATOM_CHECKER_STATS_VERSION;
+    c->have_stats = atom_checker_stats_get(s, i, &c->stats) == 0;
+  }
+  for (size_t k = 0; k < run->n_reports; k++) {
+    size_t i = atom_report_checker_index(atom_report_get(s, k));
+    if (i < n_checkers) run->checkers[i].n_reports++;
+  }
+  for (size_t i = 0; i < n_checkers; i++) {
+    atc_checker *c = &run->checkers[i];
+    c->reports = calloc(c->n_reports ? c->n_reports : 1, sizeof *c->reports);
+    if (!c->reports) return -1;
+    c->n_reports = 0;
+  }
+  for (size_t k = 0; k < run->n_reports; k++) {
+    const atom_report *r = atom_report_get(s, k);
+    size_t i = atom_report_checker_index(r);
+    if (i >= n_checkers) continue;
+    atc_checker *c = &run->checkers[i];
+    c->reports[c->n_reports++] = r;
+    c->occurrences += atom_report_occurrences(r);
+  }
+  return 0;
+}
+
+static void free_run(atc_run *run) {
+  for (size_t i = 0; i < run->n_checkers; i++) free(run->checkers[i].reports);
+  free(run->checkers);
+}
+
+static int run_check(const options *o) {
+  context ctx;
+  memset(&ctx, 0, sizeof ctx);
+  atc_run *run = &ctx.run;
+  run->path = o->path;
+  run->want_stats = o->stats;
+  run->max_reports = o->max_reports;
+
+  atom_options opt;
+  if (atom_options_init(&opt, ATOM_OPTIONS_VERSION) != 0) {
+    fputs("atomcheck: the library does not accept its own options version\n", stderr);
+    return EXIT_TROUBLE;
+  }
+  if (o->stats) opt.flags |= ATOM_PROFILE;
+  opt.max_reports = 0; /* keep every distinct report: counts must be exact */
+
+  atom_session *s = NULL;
+  int rc = atom_session_new(&s, &opt);
+  if (rc != 0) {
+    print_error("cannot create a session", rc);
+    return EXIT_TROUBLE;
+  }
+  run->session = s;
+  int status = EXIT_TROUBLE;
+  atom_trace_reader *reader = NULL;
+
+  if (attach_checkers(s, o) != 0) goto out;
+  rc = atom_trace_reader_open(&reader, o->path);
+  if (rc != 0) {
+    const char *detail = atom_last_error();
+    if (detail && *detail)
+      fprintf(stderr, "atomcheck: %s\n", detail);
+    else
+      fprintf(stderr, "atomcheck: %s: %s\n", o->path, atom_strerror(rc));
+    goto out;
+  }
+  run->reader = reader;
+
+  atc_progress_init(&ctx.progress, o->progress);
+  double start = atc_now();
+  if (read_trace(&ctx, reader) != 0) goto out;
+  rc = atom_finish(s);
+  run->seconds = atc_now() - start;
+  if (rc != 0) {
+    print_error("checking failed", rc);
+    goto out;
+  }
+  if (collect_reports(run, o) != 0) {
+    fputs("atomcheck: out of memory\n", stderr);
+    goto out;
+  }
+
+  if (!o->quiet) {
+    int w;
+    switch (o->format) {
+    case ATC_FORMAT_JSON: w = atc_output_json(stdout, run); break;
+    case ATC_FORMAT_SARIF: w = atc_output_sarif(stdout, run); break;
+    default: w = atc_output_text(stdout, run); break;
+    }
+    if (w != 0) {
+      fprintf(stderr, "atomcheck: cannot write the results: %s\n", strerror(errno));
+      goto out;
+    }
+  }
+  if (o->stats && (o->format != ATC_FORMAT_JSON || o->quiet)) atc_stats_text(stderr, run);
+
+  if (run->rejected > 0) {
+    if (run->rejected > MAX_WARNINGS)
+      fprintf(stderr, "atomcheck: %" PRIu64 " more ill-formed event%s not shown\n",
+              run->rejected - MAX_WARNINGS, atc_plural(run->rejected - MAX_WARNINGS));
+    fprintf(stderr, "atomcheck: %" PRIu64 " ill-formed event%s dropped\n", run->rejected,
+            atc_plural(run->rejected));
+    status = EXIT_TROUBLE;
+  } else {
+    status = run->n_reports > 0 ? EXIT_VIOLATIONS : EXIT_CLEAN;
+  }
+
+out:
+  free_run(run);
+  atom_trace_reader_free(reader);
+  atom_session_free(s);
+  return status;
+}
+
+int main(int argc, char **argv) {
+  options o;
+  memset(&o, 0, sizeof o);
+  int status = parse_options(argc, argv, &o);
+  if (status < 0) status = run_check(&o);
+  free(o.specs);
+  return status;
+}

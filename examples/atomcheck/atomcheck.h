@@ -1,0 +1,92 @@
+/* atomcheck: the pieces its source files share.
+ *
+ * atomcheck.c reads the trace into a session and fills an atc_run; the output_*.c files only
+ * read an atc_run (they never touch the reader or push events). */
+#ifndef ATOMCHECK_H
+#define ATOMCHECK_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include <atomicity.h>
+
+/* Output formats (--format). */
+enum { ATC_FORMAT_TEXT, ATC_FORMAT_JSON, ATC_FORMAT_SARIF };
+
+/* One attached checker and the reports it made, in order of discovery. */
+typedef struct atc_checker {
+  const char *name;            /* atom_checker_name(): "aerodrome" */
+  const char *spec;            /* as given with -c: "aerodrome:variant=basic" */
+  const atom_report **reports; /* borrowed from the session */
+  size_t n_reports;
+  uint64_t occurrences;        /* sum of the reports' counts */
+  atom_checker_stats stats;    /* valid when have_stats */
+  int have_stats;
+} atc_checker;
+
+/* Everything the outputs need. */
+typedef struct atc_run {
+  const char *path;            /* the trace file as given ("-" = standard input) */
+  atom_session *session;
+  const atom_trace_reader *reader;
+  uint64_t events;             /* events read (accepted or not) */
+  uint64_t rejected;           /* ill-formed events the session dropped */
+  double seconds;              /* wall time of reading, checking and finishing */
+  int want_stats;              /* --stats */
+  size_t max_reports;          /* reports printed per checker (SIZE_MAX: all) */
+  atc_checker *checkers;       /* in attach order */
+  size_t n_checkers;
+  size_t n_reports;            /* all checkers together */
+} atc_run;
+
+/* names.c */
+
+/**
+ * The readable name of @p key in @p space (an atom_space): the name registered with the session,
+ * else the reader's, else "0x" and the key in hex written into @p buf.
+ * @return a string valid until @p buf is reused or the session freed.
+ */
+const char *atc_name(const atc_run *run, int space, uint64_t key, char *buf, size_t size);
+
+/** @return the atom_space of the target of an event of @p kind, or 0 if it has none. */
+int atc_target_space(uint32_t kind);
+
+/** @return the lower-case name of @p kind ("read"), or "unknown". */
+const char *atc_kind_name(uint32_t kind);
+
+/** @return the plural suffix for a count of @p n: "" for 1, "s" otherwise. */
+const char *atc_plural(uint64_t n);
+
+/** @return a string formatted as by printf, allocated with malloc (free it), or NULL. */
+char *atc_strdup_printf(const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 1, 2)))
+#endif
+    ;
+
+/* output_text.c, output_json.c, output_sarif.c: write the results to @p out.
+ * @return 0, or -1 if writing failed. */
+int atc_output_text(FILE *out, const atc_run *run);
+int atc_output_json(FILE *out, const atc_run *run);
+int atc_output_sarif(FILE *out, const atc_run *run);
+
+/* stats.c: the --stats lines (text, on standard error). */
+void atc_stats_text(FILE *out, const atc_run *run);
+
+/* progress.c: the --progress line on standard error. */
+typedef struct atc_progress {
+  int enabled;       /* --progress given and standard error is a terminal */
+  int shown;         /* a line is on the screen and must be cleared before other output */
+  double start;      /* when reading started (atc_now) */
+  double last;       /* when the line was last drawn */
+} atc_progress;
+
+/** @return a monotonic time in seconds. */
+double atc_now(void);
+void atc_progress_init(atc_progress *p, int requested);
+/** Redraw the line if enough time passed since the last one. */
+void atc_progress_update(atc_progress *p, const atom_trace_reader *r, uint64_t events);
+/** Erase the line, so that other messages start on a clean line. */
+void atc_progress_clear(atc_progress *p);
+
+#endif

@@ -1,0 +1,53 @@
+/* Readable names of threads, variables, locks and event kinds; small string helpers. */
+#include "atomcheck.h"
+
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+
+const char *atc_name(const atc_run *run, int space, uint64_t key, char *buf, size_t size) {
+  const char *name = NULL;
+  if (run->session) name = atom_get_name(run->session, space, key);
+  if (!name && run->reader) name = atom_trace_reader_name(run->reader, space, key);
+  if (name) return name;
+  snprintf(buf, size, "0x%" PRIx64, key);
+  return buf;
+}
+
+int atc_target_space(uint32_t kind) {
+  switch (kind) {
+  case ATOM_READ:
+  case ATOM_WRITE:
+  case ATOM_COMMIT:
+    return ATOM_SPACE_VAR;
+  case ATOM_ACQUIRE:
+  case ATOM_RELEASE:
+    return ATOM_SPACE_LOCK;
+  case ATOM_FORK:
+  case ATOM_JOIN:
+    return ATOM_SPACE_THREAD;
+  default:
+    return 0;
+  }
+}
+
+const char *atc_kind_name(uint32_t kind) {
+  const char *name = atom_kind_name((int)kind);
+  return name ? name : "unknown";
+}
+
+const char *atc_plural(uint64_t n) { return n == 1 ? "" : "s"; }
+
+char *atc_strdup_printf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(NULL, 0, fmt, ap);
+  va_end(ap);
+  if (n < 0) return NULL;
+  char *s = malloc((size_t)n + 1);
+  if (!s) return NULL;
+  va_start(ap, fmt);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  va_end(ap);
+  return s;
+}

@@ -1,0 +1,118 @@
+/* JSON output (the schema is documented in doc/atomcheck.md, "JSON output"). */
+#include "atomcheck.h"
+#include "json_writer.h"
+#include "report_json.h"
+
+#define NAME_BUF 32
+
+void atc_json_report_details(atc_json *j, const atc_run *run, const atom_report *r) {
+  char buf[NAME_BUF];
+
+  atc_json_key(j, "transactions");
+  atc_json_array_begin(j);
+  for (size_t i = 0, n = atom_report_txn_count(r); i < n; i++) {
+    uint64_t thread = 0, index = 0, loc = 0;
+    if (atom_report_txn(r, i, &thread, &index, &loc) != 0) continue;
+    atc_json_object_begin(j);
+    atc_json_member_string(j, "thread", atc_name(run, ATOM_SPACE_THREAD, thread, buf, sizeof buf));
+    atc_json_member_uint(j, "begin_index", index);
+    atc_json_member_uint(j, "begin_loc", loc);
+    atc_json_object_end(j);
+  }
+  atc_json_array_end(j);
+
+  atc_json_key(j, "variables");
+  atc_json_array_begin(j);
+  for (size_t i = 0, n = atom_report_var_count(r); i < n; i++) {
+    const char *name = atom_report_var_name(r, i);
+    if (!name) name = atc_name(run, ATOM_SPACE_VAR, atom_report_var(r, i), buf, sizeof buf);
+    atc_json_string(j, name);
+  }
+  atc_json_array_end(j);
+
+  atc_json_key(j, "events");
+  atc_json_array_begin(j);
+  for (size_t i = 0, n = atom_report_event_count(r); i < n; i++) {
+    atom_event ev;
+    uint64_t index = 0;
+    if (atom_report_event(r, i, &ev, &index) != 0) continue;
+    atc_json_object_begin(j);
+    atc_json_member_uint(j, "index", index);
+    atc_json_member_string(j, "kind", atc_kind_name(ev.kind));
+    atc_json_member_string(j, "thread", atc_name(run, ATOM_SPACE_THREAD, ev.thread, buf, sizeof buf));
+    int space = atc_target_space(ev.kind);
+    atc_json_member_string(j, "target", space ? atc_name(run, space, ev.target, buf, sizeof buf) : NULL);
+    atc_json_member_uint(j, "loc", ev.loc);
+    atc_json_object_end(j);
+  }
+  atc_json_array_end(j);
+}
+
+void atc_json_stats(atc_json *j, const atc_run *run) {
+  atc_json_object_begin(j);
+  atc_json_key(j, "seconds");
+  atc_json_double(j, run->seconds);
+  atc_json_key(j, "events_per_second");
+  atc_json_double(j, run->seconds > 0 ? (double)run->events / run->seconds : 0.0);
+  atc_json_key(j, "checkers");
+  atc_json_array_begin(j);
+  for (size_t i = 0; i < run->n_checkers; i++) {
+    const atc_checker *c = &run->checkers[i];
+    atc_json_object_begin(j);
+    atc_json_member_string(j, "name", c->name);
+    atc_json_member_string(j, "spec", c->spec);
+    const atom_checker_stats *st = &c->stats;
+    atc_json_member_uint(j, "time_ns", c->have_stats ? st->time_ns : 0);
+    atc_json_member_uint(j, "peak_bytes", c->have_stats ? st->peak_bytes : 0);
+    atc_json_member_uint(j, "bytes", c->have_stats ? st->bytes : 0);
+    atc_json_member_uint(j, "nodes", c->have_stats ? st->nodes : 0);
+    atc_json_member_uint(j, "edges", c->have_stats ? st->edges : 0);
+    atc_json_member_uint(j, "clocks", c->have_stats ? st->clocks : 0);
+    atc_json_object_end(j);
+  }
+  atc_json_array_end(j);
+  atc_json_object_end(j);
+}
+
+static void write_report(atc_json *j, const atc_run *run, const atom_report *r) {
+  atc_json_object_begin(j);
+  atc_json_member_string(j, "checker", atom_report_checker(r));
+  atc_json_member_string(j, "kind", atom_report_kind(r));
+  atc_json_member_uint(j, "event_index", atom_report_event_index(r));
+  atc_json_member_uint(j, "count", atom_report_occurrences(r));
+  atc_json_member_string(j, "message", atom_report_message(r));
+  atc_json_report_details(j, run, r);
+  atc_json_object_end(j);
+}
+
+int atc_output_json(FILE *out, const atc_run *run) {
+  atc_json j;
+  atc_json_init(&j, out, 1);
+  atc_json_object_begin(&j);
+  atc_json_member_string(&j, "file", run->path);
+  atc_json_member_uint(&j, "events", run->events);
+  atc_json_member_uint(&j, "rejected", run->rejected);
+  atc_json_key(&j, "checkers");
+  atc_json_array_begin(&j);
+  for (size_t i = 0; i < run->n_checkers; i++) {
+    const atc_checker *c = &run->checkers[i];
+    atc_json_object_begin(&j);
+    atc_json_member_string(&j, "name", c->name);
+    atc_json_member_string(&j, "spec", c->spec);
+    atc_json_member_uint(&j, "violations", c->n_reports);
+    atc_json_member_uint(&j, "occurrences", c->occurrences);
+    atc_json_key(&j, "reports");
+    atc_json_array_begin(&j);
+    size_t shown = c->n_reports < run->max_reports ? c->n_reports : run->max_reports;
+    for (size_t k = 0; k < shown; k++) write_report(&j, run, c->reports[k]);
+    atc_json_array_end(&j);
+    atc_json_object_end(&j);
+  }
+  atc_json_array_end(&j);
+  if (run->want_stats) {
+    atc_json_key(&j, "stats");
+    atc_json_stats(&j, run);
+  }
+  atc_json_object_end(&j);
+  return atc_json_finish(&j);
+}

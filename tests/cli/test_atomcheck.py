@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+"""Tests of the atomcheck command (doc/atomcheck.md).
+
+Run by meson (tests/cli/meson.build) as `test_atomcheck.py [TestClass ...]` with the environment:
+  ATOMCHECK         path of the atomcheck binary
+  ATOM_CORPUS_DIR   tests/corpus
+  JSON_WRITER_TEST  path of json-writer-test (JsonWriter only)
+"""
+
+import json
+import os
+import pty
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import unittest
+
+ATOMCHECK = os.environ.get("ATOMCHECK", "atomcheck")
+CORPUS = os.environ.get(
+    "ATOM_CORPUS_DIR",
+    os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
+JSON_WRITER_TEST = os.environ.get("JSON_WRITER_TEST", "")
+
+SERIALIZABLE = os.path.join(CORPUS, "aerodrome-rho1.std")
+VIOLATING = os.path.join(CORPUS, "aerodrome-rho2.std")
+
+
+def run(*args, stdin=None, timeout=60):
+    """Run atomcheck; stdin is bytes or str (or None for no input)."""
+    if isinstance(stdin, str):
+        stdin = stdin.encode()
+    p = subprocess.run([ATOMCHECK, *args], input=stdin if stdin is not None else b"",
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=timeout)
+    return p.returncode, p.stdout.decode("utf-8"), p.stderr.decode("utf-8", "replace")
+
+
+def run_json(*args, stdin=None):
+    code, out, err = run("--format", "json", *args, stdin=stdin)
+    try:
+        doc = json.loads(out)
+    except ValueError as e:
+        raise AssertionError(f"not JSON ({e}); exit {code}; stderr: {err}; stdout:\n{out}")
+    return code, doc, err
+
+
+class TempTrace:
+    """A trace file written from text (or bytes) and removed afterwards."""
+
+    def __init__(self, content):
+        self.content = content.encode() if isinstance(content, str) else content
+
+    def __enter__(self):
+        fd, self.path = tempfile.mkstemp(suffix=".std")
+        with os.fdopen(fd, "wb") as f:
+            f.write(self.content)
+        return self.path
+
+    def __exit__(self, *exc):
+        os.unlink(self.path)
+
+
+def rho2_copies(n):
+    """n independent copies of the rho2 violation, each with its own threads and locations, so
+    that each is a distinct report (different begin locations)."""
+    lines = []
+    for i in range(n):
+        a, b, x, y, base = f"a{i}", f"b{i}", f"x{i}", f"y{i}", 100 * i
+        lines += [f"{a}|begin|{base}", f"{b}|begin|{base + 1}", f"{a}|w({x})|{base + 2}",
+                  f"{b}|r({x})|{base + 3}", f"{b}|w({y})|{base + 4}", f"{a}|r({y})|{base + 5}",
+                  f"{a}|end|{base + 6}", f"{b}|end|{base + 7}"]
+    return "\n".join(lines) + "\n"
+
+
+class ExitCodes(unittest.TestCase):
+    def test_serializable_is_0(self):
+        code, _, err = run(SERIALIZABLE)
+        self.assertEqual(code, 0, err)
+
+    def test_violation_is_1(self):
+        code, _, err = run(VIOLATING)
+        self.assertEqual(code, 1, err)
+
+    def test_every_checker_given(self):
+        for spec in ("aerodrome", "aerodrome:variant=basic", "velodrome"):
+            with self.subTest(spec=spec):
+                self.assertEqual(run("-c", spec, SERIALIZABLE)[0], 0)
+                self.assertEqual(run("-c", spec, VIOLATING)[0], 1)
+        self.assertEqual(run("-c", "aerodrome", "-c", "velodrome", VIOLATING)[0], 1)
+
+    def test_malformed_line_is_2_with_file_and_line(self):
+        with TempTrace("t1|begin|0\nt1|r(x)|1\nt1|bogus(x)|2\nt1|end|3\n") as path:
+            code, out, err = run(path)
+            self.assertEqual(code, 2)
+            self.assertIn(f"{path}:3:", err)
+            self.assertEqual(out, "")
+
+    def test_malformed_line_on_stdin_is_2(self):
+        code, _, err = run("-", stdin="t1|begin|0\nnot an event\n")
+        self.assertEqual(code, 2)
+        self.assertIn(":2:", err)
+
+    def test_missing_file_is_2(self):
+        code, out, err = run("/nonexistent/trace.std")
+        self.assertEqual(code, 2)
+        self.assertIn("/nonexistent/trace.std", err)
+        self.assertEqual(out, "")
+
+    def test_unknown_checker_is_2(self):
+        code, _, err = run("-c", "no-such-checker", SERIALIZABLE)
+        self.assertEqual(code, 2)
+        self.assertIn("no-such-checker", err)
+
+    def test_bad_checker_args_are_2(self):
+        for spec in ("aerodrome:variant=nope", "aerodrome:no_such_key=1", "velodrome:bogus=1"):
+            with self.subTest(spec=spec):
+                code, _, err = run("-c", spec, SERIALIZABLE)
+                self.assertEqual(code, 2)
+                self.assertIn(spec, err)
+
+    def test_usage_errors_are_2(self):
+        cases = [
+            ("--no-such-option", SERIALIZABLE),
+            ("-z", SERIALIZABLE),
+            (),                                   # no file
+            (SERIALIZABLE, VIOLATING),            # two files
+            ("--format", "xml", SERIALIZABLE),
+            ("--max-reports", "many", SERIALIZABLE),
+            ("--max-reports", "-1", SERIALIZABLE),
+            ("-c",),                              # missing argument
+        ]
+        for args in cases:
+            with self.subTest(args=args):
+                code, out, err = run(*args)
+                self.assertEqual(code, 2)
+                self.assertEqual(out, "")
+                self.assertIn("atomcheck:", err)
+
+    def test_help_and_version_are_0(self):
+        code, out, _ = run("--help")
+        self.assertEqual(code, 0)
+        self.assertIn("Usage: atomcheck", out)
+        for opt in ("--checker", "--format", "--max-reports", "--stats", "--progress", "--quiet"):
+            self.assertIn(opt, out)
+        code, out, _ = run("-h")
+        self.assertEqual(code, 0)
+        code, out, _ = run("--version")
+        self.assertEqual(code, 0)
+        self.assertRegex(out, r"^atomcheck \(libatomicity\) \d+\.\d+\.\d+\n$")
+
+    def test_ill_formed_events_warn_and_exit_2(self):
+        # END without BEGIN is dropped by the session; the rest is still checked.
+        with open(VIOLATING) as f:
+            body = f.read()
+        with TempTrace("t9|end|99\n" + body) as path:
+            code, out, err = run(path)
+            self.assertEqual(code, 2, err)
+            self.assertIn(f"{path}:1:", err)
+            self.assertIn("1 ill-formed event dropped", err)
+            self.assertIn("aerodrome: 1 violation", out)
+
+    def test_ill_formed_warnings_are_capped(self):
+        with TempTrace("".join(f"t{i}|end|{i}\n" for i in range(30))) as path:
+            code, _, err = run(path)
+            self.assertEqual(code, 2)
+            warnings = [l for l in err.splitlines() if l.startswith(path + ":")]
+            self.assertEqual(len(warnings), 20, err)
+            self.assertIn("10 more ill-formed events not shown", err)
+            self.assertIn("30 ill-formed events dropped", err)
+
+
+class Json(unittest.TestCase):
+    def test_rho2_aerodrome(self):
+        code, doc, err = run_json(VIOLATING)
+        self.assertEqual(code, 1, err)
+        self.assertEqual(doc["events"], 8)
+        self.assertEqual(doc["rejected"], 0)
+        self.assertEqual(doc["file"], VIOLATING)
+        self.assertNotIn("stats", doc)
+        self.assertEqual(len(doc["checkers"]), 1)
+        c = doc["checkers"][0]
+        self.assertEqual(c["name"], "aerodrome")
+        self.assertEqual(c["spec"], "aerodrome")
+        self.assertEqual(c["violations"], len(c["reports"]))
+        self.assertGreaterEqual(c["violations"], 1)
+        self.assertEqual(c["occurrences"], sum(r["count"] for r in c["reports"]))
+        r = c["reports"][0]
+        for key in ("checker", "kind", "event_index", "count", "message", "transactions",
+                    "variables", "events"):
+            self.assertIn(key, r)
+        self.assertEqual(r["checker"], "aerodrome")
+        self.assertEqual(r["event_index"], 5)
+        self.assertIsInstance(r["kind"], str)
+        self.assertTrue(r["kind"])
+        self.assertIsInstance(r["message"], str)
+        self.assertTrue(r["message"])
+        self.assertGreaterEqual(r["count"], 1)
+        for t in r["transactions"]:
+            self.assertEqual(set(t), {"thread", "begin_index", "begin_loc"})
+            self.assertIn(f'{t["thread"]}@{t["begin_index"]}', {"t1@0", "t2@1"})
+            self.assertEqual(t["begin_loc"], t["begin_index"])  # locs equal indexes in rho2
+        for v in r["variables"]:
+            self.assertIn(v, {"x", "y"})
+        for e in r["events"]:
+            self.assertEqual(set(e), {"index", "kind", "thread", "target", "loc"})
+            self.assertIn(e["thread"], {"t1", "t2"})
+            self.assertIn(e["kind"], {"read", "write", "begin", "end", "acquire", "release",
+                                      "fork", "join", "fence", "commit"})
+            if e["kind"] in ("read", "write"):
+                self.assertIn(e["target"], {"x", "y"})
+            elif e["kind"] in ("begin", "end"):
+                self.assertIsNone(e["target"])
+            self.assertEqual(e["loc"], e["index"])
+
+    def test_velodrome_cycle(self):
+        code, doc, err = run_json("-c", "velodrome", VIOLATING)
+        self.assertEqual(code, 1, err)
+        c = doc["checkers"][0]
+        self.assertEqual(c["name"], "velodrome")
+        self.assertTrue(any({f'{t["thread"]}@{t["begin_index"]}' for t in r["transactions"]}
+                            == {"t1@0", "t2@1"} for r in c["reports"]), c)
+
+    def test_serializable_has_no_reports(self):
+        code, doc, err = run_json("-c", "aerodrome", "-c", "velodrome", SERIALIZABLE)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(doc["events"], 10)
+        self.assertEqual([c["name"] for c in doc["checkers"]], ["aerodrome", "velodrome"])
+        for c in doc["checkers"]:
+            self.assertEqual(c["violations"], 0)
+            self.assertEqual(c["reports"], [])
+
+    def test_checkers_in_attach_order(self):
+        specs = ["velodrome", "aerodrome:variant=basic", "aerodrome"]
+        args = [a for s in specs for a in ("-c", s)]
+        code, doc, err = run_json(*args, VIOLATING)
+        self.assertEqual(code, 1, err)
+        self.assertEqual([c["spec"] for c in doc["checkers"]], specs)
+        self.assertEqual([c["name"] for c in doc["checkers"]],
+                         ["velodrome", "aerodrome", "aerodrome"])
+        for c in doc["checkers"]:
+            self.assertGreaterEqual(c["violations"], 1, c)
+            for r in c["reports"]:
+                self.assertEqual(r["checker"], c["name"])
+
+    def test_stats(self):
+        code, doc, err = run_json("--stats", "-c", "aerodrome", "-c", "velodrome", VIOLATING)
+        self.assertEqual(code, 1, err)
+        st = doc["stats"]
+        self.assertGreaterEqual(st["seconds"], 0)
+        self.assertGreaterEqual(st["events_per_second"], 0)
+        self.assertEqual([c["spec"] for c in st["checkers"]], ["aerodrome", "velodrome"])
+        for c in st["checkers"]:
+            for key in ("time_ns", "peak_bytes", "bytes", "nodes", "edges", "clocks"):
+                self.assertIsInstance(c[key], int)
+            self.assertGreaterEqual(c["peak_bytes"], c["bytes"])
+        self.assertNotIn("stats:", err)  # JSON carries them; nothing on stderr
+
+    def test_names_are_escaped(self):
+        # The rho2 violation over variables whose names need escaping (or are not ASCII), and
+        # one more variable outside it.
+        a, b, other = 'q"uote', "caf\u00e9", "back\\slash"
+        trace = (f"t1|begin|0\nt2|begin|1\nt1|w({a})|2\nt2|r({a})|3\nt2|w({b})|4\n"
+                 f"t1|r({b})|5\nt1|end|6\nt2|end|7\nt3|w({other})|8\n")
+        with TempTrace(trace) as path:
+            code, out, err = run("--format", "json", path)
+            if code == 2:
+                self.skipTest(f"the trace reader does not accept these names: {err.strip()}")
+            self.assertEqual(code, 1, err)
+            doc = json.loads(out)
+            r = doc["checkers"][0]["reports"][0]
+            seen = set(r["variables"]) | {e["target"] for e in r["events"]}
+            seen.discard(None)
+            self.assertTrue(seen <= {a, b}, seen)
+            code, out, _ = run("--format", "sarif", path)
+            self.assertEqual(code, 1)
+            json.loads(out)
+
+    def test_non_utf8_names_give_valid_json(self):
+        trace = b"t1|begin|0\nt2|begin|1\nt1|w(\xff\xfe)|2\nt2|r(\xff\xfe)|3\nt2|w(y)|4\n" \
+                b"t1|r(y)|5\nt1|end|6\nt2|end|7\n"
+        with TempTrace(trace) as path:
+            p = subprocess.run([ATOMCHECK, "--format", "json", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            if p.returncode == 2:
+                self.skipTest("the trace reader does not accept non-UTF-8 names")
+            self.assertEqual(p.returncode, 1)
+            doc = json.loads(p.stdout.decode("utf-8"))  # strict: must be valid UTF-8
+            r = doc["checkers"][0]["reports"][0]
+            for v in r["variables"]:
+                self.assertIn(v, {"\ufffd\ufffd", "y"})
+
+
+class Sarif(unittest.TestCase):
+    def test_rho2(self):
+        code, out, err = run("--format", "sarif", "-c", "aerodrome", "-c", "velodrome", VIOLATING)
+        self.assertEqual(code, 1, err)
+        log = json.loads(out)
+        self.assertEqual(log["version"], "2.1.0")
+        self.assertIn("sarif-schema-2.1.0", log["$schema"])
+        self.assertEqual(len(log["runs"]), 1)
+        run0 = log["runs"][0]
+        driver = run0["tool"]["driver"]
+        self.assertEqual(driver["name"], "atomcheck")
+        rule_ids = [r["id"] for r in driver["rules"]]
+        self.assertEqual(len(rule_ids), len(set(rule_ids)))
+        code, doc, _ = run_json("-c", "aerodrome", "-c", "velodrome", VIOLATING)
+        reports = [r for c in doc["checkers"] for r in c["reports"]]
+        results = run0["results"]
+        self.assertEqual(len(results), len(reports))
+        for res, rep in zip(results, reports):
+            self.assertEqual(res["ruleId"], rep["kind"])
+            self.assertEqual(rule_ids[res["ruleIndex"]], rep["kind"])
+            self.assertEqual(res["level"], "error")
+            self.assertEqual(res["message"]["text"], rep["message"])
+            self.assertEqual(res["properties"]["event_index"], rep["event_index"])
+            self.assertEqual(res["properties"]["checker"], rep["checker"])
+            self.assertTrue(res["locations"])
+            for loc in res["locations"]:
+                ll = loc["logicalLocations"]
+                self.assertEqual(len(ll), 1)
+                self.assertRegex(ll[0]["fullyQualifiedName"], r"^event \d+$")
+                self.assertTrue(ll[0]["name"])
+                self.assertTrue(loc["message"]["text"])
+            if rep["events"]:
+                self.assertEqual([l["logicalLocations"][0]["fullyQualifiedName"]
+                                  for l in res["locations"]],
+                                 [f'event {e["index"]}' for e in rep["events"]])
+        self.assertEqual(run0["properties"]["events"], 8)
+
+    def test_serializable(self):
+        code, out, err = run("--format", "sarif", SERIALIZABLE)
+        self.assertEqual(code, 0, err)
+        log = json.loads(out)
+        self.assertEqual(log["runs"][0]["results"], [])
+        self.assertEqual(log["runs"][0]["tool"]["driver"]["rules"], [])
+
+
+class Text(unittest.TestCase):
+    def test_rho2(self):
+        code, out, err = run(VIOLATING)
+        self.assertEqual(code, 1, err)
+        self.assertEqual(err, "")
+        self.assertRegex(out, r"(?m)^aerodrome: \S+ at event 5 \(\d+ occurrences?\)$")
+        self.assertIn("t1@0 (loc 0)", out)
+        self.assertIn("t2@1 (loc 1)", out)
+        self.assertRegex(out, r"(?m)^aerodrome: 1 violation \(\d+ occurrences?\)$")
+
+    def test_serializable(self):
+        code, out, err = run("-c", "aerodrome", "-c", "velodrome", SERIALIZABLE)
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out, "aerodrome: no violations\nvelodrome: no violations\n")
+
+    def test_witness_events_use_names(self):
+        code, out, _ = run("-c", "velodrome", VIOLATING)
+        self.assertEqual(code, 1)
+        # Witness events, if the checker gives any, read "INDEX: THREAD KIND(TARGET) (loc N)".
+        for line in out.splitlines():
+            if line.startswith("    ") and ": t" in line:
+                self.assertRegex(line, r"^    \d+: t[12] [a-z]+(\([xy]\))? \(loc \d+\)$")
+
+    def test_quiet(self):
+        code, out, err = run("--quiet", VIOLATING)
+        self.assertEqual((code, out, err), (1, "", ""))
+        code, out, err = run("-q", "--format", "json", SERIALIZABLE)
+        self.assertEqual((code, out, err), (0, "", ""))
+
+    def test_stats_on_stderr(self):
+        code, out, err = run("--stats", "-c", "aerodrome", "-c", "velodrome", VIOLATING)
+        self.assertEqual(code, 1)
+        self.assertRegex(err, r"(?m)^stats: 8 events in [0-9.]+ [mu]?s \(\d+ events/s\), 0 rejected$")
+        self.assertRegex(err, r"(?m)^stats: aerodrome: time [0-9.]+ [mu]?s, peak memory ")
+        self.assertRegex(err, r"(?m)^stats: velodrome: time [0-9.]+ [mu]?s, peak memory ")
+        self.assertNotIn("stats:", out)
+
+    def test_no_progress_when_stderr_is_not_a_terminal(self):
+        code, out, err = run("--progress", VIOLATING)
+        self.assertEqual(code, 1)
+        self.assertEqual(err, "")
+
+
+class Stdin(unittest.TestCase):
+    def test_same_result_as_file(self):
+        with open(VIOLATING, "rb") as f:
+            data = f.read()
+        code, doc, err = run_json("-c", "aerodrome", "-c", "velodrome", "-", stdin=data)
+        self.assertEqual(code, 1, err)
+        code2, doc2, _ = run_json("-c", "aerodrome", "-c", "velodrome", VIOLATING)
+        self.assertEqual(doc["file"], "-")
+        del doc["file"], doc2["file"]
+        self.assertEqual(doc, doc2)
+
+    def test_serializable_on_stdin(self):
+        with open(SERIALIZABLE, "rb") as f:
+            self.assertEqual(run("-", stdin=f.read())[0], 0)
+
+    def test_empty_input(self):
+        code, doc, err = run_json("-", stdin=b"")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(doc["events"], 0)
+
+    def test_many_events(self):
+        # More than one feed chunk (65536 events), with one violation at the very end.
+        n = 200000
+        lines = [f"u{i % 7}|r(v{i % 13})|{i}" for i in range(n)]
+        with open(VIOLATING) as f:
+            lines += [l for l in f.read().splitlines() if not l.startswith("#")]
+        code, doc, err = run_json("-", stdin="\n".join(lines) + "\n")
+        self.assertEqual(code, 1, err)
+        self.assertEqual(doc["events"], n + 8)
+        self.assertEqual(doc["checkers"][0]["reports"][0]["event_index"], n + 5)
+
+
+class MaxReports(unittest.TestCase):
+    def test_limits_reports_not_counts(self):
+        with TempTrace(rho2_copies(3)) as path:
+            code, doc, err = run_json(path)
+            self.assertEqual(code, 1, err)
+            self.assertEqual(doc["checkers"][0]["violations"], 3)
+            self.assertEqual(len(doc["checkers"][0]["reports"]), 3)
+            for n in (0, 1, 2, 3, 10):
+                with self.subTest(n=n):
+                    code, doc, err = run_json("--max-reports", str(n), path)
+                    self.assertEqual(code, 1, err)
+                    c = doc["checkers"][0]
+                    self.assertEqual(c["violations"], 3)
+                    self.assertEqual(len(c["reports"]), min(n, 3))
+
+    def test_per_checker(self):
+        with TempTrace(rho2_copies(3)) as path:
+            code, doc, err = run_json("--max-reports", "1", "-c", "aerodrome", "-c", "velodrome",
+                                      path)
+            self.assertEqual(code, 1, err)
+            for c in doc["checkers"]:
+                self.assertEqual(len(c["reports"]), 1, c["name"])
+                self.assertEqual(c["violations"], 3, c["name"])
+
+    def test_text(self):
+        with TempTrace(rho2_copies(3)) as path:
+            code, out, _ = run("--max-reports", "1", path)
+            self.assertEqual(code, 1)
+            heads = [l for l in out.splitlines() if re.match(r"aerodrome: \S+ at event \d+ \(", l)]
+            self.assertEqual(len(heads), 1, out)
+            self.assertIn("aerodrome: 2 more reports not shown (--max-reports 1)", out)
+            self.assertRegex(out, r"(?m)^aerodrome: 3 violations \(\d+ occurrences\)$")
+
+    def test_sarif(self):
+        with TempTrace(rho2_copies(3)) as path:
+            code, out, _ = run("--format", "sarif", "--max-reports", "2", path)
+            self.assertEqual(code, 1)
+            self.assertEqual(len(json.loads(out)["runs"][0]["results"]), 2)
+
+
+class Progress(unittest.TestCase):
+    def test_progress_line_on_a_terminal(self):
+        # Standard error is a pseudo-terminal; the trace arrives on standard input in two parts
+        # with a pause between, long enough for the line to be drawn at least once.
+        try:
+            master, slave = pty.openpty()
+        except OSError as e:
+            self.skipTest(f"no pseudo-terminal: {e}")
+        p = subprocess.Popen([ATOMCHECK, "--progress", "-"], stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        chunks = []
+
+        def drain():
+            while True:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    return
+                if not data:
+                    return
+                chunks.append(data)
+
+        reader = threading.Thread(target=drain)
+        reader.start()
+        part = "".join(f"t1|r(x)|{i}\n" for i in range(100000)).encode()
+        p.stdin.write(part)
+        p.stdin.flush()
+        threading.Event().wait(0.8)
+        p.stdin.write(part)
+        p.stdin.close()
+        out = p.stdout.read()
+        p.stdout.close()
+        code = p.wait(timeout=60)
+        reader.join(timeout=10)
+        os.close(master)
+        err = b"".join(chunks).decode("utf-8", "replace")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out, b"aerodrome: no violations\n")
+        self.assertRegex(err, r"\ratomcheck: [0-9.]+k? events, [0-9.]+[kMG]?B read")
+        self.assertIn("events/s", err)
+        self.assertTrue(err.endswith("\r\x1b[K"), repr(err[-40:]))
+
+
+class JsonWriter(unittest.TestCase):
+    def check(self, mode):
+        if not JSON_WRITER_TEST:
+            self.skipTest("JSON_WRITER_TEST not set")
+        p = subprocess.run([JSON_WRITER_TEST, mode], stdout=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 0)
+        doc = json.loads(p.stdout.decode("utf-8"))  # strict UTF-8
+        expected = {
+            "escapes": "quote\" backslash\\ slash/ tab\t nl\n cr\r bs\b ff\f",
+            "controls": "\x01\x02\x1f\x7f",
+            "nul": "a\x00b",
+            "utf8": "caf\u00e9 \u20ac \U0001F600",
+            "invalid_byte": "\ufffd",
+            "overlong": "\ufffd" * 2,
+            "surrogate": "\ufffd" * 3,
+            "truncated": "x" + "\ufffd" * 2,
+            "too_big": "\ufffd" * 4,
+            "empty": "",
+            "null_string": None,
+            "uint_max": 2**64 - 1,
+            "int_min": -2**63,
+            "half": 0.5,
+            "nan": None,
+            "inf": None,
+            "yes": True,
+            "no": False,
+            "nothing": None,
+            "empty_object": {},
+            "empty_array": [],
+            "nested": [1, [], {"k": 2}, ["deep"]],
+            "key \"with\" escapes\n": 3,
+        }
+        self.assertEqual(doc, expected)
+        self.assertEqual(list(doc), list(expected))  # members in writing order
+        return p.stdout
+
+    def test_pretty(self):
+        out = self.check("pretty")
+        self.assertIn(b'\n  "escapes": ', out)
+
+    def test_compact(self):
+        out = self.check("compact")
+        self.assertEqual(out.count(b"\n"), 1)
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0], "-v", *sys.argv[1:]])
