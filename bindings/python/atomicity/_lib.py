@@ -1,0 +1,313 @@
+"""Loading libatomicity and declaring its C prototypes.
+
+The library is looked up once per process:
+
+* ``ATOMICITY_LIBRARY`` (environment), when set and non-empty, is the path (or name) handed to
+  the dynamic loader;
+* otherwise the versioned soname ``libatomicity.so.1`` is loaded, which the dynamic loader finds
+  in its usual places (``LD_LIBRARY_PATH``, the system directories, the ld.so cache).
+
+The unversioned ``libatomicity.so`` development symlink is never used, and no build tree is
+guessed. Every function the binding calls gets ``argtypes`` and ``restype`` here; the event
+kinds and error codes are read from the library itself (``atom_kind_name``,
+``atom_error_name``), so the C lists in event.h and error.h stay the only tables.
+"""
+
+import ctypes
+import enum
+import os
+import sys
+import threading
+
+from .errors import Error
+
+LIBRARY_ENV = "ATOMICITY_LIBRARY"
+
+if sys.platform == "darwin":
+    SONAME = "libatomicity.1.dylib"
+else:
+    SONAME = "libatomicity.so.1"
+
+# Values of C macros, which a shared library cannot export (session.h). They are pinned by
+# the ABI of soname 1, so copying them is safe.
+OPTIONS_VERSION = 1          # ATOM_OPTIONS_VERSION
+SESSION_STATS_VERSION = 1    # ATOM_SESSION_STATS_VERSION
+CHECKER_STATS_VERSION = 1    # ATOM_CHECKER_STATS_VERSION
+THREADSAFE = 0x1             # ATOM_THREADSAFE
+PROFILE = 0x2                # ATOM_PROFILE
+
+
+class Space(enum.IntEnum):
+    """Key spaces (``enum atom_space`` in event.h): threads, variables and locks are separate."""
+
+    THREAD = 1
+    VAR = 2
+    LOCK = 3
+
+
+# -- C types -------------------------------------------------------------------------------
+
+c_uint32 = ctypes.c_uint32
+c_uint64 = ctypes.c_uint64
+c_int = ctypes.c_int
+c_uint = ctypes.c_uint
+c_size_t = ctypes.c_size_t
+c_void_p = ctypes.c_void_p
+c_char_p = ctypes.c_char_p
+P_uint64 = ctypes.POINTER(c_uint64)
+P_void_p = ctypes.POINTER(c_void_p)
+
+
+class CEvent(ctypes.Structure):
+    """``atom_event``: 32 bytes, layout frozen."""
+
+    _fields_ = [
+        ("kind", c_uint32),
+        ("flags", c_uint32),
+        ("thread", c_uint64),
+        ("target", c_uint64),
+        ("loc", c_uint64),
+    ]
+
+
+# void (*atom_report_fn)(const atom_report *report, void *payload)
+REPORT_FN = ctypes.CFUNCTYPE(None, c_void_p, c_void_p)
+# int (*atom_trace_reject_fn)(const atom_trace_reader *r, int err, const char *message, void *payload)
+REJECT_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_int, c_char_p, c_void_p)
+
+
+class COptions(ctypes.Structure):
+    """``atom_options`` of version 1. The allocator members are never set from Python."""
+
+    _fields_ = [
+        ("version", c_uint32),
+        ("flags", c_uint32),
+        ("on_report", REPORT_FN),
+        ("report_payload", c_void_p),
+        ("max_reports", c_size_t),
+        ("malloc_fn", c_void_p),
+        ("realloc_fn", c_void_p),
+        ("free_fn", c_void_p),
+        ("alloc_payload", c_void_p),
+    ]
+
+
+class CSessionStats(ctypes.Structure):
+    """``atom_session_stats`` of version 1."""
+
+    _fields_ = [
+        ("version", c_uint32),
+        ("reserved", c_uint32),
+        ("events", c_uint64),
+        ("rejected", c_uint64),
+        ("threads", c_uint64),
+        ("vars", c_uint64),
+        ("locks", c_uint64),
+        ("bytes", c_uint64),
+    ]
+
+
+class CCheckerStats(ctypes.Structure):
+    """``atom_checker_stats`` of version 1."""
+
+    _fields_ = [
+        ("version", c_uint32),
+        ("reserved", c_uint32),
+        ("bytes", c_uint64),
+        ("peak_bytes", c_uint64),
+        ("time_ns", c_uint64),
+        ("reports", c_uint64),
+        ("occurrences", c_uint64),
+        ("nodes", c_uint64),
+        ("edges", c_uint64),
+        ("clocks", c_uint64),
+    ]
+
+
+P_CEvent = ctypes.POINTER(CEvent)
+
+# name, restype, argtypes: every public function the binding uses (checker.h, the plugin
+# layer, is not bound).
+_PROTOTYPES = (
+    # version.h
+    ("atom_version", c_char_p, ()),
+    ("atom_version_number", c_uint, ()),
+    # error.h
+    ("atom_strerror", c_char_p, (c_int,)),
+    ("atom_error_name", c_char_p, (c_int,)),
+    ("atom_last_error", c_char_p, ()),
+    # event.h
+    ("atom_kind_name", c_char_p, (c_int,)),
+    # session.h
+    ("atom_options_init", c_int, (ctypes.POINTER(COptions), c_uint)),
+    ("atom_session_new", c_int, (P_void_p, ctypes.POINTER(COptions))),
+    ("atom_session_free", None, (c_void_p,)),
+    ("atom_session_attach", c_int, (c_void_p, c_char_p)),
+    ("atom_push", c_int, (c_void_p, P_CEvent)),
+    ("atom_push_many", c_int, (c_void_p, P_CEvent, c_size_t, ctypes.POINTER(c_size_t))),
+    ("atom_read", c_int, (c_void_p, c_uint64, c_uint64, c_uint64)),
+    ("atom_write", c_int, (c_void_p, c_uint64, c_uint64, c_uint64)),
+    ("atom_acquire", c_int, (c_void_p, c_uint64, c_uint64, c_uint64)),
+    ("atom_release", c_int, (c_void_p, c_uint64, c_uint64, c_uint64)),
+    ("atom_fork", c_int, (c_void_p, c_uint64, c_uint64, c_uint64)),
+    ("atom_join", c_int, (c_void_p, c_uint64, c_uint64, c_uint64)),
+    ("atom_begin", c_int, (c_void_p, c_uint64, c_uint64)),
+    ("atom_end", c_int, (c_void_p, c_uint64, c_uint64)),
+    ("atom_fence", c_int, (c_void_p, c_uint64, c_uint64)),
+    ("atom_commit", c_int, (c_void_p, c_uint64, c_uint64, c_uint64)),
+    ("atom_set_name", c_int, (c_void_p, c_int, c_uint64, c_char_p)),
+    ("atom_get_name", c_char_p, (c_void_p, c_int, c_uint64)),
+    ("atom_declare_set", c_int, (c_void_p, c_uint64, c_uint64)),
+    ("atom_finish", c_int, (c_void_p,)),
+    ("atom_report_count", c_size_t, (c_void_p,)),
+    ("atom_report_get", c_void_p, (c_void_p, c_size_t)),
+    ("atom_report_dropped", c_size_t, (c_void_p,)),
+    ("atom_session_stats_get", c_int, (c_void_p, ctypes.POINTER(CSessionStats))),
+    ("atom_checker_count", c_size_t, (c_void_p,)),
+    ("atom_checker_name", c_char_p, (c_void_p, c_size_t)),
+    ("atom_checker_stats_get", c_int, (c_void_p, c_size_t, ctypes.POINTER(CCheckerStats))),
+    # report.h
+    ("atom_report_checker", c_char_p, (c_void_p,)),
+    ("atom_report_checker_index", c_size_t, (c_void_p,)),
+    ("atom_report_kind", c_char_p, (c_void_p,)),
+    ("atom_report_event_index", c_uint64, (c_void_p,)),
+    ("atom_report_occurrences", c_uint64, (c_void_p,)),
+    ("atom_report_message", c_char_p, (c_void_p,)),
+    ("atom_report_txn_count", c_size_t, (c_void_p,)),
+    ("atom_report_txn", c_int, (c_void_p, c_size_t, P_uint64, P_uint64, P_uint64)),
+    ("atom_report_event_count", c_size_t, (c_void_p,)),
+    ("atom_report_event", c_int, (c_void_p, c_size_t, P_CEvent, P_uint64)),
+    ("atom_report_var_count", c_size_t, (c_void_p,)),
+    ("atom_report_var", c_uint64, (c_void_p, c_size_t)),
+    ("atom_report_var_name", c_char_p, (c_void_p, c_size_t)),
+    # trace.h
+    ("atom_trace_reader_open", c_int, (P_void_p, c_char_p)),
+    ("atom_trace_reader_free", None, (c_void_p,)),
+    ("atom_trace_reader_name", c_char_p, (c_void_p, c_int, c_uint64)),
+    ("atom_trace_reader_line", c_uint64, (c_void_p,)),
+    ("atom_trace_feed", c_int, (c_void_p, c_void_p, c_uint64, P_uint64, REJECT_FN, c_void_p)),
+)
+
+# Upper bound on the table scans below, in case a broken library never returns NULL.
+_SCAN_LIMIT = 4096
+
+
+def text(raw):
+    """Decode a C string returned by the library (bytes or None)."""
+    if raw is None:
+        return None
+    return raw.decode("utf-8", "replace")
+
+
+class Library:
+    """The loaded library: its prototyped functions as attributes, and its tables."""
+
+    def __init__(self, cdll, path):
+        self.cdll = cdll
+        self.path = path
+        for name, restype, argtypes in _PROTOTYPES:
+            try:
+                fn = getattr(cdll, name)
+            except AttributeError:
+                raise Error("the atomicity library %r lacks the function %s; it is not a "
+                            "compatible libatomicity (soname 1)" % (path, name)) from None
+            fn.restype = restype
+            fn.argtypes = argtypes
+            setattr(self, name, fn)
+        self.version = text(self.atom_version())
+        self.Kind = self._kinds()
+        self.ErrorCode = self._error_codes()
+
+    def _kinds(self):
+        members = []
+        for value in range(1, _SCAN_LIMIT):
+            name = self.atom_kind_name(value)
+            if name is None:
+                break
+            members.append((text(name).upper(), value))
+        kind = enum.IntEnum("Kind", members, module="atomicity")
+        kind.__doc__ = "Event kinds, as listed by the loaded library (ATOM_KIND_MAP)."
+        return kind
+
+    def _error_codes(self):
+        members = []
+        for value in range(-1, -_SCAN_LIMIT, -1):
+            name = self.atom_error_name(value)
+            if name is None:
+                break
+            name = text(name)
+            if name.startswith("ATOM_"):
+                name = name[5:]
+            members.append((name, value))
+        codes = enum.IntEnum("ErrorCode", members, module="atomicity")
+        codes.__doc__ = "Error codes, as listed by the loaded library (ATOM_ERROR_MAP)."
+        return codes
+
+    def code(self, value):
+        """``value`` as an ErrorCode member when the library knows it, else as an int."""
+        try:
+            return self.ErrorCode(value)
+        except ValueError:
+            return value
+
+    def make_error(self, code, message=None):
+        """An Error for ``code`` with ``message`` (default: the library's description)."""
+        name = text(self.atom_error_name(code))
+        if not message:
+            message = text(self.atom_strerror(code))
+        return Error(message, self.code(code), name)
+
+    def error(self, code):
+        """The Error for a call that just returned ``code``; reads atom_last_error() at once,
+        so call it before any other library call."""
+        detail = text(self.atom_last_error())
+        return self.make_error(code, detail)
+
+
+_lock = threading.Lock()
+_loaded = None
+
+
+def _describe(path, origin):
+    if origin == "env":
+        return "%r (from %s)" % (path, LIBRARY_ENV)
+    if origin == "default":
+        return "%r (install it, or set %s to its path)" % (path, LIBRARY_ENV)
+    return repr(path)
+
+
+def load(path=None):
+    """Load the library (once per process) and return the Library.
+
+    ``path`` overrides ``ATOMICITY_LIBRARY`` and the default soname; it is only accepted
+    before the library was loaded, or when it names the same path.
+    Raises Error when the library cannot be loaded.
+    """
+    global _loaded
+    with _lock:
+        if _loaded is not None:
+            if path is not None and os.fspath(path) != _loaded.path:
+                raise Error("the atomicity library is already loaded from %r; cannot switch "
+                            "to %r in this process" % (_loaded.path, os.fspath(path)))
+            return _loaded
+        origin = "argument"
+        if path is None:
+            env = os.environ.get(LIBRARY_ENV)
+            if env:
+                path, origin = env, "env"
+            else:
+                path, origin = SONAME, "default"
+        else:
+            path = os.fspath(path)
+        try:
+            cdll = ctypes.CDLL(path)
+        except OSError as exc:
+            raise Error("cannot load the atomicity library %s: %s"
+                        % (_describe(path, origin), exc)) from None
+        _loaded = Library(cdll, path)
+        return _loaded
+
+
+def loaded():
+    """The Library if it was loaded, else None (never tries to load)."""
+    return _loaded

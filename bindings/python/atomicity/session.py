@@ -1,0 +1,552 @@
+"""Sessions: push events, attach checkers, read reports; and check_trace() for files."""
+
+import contextlib
+import ctypes
+import os
+import threading
+import warnings
+import weakref
+
+from . import _lib
+from .errors import TraceWarning
+from .report import snapshot, target_space
+
+__all__ = ["Session", "check_trace"]
+
+Space = _lib.Space
+
+# Keys of the three key spaces are 64-bit. The binding maps string keys to integers from
+# _STRING_BASE up, so integer keys below it can never collide with them.
+_KEY_LIMIT = 1 << 64
+_STRING_BASE = 1 << 63
+
+# Plain ints for the hot path (enum member look-ups cost more).
+_THREAD, _VAR, _LOCK = int(Space.THREAD), int(Space.VAR), int(Space.LOCK)
+
+# Pseudo-space for atomic-set keys of declare_set() (sets are not a library key space).
+_SET_SPACE = 0
+
+_SPACE_NAMES = {
+    "thread": Space.THREAD,
+    "var": Space.VAR,
+    "variable": Space.VAR,
+    "lock": Space.LOCK,
+}
+
+# Events per atom_trace_feed() call, so that Ctrl-C is seen between chunks of a long trace.
+_FEED_CHUNK = 1 << 20
+# Rejected trace events kept for warnings when strict=False; the rest are only counted.
+_REJECTS_KEPT = 100
+
+
+def _space(what):
+    if isinstance(what, str):
+        try:
+            return _SPACE_NAMES[what.lower()]
+        except KeyError:
+            raise ValueError("unknown key space %r (use 'thread', 'var' or 'lock')"
+                             % (what,)) from None
+    return Space(what)
+
+
+def _c_string(value, what):
+    if not isinstance(value, str):
+        raise TypeError("%s must be a str, not %s" % (what, type(value).__name__))
+    if "\0" in value:
+        raise ValueError("%s must not contain NUL characters" % what)
+    return value.encode("utf-8")
+
+
+def _loc(loc):
+    if type(loc) is int and 0 <= loc < _KEY_LIMIT:
+        return loc
+    if not isinstance(loc, int):
+        raise TypeError("loc must be an int, not %s" % type(loc).__name__)
+    loc = int(loc)
+    if not 0 <= loc < _KEY_LIMIT:
+        raise ValueError("loc %d is not an unsigned 64-bit value" % loc)
+    return loc
+
+
+def _report_trampoline(session_ref):
+    """The C callback for atom_options.on_report. It holds the session weakly (no cycle) and
+    never lets an exception reach C: the first one is kept and re-raised by the session call
+    during which the report was made."""
+
+    def on_report(rep, payload):
+        session = session_ref()
+        if session is None or session._handle is None:
+            return
+        try:
+            report = snapshot(session._lib, session._handle, rep)
+            session._on_report(report)
+        except BaseException as exc:  # nothing may unwind through C
+            session._keep_callback_error(exc)
+
+    return _lib.REPORT_FN(on_report)
+
+
+class Session:
+    """A checking session: events go in, reports come out.
+
+    ``checkers`` lists checker specs as ``atom_session_attach`` takes them (``"aerodrome"``,
+    ``"commit-node:mode=view"``); a single string is one spec. ``threadsafe=True`` lets several
+    Python threads push at once (the library serializes them). ``max_reports`` caps the
+    reports kept for :attr:`reports` (0 = no cap; :attr:`dropped` counts the others).
+    ``on_report`` is called with each new :class:`Report` as soon as it is found; an exception
+    it raises is re-raised by the session call during which the report was made.
+    ``profile=True`` makes :meth:`stats` measure the time spent in each checker.
+
+    Keys (threads, variables, locks) are ints in ``[0, 2**63)`` (or any unsigned 64-bit int
+    when no string keys share the space) or strings. Each distinct string gets a stable
+    integer key of its own per space and is registered as that key's name, so reports show
+    it.
+
+    A session is not thread-safe unless created with ``threadsafe=True``, and even then only
+    the event methods may run concurrently. Free it with :meth:`close` or a ``with`` block;
+    leaving the block normally also calls :meth:`finish`.
+    """
+
+    def __init__(self, checkers=("aerodrome",), threadsafe=False, max_reports=0,
+                 on_report=None, profile=False):
+        # First, so that close() and __del__ work whenever __init__ fails.
+        self._handle = None
+        self._reports = []
+        self._closed_reports = None
+        self._callback = None
+        self._lib = lib = _lib.load()
+        self._key_lock = threading.Lock()
+        self._string_keys = {Space.THREAD: {}, Space.VAR: {}, Space.LOCK: {}, _SET_SPACE: {}}
+        self._key_strings = {Space.THREAD: {}, Space.VAR: {}, Space.LOCK: {}, _SET_SPACE: {}}
+        self._on_report = on_report
+        self._pending = 0
+        self._pending_local = threading.local()
+
+        if isinstance(checkers, str):
+            checkers = [checkers]
+        specs = [_c_string(spec, "checker spec") for spec in checkers]
+        if not isinstance(max_reports, int) or max_reports < 0:
+            raise ValueError("max_reports must be an int >= 0")
+        if on_report is not None and not callable(on_report):
+            raise TypeError("on_report must be callable")
+
+        opts = _lib.COptions()
+        rc = lib.atom_options_init(ctypes.byref(opts), _lib.OPTIONS_VERSION)
+        if rc:
+            raise lib.error(rc)
+        if threadsafe:
+            opts.flags |= _lib.THREADSAFE
+        if profile:
+            opts.flags |= _lib.PROFILE
+        opts.max_reports = max_reports
+        if on_report is not None:
+            # Kept on the session: the C side holds only the raw pointer.
+            self._callback = _report_trampoline(weakref.ref(self))
+            opts.on_report = self._callback
+
+        handle = ctypes.c_void_p()
+        rc = lib.atom_session_new(ctypes.byref(handle), ctypes.byref(opts))
+        if rc:
+            raise lib.error(rc)
+        self._handle = handle.value
+        try:
+            for spec in specs:
+                rc = lib.atom_session_attach(self._handle, spec)
+                if rc:
+                    raise lib.error(rc)
+        except BaseException:
+            self._free()
+            raise
+
+    # -- lifetime ----------------------------------------------------------------------------
+
+    def close(self):
+        """Free the C session. Reports stay readable; every other method raises Error.
+        Calling it again does nothing."""
+        if self._handle is None:
+            return
+        try:
+            self._closed_reports = self._collect_reports()
+        finally:
+            self._free()
+
+    def _free(self):
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            self._lib.atom_session_free(handle)
+        self._callback = None
+        if self._closed_reports is None:
+            self._closed_reports = list(self._reports)
+
+    def __del__(self):
+        try:
+            self._free()
+        except Exception:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, exc_type, exc, tb):
+        try:
+            if exc_type is None and self._handle is not None:
+                self.finish()
+        finally:
+            self.close()
+        return False
+
+    @property
+    def closed(self):
+        """True after close()."""
+        return self._handle is None
+
+    def __repr__(self):
+        state = "closed" if self._handle is None else "open"
+        return "<atomicity.Session %s checkers=%r reports=%d>" % (
+            state, self.checkers, len(self._reports))
+
+    # -- internal helpers --------------------------------------------------------------------
+
+    def _h(self):
+        handle = self._handle
+        if handle is None:
+            raise self._lib.make_error(self._lib.ErrorCode.ESTATE, "the session is closed")
+        return handle
+
+    def _keep_callback_error(self, exc):
+        local = self._pending_local
+        if getattr(local, "error", None) is None:
+            local.error = exc
+            self._pending += 1
+
+    def _raise_pending(self, error=None):
+        local = self._pending_local
+        exc = getattr(local, "error", None)
+        if exc is not None:
+            local.error = None
+            self._pending -= 1
+            if error is not None:
+                exc.__context__ = error
+            raise exc
+        if error is not None:
+            raise error
+
+    def _check(self, rc):
+        """Raise for a non-zero status (read the library's message first), or for an
+        exception the report callback raised during the call."""
+        error = self._lib.error(rc) if rc else None
+        if error is not None or self._pending:
+            self._raise_pending(error)
+
+    def _key(self, space, key):
+        if type(key) is int and 0 <= key < _STRING_BASE:
+            return key
+        return self._slow_key(space, key)
+
+    def _slow_key(self, space, key):
+        if isinstance(key, str):
+            value = self._string_keys[space].get(key)
+            if value is None:
+                value = self._new_string_key(space, key)
+            return value
+        if isinstance(key, int):
+            key = int(key)
+            if not 0 <= key < _KEY_LIMIT:
+                raise ValueError("key %d is not an unsigned 64-bit value" % key)
+            if key in self._key_strings[space]:
+                raise ValueError("integer key %d is the key of the string %r in this space; "
+                                 "integer keys below 2**63 never collide"
+                                 % (key, self._key_strings[space][key]))
+            return key
+        raise TypeError("keys must be int or str, not %s" % type(key).__name__)
+
+    def _new_string_key(self, space, key):
+        encoded = _c_string(key, "a string key")
+        with self._key_lock:
+            table = self._string_keys[space]
+            value = table.get(key)
+            if value is not None:
+                return value
+            value = _STRING_BASE + len(table) + 1
+            if space != _SET_SPACE:
+                rc = self._lib.atom_set_name(self._h(), space, value, encoded)
+                if rc:
+                    raise self._lib.error(rc)
+            table[key] = value
+            self._key_strings[space][value] = key
+            return value
+
+    # The two push paths are the hot loop of the binding: the common case (int keys below
+    # 2**63, an int loc, no error) is checked inline.
+
+    def _push_target(self, fn, space, thread, target, loc):
+        h = self._handle
+        if h is None:
+            self._h()
+        if type(thread) is not int or not 0 <= thread < _STRING_BASE:
+            thread = self._slow_key(_THREAD, thread)
+        if type(target) is not int or not 0 <= target < _STRING_BASE:
+            target = self._slow_key(space, target)
+        if type(loc) is not int or not 0 <= loc < _KEY_LIMIT:
+            loc = _loc(loc)
+        rc = fn(h, thread, target, loc)
+        if rc or self._pending:
+            self._check(rc)
+
+    def _push_plain(self, fn, thread, loc):
+        h = self._handle
+        if h is None:
+            self._h()
+        if type(thread) is not int or not 0 <= thread < _STRING_BASE:
+            thread = self._slow_key(_THREAD, thread)
+        if type(loc) is not int or not 0 <= loc < _KEY_LIMIT:
+            loc = _loc(loc)
+        rc = fn(h, thread, loc)
+        if rc or self._pending:
+            self._check(rc)
+
+    # -- events: one method per kind, as in C ---------------------------------------------------
+
+    def read(self, thread, var, loc=0):
+        """``thread`` reads variable ``var``."""
+        self._push_target(self._lib.atom_read, _VAR, thread, var, loc)
+
+    def write(self, thread, var, loc=0):
+        """``thread`` writes variable ``var`` (under TSO: issues the write)."""
+        self._push_target(self._lib.atom_write, _VAR, thread, var, loc)
+
+    def acquire(self, thread, lock, loc=0):
+        """``thread`` acquires ``lock`` (re-entrant: only the outermost pair counts)."""
+        self._push_target(self._lib.atom_acquire, _LOCK, thread, lock, loc)
+
+    def release(self, thread, lock, loc=0):
+        """``thread`` releases ``lock``."""
+        self._push_target(self._lib.atom_release, _LOCK, thread, lock, loc)
+
+    def fork(self, thread, child, loc=0):
+        """``thread`` starts thread ``child`` (before any event of ``child``)."""
+        self._push_target(self._lib.atom_fork, _THREAD, thread, child, loc)
+
+    def join(self, thread, child, loc=0):
+        """``thread`` waits for thread ``child`` to end (after its last event)."""
+        self._push_target(self._lib.atom_join, _THREAD, thread, child, loc)
+
+    def begin(self, thread, loc=0):
+        """``thread`` begins a transaction (inner pairs nest and are swallowed)."""
+        self._push_plain(self._lib.atom_begin, thread, loc)
+
+    def end(self, thread, loc=0):
+        """``thread`` ends its innermost open transaction."""
+        self._push_plain(self._lib.atom_end, thread, loc)
+
+    def fence(self, thread, loc=0):
+        """``thread`` executes a memory fence (drains its TSO store buffer)."""
+        self._push_plain(self._lib.atom_fence, thread, loc)
+
+    def commit(self, thread, var, loc=0):
+        """TSO: the oldest buffered write of ``thread`` to ``var`` reaches memory."""
+        self._push_target(self._lib.atom_commit, _VAR, thread, var, loc)
+
+    def push(self, kind, thread, target=None, loc=0):
+        """Push one event of ``kind`` (a Kind member, its value, or its name such as
+        ``"read"``); ``target`` is the variable, lock or child thread, None for BEGIN, END,
+        FENCE."""
+        lib = self._lib
+        if isinstance(kind, str):
+            try:
+                kind = lib.Kind[kind.upper()]
+            except KeyError:
+                raise ValueError("unknown event kind %r" % (kind,)) from None
+        else:
+            kind = _as_kind(lib, kind)
+        space = target_space(kind)
+        ev = _lib.CEvent()
+        ev.kind = int(kind)
+        ev.thread = self._key(Space.THREAD, thread)
+        if space is None:
+            if target is not None:
+                raise TypeError("a %s event has no target" % kind.name.lower())
+        else:
+            if target is None:
+                raise TypeError("a %s event needs a target" % kind.name.lower())
+            ev.target = self._key(space, target)
+        ev.loc = _loc(loc)
+        self._check(lib.atom_push(self._h(), ctypes.byref(ev)))
+
+    @contextlib.contextmanager
+    def transaction(self, thread, loc=0, end_loc=None):
+        """``with session.transaction(t):`` pushes BEGIN on entry and END on exit, also when
+        the block raises. END gets ``end_loc`` (default: ``loc``)."""
+        self.begin(thread, loc)
+        try:
+            yield self
+        finally:
+            self.end(thread, loc if end_loc is None else end_loc)
+
+    # -- names and sets ----------------------------------------------------------------------
+
+    def set_name(self, what, key, name):
+        """Name ``key`` of key space ``what`` (``"thread"``, ``"var"``, ``"lock"`` or a
+        Space) for reports; replaces an earlier name."""
+        space = _space(what)
+        encoded = _c_string(name, "name")
+        value = self._key(space, key)
+        self._check(self._lib.atom_set_name(self._h(), space, value, encoded))
+
+    def get_name(self, what, key):
+        """The name registered for ``key`` of space ``what``, or None."""
+        space = _space(what)
+        value = self._key(space, key)
+        return _lib.text(self._lib.atom_get_name(self._h(), space, value))
+
+    def key(self, what, key):
+        """The integer key the library sees for ``key`` (itself for an int; the mapped key
+        for a string)."""
+        space = _space(what)
+        return self._key(space, key)
+
+    def declare_set(self, var, set):  # named as in C
+        """Declare that variable ``var`` belongs to atomic set ``set`` (an int or a str);
+        a later call moves it."""
+        self._check(self._lib.atom_declare_set(self._h(), self._key(Space.VAR, var),
+                                               self._key(_SET_SPACE, set)))
+
+    # -- end and results ---------------------------------------------------------------------
+
+    def finish(self):
+        """End of the execution: close every open transaction and let every checker finish.
+        Idempotent. Returns :attr:`reports`."""
+        self._check(self._lib.atom_finish(self._h()))
+        return self.reports
+
+    def _collect_reports(self):
+        lib, h = self._lib, self._handle
+        count = lib.atom_report_count(h)
+        for i in range(len(self._reports), count):
+            rep = lib.atom_report_get(h, i)
+            if rep is None:
+                break
+            self._reports.append(snapshot(lib, h, rep))
+        for i, report in enumerate(self._reports):
+            rep = lib.atom_report_get(h, i)
+            if rep is not None:
+                occurrences = lib.atom_report_occurrences(rep)
+                if occurrences != report.count:
+                    self._reports[i] = report._with_count(occurrences)
+        return list(self._reports)
+
+    @property
+    def reports(self):
+        """The stored reports (a new list of :class:`Report`, in order of discovery, with
+        current occurrence counts). Readable during the run, after finish() and after
+        close()."""
+        if self._handle is None:
+            return list(self._closed_reports or ())
+        return self._collect_reports()
+
+    @property
+    def dropped(self):
+        """Distinct reports found but not stored because of ``max_reports``."""
+        return self._lib.atom_report_dropped(self._h())
+
+    @property
+    def checkers(self):
+        """Names of the attached checkers, in attach order."""
+        if self._handle is None:
+            return []
+        lib = self._lib
+        return [_lib.text(lib.atom_checker_name(self._handle, i))
+                for i in range(lib.atom_checker_count(self._handle))]
+
+    def stats(self):
+        """Counters of the session and of each checker, as a dict:
+        ``{"events", "rejected", "threads", "vars", "locks", "bytes", "checkers": [...]}``,
+        each checker a dict with ``name``, ``bytes``, ``peak_bytes``, ``time_ns`` (with
+        ``profile=True``), ``reports``, ``occurrences``, ``nodes``, ``edges``, ``clocks``."""
+        lib, h = self._lib, self._h()
+        out = _lib.CSessionStats()
+        out.version = _lib.SESSION_STATS_VERSION
+        self._check(lib.atom_session_stats_get(h, ctypes.byref(out)))
+        result = {name: getattr(out, name) for name, _ in _lib.CSessionStats._fields_
+                  if name not in ("version", "reserved")}
+        checkers = []
+        for i in range(lib.atom_checker_count(h)):
+            cs = _lib.CCheckerStats()
+            cs.version = _lib.CHECKER_STATS_VERSION
+            self._check(lib.atom_checker_stats_get(h, i, ctypes.byref(cs)))
+            entry = {"name": _lib.text(lib.atom_checker_name(h, i))}
+            entry.update((name, getattr(cs, name)) for name, _ in _lib.CCheckerStats._fields_
+                         if name not in ("version", "reserved"))
+            checkers.append(entry)
+        result["checkers"] = checkers
+        return result
+
+    # -- trace files ---------------------------------------------------------------------------
+
+    def _feed_trace(self, path, strict):
+        """Push every event of STD trace ``path`` (names registered from the trace). Keys of
+        the trace are 1, 2, 3... per space, so do not mix this with events of your own."""
+        lib = self._lib
+        reader = ctypes.c_void_p()
+        rc = lib.atom_trace_reader_open(ctypes.byref(reader), os.fsencode(path))
+        if rc:
+            raise lib.error(rc)
+        rejects = []
+        counter = [0]
+
+        def on_reject(_reader, err, message, _payload):
+            try:
+                counter[0] += 1
+                if len(rejects) < _REJECTS_KEPT:
+                    rejects.append((err, _lib.text(message)))
+            except BaseException:  # nothing may unwind through C
+                pass
+            return 1 if strict else 0
+
+        callback = _lib.REJECT_FN(on_reject)
+        try:
+            while True:
+                rc = lib.atom_trace_feed(self._h(), reader, _FEED_CHUNK, None, callback, None)
+                if rc == 1:
+                    self._check(0)
+                    continue
+                if rc == 0:
+                    self._check(0)
+                    break
+                if strict and rejects and rc == lib.ErrorCode.ECALLBACK:
+                    err, message = rejects[0]
+                    self._raise_pending(lib.make_error(err, message))
+                self._check(rc)
+        finally:
+            lib.atom_trace_reader_free(reader.value)
+        for _err, message in rejects:
+            warnings.warn(message, TraceWarning, stacklevel=3)
+        if counter[0] > len(rejects):
+            warnings.warn("%s: %d more ill-formed events dropped"
+                          % (os.fsdecode(path), counter[0] - len(rejects)),
+                          TraceWarning, stacklevel=3)
+
+
+def _as_kind(lib, kind):
+    try:
+        return lib.Kind(kind)
+    except ValueError:
+        raise ValueError("unknown event kind %r" % (kind,)) from None
+
+
+def check_trace(path, checkers=("aerodrome",), *, strict=True, max_reports=0):
+    """Check the STD trace file ``path`` (``"-"`` = standard input) with ``checkers`` and
+    return the list of :class:`Report`. Reports use the names of the trace.
+
+    A malformed line raises Error (code EPARSE, message ``"file:line: ..."``). An ill-formed
+    event (END without BEGIN, ...) raises Error with its own code when ``strict`` (the
+    default); with ``strict=False`` it is dropped with a :class:`TraceWarning` and the check
+    goes on.
+    """
+    session = Session(checkers, max_reports=max_reports)
+    try:
+        session._feed_trace(path, strict)
+        session.finish()
+        return session.reports
+    finally:
+        session.close()

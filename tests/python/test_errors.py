@@ -1,0 +1,113 @@
+"""Errors: ill-formed events, unknown checkers, bad keys."""
+
+import pickle
+import re
+import unittest
+
+import helpers  # puts the binding of this tree on sys.path  # noqa: F401
+import atomicity
+
+
+class TestIllFormed(unittest.TestCase):
+    def test_end_without_begin(self):
+        with atomicity.Session(["aerodrome"]) as s:
+            s.begin("t1")
+            s.write("t1", "x")
+            s.end("t1")
+            with self.assertRaises(atomicity.Error) as cm:
+                s.end("t2")  # event index 3
+            e = cm.exception
+            self.assertIsInstance(e, Exception)
+            self.assertEqual(e.code, atomicity.ErrorCode.EENDNOBEGIN)
+            self.assertEqual(e.name, "ATOM_EENDNOBEGIN")
+            self.assertRegex(e.message, r"\b3\b")
+            self.assertIn(e.message, str(e))
+            self.assertIn("ATOM_EENDNOBEGIN", str(e))
+            # The event was dropped and the session stays usable.
+            s.begin("t2")
+            s.end("t2")
+            self.assertEqual(s.finish(), [])
+            self.assertEqual(s.stats()["rejected"], 1)
+
+    def test_release_not_held(self):
+        with atomicity.Session(["aerodrome"]) as s:
+            with self.assertRaises(atomicity.Error) as cm:
+                s.release("t1", "m")
+            self.assertEqual(cm.exception.code, atomicity.ErrorCode.ENOTHELD)
+            self.assertRegex(cm.exception.message, r"\b0\b")
+
+    def test_acquire_held_by_other(self):
+        with atomicity.Session(["aerodrome"]) as s:
+            s.acquire("t1", "m")
+            with self.assertRaises(atomicity.Error) as cm:
+                s.acquire("t2", "m")
+            self.assertEqual(cm.exception.code, atomicity.ErrorCode.EHELD)
+
+    def test_error_pickles(self):
+        e = atomicity.Error("event 3: oops", atomicity.ErrorCode.EENDNOBEGIN, "ATOM_EENDNOBEGIN")
+        f = pickle.loads(pickle.dumps(e))
+        self.assertEqual((f.message, f.code, f.name), ("event 3: oops", -10, "ATOM_EENDNOBEGIN"))
+        self.assertIn("atomicity.Error", repr(f))
+
+
+class TestCheckers(unittest.TestCase):
+    def test_unknown_checker(self):
+        with self.assertRaises(atomicity.Error) as cm:
+            atomicity.Session(["aerodrome", "no-such-checker"])
+        self.assertEqual(cm.exception.code, atomicity.ErrorCode.ENOTFOUND)
+        self.assertEqual(cm.exception.name, "ATOM_ENOTFOUND")
+
+    def test_unknown_argument(self):
+        with self.assertRaises(atomicity.Error) as cm:
+            atomicity.Session(["aerodrome:no_such_key=1"])
+        self.assertEqual(cm.exception.code, atomicity.ErrorCode.EINVAL)
+        self.assertTrue(re.search("no_such_key", cm.exception.message), cm.exception.message)
+
+    def test_spec_types(self):
+        with self.assertRaises(TypeError):
+            atomicity.Session([b"aerodrome"])
+        with self.assertRaises(ValueError):
+            atomicity.Session(["aero\0drome"])
+        with self.assertRaises(ValueError):
+            atomicity.Session(["aerodrome"], max_reports=-1)
+
+
+class TestKeys(unittest.TestCase):
+    def test_key_types(self):
+        with atomicity.Session(["aerodrome"]) as s:
+            with self.assertRaises(TypeError):
+                s.read(1.5, 1)
+            with self.assertRaises(TypeError):
+                s.read(1, None)
+            with self.assertRaises(ValueError):
+                s.read(-1, 1)
+            with self.assertRaises(ValueError):
+                s.read(1, 2 ** 64)
+            with self.assertRaises(TypeError):
+                s.read(1, 1, loc="here")
+            with self.assertRaises(ValueError):
+                s.read(1, 1, loc=-5)
+            with self.assertRaises(ValueError):
+                s.read("t\0", 1)
+            s.read(2 ** 64 - 1, 2 ** 64 - 1, 2 ** 64 - 1)  # full range when no strings
+
+    def test_collision_with_string_key(self):
+        with atomicity.Session(["aerodrome"]) as s:
+            k = s.key("var", "x")
+            with self.assertRaises(ValueError):
+                s.read(1, k)
+            s.acquire(1, k)  # another space: no collision
+            s.release(1, k)
+
+    def test_bad_space(self):
+        with atomicity.Session(["aerodrome"]) as s:
+            with self.assertRaises(ValueError):
+                s.set_name("process", 1, "p")
+            with self.assertRaises(ValueError):
+                s.set_name(9, 1, "p")
+            with self.assertRaises(TypeError):
+                s.set_name("thread", 1, 5)
+
+
+if __name__ == "__main__":
+    unittest.main()
