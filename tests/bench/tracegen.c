@@ -1,0 +1,198 @@
+/* Streaming generator of long synthetic traces (see tracegen.h). */
+#include <errno.h>
+#include "tracegen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+enum { PH_FORK, PH_RUN, PH_DRAIN, PH_JOIN, PH_DONE };
+
+struct tg_gen {
+  tg_params p;
+  uint64_t rng;
+  uint64_t emitted, stop_at;
+  int phase;
+  unsigned next_child; /* next thread to fork or join */
+  unsigned plan_cap;
+  atom_event *plan;    /* per thread: plan_cap events of its current transaction */
+  unsigned *plan_len, *plan_pos;
+  unsigned char *done;
+  unsigned live;       /* threads not done (drain phase) */
+  unsigned *owner;     /* per lock: holder's thread index + 1, 0 = free */
+  unsigned cur, burst; /* thread scheduled now, events left in its time slice */
+};
+
+static uint64_t next_u64(tg_gen *g) { /* splitmix64 */
+  uint64_t z = (g->rng += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+/* Slightly biased for huge n; irrelevant for the small ranges used here. */
+static unsigned below(tg_gen *g, unsigned n) { return (unsigned)((next_u64(g) >> 32) * n >> 32); }
+
+int tg_new(tg_gen **out, const tg_params *p, const char **why) {
+  *out = NULL;
+  *why = NULL;
+  if (p->threads < 1 || p->threads > 1000000) *why = "threads must be in 1..1000000";
+  else if (p->vars < 1) *why = "vars must be >= 1";
+  else if (p->txn_len < 1 || p->txn_len > 100000) *why = "txn-len must be in 1..100000";
+  else if (p->kind == TG_2PL && (p->locks < 1 || p->vars < p->locks))
+    *why = "2pl needs 1 <= locks <= vars";
+  else if (p->kind != TG_2PL && p->kind != TG_RACY) *why = "unknown kind";
+  if (*why) return -1;
+  tg_gen *g = calloc(1, sizeof *g);
+  if (!g) return -1;
+  g->p = *p;
+  g->rng = p->seed * 0x2545f4914f6cdd1dull + 1;
+  g->plan_cap = p->txn_len + 6;
+  g->plan = calloc((size_t)p->threads * g->plan_cap, sizeof *g->plan);
+  g->plan_len = calloc(p->threads, sizeof *g->plan_len);
+  g->plan_pos = calloc(p->threads, sizeof *g->plan_pos);
+  g->done = calloc(p->threads, 1);
+  g->owner = calloc(p->locks ? p->locks : 1, sizeof *g->owner);
+  if (!g->plan || !g->plan_len || !g->plan_pos || !g->done || !g->owner) {
+    tg_free(g);
+    *why = "out of memory";
+    return -1;
+  }
+  uint64_t tail = (p->threads - 1) + (uint64_t)p->threads * g->plan_cap / 2;
+  g->stop_at = p->events > tail ? p->events - tail : 0;
+  g->phase = PH_FORK;
+  g->next_child = 2;
+  g->live = p->threads;
+  *out = g;
+  return 0;
+}
+
+void tg_free(tg_gen *g) {
+  if (!g) return;
+  free(g->plan);
+  free(g->plan_len);
+  free(g->plan_pos);
+  free(g->done);
+  free(g->owner);
+  free(g);
+}
+
+static void put(atom_event *e, uint32_t kind, unsigned t, uint64_t target, unsigned slot) {
+  e->kind = kind;
+  e->flags = 0;
+  e->thread = (uint64_t)t + 1;
+  e->target = target;
+  e->loc = slot + 1; /* a small set of "program locations": the slot in the transaction */
+}
+
+/* Plan thread t's next transaction. */
+static void plan_txn(tg_gen *g, unsigned t) {
+  const tg_params *p = &g->p;
+  atom_event *pl = g->plan + (size_t)t * g->plan_cap;
+  unsigned n = 0;
+  put(&pl[n], ATOM_BEGIN, t, 0, n), n++;
+  if (p->kind == TG_RACY) {
+    for (unsigned k = 0; k < p->txn_len; k++, n++)
+      put(&pl[n], below(g, 10) < 3 ? ATOM_WRITE : ATOM_READ, t, 1 + below(g, p->vars), n);
+  } else {
+    unsigned l1 = below(g, p->locks), l2 = l1;
+    if (p->locks > 1 && below(g, 2)) {
+      l2 = below(g, p->locks - 1);
+      if (l2 >= l1) l2++;
+      if (l2 < l1) {
+        unsigned tmp = l1;
+        l1 = l2;
+        l2 = tmp;
+      }
+    }
+    put(&pl[n], ATOM_ACQUIRE, t, 1 + (uint64_t)l1, n), n++;
+    if (l2 != l1) put(&pl[n], ATOM_ACQUIRE, t, 1 + (uint64_t)l2, n), n++;
+    for (unsigned k = 0; k < p->txn_len; k++, n++) {
+      unsigned l = (l2 != l1 && below(g, 2)) ? l2 : l1;
+      unsigned protected_vars = (p->vars - l + p->locks - 1) / p->locks; /* v = l mod L */
+      unsigned v = l + p->locks * below(g, protected_vars);
+      put(&pl[n], below(g, 10) < 3 ? ATOM_WRITE : ATOM_READ, t, 1 + (uint64_t)v, n);
+    }
+    if (l2 != l1) put(&pl[n], ATOM_RELEASE, t, 1 + (uint64_t)l2, n), n++;
+    put(&pl[n], ATOM_RELEASE, t, 1 + (uint64_t)l1, n), n++;
+  }
+  put(&pl[n], ATOM_END, t, 0, n), n++;
+  g->plan_len[t] = n;
+  g->plan_pos[t] = 0;
+}
+
+static unsigned pick_thread(tg_gen *g) {
+  unsigned t = below(g, g->p.threads);
+  while (g->done[t]) t = (t + 1) % g->p.threads;
+  return t;
+}
+
+size_t tg_next(tg_gen *g, atom_event *buf, size_t cap) {
+  size_t n = 0;
+  const tg_params *p = &g->p;
+  while (n < cap) {
+    switch (g->phase) {
+    case PH_FORK:
+      if (g->next_child <= p->threads) {
+        put(&buf[n++], ATOM_FORK, 0, g->next_child++, 0);
+        g->emitted++;
+      } else {
+        g->phase = PH_RUN;
+      }
+      continue;
+    case PH_JOIN:
+      if (g->next_child <= p->threads) {
+        put(&buf[n++], ATOM_JOIN, 0, g->next_child++, 0);
+        g->emitted++;
+      } else {
+        g->phase = PH_DONE;
+      }
+      continue;
+    case PH_DONE:
+      return n;
+    default:
+      break;
+    }
+    if (g->burst == 0) {
+      g->cur = pick_thread(g);
+      g->burst = 1 + below(g, 4);
+    }
+    unsigned t = g->cur;
+    if (g->plan_pos[t] == g->plan_len[t]) {
+      if (g->phase == PH_DRAIN) {
+        g->done[t] = 1;
+        g->burst = 0;
+        if (--g->live == 0) {
+          g->phase = PH_JOIN;
+          g->next_child = 2;
+        }
+        continue;
+      }
+      plan_txn(g, t);
+    }
+    atom_event *e = g->plan + (size_t)t * g->plan_cap + g->plan_pos[t];
+    if (e->kind == ATOM_ACQUIRE) {
+      unsigned *own = &g->owner[e->target - 1];
+      if (*own != 0 && *own != t + 1) { /* blocked: let another thread run */
+        g->burst = 0;
+        continue;
+      }
+      *own = t + 1;
+    } else if (e->kind == ATOM_RELEASE) {
+      g->owner[e->target - 1] = 0;
+    }
+    buf[n++] = *e;
+    g->plan_pos[t]++;
+    g->burst--;
+    if (++g->emitted >= g->stop_at && g->phase == PH_RUN) g->phase = PH_DRAIN;
+  }
+  return n;
+}
+
+int tg_parse_u64(const char *s, uint64_t *out) {
+  char *end;
+  errno = 0;
+  double d = strtod(s, &end); /* accepts 1e7 as well as 10000000 */
+  if (errno || *end || d < 0 || d > 1.8e19 || d != (double)(uint64_t)d) return -1;
+  *out = (uint64_t)d;
+  return 0;
+}
