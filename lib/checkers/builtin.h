@@ -7,5 +7,10 @@
 extern const atom_checker atom__checker_null;
 extern const atom_checker atom__checker_aerodrome;
 extern const atom_checker atom__checker_velodrome;
+extern const atom_checker atom__checker_commit_node;
+extern const atom_checker atom__checker_block;
+extern const atom_checker atom__checker_reduction;
+extern const atom_checker atom__checker_race_automata;
+extern const atom_checker atom__checker_tso;
 
 #endif

@@ -9,6 +9,11 @@
 static const atom_checker *const builtins[] = {
     &atom__checker_aerodrome,
     &atom__checker_velodrome,
+    &atom__checker_commit_node,
+    &atom__checker_block,
+    &atom__checker_reduction,
+    &atom__checker_race_automata,
+    &atom__checker_tso,
     &atom__checker_null,
 };
 
