@@ -65,6 +65,7 @@
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -144,6 +145,7 @@ typedef struct aero {
   atom_env *env;
   atom__mem *mem;
   int basic;
+  uint32_t max_threads; /* vector clocks make memory grow with its square: see max_threads */
   uint32_t n_thr, n_var, n_lock, n_active;
   athread *thr;
   size_t thr_cap;
@@ -336,8 +338,14 @@ static inline void note(aero *a, int err) {
 
 static int ensure_threads_slow(aero *a, uint32_t id) {
   if (id < a->n_thr) return 0;
+  if (id >= a->max_threads)
+    return atom_env_error(a->env, ATOM_ELIMIT,
+                          "thread number %u is beyond max_threads=%u (each vector clock has a "
+                          "component per thread); its events are not checked",
+                          id + 1, a->max_threads);
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_THREAD);
   if (want <= id) want = id + 1;
+  if (want > a->max_threads) want = a->max_threads;
   if (ATOM__GROW(a->mem, a->thr, a->thr_cap, want) ||
       ATOM__GROW(a->mem, a->open_b, a->open_cap, want))
     return ATOM_ENOMEM;
@@ -901,30 +909,30 @@ static int aero_on_event(void *self, const atom_ev *ev) {
   uint32_t t = ev->thread;
   int err;
   a->rep_err = 0;
-  if (ensure_threads(a, t)) return ATOM_ENOMEM;
+  if ((err = ensure_threads(a, t)) != 0) return err;
   switch (ev->kind) {
     case ATOM_READ:
-      if (ensure_vars(a, ev->target)) return ATOM_ENOMEM;
+      if ((err = ensure_vars(a, ev->target)) != 0) return err;
       err = a->basic ? basic_read(a, ev) : opt_read(a, ev);
       break;
     case ATOM_WRITE:
-      if (ensure_vars(a, ev->target)) return ATOM_ENOMEM;
+      if ((err = ensure_vars(a, ev->target)) != 0) return err;
       err = a->basic ? basic_write(a, ev) : opt_write(a, ev);
       break;
     case ATOM_ACQUIRE:
-      if (ensure_locks(a, ev->target)) return ATOM_ENOMEM;
+      if ((err = ensure_locks(a, ev->target)) != 0) return err;
       err = a->basic ? basic_acquire(a, ev) : opt_acquire(a, ev);
       break;
     case ATOM_RELEASE:
-      if (ensure_locks(a, ev->target)) return ATOM_ENOMEM;
+      if ((err = ensure_locks(a, ev->target)) != 0) return err;
       err = a->basic ? basic_release(a, ev) : opt_release(a, ev);
       break;
     case ATOM_FORK:
-      if (ensure_threads(a, ev->target)) return ATOM_ENOMEM;
+      if ((err = ensure_threads(a, ev->target)) != 0) return err;
       err = on_fork(a, ev);
       break;
     case ATOM_JOIN:
-      if (ensure_threads(a, ev->target)) return ATOM_ENOMEM;
+      if ((err = ensure_threads(a, ev->target)) != 0) return err;
       err = on_join(a, ev);
       break;
     case ATOM_BEGIN:
@@ -997,12 +1005,22 @@ static int aero_create(void **self, atom_env *env) {
   else
     return atom_env_error(env, ATOM_EINVAL, "variant must be basic or optimized (opt), not \"%s\"",
                           variant);
+  uint32_t max_threads = 16384;
+  const char *mt = atom_env_arg(env, "max_threads");
+  if (mt) {
+    char *end;
+    unsigned long long v = strtoull(mt, &end, 10);
+    if (!*mt || *end || v < 1 || v > (1u << 24))
+      return atom_env_error(env, ATOM_EINVAL, "max_threads must be 1..16777216, not \"%s\"", mt);
+    max_threads = (uint32_t)v;
+  }
   atom__mem *m = atom__env_mem(env);
   aero *a = atom__mem_calloc(m, 1, sizeof *a);
   if (!a) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
   a->env = env;
   a->mem = m;
   a->basic = basic;
+  a->max_threads = max_threads;
   *self = a;
   return 0;
 }
@@ -1015,7 +1033,7 @@ static int aero_stats(void *self, atom_checker_counters *out) {
   return 0;
 }
 
-static const char *const aero_arg_keys[] = {"variant", NULL};
+static const char *const aero_arg_keys[] = {"variant", "max_threads", NULL};
 
 const atom_checker atom__checker_aerodrome = {
     .abi_version = ATOM_CHECKER_ABI_VERSION,

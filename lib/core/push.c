@@ -40,8 +40,11 @@ static int grow_space_state(atom_session *s, int space, uint32_t count) {
 
 static int intern_slow(atom_session *s, int space, uint64_t key, uint32_t *id) {
   atom__intern *in = &s->ids[space];
-  if (in->count >= UINT32_MAX - 1)
-    return atom__error(ATOM_ELIMIT, "more than %u distinct keys in one space", UINT32_MAX - 2);
+  if (in->count >= s->id_limit) {
+    static const char *const what[] = {"", "thread", "variable", "lock"};
+    return atom__error(ATOM_ELIMIT, "event %" PRIu64 ": more than %u distinct %s keys",
+                       s->next_index - 1, s->id_limit, what[space]);
+  }
   uint32_t nid = in->count;
   if (ATOM__GROW(&s->mem, in->keys, in->keys_cap, (size_t)nid + 1) ||
       grow_space_state(s, space, nid + 1))

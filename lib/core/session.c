@@ -49,6 +49,7 @@ ATOM_API int atom_session_new(atom_session **out, const atom_options *opt) {
   memset(s, 0, sizeof *s);
   s->opt = o;
   s->alloc = alloc;
+  s->id_limit = ATOM__MAX_IDS;
   atom__mem_init(&s->mem, &s->alloc);
   if (pthread_mutex_init(&s->lock, NULL) != 0) {
     alloc.free_fn(s, alloc.payload);

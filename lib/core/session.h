@@ -14,6 +14,8 @@
 /* Key -> dense id for one key space. Small keys (trace files number names 1, 2, 3, ...) are
  * looked up in a direct table; others through the hash map. */
 #define ATOM__DIRECT_KEYS 65536u
+/* Distinct keys per space: dense ids are 32-bit, and two values stay reserved. */
+#define ATOM__MAX_IDS (UINT32_MAX - 2u)
 
 typedef struct atom__intern {
   uint32_t *direct;     /* direct[key] = id + 1 for key < direct_cap */
@@ -76,6 +78,7 @@ struct atom_session {
   int finish_status;
 
   atom__intern ids[4];      /* indexed by atom_space */
+  uint32_t id_limit;        /* distinct keys per space (ATOM__MAX_IDS; tests may lower it) */
   atom__thread *threads;
   size_t threads_cap;
   atom__lock *locks;
