@@ -300,12 +300,10 @@ static int run_check(const options *o) {
   atc_progress_init(&ctx.progress, o->progress);
   double start = atc_now();
   if (read_trace(&ctx, reader) != 0) goto out;
-  rc = atom_finish(s);
+  int finish_rc = atom_finish(s);
   run->seconds = atc_now() - start;
-  if (rc != 0) {
-    print_error("checking failed", rc);
-    goto out;
-  }
+  /* A checker that failed (out of memory) leaves partial results: print them, then exit 2. */
+  if (finish_rc != 0) print_error("checking incomplete", finish_rc);
   if (collect_reports(run, o) != 0) {
     fputs("atomcheck: out of memory\n", stderr);
     goto out;
@@ -331,6 +329,8 @@ static int run_check(const options *o) {
               run->rejected - MAX_WARNINGS, atc_plural(run->rejected - MAX_WARNINGS));
     fprintf(stderr, "atomcheck: %" PRIu64 " ill-formed event%s dropped\n", run->rejected,
             atc_plural(run->rejected));
+    status = EXIT_TROUBLE;
+  } else if (finish_rc != 0) {
     status = EXIT_TROUBLE;
   } else {
     status = run->n_reports > 0 ? EXIT_VIOLATIONS : EXIT_CLEAN;

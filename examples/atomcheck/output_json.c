@@ -68,6 +68,8 @@ void atc_json_stats(atc_json *j, const atc_run *run) {
     atc_json_member_uint(j, "nodes", c->have_stats ? st->nodes : 0);
     atc_json_member_uint(j, "edges", c->have_stats ? st->edges : 0);
     atc_json_member_uint(j, "clocks", c->have_stats ? st->clocks : 0);
+    atc_json_key(j, "disabled");
+    atc_json_bool(j, c->have_stats && st->disabled);
     atc_json_object_end(j);
   }
   atc_json_array_end(j);

@@ -107,6 +107,11 @@ ATOM_API const struct atom_checker *atom_checker_builtin(size_t i);
  * FORK/JOIN) get their own error code and a message naming the event index in
  * atom_last_error(); the event is dropped and the session stays usable. Every call consumes an
  * event index, accepted or not.
+ *
+ * Out of memory: ATOM_ENOMEM means the session could not take the event and changed nothing
+ * (pushing it again is safe). A checker that runs out of memory while processing an accepted
+ * event is disabled instead (it gets no more events, its reports are incomplete); the push
+ * still succeeds, and atom_finish() returns ATOM_ENOMEM naming the checker.
  * @return 0 or a negative ATOM_E* code; ATOM_ESTATE after atom_finish().
  * @since 0.1
  */
@@ -156,8 +161,10 @@ ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set);
 
 /**
  * End of the execution: close every open transaction (as if its thread pushed END, in order of
- * first appearance of the threads), then let every checker finish. Idempotent.
- * @return 0 or the first error of a checker's finish.
+ * first appearance of the threads), then let every checker finish. Idempotent (later calls
+ * return the same status).
+ * @return 0, the first error of a checker's finish, or ATOM_ENOMEM if a checker was disabled
+ *         for lack of memory at any point (atom_last_error() names it).
  * @since 0.1
  */
 ATOM_API int atom_finish(atom_session *s);
@@ -205,6 +212,7 @@ typedef struct atom_checker_stats {
   uint64_t nodes;        /**< checker-specific: graph nodes, transactions, tuples held */
   uint64_t edges;        /**< checker-specific: graph edges held */
   uint64_t clocks;       /**< checker-specific: vector clocks held */
+  uint64_t disabled;     /**< 1 if it ran out of memory and stopped checking (see atom_push) */
 } atom_checker_stats;
 #define ATOM_CHECKER_STATS_VERSION 1
 

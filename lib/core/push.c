@@ -92,22 +92,30 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A checker that runs out of memory is disabled rather than failing the push: the event was
+ * accepted by the session and the other checkers, so the caller must not push it again (a
+ * push that returns ATOM_ENOMEM has changed nothing). atom_finish reports the disabled
+ * checkers. Other errors a checker returns (ATOM_ELIMIT) are returned to the caller. */
+static int checker_failed(atom_session *s, const atom__sub *sub, const atom_ev *ev, int err) {
+  if (err != ATOM_ENOMEM) return err;
+  sub->env->disabled = 1;
+  sub->env->disabled_at = ev->index;
+  (void)s;
+  return 0;
+}
+
 int atom__dispatch(atom_session *s, const atom_ev *ev) {
   const atom__sub *sub = s->subs[ev->kind];
   size_t n = s->n_subs[ev->kind];
   int first_err = 0;
-  if (!(s->opt.flags & ATOM_PROFILE)) {
-    for (size_t i = 0; i < n; i++) {
-      int err = sub[i].on_event(sub[i].self, ev);
-      if (err < 0 && !first_err) first_err = err;
-    }
-    return first_err;
-  }
+  int profile = s->opt.flags & ATOM_PROFILE;
   for (size_t i = 0; i < n; i++) {
-    uint64_t t0 = now_ns();
+    if (sub[i].env->disabled) continue;
+    uint64_t t0 = profile ? now_ns() : 0;
     int err = sub[i].on_event(sub[i].self, ev);
-    sub[i].env->time_ns += now_ns() - t0;
-    if (err < 0 && !first_err) first_err = err;
+    if (profile) sub[i].env->time_ns += now_ns() - t0;
+    if (err < 0 && (err = checker_failed(s, &sub[i], ev, err)) < 0 && !first_err)
+      first_err = err;
   }
   return first_err;
 }

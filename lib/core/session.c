@@ -198,31 +198,43 @@ ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set) {
 ATOM_API int atom_finish(atom_session *s) {
   if (!s) return atom__error(ATOM_EINVAL, "atom_finish: NULL session");
   if (s->opt.flags & ATOM_THREADSAFE) pthread_mutex_lock(&s->lock);
-  int err = 0;
   if (!s->finished) {
-    /* Close open transactions in thread order so every checker decides on complete ones. */
-    for (uint32_t t = 0; t < s->ids[ATOM_SPACE_THREAD].count && !err; t++)
-      if (s->threads[t].depth) err = atom__close_transaction(s, t, s->next_index++);
-    for (size_t i = 0; i < s->n_envs && !err; i++) {
+    int err = 0;
+    /* Close open transactions in thread order so every checker decides on complete ones. A
+     * checker that runs out of memory on the way is disabled (push.c). */
+    for (uint32_t t = 0; t < s->ids[ATOM_SPACE_THREAD].count; t++)
+      if (s->threads[t].depth) {
+        int e = atom__close_transaction(s, t, s->next_index++);
+        if (e && !err) err = e;
+      }
+    for (size_t i = 0; i < s->n_envs; i++) {
       atom_env *env = s->envs[i];
-      if (!env->vt->finish) continue;
+      if (!env->vt->finish || env->disabled) continue;
       struct timespec a, b;
       if (s->opt.flags & ATOM_PROFILE) clock_gettime(CLOCK_MONOTONIC, &a);
-      err = env->vt->finish(env->self);
+      int e = env->vt->finish(env->self);
       if (s->opt.flags & ATOM_PROFILE) {
         clock_gettime(CLOCK_MONOTONIC, &b);
         env->time_ns += (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec -
                         (uint64_t)a.tv_nsec;
       }
+      if (e == ATOM_ENOMEM) {
+        env->disabled = 1;
+        env->disabled_at = s->next_index;
+      } else if (e && !err) {
+        err = e;
+      }
     }
-    /* A failure before every transaction was closed (out of memory) can be retried. */
-    if (err != ATOM_ENOMEM) {
-      s->finished = 1;
-      s->finish_status = err;
-    }
-  } else {
-    err = s->finish_status;
+    for (size_t i = 0; i < s->n_envs && !err; i++)
+      if (s->envs[i]->disabled)
+        err = atom__error(ATOM_ENOMEM,
+                          "checker %s ran out of memory at event %llu and stopped checking: its "
+                          "reports are incomplete",
+                          s->envs[i]->vt->name, (unsigned long long)s->envs[i]->disabled_at);
+    s->finished = 1;
+    s->finish_status = err;
   }
+  int err = s->finish_status;
   if (s->opt.flags & ATOM_THREADSAFE) pthread_mutex_unlock(&s->lock);
   return err;
 }
@@ -254,6 +266,7 @@ ATOM_API int atom_checker_stats_get(const atom_session *s, size_t i, atom_checke
   out->time_ns = env->time_ns;
   out->reports = env->reports;
   out->occurrences = env->occurrences;
+  out->disabled = (uint64_t)env->disabled;
   out->nodes = out->edges = out->clocks = 0;
   if (env->vt->stats) {
     atom_checker_counters c = {0, 0, 0};

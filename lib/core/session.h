@@ -58,6 +58,8 @@ struct atom_env {
   uint64_t time_ns;
   uint64_t reports;
   uint64_t occurrences;
+  int disabled;          /* ran out of memory: gets no more events (its verdict is partial) */
+  uint64_t disabled_at;  /* the event it could not process */
 };
 
 /* A checker subscribed to one kind. */

@@ -40,7 +40,8 @@ int main(void) {
   PIN(offsetof(atom_checker_stats, bytes), 8);
   PIN(offsetof(atom_checker_stats, time_ns), 24);
   PIN(offsetof(atom_checker_stats, clocks), 64);
-  PIN(sizeof(atom_checker_stats), 72);
+  PIN(offsetof(atom_checker_stats, disabled), 72);
+  PIN(sizeof(atom_checker_stats), 80);
 
   PIN(offsetof(atom_checker, abi_version), 0);
   PIN(offsetof(atom_checker, event_mask), 4);

@@ -446,13 +446,42 @@ START_TEST(reports_cap) {
 }
 END_TEST
 
-START_TEST(checker_errors_surface) {
+START_TEST(checker_out_of_memory_disables_it) {
   atom_session *s = NULL;
   ck_assert_int_eq(atom_session_new(&s, NULL), 0);
   ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, "fail_at=3"), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, NULL), 0);
+  for (int i = 0; i < 5; i++) ck_assert_int_eq(atom_write(s, 1, 1, 0), 0); /* accepted */
+  ck_assert_uint_eq(tu_recorder_of(s, 0)->count, 2); /* disabled at its third event */
+  ck_assert_uint_eq(tu_recorder_of(s, 1)->count, 5);
+  atom_checker_stats st = {.version = ATOM_CHECKER_STATS_VERSION};
+  ck_assert_int_eq(atom_checker_stats_get(s, 0, &st), 0);
+  ck_assert_uint_eq(st.disabled, 1);
+  ck_assert_int_eq(atom_checker_stats_get(s, 1, &st), 0);
+  ck_assert_uint_eq(st.disabled, 0);
+  ck_assert_int_eq(atom_finish(s), ATOM_ENOMEM);
+  ck_assert_ptr_nonnull(strstr(atom_last_error(), "checker recorder ran out of memory at event 2"));
+  ck_assert_int_eq(atom_finish(s), ATOM_ENOMEM); /* the same status again */
+  ck_assert_int_eq(tu_recorder_of(s, 0)->finished, 0);
+  ck_assert_int_eq(tu_recorder_of(s, 1)->finished, 1);
+  atom_session_free(s);
+}
+END_TEST
+
+START_TEST(checker_errors_surface) {
+  /* Errors other than out of memory (a checker refusing an event) reach the caller, and the
+   * checker stays attached. */
+  atom_session *s = NULL;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, "fail_at=2,fail_code=-8"),
+                   0);
   ck_assert_int_eq(atom_write(s, 1, 1, 0), 0);
-  ck_assert_int_eq(atom_write(s, 1, 1, 0), 0);
-  ck_assert_int_eq(atom_write(s, 1, 1, 0), ATOM_ENOMEM);
+  ck_assert_int_eq(atom_write(s, 1, 1, 0), ATOM_ELIMIT);
+  ck_assert_int_eq(atom_write(s, 1, 1, 0), ATOM_ELIMIT);
+  atom_checker_stats st = {.version = ATOM_CHECKER_STATS_VERSION};
+  ck_assert_int_eq(atom_checker_stats_get(s, 0, &st), 0);
+  ck_assert_uint_eq(st.disabled, 0);
+  ck_assert_int_eq(atom_finish(s), 0);
   atom_session_free(s);
 }
 END_TEST
@@ -522,86 +551,6 @@ START_TEST(threadsafe_pushes_from_8_threads) {
 }
 END_TEST
 
-/* ---- allocators ---- */
-
-typedef struct counting_alloc {
-  long calls;
-  long live;
-  long fail_at; /* fail the Nth allocation (1-based); 0 = never */
-} counting_alloc;
-
-static void *ca_malloc(size_t n, void *p) {
-  counting_alloc *a = p;
-  if (a->fail_at && ++a->calls == a->fail_at) return NULL;
-  if (!a->fail_at) a->calls++;
-  void *m = malloc(n);
-  if (m) a->live++;
-  return m;
-}
-static void *ca_realloc(void *ptr, size_t n, void *p) {
-  counting_alloc *a = p;
-  if (a->fail_at && ++a->calls == a->fail_at) return NULL;
-  if (!a->fail_at) a->calls++;
-  return realloc(ptr, n);
-}
-static void ca_free(void *ptr, void *p) {
-  counting_alloc *a = p;
-  if (ptr) a->live--;
-  free(ptr);
-}
-
-/* A representative run; returns the first error. */
-static int alloc_run(counting_alloc *a) {
-  atom_options o;
-  atom_options_init(&o, ATOM_OPTIONS_VERSION);
-  o.malloc_fn = ca_malloc;
-  o.realloc_fn = ca_realloc;
-  o.free_fn = ca_free;
-  o.alloc_payload = a;
-  atom_session *s = NULL;
-  int err = atom_session_new(&s, &o);
-  if (err) return err;
-  int first = 0;
-#define TRY(call)                     \
-  do {                                \
-    int e_ = (call);                  \
-    if (e_ && !first) first = e_;     \
-  } while (0)
-  TRY(atom_session_attach(s, "aerodrome"));
-  TRY(atom_session_attach(s, "velodrome"));
-  TRY(atom_set_name(s, ATOM_SPACE_VAR, 1, "x"));
-  TRY(atom_declare_set(s, 1, 1));
-  for (uint64_t t = 1; t <= 3; t++) {
-    TRY(atom_begin(s, t, t));
-    TRY(atom_acquire(s, t, 100000 + t, 0));
-    TRY(atom_write(s, t, 1, 0));
-    TRY(atom_read(s, t, 70000 + t, 0));
-  }
-  for (uint64_t t = 1; t <= 3; t++) {
-    TRY(atom_write(s, t, 2, 0));
-    TRY(atom_release(s, t, 100000 + t, 0));
-    TRY(atom_end(s, t, 0));
-  }
-  TRY(atom_finish(s));
-  atom_session_free(s);
-  return first;
-}
-
-START_TEST(custom_allocator_is_used_and_failures_are_clean) {
-  counting_alloc a = {0, 0, 0};
-  ck_assert_int_eq(alloc_run(&a), 0);
-  ck_assert_int_gt(a.calls, 10);
-  ck_assert_int_eq(a.live, 0);
-  long total = a.calls;
-  for (long n = 1; n <= total + 1; n++) {
-    counting_alloc f = {0, 0, n};
-    int err = alloc_run(&f);
-    ck_assert_msg(err == 0 || err == ATOM_ENOMEM, "failing allocation %ld gave %d", n, err);
-    ck_assert_msg(f.live == 0, "failing allocation %ld leaked %ld blocks", n, f.live);
-  }
-}
-END_TEST
-
 Suite *atom_test_suite_core(void) {
   Suite *s = suite_create("core");
   TCase *tc = tcase_create("core");
@@ -624,10 +573,10 @@ Suite *atom_test_suite_core(void) {
   tcase_add_test(tc, names_and_sets);
   tcase_add_test(tc, reports_dedup_counts_callback_and_contents);
   tcase_add_test(tc, reports_cap);
+  tcase_add_test(tc, checker_out_of_memory_disables_it);
   tcase_add_test(tc, checker_errors_surface);
   tcase_add_test(tc, push_many_counts);
   tcase_add_test(tc, threadsafe_pushes_from_8_threads);
-  tcase_add_test(tc, custom_allocator_is_used_and_failures_are_clean);
   suite_add_tcase(s, tc);
   return s;
 }

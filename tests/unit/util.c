@@ -78,13 +78,15 @@ static int rec_create(void **self, atom_env *env) {
   memset(r, 0, sizeof *r);
   r->env = env;
   if (fail) r->fail_on_event = atoi(fail);
+  const char *code = atom_env_arg(env, "fail_code");
+  r->fail_code = code ? atoi(code) : ATOM_ENOMEM;
   *self = r;
   return 0;
 }
 
 static int rec_on_event(void *self, const atom_ev *ev) {
   tu_recorder *r = self;
-  if (r->fail_on_event > 0 && r->count + 1 >= (size_t)r->fail_on_event) return ATOM_ENOMEM;
+  if (r->fail_on_event > 0 && r->count + 1 >= (size_t)r->fail_on_event) return r->fail_code;
   if (r->count == r->cap) {
     size_t ncap = r->cap ? 2 * r->cap : 64;
     atom_ev *n = realloc(r->events, ncap * sizeof *n);
@@ -107,7 +109,7 @@ static void rec_destroy(void *self) {
   atom_env_realloc(r->env, r, sizeof *r, 0);
 }
 
-static const char *const rec_keys[] = {"note", "fail_at", NULL};
+static const char *const rec_keys[] = {"note", "fail_at", "fail_code", NULL};
 
 const atom_checker tu_recorder_checker = {
     .abi_version = ATOM_CHECKER_ABI_VERSION,

@@ -28,10 +28,11 @@ typedef struct tu_recorder {
   atom_ev *events;
   size_t count, cap;
   int finished;
-  int fail_on_event; /* return ATOM_ENOMEM from on_event when >0 and count reaches it */
+  int fail_on_event; /* fail on_event with fail_code when >0 and count + 1 reaches it */
+  int fail_code;     /* default ATOM_ENOMEM */
   atom_env *env;
 } tu_recorder;
-extern const atom_checker tu_recorder_checker; /* mask: every kind; args: "note" */
+extern const atom_checker tu_recorder_checker; /* every kind; args: note, fail_at, fail_code */
 /* The recorder attached as checker index ci (its self pointer). */
 tu_recorder *tu_recorder_of(atom_session *s, size_t ci);
 

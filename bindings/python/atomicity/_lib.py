@@ -121,6 +121,7 @@ class CCheckerStats(ctypes.Structure):
         ("nodes", c_uint64),
         ("edges", c_uint64),
         ("clocks", c_uint64),
+        ("disabled", c_uint64),
     ]
 
 

@@ -462,7 +462,8 @@ class Session:
         """Counters of the session and of each checker, as a dict:
         ``{"events", "rejected", "threads", "vars", "locks", "bytes", "checkers": [...]}``,
         each checker a dict with ``name``, ``bytes``, ``peak_bytes``, ``time_ns`` (with
-        ``profile=True``), ``reports``, ``occurrences``, ``nodes``, ``edges``, ``clocks``."""
+        ``profile=True``), ``reports``, ``occurrences``, ``nodes``, ``edges``, ``clocks``,
+        ``disabled`` (1 if the checker ran out of memory and stopped)."""
         lib, h = self._lib, self._h()
         out = _lib.CSessionStats()
         out.version = _lib.SESSION_STATS_VERSION
