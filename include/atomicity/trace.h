@@ -66,6 +66,22 @@ ATOM_API uint64_t atom_trace_reader_line(const atom_trace_reader *r);
 ATOM_API void atom_trace_reader_progress(const atom_trace_reader *r, uint64_t *consumed,
                                          uint64_t *total);
 
+/**
+ * Load atomic sets for the variables of the trace from a text file (doc/trace-format.md,
+ * "Atomic sets"): one `variable set` pair of names per line, separated by blanks; blank lines
+ * and lines starting with '#' are ignored. Sets get the keys 1, 2, 3, ... in order of first
+ * appearance in the file. From then on atom_trace_feed() calls atom_declare_set() for each
+ * listed variable when it registers the variable's name, before its first event is pushed
+ * (variables of the file that never appear in the trace are ignored). Call it once per reader,
+ * before the first atom_trace_feed(). On error no set is loaded.
+ * @return 0, ATOM_EINVAL (NULL argument), ATOM_EIO (cannot open or read @p path),
+ *         ATOM_EPARSE (malformed line or a variable listed twice; atom_last_error() says
+ *         "path:line: message"), ATOM_ESTATE (sets already loaded, or variables already handed
+ *         to a session), ATOM_ENOMEM.
+ * @since 0.1
+ */
+ATOM_API int atom_trace_reader_load_sets(atom_trace_reader *r, const char *path);
+
 /** Called by atom_trace_feed() for each event the session rejected. Return non-zero to stop. */
 typedef int (*atom_trace_reject_fn)(const atom_trace_reader *r, int err, const char *message,
                                     void *payload);

@@ -43,8 +43,14 @@ void atom__dg_destroy(atom__dg *g) {
   atom__mem_free(m, g->bw, g->bw_cap * sizeof *g->bw);
   atom__mem_free(m, g->ords, g->ords_cap * sizeof *g->ords);
   atom__mem_free(m, g->cyc, g->cyc_cap * sizeof *g->cyc);
-  size_t ps = g->payload_size;
+  if (g->epl_size) atom__mem_free(m, g->epl, g->epl_cap * g->epl_size);
+  size_t ps = g->payload_size, es = g->epl_size;
   atom__dg_init(g, m, ps);
+  g->epl_size = es;
+}
+
+void atom__dg_set_edge_payload(atom__dg *g, size_t size) {
+  if (g->e_used == 0) g->epl_size = size;
 }
 
 void atom__dg_set_collect_hook(atom__dg *g, atom__dg_collect_fn fn, void *ctx) {
@@ -106,6 +112,10 @@ static int edge_reserve(atom__dg *g) {
     int rc = ATOM__GROW(g->mem, g->e, g->e_cap, g->e_used + 1);
     if (rc) return rc;
   }
+  if (g->epl_size && g->epl_cap < g->e_cap) {
+    int rc = atom__grow(g->mem, (void **)&g->epl, &g->epl_cap, g->e_cap, g->epl_size);
+    if (rc) return rc;
+  }
   if ((g->edges + 1) * 2 > g->ht_cap) {
     size_t ncap = g->ht_cap ? g->ht_cap * 2 : 64;
     if (ncap > SIZE_MAX / sizeof *g->ht) return ATOM_ENOMEM;
@@ -123,7 +133,7 @@ static int edge_reserve(atom__dg *g) {
   return 0;
 }
 
-static void edge_link(atom__dg *g, uint32_t s, uint32_t d) {
+static uint32_t edge_link(atom__dg *g, uint32_t s, uint32_t d) {
   uint32_t ei;
   if (g->e_free != NIL) {
     ei = g->e_free;
@@ -147,6 +157,7 @@ static void edge_link(atom__dg *g, uint32_t s, uint32_t d) {
   vd->nin++;
   g->edges++;
   ht_put(g, ei);
+  return ei;
 }
 
 static void edge_unlink(atom__dg *g, uint32_t ei) {
@@ -386,6 +397,11 @@ static int repair_order(atom__dg *g, uint32_t x, uint32_t y) {
 }
 
 int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v) {
+  return atom__dg_add_edge_labeled(g, u, v, NULL);
+}
+
+int atom__dg_add_edge_labeled(atom__dg *g, atom__dg_node u, atom__dg_node v,
+                              const void *payload) {
   if (u == v || !atom__dg_alive(g, u) || !atom__dg_alive(g, v)) return 0;
   uint32_t ui = (uint32_t)u, vi = (uint32_t)v;
   /* Duplicates: the newest in-edge of v and out-edge of u catch the usual repeat (one
@@ -401,8 +417,24 @@ int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v) {
     rc = repair_order(g, ui, vi);
     if (rc) return rc;
   }
-  edge_link(g, ui, vi);
+  uint32_t ei = edge_link(g, ui, vi);
+  if (g->epl_size) {
+    unsigned char *dst = g->epl + (size_t)ei * g->epl_size;
+    if (payload) memcpy(dst, payload, g->epl_size);
+    else memset(dst, 0, g->epl_size);
+  }
   return 0;
+}
+
+const void *atom__dg_edge_payload(const atom__dg *g, atom__dg_node u, atom__dg_node v) {
+  if (!g->epl_size || !atom__dg_alive(g, u) || !atom__dg_alive(g, v)) return NULL;
+  uint32_t ei = ht_find(g, (uint32_t)u, (uint32_t)v);
+  return ei == NIL ? NULL : g->epl + (size_t)ei * g->epl_size;
+}
+
+const void *atom__dg_cycle_edge_payload(const atom__dg *g, size_t i) {
+  if (i + 1 >= g->ncyc) return NULL;
+  return atom__dg_edge_payload(g, g->cyc[i], g->cyc[i + 1]);
 }
 
 /* ---- invariant check (tests) ---------------------------------------------------------------- */

@@ -101,6 +101,10 @@ typedef struct atom__dg {
   /* counters */
   uint64_t searches;         /* edge insertions that needed a search */
   uint64_t collected;        /* nodes deleted so far */
+  /* optional edge payloads (labels), parallel to e[] */
+  size_t epl_size;
+  unsigned char *epl;
+  size_t epl_cap;
 } atom__dg;
 
 #define ATOM__DG_LIVE 0x1u
@@ -145,6 +149,26 @@ static inline void *atom__dg_payload(atom__dg *g, atom__dg_node n) {
  * Adding an edge into a complete node breaks the collection invariant's premise; it is
  * allowed (the node then stays until its in-edges go) but Velodrome never needs it. */
 int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v);
+
+/* Edge payloads (optional): give every edge @p size bytes, for instance the two events that
+ * make the conflict, so that a reported cycle can say why each of its edges exists (the tso
+ * checker does; velodrome does not). Call before the first edge is added. */
+void atom__dg_set_edge_payload(atom__dg *g, size_t size);
+
+/* atom__dg_add_edge() that stores a copy of @p payload (the size given to
+ * atom__dg_set_edge_payload) with the edge when it is inserted; an edge already present keeps
+ * the payload it was inserted with. atom__dg_add_edge() stores a zero-filled payload. */
+int atom__dg_add_edge_labeled(atom__dg *g, atom__dg_node u, atom__dg_node v,
+                              const void *payload);
+
+/* The payload of the edge from node i to node i + 1 of the last cycle (atom__dg_cycle), for
+ * i + 1 < its length, or NULL (no payloads, or i out of range). The closing edge, from the last
+ * node to the first, was not inserted: its payload is the one the caller passed. Valid until the
+ * next call that changes the graph. */
+const void *atom__dg_cycle_edge_payload(const atom__dg *g, size_t i);
+
+/* The payload of the edge u -> v, or NULL if there is none (or no payloads). */
+const void *atom__dg_edge_payload(const atom__dg *g, atom__dg_node u, atom__dg_node v);
 
 /* The cycle found by the last atom__dg_add_edge() that returned 1: *nodes receives a pointer
  * to its nodes in edge order (each has an edge to the next, the last one to the first; the

@@ -24,14 +24,20 @@ static int is_rejection(int err) {
 }
 
 /* Hand every name the reader learned since the last call to the session, so that each is
- * registered before the first event that uses it is pushed. */
+ * registered before the first event that uses it is pushed; with it the variable's atomic set,
+ * if atom_trace_reader_load_sets() gave it one. */
 static int register_names(atom_session *s, atom_trace_reader *r) {
   uint64_t *named = atom__trace_reader_named(r);
   for (int what = ATOM_SPACE_THREAD; what <= ATOM_SPACE_LOCK; what++) {
     uint64_t n = atom__trace_reader_name_count(r, what);
     while (named[what - 1] < n) {
       uint64_t key = named[what - 1] + 1;
-      int rc = atom_set_name(s, what, key, atom_trace_reader_name(r, what, key));
+      const char *name = atom_trace_reader_name(r, what, key);
+      int rc = atom_set_name(s, what, key, name);
+      uint64_t set;
+      if (!rc && what == ATOM_SPACE_VAR &&
+          atom__trace_sets_lookup(*atom__trace_reader_sets(r), name, &set))
+        rc = atom_declare_set(s, key, set);
       if (rc) return rc;
       named[what - 1] = key;
     }

@@ -155,6 +155,7 @@ struct atom_trace_reader {
   size_t buf_cap, fill;
 
   atom__trace_batch *batch;
+  atom__trace_sets *sets;
   uint64_t named[3];
   uint64_t err_line;
 
@@ -902,6 +903,7 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
     atom__mem_free(&r->mem, r->batch->line, r->batch->cap * sizeof *r->batch->line);
     atom__mem_free(&r->mem, r->batch, sizeof *r->batch);
   }
+  atom__trace_sets_free(r->sets, &r->mem);
   atom__mem_strfree(&r->mem, r->display);
   atom__mem m = r->mem;
   atom__mem_free(&m, r, sizeof *r);
@@ -959,6 +961,10 @@ uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what) {
 }
 
 uint64_t *atom__trace_reader_named(atom_trace_reader *r) { return r->named; }
+
+atom__trace_sets **atom__trace_reader_sets(atom_trace_reader *r) { return &r->sets; }
+
+atom__mem *atom__trace_reader_mem(atom_trace_reader *r) { return &r->mem; }
 
 const char *atom__trace_reader_display(const atom_trace_reader *r) { return r->display; }
 

@@ -50,4 +50,15 @@ void atom__trace_reader_set_line(atom_trace_reader *r, uint64_t line);
 /* Raise the reader's sticky error again (message included); 0 if there is none. */
 int atom__trace_reader_error(const atom_trace_reader *r);
 
+/* Atomic sets loaded by atom_trace_reader_load_sets() (lib/trace/sets.c). */
+typedef struct atom__trace_sets atom__trace_sets;
+
+/* The reader's sets (NULL until loaded) and its allocator. */
+atom__trace_sets **atom__trace_reader_sets(atom_trace_reader *r);
+struct atom__mem *atom__trace_reader_mem(atom_trace_reader *r);
+
+/* 1 and *set (its key) if variable name `var` is in a set, else 0. */
+int atom__trace_sets_lookup(const atom__trace_sets *t, const char *var, uint64_t *set);
+void atom__trace_sets_free(atom__trace_sets *t, struct atom__mem *mem);
+
 #endif

@@ -1,0 +1,106 @@
+/* Thread periods with a fork/join happens-before order (see periods.h). */
+#include "support/periods.h"
+
+#include <string.h>
+
+#include "atomicity/error.h"
+
+void atom__periods_init(atom__periods *ps, atom__mem *mem) {
+  memset(ps, 0, sizeof *ps);
+  ps->mem = mem;
+}
+
+void atom__periods_destroy(atom__periods *ps) {
+  atom__mem_free(ps->mem, ps->p, ps->cap * sizeof *ps->p);
+  atom__mem_free(ps->mem, ps->pool, ps->pool_cap * sizeof *ps->pool);
+  atom__mem_free(ps->mem, ps->cur, ps->cur_cap * sizeof *ps->cur);
+  memset(ps, 0, sizeof *ps);
+}
+
+size_t atom__periods_bytes(const atom__periods *ps) {
+  return ps->cap * sizeof *ps->p + ps->pool_cap * sizeof *ps->pool +
+         ps->cur_cap * sizeof *ps->cur;
+}
+
+static int ensure_thread(atom__periods *ps, uint32_t t) {
+  if (t < ps->cur_cap) return 0;
+  size_t old = ps->cur_cap;
+  if (ATOM__GROW(ps->mem, ps->cur, ps->cur_cap, (size_t)t + 1)) return ATOM_ENOMEM;
+  for (size_t i = old; i < ps->cur_cap; i++) ps->cur[i] = ATOM__PERIOD_NONE;
+  return 0;
+}
+
+/* Append a period of thread t whose snapshot is the component-wise maximum of the snapshots of
+ * a and b (either may be NONE), with component `self` of a raised to cover a itself and
+ * component of b's thread raised to cover b. Room is reserved first, so failure changes
+ * nothing. */
+static int add_period(atom__periods *ps, uint32_t t, uint32_t ordinal, uint32_t a, uint32_t b,
+                      uint32_t *out) {
+  uint32_t len = 0;
+  const uint32_t from[2] = {a, b};
+  for (int i = 0; i < 2; i++) {
+    if (from[i] == ATOM__PERIOD_NONE) continue;
+    const atom__period *q = &ps->p[from[i]];
+    if (q->vc_len > len) len = q->vc_len;
+    if (q->thread + 1 > len) len = q->thread + 1;
+  }
+  if (ps->n >= UINT32_MAX - 1 || ps->pool_len + len >= UINT32_MAX) return ATOM_ENOMEM;
+  if (ATOM__GROW(ps->mem, ps->p, ps->cap, ps->n + 1)) return ATOM_ENOMEM;
+  if (ATOM__GROW(ps->mem, ps->pool, ps->pool_cap, ps->pool_len + len + 1)) return ATOM_ENOMEM;
+  uint32_t *vc = ps->pool + ps->pool_len;
+  memset(vc, 0, len * sizeof *vc);
+  for (int i = 0; i < 2; i++) {
+    if (from[i] == ATOM__PERIOD_NONE) continue;
+    const atom__period *q = &ps->p[from[i]];
+    const uint32_t *qv = ps->pool + q->vc_off;
+    for (uint32_t k = 0; k < q->vc_len; k++)
+      if (qv[k] > vc[k]) vc[k] = qv[k];
+    if (vc[q->thread] < q->ordinal + 1) vc[q->thread] = q->ordinal + 1;
+  }
+  atom__period *np = &ps->p[ps->n];
+  np->thread = t;
+  np->ordinal = ordinal;
+  np->vc_off = (uint32_t)ps->pool_len;
+  np->vc_len = len;
+  ps->pool_len += len;
+  *out = (uint32_t)ps->n++;
+  return 0;
+}
+
+int atom__periods_of(atom__periods *ps, uint32_t t, uint32_t *out) {
+  if (ensure_thread(ps, t)) return ATOM_ENOMEM;
+  if (ps->cur[t] == ATOM__PERIOD_NONE) {
+    uint32_t id;
+    if (add_period(ps, t, 0, ATOM__PERIOD_NONE, ATOM__PERIOD_NONE, &id)) return ATOM_ENOMEM;
+    ps->cur[t] = id;
+  }
+  *out = ps->cur[t];
+  return 0;
+}
+
+int atom__periods_fork(atom__periods *ps, uint32_t t, uint32_t u) {
+  uint32_t pt, pu, nt;
+  int rc;
+  if ((rc = atom__periods_of(ps, t, &pt)) || (rc = ensure_thread(ps, u))) return rc;
+  if (ps->cur[u] != ATOM__PERIOD_NONE) return 0; /* not a fresh thread: nothing to order */
+  if ((rc = add_period(ps, u, 0, pt, ATOM__PERIOD_NONE, &pu))) return rc;
+  /* The forker's next period: its own order continues (the snapshot of pt plus pt itself). */
+  if ((rc = add_period(ps, t, ps->p[pt].ordinal + 1, pt, ATOM__PERIOD_NONE, &nt))) {
+    ps->n--; /* drop pu (its pool slice is simply reused later) */
+    ps->pool_len = ps->p[pu].vc_off;
+    return rc;
+  }
+  ps->cur[u] = pu;
+  ps->cur[t] = nt;
+  return 0;
+}
+
+int atom__periods_join(atom__periods *ps, uint32_t t, uint32_t u) {
+  uint32_t pt, pu, nt;
+  int rc;
+  if ((rc = atom__periods_of(ps, t, &pt))) return rc;
+  if ((rc = atom__periods_of(ps, u, &pu))) return rc;
+  if ((rc = add_period(ps, t, ps->p[pt].ordinal + 1, pt, pu, &nt))) return rc;
+  ps->cur[t] = nt;
+  return 0;
+}

@@ -1,0 +1,74 @@
+/* Thread periods and their fork/join happens-before order (internal).
+ *
+ * 004 §7.4: the execution of a thread is cut into *periods* by its fork and join events; a
+ * period happens before another when it must end before the other starts, which (tracking
+ * fork and join only, as the paper does) is the reflexive-transitive closure of program order,
+ * "the forker's period before the fork -> the child's first period" and "the child's last
+ * period -> the joiner's period after the join". Two events of different threads are
+ * concurrent (some feasible schedule may run them in either order, locks aside) iff their
+ * periods are unordered.
+ *
+ * Each period stores a vector-clock snapshot: component u is 1 + the ordinal of the latest
+ * period of thread u known to precede it (0: none), so the order test is O(1) and the store
+ * is O(periods x threads) at worst (traces fork a few threads, so this stays small).
+ *
+ * Usage: call atom__periods_of() for the thread of every event (it creates a root thread's
+ * first period on demand) and atom__periods_fork()/atom__periods_join() at FORK/JOIN. Every
+ * allocation goes through the owner's atom__mem; on ATOM_ENOMEM nothing changed. Checkers that
+ * need fork/join concurrency (commit-node, block) share this. */
+#ifndef ATOM_SUPPORT_PERIODS_H
+#define ATOM_SUPPORT_PERIODS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "support/mem.h"
+
+#define ATOM__PERIOD_NONE UINT32_MAX
+
+typedef struct atom__period {
+  uint32_t thread;
+  uint32_t ordinal; /* 0, 1, 2, ... within its thread */
+  uint32_t vc_off;  /* snapshot: pool[vc_off .. vc_off + vc_len) */
+  uint32_t vc_len;
+} atom__period;
+
+typedef struct atom__periods {
+  atom__mem *mem;
+  atom__period *p;
+  size_t n, cap;
+  uint32_t *pool;
+  size_t pool_len, pool_cap;
+  uint32_t *cur; /* per thread: its current period, ATOM__PERIOD_NONE before its first */
+  size_t cur_cap;
+} atom__periods;
+
+void atom__periods_init(atom__periods *ps, atom__mem *mem);
+void atom__periods_destroy(atom__periods *ps);
+
+/* The current period of thread t (created as a root's first period if t has none). */
+int atom__periods_of(atom__periods *ps, uint32_t t, uint32_t *out);
+
+/* Thread t forks u: t moves to a new period; u's first period follows t's old one. */
+int atom__periods_fork(atom__periods *ps, uint32_t t, uint32_t u);
+
+/* Thread t joins u: t moves to a new period that follows u's current one. */
+int atom__periods_join(atom__periods *ps, uint32_t t, uint32_t u);
+
+/* 1 if period a happens before period b (a != b), else 0. */
+static inline int atom__periods_before(const atom__periods *ps, uint32_t a, uint32_t b) {
+  const atom__period *pa = &ps->p[a], *pb = &ps->p[b];
+  if (pa->thread == pb->thread) return pa->ordinal < pb->ordinal;
+  return pa->thread < pb->vc_len && ps->pool[pb->vc_off + pa->thread] > pa->ordinal;
+}
+
+/* 1 if events in periods a and b may run in either order: different threads, unordered. */
+static inline int atom__periods_concurrent(const atom__periods *ps, uint32_t a, uint32_t b) {
+  return ps->p[a].thread != ps->p[b].thread && !atom__periods_before(ps, a, b) &&
+         !atom__periods_before(ps, b, a);
+}
+
+/* Bytes held. */
+size_t atom__periods_bytes(const atom__periods *ps);
+
+#endif
