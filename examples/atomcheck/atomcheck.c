@@ -27,6 +27,7 @@ typedef struct options {
   int format;
   size_t max_reports;
   int stats, progress, quiet;
+  const char *sets; /* --sets FILE */
   const char *path;
 } options;
 
@@ -44,6 +45,8 @@ static void usage(FILE *out) {
         "                             (e.g. -c velodrome -c aerodrome:variant=basic)\n"
         "      --format=FORMAT        text (default), json or sarif\n"
         "      --max-reports=N        print at most N reports per checker (counts stay exact)\n"
+        "      --sets=FILE            atomic sets of the variables (race-automata): one\n"
+        "                             'variable set' pair per line\n"
         "      --stats                per-checker time and memory (on standard error;\n"
         "                             with --format json, a \"stats\" object)\n"
         "      --progress             progress line on standard error if it is a terminal\n"
@@ -82,11 +85,12 @@ static int parse_count(const char *s, size_t *out) {
 
 /* @return -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, options *o) {
-  enum { OPT_FORMAT = 256, OPT_MAX_REPORTS, OPT_STATS, OPT_PROGRESS, OPT_VERSION };
+  enum { OPT_FORMAT = 256, OPT_MAX_REPORTS, OPT_STATS, OPT_PROGRESS, OPT_VERSION, OPT_SETS };
   static const struct option longopts[] = {
       {"checker", required_argument, NULL, 'c'},
       {"format", required_argument, NULL, OPT_FORMAT},
       {"max-reports", required_argument, NULL, OPT_MAX_REPORTS},
+      {"sets", required_argument, NULL, OPT_SETS},
       {"stats", no_argument, NULL, OPT_STATS},
       {"progress", no_argument, NULL, OPT_PROGRESS},
       {"quiet", no_argument, NULL, 'q'},
@@ -121,6 +125,10 @@ static int parse_options(int argc, char **argv, options *o) {
     case OPT_MAX_REPORTS:
       if (parse_count(optarg, &o->max_reports) != 0)
         return usage_error("--max-reports needs a non-negative number, not '%s'", optarg);
+      break;
+    case OPT_SETS:
+      if (o->sets) return usage_error("--sets given twice");
+      o->sets = optarg;
       break;
     case OPT_STATS:
       o->stats = 1;
@@ -296,6 +304,16 @@ static int run_check(const options *o) {
     goto out;
   }
   run->reader = reader;
+  if (o->sets && (rc = atom_trace_reader_load_sets(reader, o->sets)) != 0) {
+    const char *detail = atom_last_error();
+    if (rc == ATOM_EPARSE && detail && *detail)
+      fprintf(stderr, "%s\n", detail); /* already "file:line: message" */
+    else if (detail && *detail)
+      fprintf(stderr, "atomcheck: %s\n", detail);
+    else
+      fprintf(stderr, "atomcheck: %s: %s\n", o->sets, atom_strerror(rc));
+    goto out;
+  }
 
   atc_progress_init(&ctx.progress, o->progress);
   double start = atc_now();

@@ -137,11 +137,25 @@ class ExitCodes(unittest.TestCase):
                 self.assertEqual(out, "")
                 self.assertIn("atomcheck:", err)
 
+    def test_bad_sets_file_is_2(self):
+        with TempTrace("x S1\nlonely\n") as sets:
+            code, out, err = run("-c", "race-automata", "--sets", sets, VIOLATING)
+            self.assertEqual(code, 2)
+            self.assertEqual(out, "")
+            self.assertIn(f"{sets}:2: expected 'variable set', found 1 word", err)
+        code, out, err = run("-c", "race-automata", "--sets", "/nonexistent/sets", VIOLATING)
+        self.assertEqual(code, 2)
+        self.assertIn("/nonexistent/sets", err)
+        code, out, err = run("--sets", "a", "--sets", "b", VIOLATING)
+        self.assertEqual(code, 2)
+        self.assertIn("--sets given twice", err)
+
     def test_help_and_version_are_0(self):
         code, out, _ = run("--help")
         self.assertEqual(code, 0)
         self.assertIn("Usage: atomcheck", out)
-        for opt in ("--checker", "--format", "--max-reports", "--stats", "--progress", "--quiet"):
+        for opt in ("--checker", "--format", "--max-reports", "--sets", "--stats", "--progress",
+                    "--quiet"):
             self.assertIn(opt, out)
         code, out, _ = run("-h")
         self.assertEqual(code, 0)
@@ -220,6 +234,26 @@ class Json(unittest.TestCase):
         self.assertEqual(c["name"], "velodrome")
         self.assertTrue(any({f'{t["thread"]}@{t["begin_index"]}' for t in r["transactions"]}
                             == {"t1@0", "t2@1"} for r in c["reports"]), c)
+
+    def test_race_automata_sets_file(self):
+        # 001 Fig. 3(b): pattern 11 needs x and y in one atomic set; each variable is alone by
+        # default, and the sets file (names, keys given by the trace reader) joins them.
+        trace = os.path.join(CORPUS, "hammer-fig3b.std")
+        code, doc, err = run_json("-c", "race-automata", trace)
+        self.assertEqual(code, 1, err)
+        kinds = sorted(r["kind"] for r in doc["checkers"][0]["reports"])
+        self.assertEqual(kinds, ["pattern-1", "pattern-1", "pattern-2"])
+        with TempTrace("# atomic sets\ny  point\nx\tpoint\nz other\n") as sets:
+            code, doc, err = run_json("-c", "race-automata", "--sets", sets, trace)
+        self.assertEqual(code, 1, err)
+        reports = doc["checkers"][0]["reports"]
+        self.assertEqual(sorted(r["kind"] for r in reports),
+                         ["pattern-1", "pattern-1", "pattern-11", "pattern-2"])
+        r = next(r for r in reports if r["kind"] == "pattern-11")
+        self.assertEqual([f'{t["thread"]}@{t["begin_index"]}' for t in r["transactions"]],
+                         ["t1@0", "t2@3"])
+        self.assertEqual(r["variables"], ["y", "x"])
+        self.assertEqual([e["index"] for e in r["events"]], [2, 7, 8, 10])
 
     def test_serializable_has_no_reports(self):
         code, doc, err = run_json("-c", "aerodrome", "-c", "velodrome", SERIALIZABLE)
