@@ -10,6 +10,8 @@
 
 #include <atomicity.h>
 
+#include "json_report.h" /* atc_target_space, atc_kind_name (examples/common) */
+
 /* Output formats (--format). */
 enum { ATC_FORMAT_TEXT, ATC_FORMAT_JSON, ATC_FORMAT_SARIF };
 
@@ -47,12 +49,6 @@ typedef struct atc_run {
  * @return a string valid until @p buf is reused or the session freed.
  */
 const char *atc_name(const atc_run *run, int space, uint64_t key, char *buf, size_t size);
-
-/** @return the atom_space of the target of an event of @p kind, or 0 if it has none. */
-int atc_target_space(uint32_t kind);
-
-/** @return the lower-case name of @p kind ("read"), or "unknown". */
-const char *atc_kind_name(uint32_t kind);
 
 /** @return the plural suffix for a count of @p n: "" for 1, "s" otherwise. */
 const char *atc_plural(uint64_t n);

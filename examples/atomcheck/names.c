@@ -14,28 +14,6 @@ const char *atc_name(const atc_run *run, int space, uint64_t key, char *buf, siz
   return buf;
 }
 
-int atc_target_space(uint32_t kind) {
-  switch (kind) {
-  case ATOM_READ:
-  case ATOM_WRITE:
-  case ATOM_COMMIT:
-    return ATOM_SPACE_VAR;
-  case ATOM_ACQUIRE:
-  case ATOM_RELEASE:
-    return ATOM_SPACE_LOCK;
-  case ATOM_FORK:
-  case ATOM_JOIN:
-    return ATOM_SPACE_THREAD;
-  default:
-    return 0;
-  }
-}
-
-const char *atc_kind_name(uint32_t kind) {
-  const char *name = atom_kind_name((int)kind);
-  return name ? name : "unknown";
-}
-
 const char *atc_plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
 char *atc_strdup_printf(const char *fmt, ...) {

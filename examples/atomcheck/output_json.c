@@ -3,49 +3,12 @@
 #include "json_writer.h"
 #include "report_json.h"
 
-#define NAME_BUF 32
+static const char *run_name(int space, uint64_t key, char *buf, size_t size, void *payload) {
+  return atc_name(payload, space, key, buf, size);
+}
 
 void atc_json_report_details(atc_json *j, const atc_run *run, const atom_report *r) {
-  char buf[NAME_BUF];
-
-  atc_json_key(j, "transactions");
-  atc_json_array_begin(j);
-  for (size_t i = 0, n = atom_report_txn_count(r); i < n; i++) {
-    uint64_t thread = 0, index = 0, loc = 0;
-    if (atom_report_txn(r, i, &thread, &index, &loc) != 0) continue;
-    atc_json_object_begin(j);
-    atc_json_member_string(j, "thread", atc_name(run, ATOM_SPACE_THREAD, thread, buf, sizeof buf));
-    atc_json_member_uint(j, "begin_index", index);
-    atc_json_member_uint(j, "begin_loc", loc);
-    atc_json_object_end(j);
-  }
-  atc_json_array_end(j);
-
-  atc_json_key(j, "variables");
-  atc_json_array_begin(j);
-  for (size_t i = 0, n = atom_report_var_count(r); i < n; i++) {
-    const char *name = atom_report_var_name(r, i);
-    if (!name) name = atc_name(run, ATOM_SPACE_VAR, atom_report_var(r, i), buf, sizeof buf);
-    atc_json_string(j, name);
-  }
-  atc_json_array_end(j);
-
-  atc_json_key(j, "events");
-  atc_json_array_begin(j);
-  for (size_t i = 0, n = atom_report_event_count(r); i < n; i++) {
-    atom_event ev;
-    uint64_t index = 0;
-    if (atom_report_event(r, i, &ev, &index) != 0) continue;
-    atc_json_object_begin(j);
-    atc_json_member_uint(j, "index", index);
-    atc_json_member_string(j, "kind", atc_kind_name(ev.kind));
-    atc_json_member_string(j, "thread", atc_name(run, ATOM_SPACE_THREAD, ev.thread, buf, sizeof buf));
-    int space = atc_target_space(ev.kind);
-    atc_json_member_string(j, "target", space ? atc_name(run, space, ev.target, buf, sizeof buf) : NULL);
-    atc_json_member_uint(j, "loc", ev.loc);
-    atc_json_object_end(j);
-  }
-  atc_json_array_end(j);
+  atc_json_report_members(j, r, run_name, (void *)run);
 }
 
 void atc_json_stats(atc_json *j, const atc_run *run) {
@@ -77,14 +40,7 @@ void atc_json_stats(atc_json *j, const atc_run *run) {
 }
 
 static void write_report(atc_json *j, const atc_run *run, const atom_report *r) {
-  atc_json_object_begin(j);
-  atc_json_member_string(j, "checker", atom_report_checker(r));
-  atc_json_member_string(j, "kind", atom_report_kind(r));
-  atc_json_member_uint(j, "event_index", atom_report_event_index(r));
-  atc_json_member_uint(j, "count", atom_report_occurrences(r));
-  atc_json_member_string(j, "message", atom_report_message(r));
-  atc_json_report_details(j, run, r);
-  atc_json_object_end(j);
+  atc_json_report_object(j, r, run_name, (void *)run);
 }
 
 int atc_output_json(FILE *out, const atc_run *run) {

@@ -4,8 +4,8 @@
  * escaped per RFC 8259: quote, backslash and control characters are escaped, valid UTF-8 passes
  * through unchanged, and each byte of an invalid UTF-8 sequence becomes U+FFFD, so the output
  * is always valid UTF-8 JSON whatever bytes the names contain. */
-#ifndef ATOMCHECK_JSON_WRITER_H
-#define ATOMCHECK_JSON_WRITER_H
+#ifndef ATOMICITY_EXAMPLES_JSON_WRITER_H
+#define ATOMICITY_EXAMPLES_JSON_WRITER_H
 
 #include <stddef.h>
 #include <stdint.h>

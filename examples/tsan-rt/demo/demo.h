@@ -1,0 +1,63 @@
+/* What the demos share: a forced schedule.
+ *
+ * Each demo runs one operation in two threads. The "victim" stops at window(), in the middle of
+ * its operation, until the "interferer" has run its whole operation; then it goes on. That is
+ * the interleaving that exhibits the bug of the buggy version; the fixed version has the same
+ * window, outside its critical section, and the same interleaving is harmless there.
+ *
+ * The schedule uses barriers, which the runtime does not record: they add no events. */
+#ifndef DEMO_H
+#define DEMO_H
+
+#include <pthread.h>
+#include <stdio.h>
+
+static pthread_barrier_t demo_enter, demo_leave;
+static _Thread_local int demo_victim;
+
+/* Where the victim lets the interferer run. */
+static void window(void) {
+  if (!demo_victim) return;
+  demo_victim = 0;
+  pthread_barrier_wait(&demo_enter);
+  pthread_barrier_wait(&demo_leave);
+}
+
+typedef void (*demo_op)(void);
+static demo_op demo_victim_op, demo_interferer_op;
+
+static void *demo_victim_main(void *arg) {
+  (void)arg;
+  demo_victim = 1;
+  demo_victim_op();
+  return NULL;
+}
+
+static void *demo_interferer_main(void *arg) {
+  (void)arg;
+  pthread_barrier_wait(&demo_enter);
+  demo_interferer_op();
+  pthread_barrier_wait(&demo_leave);
+  return NULL;
+}
+
+/* Run @p victim and @p interferer in two threads on the schedule above; wait for both. */
+static int demo_run(demo_op victim, demo_op interferer) {
+  pthread_t a, b;
+  demo_victim_op = victim;
+  demo_interferer_op = interferer;
+  if (pthread_barrier_init(&demo_enter, NULL, 2) != 0 ||
+      pthread_barrier_init(&demo_leave, NULL, 2) != 0 ||
+      pthread_create(&a, NULL, demo_victim_main, NULL) != 0 ||
+      pthread_create(&b, NULL, demo_interferer_main, NULL) != 0) {
+    fprintf(stderr, "cannot start the threads\n");
+    return -1;
+  }
+  pthread_join(a, NULL);
+  pthread_join(b, NULL);
+  pthread_barrier_destroy(&demo_enter);
+  pthread_barrier_destroy(&demo_leave);
+  return 0;
+}
+
+#endif

@@ -1,0 +1,199 @@
+/* atomicity-rt: the pieces the runtime's source files share.
+ *
+ * The runtime is the one place in the project with process-global state (STYLE.md, practice 8):
+ * a program has one runtime. Everything here is internal and hidden (-fvisibility=hidden); only
+ * the __tsan_* entry points and the intercepted functions are exported (RT_EXPORT).
+ *
+ * Linux x86_64 only (ELF symbol tables, glibc's dlsym(RTLD_NEXT), x86_64 16-byte atomics). */
+#ifndef ATOMICITY_RT_H
+#define ATOMICITY_RT_H
+
+#include <pthread.h>
+#include <semaphore.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <atomicity.h>
+
+#define RT_EXPORT __attribute__((visibility("default")))
+#define RT_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RT_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RT_TLS __thread __attribute__((tls_model("initial-exec")))
+#define RT_ACTIVE() __atomic_load_n(&rt_active, __ATOMIC_RELAXED)
+#define RT_CALLER_PC() ((uint64_t)(uintptr_t)__builtin_return_address(0))
+
+/* ---- rt_map.c: a small open-addressing map from non-zero uint64_t keys to uint64_t values. */
+typedef struct rt_map {
+  uint64_t *keys; /* 0 = empty, UINT64_MAX = deleted */
+  uint64_t *vals;
+  size_t cap, used, live;
+} rt_map;
+
+/** @return 1 and *val if @p key is present, else 0. */
+int rt_map_get(const rt_map *m, uint64_t key, uint64_t *val);
+/** Insert or replace. @return 0, or -1 when out of memory. */
+int rt_map_put(rt_map *m, uint64_t key, uint64_t val);
+void rt_map_del(rt_map *m, uint64_t key);
+void rt_map_free(rt_map *m);
+
+/* ---- rt_options.c: ATOMICITY_OPTIONS. */
+enum { RT_FORMAT_TEXT, RT_FORMAT_JSON };
+
+typedef struct rt_options {
+  char **atomic;        /* function names or fnmatch patterns (atomic= and atomic_file=) */
+  size_t n_atomic;
+  struct rt_range {     /* file:line ranges from atomic_file= */
+    char *file;
+    unsigned first, last;
+  } *ranges;
+  size_t n_ranges;
+  char **checkers;      /* specs for atom_session_attach ("aerodrome:variant=basic") */
+  size_t n_checkers;
+  char *record;         /* STD trace path, or NULL */
+  char *report;         /* NULL = stderr */
+  int format;           /* RT_FORMAT_* */
+  long max_reports;     /* printed per checker; -1 = all */
+  int exitcode;         /* -1 = keep the program's status */
+  int eager;            /* print each new report when it is found */
+  int verbosity;        /* 0 reports only, 1 (default) + notes and summary, 2 + decisions */
+} rt_options;
+
+/**
+ * Parse @p text (the value of ATOMICITY_OPTIONS; NULL = defaults) into @p o.
+ * @return 0, or -1 with a one-line message in @p err.
+ */
+int rt_options_parse(rt_options *o, const char *text, char *err, size_t err_size);
+void rt_options_free(rt_options *o);
+
+/* ---- rt_symbolize.c: program counters and addresses to names and source lines. */
+typedef struct rt_symbol {
+  const char *function; /* demangled when it is a C++ name; NULL if unknown */
+  const char *raw;      /* the symbol as in the ELF symbol table; NULL if unknown */
+  uint64_t start;       /* address of the function (or object) */
+  uint64_t offset;      /* pc - start */
+  const char *module;   /* path of the object file; NULL if unknown */
+  const char *file;     /* source file (from DWARF line info); NULL if unknown */
+  unsigned line;        /* 0 if unknown */
+} rt_symbol;
+
+/** Find the function containing @p pc (a return address: the call is at pc - 1). @return 0 or -1. */
+int rt_sym_code(uint64_t pc, rt_symbol *out);
+/** Find the global variable containing @p addr. @return 0 or -1. */
+int rt_sym_data(uint64_t addr, rt_symbol *out);
+/** Source line of the first instruction of the function starting at @p start. @return 0 or -1. */
+int rt_sym_function_line(uint64_t start, const char **file, unsigned *line);
+/** @return 1 when DWARF line information can be read (libdw), else 0. */
+int rt_sym_have_lines(void);
+
+/* ---- rt_core.c: global state, events, threads. */
+typedef struct rt_thread {
+  uint64_t id;         /* thread key: 0 = main, then 1, 2, ... in creation order */
+  long depth;          /* instrumented frames open */
+  long txn_depth;      /* depth of the outermost atomic frame, 0 = no transaction open */
+  int ignore;          /* __tsan_ignore_thread_begin nesting; dead threads too */
+  struct rt_thread *next, *prev; /* the list of live threads */
+  struct { uint64_t pc; uint64_t atomic; } cache[256]; /* pc -> atomic? (pc + 1 when atomic) */
+} rt_thread;
+
+/* Functions of the C library the interceptors forward to (dlsym(RTLD_NEXT)). */
+typedef struct rt_real {
+  int (*pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+  int (*pthread_join)(pthread_t, void **);
+  int (*pthread_tryjoin_np)(pthread_t, void **);
+  int (*pthread_timedjoin_np)(pthread_t, void **, const struct timespec *);
+  void (*pthread_exit)(void *) __attribute__((noreturn));
+  int (*pthread_mutex_lock)(pthread_mutex_t *);
+  int (*pthread_mutex_trylock)(pthread_mutex_t *);
+  int (*pthread_mutex_timedlock)(pthread_mutex_t *, const struct timespec *);
+  int (*pthread_mutex_unlock)(pthread_mutex_t *);
+  int (*pthread_rwlock_rdlock)(pthread_rwlock_t *);
+  int (*pthread_rwlock_tryrdlock)(pthread_rwlock_t *);
+  int (*pthread_rwlock_timedrdlock)(pthread_rwlock_t *, const struct timespec *);
+  int (*pthread_rwlock_wrlock)(pthread_rwlock_t *);
+  int (*pthread_rwlock_trywrlock)(pthread_rwlock_t *);
+  int (*pthread_rwlock_timedwrlock)(pthread_rwlock_t *, const struct timespec *);
+  int (*pthread_rwlock_unlock)(pthread_rwlock_t *);
+  int (*pthread_spin_lock)(pthread_spinlock_t *);
+  int (*pthread_spin_trylock)(pthread_spinlock_t *);
+  int (*pthread_spin_unlock)(pthread_spinlock_t *);
+  int (*pthread_cond_wait)(pthread_cond_t *, pthread_mutex_t *);
+  int (*pthread_cond_timedwait)(pthread_cond_t *, pthread_mutex_t *, const struct timespec *);
+  int (*sem_wait)(sem_t *);
+  int (*sem_trywait)(sem_t *);
+  int (*sem_timedwait)(sem_t *, const struct timespec *);
+  int (*sem_post)(sem_t *);
+  int (*cxa_guard_acquire)(int64_t *);
+  void (*cxa_guard_release)(int64_t *);
+  void (*cxa_guard_abort)(int64_t *);
+  void *(*memcpy)(void *, const void *, size_t);
+  void *(*memmove)(void *, const void *, size_t);
+  void *(*memset)(void *, int, size_t);
+} rt_real;
+
+extern rt_real rt_fn;
+/* 1 while events are recorded: configured, initialized, not finished, not in a fork child. */
+extern int rt_active;
+/* 1 when at least one atomic function or range is declared. */
+extern int rt_have_atomic;
+
+/* The calling thread; NULL before the runtime knows it. */
+extern RT_TLS rt_thread *rt_self;
+/* Non-zero while the calling thread runs runtime code: interceptors then only forward. */
+extern RT_TLS int rt_busy;
+
+/** Resolve rt_fn (idempotent, safe to call early). */
+void rt_resolve(void);
+/** Initialize once (idempotent). */
+void rt_init(void);
+/** Register the atexit handler once (from __tsan_init, so that it runs before library destructors). */
+void rt_init_atexit(void);
+
+/** @return the calling thread, adopting an unknown thread as a root thread; NULL if not active. */
+rt_thread *rt_thread_get(void);
+
+/** Take / drop the lock that serializes events. rt_busy must already be set. */
+void rt_lock(void);
+void rt_unlock(void);
+
+/** Push one event (caller holds the lock). Ignored when the runtime is no longer active. */
+void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc);
+
+/** Record an access of @p size bytes at @p addr by the calling thread (takes the lock). */
+void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc);
+/** Record a read and then a write of @p size bytes at @p addr (one read-modify-write). */
+void rt_access_rmw(uint64_t addr, uint64_t size, uint64_t pc);
+/** Record an access to a range (memcpy, memset): one event per 4-byte word. */
+void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc);
+/** Push a synchronization event of the calling thread (ACQUIRE, RELEASE, ...). */
+void rt_sync(uint32_t kind, uint64_t target, uint64_t pc);
+
+/** Function entry and exit of the calling thread (pc identifies the function). */
+void rt_func_entry(uint64_t pc);
+void rt_func_exit(uint64_t pc);
+
+/** Thread management for the interceptors. */
+uint64_t rt_thread_fork(uint64_t pc);                    /* new child id, FORK pushed */
+void rt_thread_fork_failed(uint64_t child, uint64_t pc); /* creation failed: JOIN pushed */
+void rt_thread_start(uint64_t id);                       /* in the child */
+void rt_thread_joined(pthread_t th, uint64_t pc);        /* after a successful join */
+void rt_thread_close_txn(uint64_t pc);                   /* thread ends with frames open */
+void rt_rwlock(void *lock, int write, int acquire, uint64_t pc);
+
+/* ---- rt_report.c: printing the results. */
+typedef struct rt_output {
+  const rt_options *opt;
+  atom_session *session;
+  const char *program;
+  uint64_t events, rejected;
+} rt_output;
+
+/** Print every report and the summary. @return the number of distinct reports. */
+size_t rt_report_all(FILE *out, const rt_output *o);
+/** Print one report as it is found (eager=1). */
+void rt_report_one(FILE *out, const rt_output *o, const atom_report *r);
+
+/** Messages of the runtime: "atomicity-rt: ..." on standard error. */
+void rt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+#endif

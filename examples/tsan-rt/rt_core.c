@@ -1,0 +1,658 @@
+/* The runtime's state: configuration, the session, threads, and the one lock that serializes
+ * events so that the recorded order is a real linearization of the execution.
+ *
+ * Ordering rules (doc/tsan-rt.md): an access is recorded by the hook that the compiler places
+ * just before it; an acquire is recorded after the lock was obtained, a release before it is
+ * given up, a fork before the child exists, a join after the child ended. So every event that
+ * happens-before another is recorded before it. */
+#include <dlfcn.h>
+#include <fnmatch.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "rt.h"
+
+rt_real rt_fn;
+int rt_active;
+int rt_have_atomic;
+RT_TLS rt_thread *rt_self;
+RT_TLS int rt_busy;
+
+static struct {
+  int init_state;        /* 0 not started, 1 running, 2 done */
+  int atexit_done;
+  int finished;
+  int in_child;          /* a fork child: no checking, no output */
+  rt_options opt;
+  atom_session *session;
+  atom_trace_writer *writer;
+  FILE *report;          /* NULL = stderr */
+  pthread_mutex_t lock;  /* serializes events */
+  pthread_mutex_t pc_lock; /* the pc -> atomic maps */
+  pthread_key_t key;     /* runs rt_thread_end at thread exit */
+  uint64_t next_tid;
+  rt_thread *threads;    /* live threads, in start order */
+  rt_map handles;        /* pthread_t -> id + 1 */
+  rt_map rwlocks;        /* rwlock address -> struct rwstate * */
+  rt_map pc_atomic;      /* return address in a function -> 1 + atomic */
+  rt_map fn_atomic;      /* function start -> 1 + atomic */
+  unsigned char *matched; /* per atomic name / range: was it ever entered */
+  uint64_t events, rejected;
+  char first_reject[300];
+  char program[4096];
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER, .pc_lock = PTHREAD_MUTEX_INITIALIZER};
+
+/* A read-write lock: its writer and the threads that ever read-locked it. A reader t holds the
+ * per-thread key rdkey(L, t); a writer holds L and every reader's key, so readers do not order
+ * each other but writers and readers do. */
+typedef struct rwstate {
+  uint64_t writer; /* id + 1, 0 if none */
+  uint64_t *readers;
+  size_t n, cap;
+} rwstate;
+
+static uint64_t rdkey(uint64_t lock, uint64_t tid) { return lock ^ ((tid + 1) << 48); }
+
+void rt_note(const char *fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "atomicity-rt: %s\n", buf);
+}
+
+/* ---- real functions */
+
+#define RESOLVE(field, name)                                            \
+  do {                                                                  \
+    if (!rt_fn.field) {                                                 \
+      void *p_ = dlsym(RTLD_NEXT, name);                                \
+      if (p_) __atomic_store_n((void **)(void *)&rt_fn.field, p_, __ATOMIC_RELEASE); \
+    }                                                                   \
+  } while (0)
+
+void rt_resolve(void) {
+  int busy = rt_busy;
+  rt_busy = 1;
+  RESOLVE(memcpy, "memcpy");
+  RESOLVE(memmove, "memmove");
+  RESOLVE(memset, "memset");
+  RESOLVE(pthread_create, "pthread_create");
+  RESOLVE(pthread_join, "pthread_join");
+  RESOLVE(pthread_tryjoin_np, "pthread_tryjoin_np");
+  RESOLVE(pthread_timedjoin_np, "pthread_timedjoin_np");
+  RESOLVE(pthread_exit, "pthread_exit");
+  RESOLVE(pthread_mutex_lock, "pthread_mutex_lock");
+  RESOLVE(pthread_mutex_trylock, "pthread_mutex_trylock");
+  RESOLVE(pthread_mutex_timedlock, "pthread_mutex_timedlock");
+  RESOLVE(pthread_mutex_unlock, "pthread_mutex_unlock");
+  RESOLVE(pthread_rwlock_rdlock, "pthread_rwlock_rdlock");
+  RESOLVE(pthread_rwlock_tryrdlock, "pthread_rwlock_tryrdlock");
+  RESOLVE(pthread_rwlock_timedrdlock, "pthread_rwlock_timedrdlock");
+  RESOLVE(pthread_rwlock_wrlock, "pthread_rwlock_wrlock");
+  RESOLVE(pthread_rwlock_trywrlock, "pthread_rwlock_trywrlock");
+  RESOLVE(pthread_rwlock_timedwrlock, "pthread_rwlock_timedwrlock");
+  RESOLVE(pthread_rwlock_unlock, "pthread_rwlock_unlock");
+  RESOLVE(pthread_spin_lock, "pthread_spin_lock");
+  RESOLVE(pthread_spin_trylock, "pthread_spin_trylock");
+  RESOLVE(pthread_spin_unlock, "pthread_spin_unlock");
+  RESOLVE(pthread_cond_wait, "pthread_cond_wait");
+  RESOLVE(pthread_cond_timedwait, "pthread_cond_timedwait");
+  RESOLVE(sem_wait, "sem_wait");
+  RESOLVE(sem_trywait, "sem_trywait");
+  RESOLVE(sem_timedwait, "sem_timedwait");
+  RESOLVE(sem_post, "sem_post");
+  RESOLVE(cxa_guard_acquire, "__cxa_guard_acquire");
+  RESOLVE(cxa_guard_release, "__cxa_guard_release");
+  RESOLVE(cxa_guard_abort, "__cxa_guard_abort");
+  rt_busy = busy;
+}
+
+/* ---- the event lock */
+
+void rt_lock(void) { rt_fn.pthread_mutex_lock(&g.lock); }
+void rt_unlock(void) { rt_fn.pthread_mutex_unlock(&g.lock); }
+
+static int active(void) { return __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE); }
+
+void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc) {
+  if (!rt_active) return; /* under the lock: finish clears it under the lock too */
+  atom_event ev = {kind, 0, thread, target, loc};
+  g.events++;
+  int rc = atom_push(g.session, &ev);
+  if (rc == 0) {
+    if (g.writer) atom_trace_writer_write(g.writer, &ev);
+  } else if (g.rejected++ == 0) {
+    snprintf(g.first_reject, sizeof g.first_reject, "%s", atom_last_error());
+  }
+}
+
+/* ---- threads */
+
+static void thread_link(rt_thread *t) {
+  t->prev = NULL;
+  t->next = g.threads;
+  if (g.threads) g.threads->prev = t;
+  g.threads = t;
+  char name[32];
+  snprintf(name, sizeof name, "T%llu", (unsigned long long)t->id);
+  atom_set_name(g.session, ATOM_SPACE_THREAD, t->id, name);
+}
+
+static void thread_unlink(rt_thread *t) {
+  if (t->prev) t->prev->next = t->next;
+  else if (g.threads == t) g.threads = t->next;
+  if (t->next) t->next->prev = t->prev;
+  t->next = t->prev = NULL;
+}
+
+static rt_thread *thread_new(uint64_t id) {
+  rt_thread *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->id = id;
+  return t;
+}
+
+/* At thread exit (pthread key destructor): close an open transaction, forget the thread. */
+static void thread_end(void *p) {
+  rt_thread *t = p;
+  rt_busy = 1;
+  rt_lock();
+  if (t->txn_depth) rt_push(ATOM_END, t->id, 0, 0);
+  t->txn_depth = 0;
+  thread_unlink(t);
+  rt_unlock();
+  rt_self = NULL;
+  free(t);
+  /* rt_busy stays set: whatever this thread still runs is not recorded. */
+}
+
+rt_thread *rt_thread_get(void) {
+  if (RT_LIKELY(rt_self != NULL)) return rt_self;
+  if (!active() || rt_busy) return NULL;
+  /* A thread the runtime did not see start: a root thread with the next id. */
+  rt_busy = 1;
+  rt_thread *t = thread_new(0);
+  if (t) {
+    rt_lock();
+    t->id = g.next_tid++;
+    thread_link(t);
+    rt_unlock();
+    pthread_setspecific(g.key, t);
+    rt_self = t;
+  }
+  rt_busy = 0;
+  return t;
+}
+
+uint64_t rt_thread_fork(uint64_t pc) {
+  rt_thread *t = rt_thread_get();
+  if (!t) return UINT64_MAX;
+  rt_busy = 1;
+  rt_lock();
+  uint64_t id = UINT64_MAX;
+  if (rt_active) {
+    id = g.next_tid++;
+    rt_push(ATOM_FORK, t->id, id, pc);
+  }
+  rt_unlock();
+  rt_busy = 0;
+  return id;
+}
+
+void rt_thread_fork_failed(uint64_t child, uint64_t pc) {
+  rt_thread *t = rt_self;
+  if (!t) return;
+  rt_busy = 1;
+  rt_lock();
+  rt_push(ATOM_JOIN, t->id, child, pc);
+  rt_unlock();
+  rt_busy = 0;
+}
+
+void rt_thread_start(uint64_t id) {
+  rt_busy = 1;
+  rt_thread *t = thread_new(id);
+  if (t) {
+    rt_lock();
+    thread_link(t);
+    rt_map_put(&g.handles, (uint64_t)pthread_self(), id + 1);
+    rt_unlock();
+    pthread_setspecific(g.key, t);
+    rt_self = t;
+  }
+  rt_busy = 0;
+}
+
+void rt_thread_joined(pthread_t th, uint64_t pc) {
+  rt_thread *t = rt_thread_get();
+  if (!t) return;
+  rt_busy = 1;
+  rt_lock();
+  uint64_t v;
+  if (rt_map_get(&g.handles, (uint64_t)th, &v)) {
+    rt_push(ATOM_JOIN, t->id, v - 1, pc);
+    rt_map_del(&g.handles, (uint64_t)th);
+  }
+  rt_unlock();
+  rt_busy = 0;
+}
+
+void rt_thread_close_txn(uint64_t pc) {
+  rt_thread *t = rt_self;
+  if (!t || rt_busy) return;
+  rt_busy = 1;
+  rt_lock();
+  if (t->txn_depth) rt_push(ATOM_END, t->id, 0, pc);
+  t->txn_depth = 0;
+  rt_unlock();
+  rt_busy = 0;
+}
+
+/* ---- accesses and synchronization */
+
+void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc) {
+  if (RT_UNLIKELY(rt_busy) || !active()) return;
+  rt_thread *t = rt_self;
+  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
+  if (t->ignore) return;
+  uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
+  rt_busy = 1;
+  rt_lock();
+  if (size <= 8) {
+    rt_push(kind, t->id, addr, pc);
+  } else {
+    for (uint64_t a = addr; a < addr + size; a += 4) rt_push(kind, t->id, a, pc);
+  }
+  rt_unlock();
+  rt_busy = 0;
+}
+
+void rt_access_rmw(uint64_t addr, uint64_t size, uint64_t pc) {
+  if (RT_UNLIKELY(rt_busy) || !active()) return;
+  rt_thread *t = rt_self;
+  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
+  if (t->ignore) return;
+  rt_busy = 1;
+  rt_lock();
+  for (uint64_t a = addr; a < addr + (size <= 8 ? 1 : size); a += 4) {
+    rt_push(ATOM_READ, t->id, a, pc);
+    rt_push(ATOM_WRITE, t->id, a, pc);
+  }
+  rt_unlock();
+  rt_busy = 0;
+}
+
+void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc) {
+  if (RT_UNLIKELY(rt_busy) || !size || !active()) return;
+  rt_thread *t = rt_self;
+  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
+  if (t->ignore) return;
+  uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
+  rt_busy = 1;
+  rt_lock();
+  for (uint64_t a = addr & ~(uint64_t)3; a < addr + size; a += 4) rt_push(kind, t->id, a, pc);
+  rt_unlock();
+  rt_busy = 0;
+}
+
+void rt_sync(uint32_t kind, uint64_t target, uint64_t pc) {
+  if (RT_UNLIKELY(rt_busy) || !active()) return;
+  rt_thread *t = rt_self;
+  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
+  rt_busy = 1;
+  rt_lock();
+  rt_push(kind, t->id, target, pc);
+  rt_unlock();
+  rt_busy = 0;
+}
+
+static rwstate *rw_get(uint64_t lock) {
+  uint64_t v;
+  if (rt_map_get(&g.rwlocks, lock, &v)) return (rwstate *)(uintptr_t)v;
+  rwstate *s = calloc(1, sizeof *s);
+  if (s && rt_map_put(&g.rwlocks, lock, (uint64_t)(uintptr_t)s) != 0) {
+    free(s);
+    s = NULL;
+  }
+  return s;
+}
+
+void rt_rwlock(void *lock, int write, int acquire, uint64_t pc) {
+  if (RT_UNLIKELY(rt_busy) || !active()) return;
+  rt_thread *t = rt_self;
+  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
+  uint64_t L = (uint64_t)(uintptr_t)lock;
+  rt_busy = 1;
+  rt_lock();
+  rwstate *s = rw_get(L);
+  if (s) {
+    if (!acquire) write = s->writer == t->id + 1; /* unlock: which kind did this thread hold */
+    if (write && acquire) {
+      s->writer = t->id + 1;
+      rt_push(ATOM_ACQUIRE, t->id, L, pc);
+      for (size_t i = 0; i < s->n; i++) rt_push(ATOM_ACQUIRE, t->id, rdkey(L, s->readers[i]), pc);
+    } else if (write) {
+      for (size_t i = s->n; i-- > 0;) rt_push(ATOM_RELEASE, t->id, rdkey(L, s->readers[i]), pc);
+      rt_push(ATOM_RELEASE, t->id, L, pc);
+      s->writer = 0;
+    } else if (acquire) {
+      size_t i = 0;
+      while (i < s->n && s->readers[i] != t->id) i++;
+      if (i == s->n) {
+        if (s->n == s->cap) {
+          size_t cap = s->cap ? 2 * s->cap : 4;
+          uint64_t *r = realloc(s->readers, cap * sizeof *r);
+          if (r) {
+            s->readers = r;
+            s->cap = cap;
+          }
+        }
+        if (s->n < s->cap) s->readers[s->n++] = t->id;
+      }
+      rt_push(ATOM_ACQUIRE, t->id, rdkey(L, t->id), pc);
+    } else {
+      rt_push(ATOM_RELEASE, t->id, rdkey(L, t->id), pc);
+    }
+  }
+  rt_unlock();
+  rt_busy = 0;
+}
+
+/* ---- atomic functions */
+
+static int file_matches(const char *path, const char *want) {
+  size_t lp = strlen(path), lw = strlen(want);
+  if (lw > lp) return 0;
+  if (strcmp(path + lp - lw, want) != 0) return 0;
+  return lp == lw || path[lp - lw - 1] == '/';
+}
+
+static int name_matches(const char *pattern, const rt_symbol *s) {
+  if (!fnmatch(pattern, s->raw, 0) || !fnmatch(pattern, s->function, 0)) return 1;
+  const char *paren = strchr(s->function, '(');
+  if (!paren || paren == s->function) return 0;
+  char bare[512];
+  size_t n = (size_t)(paren - s->function);
+  if (n >= sizeof bare) return 0;
+  memcpy(bare, s->function, n);
+  bare[n] = '\0';
+  return !fnmatch(pattern, bare, 0);
+}
+
+/* Decide whether the function containing pc is declared atomic (caller holds pc_lock). */
+static uint64_t decide(uint64_t pc) {
+  rt_symbol s;
+  if (rt_sym_code(pc, &s) != 0 || !s.function) return 0;
+  uint64_t v;
+  if (rt_map_get(&g.fn_atomic, s.start, &v)) return v - 1;
+  int atomic = 0;
+  for (size_t i = 0; i < g.opt.n_atomic; i++)
+    if (name_matches(g.opt.atomic[i], &s)) {
+      atomic = 1;
+      if (g.matched) g.matched[i] = 1;
+    }
+  if (g.opt.n_ranges) {
+    const char *file;
+    unsigned line;
+    if (rt_sym_function_line(s.start, &file, &line) == 0)
+      for (size_t i = 0; i < g.opt.n_ranges; i++) {
+        const struct rt_range *r = &g.opt.ranges[i];
+        if (line >= r->first && line <= r->last && file_matches(file, r->file)) {
+          atomic = 1;
+          if (g.matched) g.matched[g.opt.n_atomic + i] = 1;
+        }
+      }
+  }
+  if (atomic && g.opt.verbosity >= 2) {
+    const char *file = NULL;
+    unsigned line = 0;
+    rt_sym_function_line(s.start, &file, &line);
+    if (file) rt_note("atomic function %s (%s:%u)", s.function, file, line);
+    else rt_note("atomic function %s", s.function);
+  }
+  rt_map_put(&g.fn_atomic, s.start, (uint64_t)atomic + 1);
+  return (uint64_t)atomic;
+}
+
+static int is_atomic(rt_thread *t, uint64_t pc) {
+  size_t slot = (size_t)((pc >> 2) ^ (pc >> 11)) & 255;
+  if (t->cache[slot].pc == pc) return (int)t->cache[slot].atomic;
+  rt_busy = 1;
+  rt_fn.pthread_mutex_lock(&g.pc_lock);
+  uint64_t v;
+  if (rt_map_get(&g.pc_atomic, pc, &v)) {
+    v--;
+  } else {
+    v = decide(pc);
+    rt_map_put(&g.pc_atomic, pc, v + 1);
+  }
+  rt_fn.pthread_mutex_unlock(&g.pc_lock);
+  rt_busy = 0;
+  t->cache[slot].pc = pc;
+  t->cache[slot].atomic = v;
+  return (int)v;
+}
+
+void rt_func_entry(uint64_t pc) {
+  if (RT_UNLIKELY(rt_busy)) return;
+  rt_thread *t = rt_self;
+  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
+  t->depth++;
+  if (t->txn_depth || !rt_have_atomic || t->ignore || !active()) return;
+  if (!is_atomic(t, pc)) return;
+  rt_busy = 1;
+  rt_lock();
+  if (rt_active) {
+    rt_push(ATOM_BEGIN, t->id, 0, pc);
+    t->txn_depth = t->depth;
+  }
+  rt_unlock();
+  rt_busy = 0;
+}
+
+void rt_func_exit(uint64_t pc) {
+  if (RT_UNLIKELY(rt_busy)) return;
+  rt_thread *t = rt_self;
+  if (RT_UNLIKELY(!t)) return;
+  if (RT_UNLIKELY(t->txn_depth) && t->txn_depth >= t->depth) {
+    rt_busy = 1;
+    rt_lock();
+    rt_push(ATOM_END, t->id, 0, pc);
+    t->txn_depth = 0;
+    rt_unlock();
+    rt_busy = 0;
+  }
+  if (t->depth > 0) t->depth--;
+}
+
+/* ---- start and end */
+
+static void on_report(const atom_report *r, void *payload) {
+  (void)payload;
+  rt_output o = {&g.opt, g.session, g.program, g.events, g.rejected};
+  rt_report_one(g.report ? g.report : stderr, &o, r);
+}
+
+static void run_unchecked(void) {
+  if (g.writer) atom_trace_writer_close(g.writer);
+  g.writer = NULL;
+  atom_session_free(g.session);
+  g.session = NULL;
+  if (g.report) fclose(g.report);
+  g.report = NULL;
+}
+
+static void at_fork_child(void) {
+  /* The child is another process: it neither checks nor prints (the parent does). */
+  __atomic_store_n(&rt_active, 0, __ATOMIC_RELEASE);
+  g.in_child = 1;
+  pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+  g.lock = fresh;
+  g.pc_lock = fresh;
+}
+
+static int configure(void) {
+  char err[600];
+  if (rt_options_parse(&g.opt, getenv("ATOMICITY_OPTIONS"), err, sizeof err) != 0) {
+    rt_note("ATOMICITY_OPTIONS: %s; running unchecked", err);
+    return -1;
+  }
+  size_t n_decl = g.opt.n_atomic + g.opt.n_ranges;
+  if (n_decl) g.matched = calloc(n_decl, 1);
+  if (g.opt.n_ranges && !rt_sym_have_lines() && g.opt.verbosity >= 1)
+    rt_note("atomic_file: file:line ranges need DWARF line information, which this build "
+            "cannot read (no libdw); only function names are used");
+  if (!n_decl && !g.opt.record) {
+    if (g.opt.verbosity >= 1)
+      rt_note("no atomic functions declared (ATOMICITY_OPTIONS=atomic=fn1,fn2 or "
+              "atomic_file=PATH); running unchecked");
+    return -1;
+  }
+  atom_options ao;
+  atom_options_init(&ao, ATOM_OPTIONS_VERSION);
+  if (g.opt.eager && g.opt.format == RT_FORMAT_TEXT) ao.on_report = on_report;
+  if (atom_session_new(&g.session, &ao) != 0) {
+    rt_note("cannot create a session: %s; running unchecked", atom_last_error());
+    return -1;
+  }
+  for (size_t i = 0; i < g.opt.n_checkers; i++)
+    if (atom_session_attach(g.session, g.opt.checkers[i]) != 0) {
+      rt_note("ATOMICITY_OPTIONS: checkers=%s: %s; running unchecked", g.opt.checkers[i],
+              atom_last_error());
+      return -1;
+    }
+  if (g.opt.record && atom_trace_writer_open(&g.writer, g.opt.record) != 0) {
+    rt_note("ATOMICITY_OPTIONS: record=%s: %s; running unchecked", g.opt.record,
+            atom_last_error());
+    return -1;
+  }
+  if (g.opt.report) {
+    g.report = fopen(g.opt.report, "w");
+    if (!g.report) {
+      rt_note("ATOMICITY_OPTIONS: report=%s: cannot open for writing; running unchecked",
+              g.opt.report);
+      return -1;
+    }
+  }
+  if (pthread_key_create(&g.key, thread_end) != 0) {
+    rt_note("cannot create a thread key; running unchecked");
+    return -1;
+  }
+  ssize_t n = readlink("/proc/self/exe", g.program, sizeof g.program - 1);
+  g.program[n > 0 ? n : 0] = '\0';
+  return 0;
+}
+
+void rt_init(void) {
+  if (__atomic_load_n(&g.init_state, __ATOMIC_ACQUIRE) == 2) return;
+  int expected = 0;
+  if (!__atomic_compare_exchange_n(&g.init_state, &expected, 1, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return; /* another thread initializes; this one is not recorded until it is done */
+  int busy = rt_busy;
+  rt_busy = 1;
+  rt_resolve();
+  if (configure() == 0) {
+    rt_thread *t = thread_new(0);
+    if (t) {
+      g.next_tid = 1;
+      thread_link(t);
+      rt_map_put(&g.handles, (uint64_t)pthread_self(), 1);
+      pthread_setspecific(g.key, t);
+      rt_self = t;
+      pthread_atfork(NULL, NULL, at_fork_child);
+      rt_have_atomic = g.opt.n_atomic + g.opt.n_ranges > 0;
+      __atomic_store_n(&rt_active, 1, __ATOMIC_RELEASE);
+    } else {
+      run_unchecked();
+    }
+  } else {
+    run_unchecked();
+  }
+  __atomic_store_n(&g.init_state, 2, __ATOMIC_RELEASE);
+  rt_busy = busy;
+}
+
+static int cmp_thread(const void *a, const void *b) {
+  const rt_thread *x = *(rt_thread *const *)a, *y = *(rt_thread *const *)b;
+  return x->id < y->id ? -1 : x->id > y->id;
+}
+
+/* End of the run: close open transactions (threads still running or cut off by exit), finish
+ * the checkers, print, and choose the exit status. Idempotent. */
+static void finish(void) {
+  if (g.in_child || !g.session) return;
+  rt_busy = 1;
+  rt_lock();
+  if (g.finished) {
+    rt_unlock();
+    return;
+  }
+  g.finished = 1;
+  size_t n = 0;
+  for (rt_thread *t = g.threads; t; t = t->next) n++;
+  rt_thread **v = n ? calloc(n, sizeof *v) : NULL;
+  if (v) {
+    n = 0;
+    for (rt_thread *t = g.threads; t; t = t->next) v[n++] = t;
+    qsort(v, n, sizeof *v, cmp_thread);
+    for (size_t i = 0; i < n; i++)
+      if (v[i]->txn_depth) {
+        rt_push(ATOM_END, v[i]->id, 0, 0);
+        v[i]->txn_depth = 0;
+      }
+    free(v);
+  }
+  __atomic_store_n(&rt_active, 0, __ATOMIC_RELEASE);
+  atom_finish(g.session);
+  rt_unlock();
+
+  if (g.writer && atom_trace_writer_close(g.writer) != 0)
+    rt_note("record=%s: %s", g.opt.record, atom_last_error());
+  g.writer = NULL;
+
+  FILE *out = g.report ? g.report : stderr;
+  rt_output o = {&g.opt, g.session, g.program, g.events, g.rejected};
+  size_t reports = rt_report_all(out, &o);
+  if (g.report) {
+    fclose(g.report);
+    g.report = NULL;
+  }
+  if (g.opt.verbosity >= 1) {
+    if (g.rejected)
+      rt_note("%llu events were ill-formed and dropped; the first: %s",
+              (unsigned long long)g.rejected, g.first_reject);
+    for (size_t i = 0; g.matched && i < g.opt.n_atomic + g.opt.n_ranges; i++) {
+      if (g.matched[i]) continue;
+      if (i < g.opt.n_atomic)
+        rt_note("atomic function '%s' was never entered: not called, inlined (build with "
+                "-fno-inline or -O0), or not compiled with -fsanitize=thread",
+                g.opt.atomic[i]);
+      else
+        rt_note("no function starts in %s:%u-%u (atomic_file)", g.opt.ranges[i - g.opt.n_atomic].file,
+                g.opt.ranges[i - g.opt.n_atomic].first, g.opt.ranges[i - g.opt.n_atomic].last);
+    }
+  }
+  if (reports && g.opt.exitcode >= 0) {
+    fflush(NULL);
+    _exit(g.opt.exitcode);
+  }
+}
+
+static void at_exit(void) { finish(); }
+
+void rt_init_atexit(void) {
+  if (__atomic_exchange_n(&g.atexit_done, 1, __ATOMIC_ACQ_REL)) return;
+  atexit(at_exit);
+}
+
+__attribute__((constructor)) static void rt_ctor(void) { rt_init(); }
+
+/* In case no instrumented code registered the atexit handler (a program without __tsan_init). */
+__attribute__((destructor)) static void rt_dtor(void) {
+  if (!g.atexit_done) finish();
+}

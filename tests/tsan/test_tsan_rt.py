@@ -1,0 +1,407 @@
+"""Tests of the tsan-rt runtime (examples/tsan-rt): programs built with clang -fsanitize=thread
+-fno-sanitize-link-runtime and linked with -latomicity-rt.
+
+Run by tests/tsan/meson.build, one meson test per class: test_tsan_rt.py CLASS. The paths come
+from the environment (see meson.build)."""
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ENV = os.environ
+RT_DIR = ENV.get("TSAN_RT_DIR", "")
+CLANG = ENV.get("CLANG", "clang")
+CLANGXX = ENV.get("CLANGXX", "")
+ATOMCHECK = ENV.get("ATOMCHECK", "")
+DEMO_DIR = ENV.get("TSAN_DEMO_DIR", "")
+DEMO_SRC = ENV.get("TSAN_DEMO_SRC", "")
+PROGRAMS = ENV.get("TSAN_PROGRAMS", "")
+
+TSAN = ["-fsanitize=thread", "-fno-sanitize-link-runtime", "-g"]
+RBW = ["-mllvm", "-tsan-instrument-read-before-write=1"]
+RECOMMENDED = TSAN + ["-O1", "-fno-inline"] + RBW
+
+DEMOS = ["counter", "lazy_init", "transfer", "withdraw", "vector"]
+
+
+def demo_options(name):
+    """The ATOMICITY_OPTIONS line written in the demo's header comment."""
+    with open(os.path.join(DEMO_SRC, name + ".c")) as f:
+        m = re.search(r"ATOMICITY_OPTIONS: (\S+)", f.read())
+    return m.group(1)
+
+
+def run(cmd, options=None, timeout=60, **kw):
+    env = dict(os.environ)
+    env.pop("ATOMICITY_OPTIONS", None)
+    if options is not None:
+        env["ATOMICITY_OPTIONS"] = options
+    return subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=timeout, **kw)
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="tsan-rt-test-")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def build(self, source, out, flags=RECOMMENDED, compiler=None, extra=()):
+        """Compile and link one program against the build tree's runtime."""
+        exe = self.path(out)
+        cmd = [compiler or CLANG] + list(flags) + list(extra) + [source, "-o", exe,
+                                                              "-L" + RT_DIR, "-latomicity-rt",
+                                                              "-Wl,-rpath," + RT_DIR]
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+        self.assertEqual(p.returncode, 0, " ".join(cmd) + "\n" + p.stdout)
+        return exe
+
+    def json_report(self, cmd, options, **kw):
+        report = self.path("report.json")
+        p = run(cmd, options + " format=json report=" + report, **kw)
+        with open(report) as f:
+            return p, json.load(f)
+
+    def atomcheck(self, trace):
+        p = run([ATOMCHECK, "-c", "aerodrome", "-c", "velodrome", "--format", "json", trace])
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        return p.returncode, json.loads(p.stdout)
+
+
+def violations(doc):
+    return {c["name"]: c["violations"] for c in doc["checkers"]}
+
+
+class Demos(Base):
+    """Each demo: the bug is reported by aerodrome and velodrome, the fixed twin is clean, the
+    program's output and status are those of an unchecked run, and a recorded trace gives
+    atomcheck the same verdict."""
+
+    def check_demo(self, name):
+        opts = demo_options(name)
+        atomic = opts.split("=", 1)[1].split(",")
+        for fixed in (False, True):
+            exe = os.path.join(DEMO_DIR, name + ("-fixed" if fixed else ""))
+            with self.subTest(demo=name, fixed=fixed):
+                plain = run([exe])  # unchecked
+                trace = self.path("trace.std")
+                p, doc = self.json_report([exe], opts + " checkers=aerodrome,velodrome record=" + trace)
+                self.assertEqual((p.stdout, p.returncode), (plain.stdout, plain.returncode))
+                self.assertEqual(doc["rejected"], 0)
+                v = violations(doc)
+                if fixed:
+                    self.assertEqual(v, {"aerodrome": 0, "velodrome": 0}, p.stderr)
+                else:
+                    self.assertGreater(v["aerodrome"], 0, p.stderr)
+                    self.assertGreater(v["velodrome"], 0, p.stderr)
+                    # Every transaction and witness is symbolized: function and file:line.
+                    locs = doc["locations"]
+                    for c in doc["checkers"]:
+                        for r in c["reports"]:
+                            for t in r["transactions"]:
+                                where = locs[str(t["begin_loc"])]
+                                self.assertIn(where["function"], atomic)
+                                self.assertTrue(where["file"].endswith(name + ".c"), where)
+                                self.assertGreater(where["line"], 0)
+                            for e in r["events"]:
+                                where = locs[str(e["loc"])]
+                                self.assertTrue(where["file"].endswith(name + ".c"), where)
+                                self.assertGreater(where["line"], 0)
+                rc, checked = self.atomcheck(trace)
+                self.assertEqual(rc, 0 if fixed else 1)
+                self.assertEqual(bool(violations(checked)["aerodrome"]), not fixed)
+                self.assertEqual(bool(violations(checked)["velodrome"]), not fixed)
+
+    def test_counter(self):
+        self.check_demo("counter")
+
+    def test_lazy_init(self):
+        self.check_demo("lazy_init")
+
+    def test_transfer(self):
+        self.check_demo("transfer")
+
+    def test_withdraw(self):
+        self.check_demo("withdraw")
+
+    def test_vector(self):
+        self.check_demo("vector")
+
+    def test_text_report_names_functions_and_lines(self):
+        exe = os.path.join(DEMO_DIR, "counter")
+        p = run([exe], "atomic=increment checkers=velodrome")
+        self.assertRegex(p.stderr, r"T1@\d+: increment at \S*counter\.c:\d+")
+        self.assertRegex(p.stderr, r"write\(counter\) in increment at \S*counter\.c:\d+")
+        self.assertIn("atomicity-rt: velodrome: 1 violation", p.stderr)
+
+    def test_static_functions_are_named(self):
+        # new_config is static: the ELF symbol table names it (dladdr would not).
+        _, doc = self.json_report([os.path.join(DEMO_DIR, "lazy_init")], "atomic=get_config")
+        self.assertIn("new_config", {l["function"] for l in doc["locations"].values()})
+
+    def test_other_optimization_levels(self):
+        # The same verdicts at -O0, and at -O2 when inlining is off.
+        for level in ("-O0", "-O2"):
+            for fixed in (False, True):
+                with self.subTest(level=level, fixed=fixed):
+                    exe = self.build(os.path.join(DEMO_SRC, "transfer.c"), "transfer",
+                                     TSAN + [level, "-fno-inline"] + RBW + (["-DFIXED"] if fixed else []))
+                    _, doc = self.json_report([exe], demo_options("transfer"))
+                    self.assertEqual(violations(doc)["aerodrome"] > 0, not fixed)
+
+
+class EntryPoints(Base):
+    """Every entry point listed in the README is exported, and nothing else with that prefix;
+    a program calling each one links and runs (ENTRY_POINTS, built by meson)."""
+
+    def readme_names(self):
+        with open(ENV["TSAN_README"]) as f:
+            text = f.read()
+        block = re.search(r"```entry-points\n(.*?)```", text, re.S).group(1)
+        names = set()
+        for line in block.split("\n"):
+            line = line.split("#")[0].strip()
+            if not line:
+                continue
+            todo = [line]
+            while todo:  # expand {a,b,c}
+                s = todo.pop()
+                m = re.search(r"\{([^{}]*)\}", s)
+                if not m:
+                    names.add(s)
+                    continue
+                for alt in m.group(1).split(","):
+                    todo.append(s[:m.start()] + alt + s[m.end():])
+        return names
+
+    def exported(self):
+        out = subprocess.run(["nm", "-D", "--defined-only", ENV["TSAN_RT_LIB"]],
+                             stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout
+        return {l.split()[-1] for l in out.splitlines() if l.strip()}
+
+    def test_readme_lists_every_entry_point(self):
+        readme = self.readme_names()
+        exported = self.exported()
+        tsan = {n for n in exported if n.startswith("__tsan_")}
+        self.assertEqual(tsan, {n for n in readme if n.startswith("__tsan_")})
+        self.assertTrue(readme <= exported, readme - exported)
+
+    def test_program_calling_each_entry_point(self):
+        p = run([ENV["ENTRY_POINTS"]], "atomic=main record=" + self.path("t.std"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(p.stdout, "entry points: ok\n")
+        rc, _ = self.atomcheck(self.path("t.std"))
+        self.assertEqual(rc, 0)
+
+    def test_instrumented_programs_at_each_level(self):
+        """C and C++ programs at -O0..-O2, with and without read-before-write: every __tsan_*
+        symbol clang emits is defined by the runtime, and the programs behave as without it."""
+        exported = self.exported()
+        sources = [(os.path.join(PROGRAMS, "probe.c"), CLANG)]
+        if CLANGXX:
+            sources.append((os.path.join(PROGRAMS, "cxx.cpp"), CLANGXX))
+        for src, compiler in sources:
+            plain = self.path("plain")
+            subprocess.run([compiler, "-O1", src, "-o", plain, "-pthread"], check=True)
+            expected = run([plain])
+            for level in ("-O0", "-O1", "-O2"):
+                for rbw in ([], RBW):
+                    with self.subTest(src=os.path.basename(src), level=level, rbw=bool(rbw)):
+                        obj = self.path("p.o")
+                        subprocess.run([compiler, "-c"] + TSAN + [level] + rbw + [src, "-o", obj],
+                                       check=True)
+                        nm = subprocess.run(["nm", "-u", obj], stdout=subprocess.PIPE,
+                                            universal_newlines=True, check=True).stdout
+                        wanted = {l.split()[-1] for l in nm.splitlines() if "__tsan_" in l}
+                        self.assertTrue(wanted, "no instrumentation?")
+                        self.assertTrue(wanted <= exported, wanted - exported)
+                        exe = self.build(obj, "p", [], compiler)
+                        got = run([exe], "atomic=run,Account::deposit checkers=aerodrome")
+                        self.assertEqual((got.stdout, got.returncode),
+                                         (expected.stdout, expected.returncode), got.stderr)
+
+
+class Behaviour(Base):
+    """Interceptors keep the program's behaviour; threads that end inside a transaction."""
+
+    def test_sync_primitives(self):
+        src = os.path.join(PROGRAMS, "sync.c")
+        plain = self.path("plain")
+        subprocess.run([CLANG, "-O1", src, "-o", plain, "-pthread"], check=True)
+        expected = run([plain])
+        exe = self.build(src, "sync")
+        trace = self.path("t.std")
+        p, doc = self.json_report([exe], "atomic=bump_all checkers=aerodrome,velodrome record=" + trace)
+        self.assertEqual((p.stdout, p.returncode), (expected.stdout, expected.returncode))
+        self.assertEqual(expected.returncode, 3)
+        self.assertEqual(doc["rejected"], 0, p.stderr)
+        self.assertNotIn("ill-formed", p.stderr)
+        # Every operation is protected: serializable.
+        self.assertEqual(violations(doc), {"aerodrome": 0, "velodrome": 0})
+        rc, _ = self.atomcheck(trace)
+        self.assertEqual(rc, 0)
+        with open(trace) as f:
+            text = f.read()
+        for op in ("fork(", "join(", "acq(", "rel(", "begin", "end"):
+            self.assertIn(op, text)
+
+    def test_threads_ending_inside_a_transaction(self):
+        exe = self.build(os.path.join(PROGRAMS, "exits.c"), "exits")
+        for mode, status, out in (("pthread_exit", 0, "start pthread_exit\njoined, shared = 1\n"),
+                                  ("exit", 4, "start exit\n"),
+                                  ("return", 5, "start return\nmain returns\n")):
+            with self.subTest(mode=mode):
+                trace = self.path(mode + ".std")
+                p = run([exe, mode], "atomic=work_in_transaction checkers=aerodrome,velodrome "
+                        "record=" + trace)
+                self.assertEqual((p.stdout, p.returncode), (out, status), p.stderr)
+                self.assertIn("atomicity-rt: aerodrome: no violations", p.stderr)
+                self.assertNotIn("ill-formed", p.stderr)
+                with open(trace) as f:
+                    lines = f.read().split()
+                self.assertEqual(sum("|begin|" in l for l in lines),
+                                 sum("|end|" in l for l in lines))
+                rc, _ = self.atomcheck(trace)
+                self.assertEqual(rc, 0)
+
+    def test_cxx(self):
+        if not CLANGXX:
+            self.skipTest("clang++ not found")
+        exe = self.build(os.path.join(PROGRAMS, "cxx.cpp"), "cxx", RECOMMENDED, CLANGXX)
+        p, doc = self.json_report([exe], "atomic=Account::deposit checkers=aerodrome,velodrome")
+        self.assertEqual(p.stdout, "hello 9 10\n")
+        self.assertEqual(p.returncode, 0)
+        self.assertGreater(violations(doc)["aerodrome"], 0)
+        functions = {l["function"] for l in doc["locations"].values()}
+        self.assertIn("Account::deposit(int)", functions)
+
+    def test_read_before_write(self):
+        """x++ is a read and a write only with -tsan-instrument-read-before-write=1."""
+        src = os.path.join(PROGRAMS, "rmw.c")
+        for rbw in (True, False):
+            with self.subTest(rbw=rbw):
+                exe = self.build(src, "rmw", TSAN + ["-O1", "-fno-inline"] + (RBW if rbw else []))
+                trace = self.path("t.std")
+                p = run([exe], "atomic=hit record=" + trace)
+                self.assertEqual(p.stdout, "2\n")
+                with open(trace) as f:
+                    ops = [l.split("|")[1] for l in f.read().split() if l.startswith("T0|")]
+                inside = ops[ops.index("begin") + 1:ops.index("end")]
+                if rbw:
+                    self.assertEqual([o[0] for o in inside], ["r", "w"])
+                else:
+                    self.assertEqual([o[0] for o in inside], ["w"])
+
+
+class Options(Base):
+    def exe(self):
+        return os.path.join(DEMO_DIR, "counter")
+
+    def test_bad_options_run_unchecked(self):
+        plain = run([self.exe()])
+        for bad in ("nonsense", "atomic=increment foo=1", "atomic=increment format=xml",
+                    "atomic=increment checkers=nope", "atomic=increment max_reports=-3",
+                    "atomic=increment exitcode=999", "atomic_file=/nonexistent/file",
+                    "atomic=increment record=/nonexistent/dir/t.std", "atomic='unterminated"):
+            with self.subTest(options=bad):
+                p = run([self.exe()], bad)
+                self.assertEqual((p.stdout, p.returncode), (plain.stdout, plain.returncode))
+                lines = p.stderr.strip().split("\n")
+                self.assertEqual(len(lines), 1, p.stderr)
+                self.assertRegex(lines[0], r"^atomicity-rt: .*running unchecked$")
+
+    def test_separators_and_quotes(self):
+        for opts in ("atomic=increment:checkers=velodrome", "  atomic=increment \t checkers=velodrome ",
+                     "atomic='increment' checkers=\"velodrome\""):
+            with self.subTest(options=opts):
+                p = run([self.exe()], opts)
+                self.assertIn("atomicity-rt: velodrome: 1 violation", p.stderr)
+
+    def test_checker_arguments(self):
+        p = run([self.exe()], "atomic=increment checkers=aerodrome:variant=basic,velodrome")
+        self.assertIn("atomicity-rt: aerodrome:variant=basic: 1 violation", p.stderr)
+        self.assertIn("atomicity-rt: velodrome: 1 violation", p.stderr)
+
+    def test_exitcode(self):
+        p = run([self.exe()], "atomic=increment exitcode=66")
+        self.assertEqual(p.returncode, 66)
+        self.assertEqual(p.stdout, "counter = 1\n")  # flushed before the status is changed
+        p = run([os.path.join(DEMO_DIR, "counter-fixed")], "atomic=increment exitcode=66")
+        self.assertEqual(p.returncode, 0)
+
+    def test_max_reports_and_report_file(self):
+        exe = os.path.join(DEMO_DIR, "lazy_init")
+        report = self.path("r.txt")
+        p = run([exe], "atomic=get_config checkers=aerodrome max_reports=1 report=" + report)
+        self.assertEqual(p.stderr, "")
+        with open(report) as f:
+            text = f.read()
+        self.assertEqual(text.count("conflict-cycle at event"), 1)
+        self.assertRegex(text, r"aerodrome: \d+ more reports? not shown \(max_reports=1\)")
+        _, doc = self.json_report([exe], "atomic=get_config max_reports=0")
+        self.assertEqual(doc["checkers"][0]["reports"], [])
+        self.assertGreater(doc["checkers"][0]["violations"], 0)
+
+    def test_eager(self):
+        p = run([self.exe()], "atomic=increment eager=1 checkers=velodrome")
+        self.assertEqual(p.stderr.count("conflict-cycle at event"), 1)
+        self.assertIn("velodrome: 1 violation", p.stderr)
+
+    def test_atomic_file(self):
+        src = os.path.join(DEMO_SRC, "transfer.c")
+        with open(src) as f:
+            lines = f.read().split("\n")
+        # the buggy transfer() is the first definition; audit() the only one
+        first = next(i for i, l in enumerate(lines) if l.startswith("void transfer(")) + 1
+        listing = self.path("atomic.txt")
+        with open(listing, "w") as f:
+            f.write("# one per line\naudit\n\ntransfer.c:%d-%d\n" % (first, first + 1))
+        _, doc = self.json_report([os.path.join(DEMO_DIR, "transfer")], "atomic_file=" + listing)
+        self.assertGreater(violations(doc)["aerodrome"], 0)
+        functions = {l["function"] for l in doc["locations"].values()}
+        self.assertTrue({"transfer", "audit"} <= functions, functions)
+
+    def test_unmatched_name_is_reported(self):
+        p = run([self.exe()], "atomic=increment,no_such_function")
+        self.assertIn("atomic function 'no_such_function' was never entered", p.stderr)
+
+
+class PkgConfig(Base):
+    """The three commands of doc/tsan-rt.md, with the build tree's atomicity-rt.pc."""
+
+    def test_three_commands(self):
+        if not shutil.which("pkg-config"):
+            self.skipTest("pkg-config not found")
+        env = dict(os.environ, PKG_CONFIG_PATH=ENV["TSAN_PKGCONFIG_DIR"])
+        flags = subprocess.run(["pkg-config", "--cflags", "--libs", "atomicity-rt"], env=env,
+                               stdout=subprocess.PIPE, universal_newlines=True, check=True).stdout.split()
+        for f in ("-fsanitize=thread", "-fno-sanitize-link-runtime", "-latomicity-rt"):
+            self.assertIn(f, flags)
+        exe = self.path("counter")
+        subprocess.run([CLANG, "-O1", os.path.join(DEMO_SRC, "counter.c"), "-o", exe] + flags,
+                       check=True)
+        env["LD_LIBRARY_PATH"] = RT_DIR
+        env["ATOMICITY_OPTIONS"] = "atomic=increment"
+        p = subprocess.run([exe], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           universal_newlines=True)
+        self.assertEqual(p.stdout, "counter = 1\n")
+        self.assertIn("aerodrome: 1 violation", p.stderr)
+
+
+if __name__ == "__main__":
+    names = sys.argv[1:]
+    suite = unittest.TestSuite()
+    loader = unittest.TestLoader()
+    for n in names or ["Demos", "EntryPoints", "Behaviour", "Options", "PkgConfig"]:
+        suite.addTests(loader.loadTestsFromName(n, sys.modules[__name__]))
+    result = unittest.TextTestRunner(verbosity=2).run(suite)
+    sys.exit(0 if result.wasSuccessful() else 1)
