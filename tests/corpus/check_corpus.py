@@ -64,6 +64,41 @@ def cycle(expected, results):
     return errors
 
 
+def kind_verdict(kind):
+    """Boolean keys judged on one report kind: true iff no checker made a report of that kind
+    (potential_deadlock: true iff some checker did)."""
+    def compare(expected, results):
+        errors = []
+        for spec, checker in results.items():
+            clean = not any(r["kind"] == kind for r in checker["reports"])
+            if clean != expected:
+                errors.append(f"{spec}: {'no' if clean else 'a'} {kind} report, expected "
+                              f"{'none' if expected else 'one'}")
+        return errors
+    return compare
+
+
+def negate(compare):
+    return lambda expected, results: compare(not expected, results)
+
+
+def pattern_matches(expected, results):
+    """Exactly the listed matches [pattern, u, u', l1, l2] (l2 null for patterns 1-5), one
+    report each: u and u' are thread@begin_index, l1 and l2 variable names."""
+    errors = []
+    want = {tuple(m) for m in expected}
+    for spec, checker in results.items():
+        got = set()
+        for r in checker["reports"]:
+            txns = [f"{t['thread']}@{t['begin_index']}" for t in r["transactions"]]
+            names = r["variables"] + [None]
+            got.add((int(r["kind"].split("-")[1]), *txns, names[0], names[1]))
+        if got != want:
+            errors.append(f"{spec}: missing {sorted(want - got, key=str)}, "
+                          f"unexpected {sorted(got - want, key=str)}")
+    return errors
+
+
 class Row:
     def __init__(self, key, specs, compare):
         self.key = key
@@ -77,6 +112,12 @@ CHECKS = [
     Row("aerodrome_first_violation_index", ["aerodrome", "aerodrome:variant=basic"],
         first_violation_index),
     Row("conflict_cycle", ["velodrome"], cycle),
+    Row("atomic_set_violations", ["race-automata:sets=one"], pattern_matches),
+    Row("conflict_atomic", ["commit-node:mode=conflict"], kind_verdict("commit-nodes")),
+    Row("view_atomic", ["commit-node:mode=view"], kind_verdict("commit-nodes")),
+    Row("view_atomic", ["block:scope=all"], verdict),
+    Row("potential_deadlock", ["commit-node"], negate(kind_verdict("potential-deadlock"))),
+    Row("tso_serializable", ["tso:mode=trace"], verdict),
 ]
 
 # Keys whose checkers are not built yet (reported as skipped). When a checker lands, move its key
@@ -85,11 +126,6 @@ CHECKS = [
 #   Row("view_atomic", ["commit-node:mode=view", "block"], verdict)
 #   Row("tso_serializable", ["tso:mode=trace"], verdict)
 PENDING = {
-    "conflict_atomic": "commit-node:mode=conflict",
-    "view_atomic": "commit-node:mode=view, block",
-    "potential_deadlock": "commit-node (potential-deadlock reports)",
-    "atomic_set_violations": "race-automata:sets=one",
-    "tso_serializable": "tso:mode=trace",
 }
 
 

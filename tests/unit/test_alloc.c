@@ -50,8 +50,10 @@ static void check_rc(run *r, int rc, const char *call) {
 #define CALL(r, call) check_rc((r), (call), #call)
 
 static const char *const specs[] = {"aerodrome", "aerodrome:variant=basic", "velodrome",
-                                    "commit-node", "block", "reduction", "race-automata", "tso",
-                                    NULL};
+                                    "commit-node", "commit-node:mode=view", "block",
+                                    "block:scope=all", "reduction", "reduction:lockset=eraser",
+                                    "race-automata", "race-automata:sets=one", "tso",
+                                    "tso:mode=trace", NULL};
 
 /* A push that fails with ATOM_ENOMEM changed nothing: a program retries it (the allocator fails
  * one allocation only, so the retry goes through). */
