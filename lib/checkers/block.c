@@ -567,6 +567,12 @@ static int cmp_u32(const void *a, const void *b) {
 
 /* The locks each unit acquires, and those a unit still open at the end keeps for good (a unit
  * starts holding none, so they are the ones it acquired and did not release). */
+/* The records of a unit (NULL for an empty one: the log may not exist yet, and an offset on a
+ * NULL pointer is undefined). */
+static inline const bk_rec *unit_log(const block *b, const bk_unit *un) {
+  return un->len ? b->log + un->off : NULL;
+}
+
 static int unit_locks(block *b) {
   size_t nl = (size_t)b->nlocks + 1;
   uint32_t *stamp = NULL, *used = NULL, *kept = NULL;
@@ -579,7 +585,7 @@ static int unit_locks(block *b) {
   }
   for (size_t u = 0; u < b->unit_n && !rc; u++) {
     bk_unit *un = &b->unit[u];
-    const bk_rec *r = b->log + un->off;
+    const bk_rec *r = unit_log(b, un);
     const uint32_t st = 1; /* stamp[l]: 1 used in the unit, 2 held now; reset after the unit */
     size_t nu = 0, nk = 0;
     for (uint32_t p = 0; p < un->len; p++) {
@@ -745,7 +751,7 @@ static void scan_free(atom__mem *m, bk_scan *sc) {
 /* Blocks (B1-B3), accesses and 2-blocks (2B1-2B2) of unit u, added to the tuple set. */
 static int unit_tuples(block *b, bk_scan *sc, uint32_t u) {
   const bk_unit *un = &b->unit[u];
-  const bk_rec *r = b->log + un->off;
+  const bk_rec *r = unit_log(b, un);
   uint32_t stamp = u + 1, site = un->site;
   int rc;
   /* B3 needs the final write of each variable: a first pass. */
@@ -1128,7 +1134,7 @@ static void grid_free(atom__mem *m, bk_grid *g) {
  * pair is not decided: lock sets that deep are not interned one by one). */
 static int grid_side(block *b, bk_grid *g, int s, uint32_t u, uint32_t wstamp) {
   const bk_unit *un = &b->unit[u];
-  const bk_rec *r = b->log + un->off;
+  const bk_rec *r = unit_log(b, un);
   int o = 1 - s;
   atom__ls held = ATOM__LS_EMPTY;
   size_t depth = 0;
@@ -1163,7 +1169,7 @@ static int grid_side(block *b, bk_grid *g, int s, uint32_t u, uint32_t wstamp) {
 
 static void grid_marks(const block *b, bk_grid *g, int s, uint32_t u) {
   const bk_unit *un = &b->unit[u];
-  const bk_rec *r = b->log + un->off;
+  const bk_rec *r = unit_log(b, un);
   for (uint32_t p = 0; p < un->len; p++) {
     uint32_t k = rec_kind(&r[p]), x = r[p].target;
     if (k <= RK_WRITE) {
@@ -1554,7 +1560,7 @@ static int all_project(block *b, bk_all *a) {
   if (ATOM__GROW(b->mem, a->poff, a->poff_cap, b->unit_n + 1)) return ATOM_ENOMEM;
   for (size_t u = 0; u < b->unit_n; u++) {
     const bk_unit *un = &b->unit[u];
-    const bk_rec *r = b->log + un->off;
+    const bk_rec *r = unit_log(b, un);
     uint32_t stamp = (uint32_t)u + 1;
     a->poff[u] = a->pn;
     for (uint32_t p = 0; p < un->len; p++)
