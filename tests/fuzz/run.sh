@@ -4,6 +4,9 @@
 # usage: tests/fuzz/run.sh BUILDDIR [SECONDS]    (BUILDDIR configured with -Dfuzzing=true)
 set -eu
 build=$1 seconds=${2:-60}
+# every sanitizer report is a finding: stop there and keep the input
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 src=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
