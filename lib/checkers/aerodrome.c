@@ -70,6 +70,7 @@
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "core/kinds.h"
 #include "core/env.h"
 #include "support/mem.h"
 #include "support/vclock.h"
@@ -168,39 +169,16 @@ typedef struct aero {
 
 /* ------------------------------------------------------------------ reports */
 
-static const char *op_name(uint32_t kind) {
-  switch (kind) {
-    case ATOM_READ: return "r";
-    case ATOM_WRITE: return "w";
-    case ATOM_ACQUIRE: return "acq";
-    case ATOM_RELEASE: return "rel";
-    case ATOM_FORK: return "fork";
-    case ATOM_JOIN: return "join";
-    case ATOM_BEGIN: return "begin";
-    case ATOM_END: return "end";
-    default: return "?";
-  }
-}
-
-static int target_space(uint32_t kind) {
-  switch (kind) {
-    case ATOM_READ: case ATOM_WRITE: return ATOM_SPACE_VAR;
-    case ATOM_ACQUIRE: case ATOM_RELEASE: return ATOM_SPACE_LOCK;
-    case ATOM_FORK: case ATOM_JOIN: return ATOM_SPACE_THREAD;
-    default: return 0;
-  }
-}
-
 /* "r(y)", "end", "join(t2)" */
 static void describe_op(const aero *a, const atom_ev *e, char *buf, size_t size) {
-  int space = target_space(e->kind);
+  int space = atom__kind_space(e->kind);
   if (!space) {
-    snprintf(buf, size, "%s", op_name(e->kind));
+    snprintf(buf, size, "%s", atom__kind_op(e->kind));
     return;
   }
   char name[96];
   atom_env_label(a->env, space, e->target, name, sizeof name);
-  snprintf(buf, size, "%s(%s)", op_name(e->kind), name);
+  snprintf(buf, size, "%s(%s)", atom__kind_op(e->kind), name);
 }
 
 /* "t2's transaction (begun at event 1, loc 1)" or "t2's unary transaction w(y) at event 4" */

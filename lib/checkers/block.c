@@ -30,7 +30,6 @@
  * *site*; blocks, accesses and 2-blocks are kept once per site and content, so a loop that
  * repeats a transaction costs one set of tuples, and the pair analysis runs over sites. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +37,7 @@
 #include "atomicity/error.h"
 #include "checkers/block.h"
 #include "checkers/builtin.h"
+#include "support/msgbuf.h"
 #include "core/env.h"
 #include "support/lockset.h"
 #include "support/periods.h"
@@ -282,23 +282,6 @@ static inline const uint32_t *tkey(const bk_tset *s, uint32_t item) {
   return s->keys + (size_t)item * s->kw;
 }
 
-/* Append to a fixed message buffer, truncating with "..." when it is full. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void append(char *buf, size_t size, size_t *off, const char *fmt, ...) {
-  if (*off >= size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf + *off, size - *off, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= size - *off) {
-    memcpy(buf + size - 4, "...", 4);
-    *off = size;
-  } else {
-    *off += (size_t)n;
-  }
-}
 
 /* ---- recording ------------------------------------------------------------------------------ */
 
@@ -978,12 +961,12 @@ static int report_2blk(block *b, uint32_t ti, uint32_t tj, unsigned order) {
   size_t off = 0;
   label_txn(b, ri->unit, t1, sizeof t1);
   label_txn(b, rj->unit, t2, sizeof t2);
-  append(msg, sizeof msg, &off, "2-block: %s and %s can run as", t1, t2);
+  atom__msg_append(msg, sizeof msg, &off, "2-block: %s and %s can run as", t1, t2);
   for (unsigned k = 0; k < 4; k++) {
     label_ev(b, &seq[k], e, sizeof e);
-    append(msg, sizeof msg, &off, " %s", e);
+    atom__msg_append(msg, sizeof msg, &off, " %s", e);
   }
-  append(msg, sizeof msg, &off, " (%s), equivalent to neither serial order", blk_orders[order]);
+  atom__msg_append(msg, sizeof msg, &off, " (%s), equivalent to neither serial order", blk_orders[order]);
   return report(b, "2-block", units, 2, seq, 4, msg, pattern);
 }
 
@@ -1822,18 +1805,18 @@ static int all_report(block *b, bk_all *a, uint64_t mask) {
   size_t off = 0;
   for (size_t i = 0; i < nu; i++) {
     label_txn(b, units[i], lab, sizeof lab);
-    append(msg, sizeof msg, &off, "%s%s", i ? ", " : "", lab);
+    atom__msg_append(msg, sizeof msg, &off, "%s%s", i ? ", " : "", lab);
   }
-  append(msg, sizeof msg, &off, " can run as");
+  atom__msg_append(msg, sizeof msg, &off, " can run as");
   for (size_t s = 0; s < a->ns; s++) {
     uint32_t e = a->sched[s], i = a->uof[e];
     if (!(mask & 1ull << i) || a->gev[e].kind >= RK_ACQ) continue;
     atom_ev x = rec_ev(b, a->unit[i], a->gev[e].pos);
     label_ev(b, &x, lab, sizeof lab);
-    append(msg, sizeof msg, &off, " %s", lab);
+    atom__msg_append(msg, sizeof msg, &off, " %s", lab);
     if (ne < sizeof ev / sizeof ev[0]) ev[ne++] = x;
   }
-  append(msg, sizeof msg, &off, ", which is not view-serializable");
+  atom__msg_append(msg, sizeof msg, &off, ", which is not view-serializable");
   for (size_t i = 0; i < nu; i++) mark_bad(b, units[i]);
   return report(b, "unserializable-interleaving", units, nu, ev, ne, msg, 200);
 }

@@ -24,13 +24,13 @@
  *
  * The theorems assume no potential for deadlock, so a goodlock pass (support/lockorder.h)
  * reports `potential-deadlock`. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "support/msgbuf.h"
 #include "core/env.h"
 #include "support/lockorder.h"
 #include "support/periods.h"
@@ -814,22 +814,6 @@ out:
 
 /* ---- reports --------------------------------------------------------------------------- */
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void append(char *buf, size_t size, size_t *off, const char *fmt, ...) {
-  if (*off >= size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf + *off, size - *off, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= size - *off) {
-    memcpy(buf + size - 4, "...", 4);
-    *off = size;
-  } else {
-    *off += (size_t)n;
-  }
-}
 
 static atom_txn_ref unit_ref(const commit_node *c, uint32_t u) {
   const cn_unit *un = &c->units[u];
@@ -858,26 +842,26 @@ static void node_label(const commit_node *c, uint32_t id, char *buf, size_t size
   case K_ROOT: {
     const cn_unit *un = &c->units[n->unit];
     atom_env_label(c->env, ATOM_SPACE_THREAD, un->thread, name, sizeof name);
-    append(buf, size, &off, "%s %s@%llu",
+    atom__msg_append(buf, size, &off, "%s %s@%llu",
            un->kind == U_TXN ? "transaction" : un->kind == U_LOCK ? "lock block" : "unit", name,
            (unsigned long long)un->begin_index);
     return;
   }
   case K_LOCK:
     atom_env_label(c->env, ATOM_SPACE_LOCK, n->target, name, sizeof name);
-    append(buf, size, &off, "block of %s acquired", name);
+    atom__msg_append(buf, size, &off, "block of %s acquired", name);
     break;
   case K_READ:
   case K_WRITE:
     atom_env_label(c->env, ATOM_SPACE_VAR, n->target, name, sizeof name);
-    append(buf, size, &off, "%s(%s)", n->kind == K_READ ? "r" : "w", name);
+    atom__msg_append(buf, size, &off, "%s(%s)", n->kind == K_READ ? "r" : "w", name);
     break;
   default:
     atom_env_label(c->env, ATOM_SPACE_THREAD, n->target, name, sizeof name);
-    append(buf, size, &off, "%s(%s)", n->kind == K_FORK ? "fork" : "join", name);
+    atom__msg_append(buf, size, &off, "%s(%s)", n->kind == K_FORK ? "fork" : "join", name);
     break;
   }
-  append(buf, size, &off, "@%llu (loc %llu)", (unsigned long long)n->index,
+  atom__msg_append(buf, size, &off, "@%llu (loc %llu)", (unsigned long long)n->index,
          (unsigned long long)n->loc);
 }
 
@@ -913,13 +897,13 @@ static int report_violation(commit_node *c, uint32_t u, uint32_t a, uint32_t pa,
   node_label(c, pa, lpa, sizeof lpa);
   node_label(c, pb, lpb, sizeof lpb);
   size_t off = 0;
-  append(msg, sizeof msg, &off, "%s is not %s-atomic: commit nodes %s and %s", lu,
+  atom__msg_append(msg, sizeof msg, &off, "%s is not %s-atomic: commit nodes %s and %s", lu,
          c->view ? "view" : "conflict", la, lb);
   char lua[160], lub[160];
   node_label(c, c->units[ua].first, lua, sizeof lua);
   node_label(c, c->units[ub].first, lub, sizeof lub);
-  append(msg, sizeof msg, &off, " (inter-edges with %s of %s and %s of %s)", lpa, lua, lpb, lub);
-  if (cycle) append(msg, sizeof msg, &off, " on a cycle of the %s forest (004 Thm %s)",
+  atom__msg_append(msg, sizeof msg, &off, " (inter-edges with %s of %s and %s of %s)", lpa, lua, lpb, lub);
+  if (cycle) atom__msg_append(msg, sizeof msg, &off, " on a cycle of the %s forest (004 Thm %s)",
                     c->view ? "view" : "conflict", c->view ? "4.6" : "4.3");
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
@@ -955,7 +939,7 @@ static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload)
   char msg[512], name[64], r1[96], r2[96];
   size_t off = 0, ne = 0;
   uint64_t at = 0;
-  append(msg, sizeof msg, &off, "potential deadlock:");
+  atom__msg_append(msg, sizeof msg, &off, "potential deadlock:");
   for (size_t i = 0; i < n && i < 8; i++) {
     const atom__lo_edge *e = cyc[i];
     refs[i] = (atom_txn_ref){e->acq.thread, 1, e->acq.index, e->acq.loc};
@@ -980,12 +964,12 @@ static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload)
     if (e->acq.index > at) at = e->acq.index;
     atom_env_label(c->env, ATOM_SPACE_THREAD, e->acq.thread, name, sizeof name);
     if (e->from == e->to) { /* held_at_end(): a hold that never ends */
-      append(msg, sizeof msg, &off, "%s %s ends holding %s@%llu (loc %llu)", i ? ";" : "", name,
+      atom__msg_append(msg, sizeof msg, &off, "%s %s ends holding %s@%llu (loc %llu)", i ? ";" : "", name,
              res_label(c, e->to, r2, sizeof r2), (unsigned long long)e->acq.index,
              (unsigned long long)e->acq.loc);
       continue;
     }
-    append(msg, sizeof msg, &off, "%s %s %s %s@%llu (loc %llu) while holding %s@%llu (loc %llu)",
+    atom__msg_append(msg, sizeof msg, &off, "%s %s %s %s@%llu (loc %llu) while holding %s@%llu (loc %llu)",
            i ? ";" : "", name, (e->to & ATOM__LO_THREAD) ? "waits for" : "acquires",
            res_label(c, e->to, r2, sizeof r2), (unsigned long long)e->acq.index,
            (unsigned long long)e->acq.loc, res_label(c, e->from, r1, sizeof r1),

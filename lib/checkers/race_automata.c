@@ -39,12 +39,12 @@
  * considered then, with the same outcome); full tuples pair the cells of the variable with the
  * current unit's cells in the same atomic set. */
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "support/msgbuf.h"
 #include "core/env.h"
 #include "support/u64map.h"
 
@@ -660,22 +660,6 @@ static void tuple_collect(race_automata *ra, uint32_t t) {
 
 /* ---- reports --------------------------------------------------------------------------------- */
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void append(char *buf, size_t size, size_t *off, const char *fmt, ...) {
-  if (*off >= size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf + *off, size - *off, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= size - *off) {
-    memcpy(buf + size - 4, "...", 4);
-    *off = size;
-  } else {
-    *off += (size_t)n;
-  }
-}
 
 /* 001 §3.2 reportBits: pattern p of tuple t accepted at event ev. */
 static int report_match(race_automata *ra, uint32_t t, int p, const atom_ev *ev) {
@@ -708,17 +692,17 @@ static int report_match(race_automata *ra, uint32_t t, int p, const atom_ev *ev)
   size_t off = 0;
   atom_env_label(ra->env, ATOM_SPACE_VAR, x->l1, l1, sizeof l1);
   if (is_full(x)) atom_env_label(ra->env, ATOM_SPACE_VAR, x->l2, l2, sizeof l2);
-  append(msg, sizeof msg, &off, "pattern %d (%s):", p + 1, patterns[p].what);
+  atom__msg_append(msg, sizeof msg, &off, "pattern %d (%s):", p + 1, patterns[p].what);
   for (int i = 0; i < 2; i++) {
     atom_env_label(ra->env, ATOM_SPACE_THREAD, units[i]->thread, name, sizeof name);
-    append(msg, sizeof msg, &off, " %s = %s@%" PRIu64 ",", i ? "u'" : "u", name,
+    atom__msg_append(msg, sizeof msg, &off, " %s = %s@%" PRIu64 ",", i ? "u'" : "u", name,
            units[i]->begin_index);
   }
-  if (is_full(x)) append(msg, sizeof msg, &off, " l1 = %s, l2 = %s;", l1, l2);
-  else append(msg, sizeof msg, &off, " l = %s;", l1);
+  if (is_full(x)) atom__msg_append(msg, sizeof msg, &off, " l1 = %s, l2 = %s;", l1, l2);
+  else atom__msg_append(msg, sizeof msg, &off, " l = %s;", l1);
   for (unsigned s = 0; s < len; s++) {
     unsigned d = patterns[p].ev[s];
-    append(msg, sizeof msg, &off, " %c_%s(%s)@%" PRIu64, (d & 1) ? 'W' : 'R', (d >> 2) ? "u'" : "u",
+    atom__msg_append(msg, sizeof msg, &off, " %c_%s(%s)@%" PRIu64, (d & 1) ? 'W' : 'R', (d >> 2) ? "u'" : "u",
            ((d >> 1) & 1) ? l2 : l1, evs[s].index);
   }
 

@@ -38,12 +38,13 @@
  * Reports (kind "not-reducible") name the transaction and the two events where the form
  * breaks: two non-movers; a non-mover after a left mover; or a right mover after a non-mover
  * or a left mover. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "core/kinds.h"
+#include "support/msgbuf.h"
 #include "core/env.h"
 #include "support/lockset.h"
 
@@ -502,38 +503,15 @@ static rd_break first_break(const reduction *r, const rd_entry *ent, size_t nent
 
 /* ---------------------------------------------------------------- reports */
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void append(char *buf, size_t size, size_t *off, const char *fmt, ...) {
-  if (*off >= size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf + *off, size - *off, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= size - *off) {
-    memcpy(buf + size - 4, "...", 4);
-    *off = size;
-  } else {
-    *off += (size_t)n;
-  }
-}
-
-static int target_space(uint32_t kind) {
-  if (is_access(kind)) return ATOM_SPACE_VAR;
-  if (kind == ATOM_ACQUIRE || kind == ATOM_RELEASE) return ATOM_SPACE_LOCK;
-  if (kind == ATOM_FORK || kind == ATOM_JOIN) return ATOM_SPACE_THREAD;
-  return 0;
-}
 
 /* "write(x)@12" */
 static void append_event(const reduction *r, char *msg, size_t size, size_t *off, uint32_t kind,
                          uint32_t target, uint64_t index) {
   char name[64];
-  int space = target_space(kind);
+  int space = atom__kind_space(kind);
   if (space) atom_env_label(r->env, space, target, name, sizeof name);
   else name[0] = '\0';
-  append(msg, size, off, "%s(%s)@%llu", atom_kind_name((int)kind), name,
+  atom__msg_append(msg, size, off, "%s(%s)@%llu", atom_kind_name((int)kind), name,
          (unsigned long long)index);
 }
 
@@ -546,13 +524,13 @@ static void append_why(const reduction *r, char *msg, size_t size, size_t *off,
     const rd_key *k = &r->key[n->key];
     if (k->partner == NONE) return;
     const rd_key *p = &r->key[k->partner];
-    append(msg, size, off, "%s races with ", name);
+    atom__msg_append(msg, size, off, "%s races with ", name);
     append_event(r, msg, size, off, p->write ? ATOM_WRITE : ATOM_READ, p->var, p->first_index);
     char tn[64];
     atom_env_label(r->env, ATOM_SPACE_THREAD, p->thread, tn, sizeof tn);
-    append(msg, size, off, " in %s", tn);
+    atom__msg_append(msg, size, off, " in %s", tn);
   } else {
-    append(msg, size, off, "%s is shared, written and unprotected since event %llu", name,
+    atom__msg_append(msg, size, off, "%s is shared, written and unprotected since event %llu", name,
            (unsigned long long)r->var[n->target].racy_index);
   }
 }
@@ -571,32 +549,32 @@ static void break_message(const reduction *r, const rd_break *b, uint32_t thread
   size_t off = 0;
   const rd_named *c = &b->c, *f = &b->f;
   atom_env_label(r->env, ATOM_SPACE_THREAD, thread, tn, sizeof tn);
-  append(msg, size, &off, "transaction %s@%llu is not reducible: ", tn,
+  atom__msg_append(msg, size, &off, "transaction %s@%llu is not reducible: ", tn,
          (unsigned long long)begin_index);
   if (b->what == BRK_TWO_N) {
-    append(msg, size, &off, "non-movers ");
+    atom__msg_append(msg, size, &off, "non-movers ");
     append_event(r, msg, size, &off, c->kind, c->target, c->index);
-    append(msg, size, &off, " and ");
+    atom__msg_append(msg, size, &off, " and ");
     append_event(r, msg, size, &off, f->kind, f->target, f->index);
   } else if (b->what == BRK_N_AFTER_L) {
-    append(msg, size, &off, "non-mover ");
+    atom__msg_append(msg, size, &off, "non-mover ");
     append_event(r, msg, size, &off, f->kind, f->target, f->index);
-    append(msg, size, &off, " after left mover ");
+    atom__msg_append(msg, size, &off, " after left mover ");
     append_event(r, msg, size, &off, c->kind, c->target, c->index);
   } else {
-    append(msg, size, &off, "right mover ");
+    atom__msg_append(msg, size, &off, "right mover ");
     append_event(r, msg, size, &off, f->kind, f->target, f->index);
-    append(msg, size, &off, " after %s ", is_access(c->kind) ? "non-mover" : "left mover");
+    atom__msg_append(msg, size, &off, " after %s ", is_access(c->kind) ? "non-mover" : "left mover");
     append_event(r, msg, size, &off, c->kind, c->target, c->index);
   }
   /* why the non-movers are non-movers, once per variable */
   const rd_named *nm[2];
   size_t nn = named_vars(b, nm);
   for (size_t i = 0; i < nn; i++) {
-    append(msg, size, &off, i ? "; " : " (");
+    atom__msg_append(msg, size, &off, i ? "; " : " (");
     append_why(r, msg, size, &off, nm[i]);
   }
-  if (nn) append(msg, size, &off, ")");
+  if (nn) atom__msg_append(msg, size, &off, ")");
 }
 
 static int report_break(reduction *r, const rd_break *b, uint32_t thread, uint64_t begin_index,

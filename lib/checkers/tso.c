@@ -46,6 +46,8 @@
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "support/msgbuf.h"
+#include "core/kinds.h"
 #include "core/env.h"
 #include "support/digraph.h"
 
@@ -70,34 +72,10 @@ typedef struct mbuf {
 __attribute__((format(printf, 2, 3)))
 #endif
 static void madd(mbuf *m, const char *fmt, ...) {
-  size_t size = sizeof m->s;
-  if (m->off >= size) return;
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(m->s + m->off, size - m->off, fmt, ap);
+  atom__msg_vappend(m->s, sizeof m->s, &m->off, fmt, ap);
   va_end(ap);
-  if (n < 0 || (size_t)n >= size - m->off) {
-    memcpy(m->s + size - 4, "...", 4);
-    m->off = size;
-  } else {
-    m->off += (size_t)n;
-  }
-}
-
-static const char *op_name(uint32_t kind) {
-  switch (kind) {
-  case ATOM_READ: return "r";
-  case ATOM_WRITE: return "w";
-  case ATOM_COMMIT: return "commit";
-  case ATOM_FENCE: return "fence";
-  case ATOM_ACQUIRE: return "acq";
-  case ATOM_RELEASE: return "rel";
-  case ATOM_FORK: return "fork";
-  case ATOM_JOIN: return "join";
-  case ATOM_BEGIN: return "begin";
-  case ATOM_END: return "end";
-  default: return "?";
-  }
 }
 
 /* "w(x)@12 in t1" */
@@ -114,7 +92,7 @@ static void madd_ev(mbuf *m, atom_env *env, const atom_ev *e) {
   case ATOM_JOIN: space = ATOM_SPACE_THREAD; break;
   default: break;
   }
-  madd(m, "%s", op_name(e->kind));
+  madd(m, "%s", atom__kind_op(e->kind));
   if (space) {
     atom_env_label(env, space, e->target, name, sizeof name);
     madd(m, "(%s)", name);

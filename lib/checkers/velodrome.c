@@ -20,12 +20,12 @@
  * An edge that would close a cycle is reported and not inserted (support/digraph.h keeps the
  * graph acyclic). The graph is exact up to the first violation, so the verdict is exact; later
  * reports are real cycles, though a cycle that needs a dropped edge is not seen again. */
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "support/msgbuf.h"
 #include "core/env.h"
 #include "support/digraph.h"
 
@@ -112,46 +112,29 @@ static int vd_stats(void *self, atom_checker_counters *out) {
   return 0;
 }
 
-/* Append to a fixed message buffer, truncating with "..." when it is full. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static void append(char *buf, size_t size, size_t *off, const char *fmt, ...) {
-  if (*off >= size) return;
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(buf + *off, size - *off, fmt, ap);
-  va_end(ap);
-  if (n < 0 || (size_t)n >= size - *off) {
-    memcpy(buf + size - 4, "...", 4);
-    *off = size;
-  } else {
-    *off += (size_t)n;
-  }
-}
 
 /* "cycle t1@0 -> t2@3 -> t1@0, closed by read(x) in t1" with registered names. */
 static void cycle_message(velodrome *v, const atom_ev *ev, size_t n, char *msg, size_t size) {
   char name[64];
   size_t off = 0;
-  append(msg, size, &off, "cycle ");
+  atom__msg_append(msg, size, &off, "cycle ");
   for (size_t i = 0; i <= n; i++) {
     const atom_txn_ref *r = &v->refs[i % n];
     atom_env_label(v->env, ATOM_SPACE_THREAD, r->thread, name, sizeof name);
-    append(msg, size, &off, "%s%s@%llu", i ? " -> " : "", name,
+    atom__msg_append(msg, size, &off, "%s%s@%llu", i ? " -> " : "", name,
            (unsigned long long)r->begin_index);
   }
-  append(msg, size, &off, ", closed by %s", atom_kind_name((int)ev->kind));
+  atom__msg_append(msg, size, &off, ", closed by %s", atom_kind_name((int)ev->kind));
   int space = 0;
   if (ev->kind == ATOM_READ || ev->kind == ATOM_WRITE) space = ATOM_SPACE_VAR;
   else if (ev->kind == ATOM_ACQUIRE) space = ATOM_SPACE_LOCK;
   else if (ev->kind == ATOM_JOIN) space = ATOM_SPACE_THREAD;
   if (space) {
     atom_env_label(v->env, space, ev->target, name, sizeof name);
-    append(msg, size, &off, "(%s)", name);
+    atom__msg_append(msg, size, &off, "(%s)", name);
   }
   atom_env_label(v->env, ATOM_SPACE_THREAD, ev->thread, name, sizeof name);
-  append(msg, size, &off, " in %s", name);
+  atom__msg_append(msg, size, &off, " in %s", name);
 }
 
 /* Report the cycle just found by the graph, closed by event ev. The cycle is rotated to start

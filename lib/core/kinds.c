@@ -1,3 +1,5 @@
+#include "core/kinds.h"
+
 #include "atomicity/event.h"
 
 ATOM_API const char *atom_kind_name(int kind) {
@@ -7,5 +9,24 @@ ATOM_API const char *atom_kind_name(int kind) {
     ATOM_KIND_MAP(ATOM_KIND_TEXT_)
 #undef ATOM_KIND_TEXT_
     default: return NULL;
+  }
+}
+
+const char *atom__kind_op(uint32_t kind) {
+  switch (kind) {
+#define ATOM_KIND_OP_(name, value, text, op) \
+  case value: return op;
+    ATOM_KIND_MAP(ATOM_KIND_OP_)
+#undef ATOM_KIND_OP_
+    default: return "?";
+  }
+}
+
+int atom__kind_space(uint32_t kind) {
+  switch (kind) {
+    case ATOM_READ: case ATOM_WRITE: case ATOM_COMMIT: return ATOM_SPACE_VAR;
+    case ATOM_ACQUIRE: case ATOM_RELEASE: return ATOM_SPACE_LOCK;
+    case ATOM_FORK: case ATOM_JOIN: return ATOM_SPACE_THREAD;
+    default: return 0;
   }
 }

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/error.h"
+#include "core/kinds.h"
 #include "core/session.h"
 
 /* ---- interning ---- */
@@ -137,11 +138,7 @@ static int reject(atom_session *s, int err, uint64_t index, const atom_event *e,
   static const char *const space_word[] = {"", "thread", "variable", "lock"};
   char tb[32], xb[32], op[128];
   s->rejected++;
-  int space = e->kind == ATOM_ACQUIRE || e->kind == ATOM_RELEASE ? ATOM_SPACE_LOCK
-              : e->kind == ATOM_FORK || e->kind == ATOM_JOIN     ? ATOM_SPACE_THREAD
-              : e->kind == ATOM_READ || e->kind == ATOM_WRITE || e->kind == ATOM_COMMIT
-                  ? ATOM_SPACE_VAR
-                  : 0;
+  int space = atom__kind_space(e->kind);
   const char *kind = atom_kind_name((int)e->kind);
   if (!kind)
     snprintf(op, sizeof op, "kind %u (flags 0x%x)", (unsigned)e->kind, (unsigned)e->flags);

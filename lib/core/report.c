@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/kinds.h"
 #include "core/session.h"
 
 typedef struct witness {
@@ -80,15 +81,6 @@ static void report_free(atom_report *r, atom__mem *mem) {
   atom__mem_free(mem, r, sizeof *r);
 }
 
-static int target_space(uint32_t kind) {
-  switch (kind) {
-    case ATOM_READ: case ATOM_WRITE: case ATOM_COMMIT: return ATOM_SPACE_VAR;
-    case ATOM_ACQUIRE: case ATOM_RELEASE: return ATOM_SPACE_LOCK;
-    case ATOM_FORK: case ATOM_JOIN: return ATOM_SPACE_THREAD;
-    default: return 0;
-  }
-}
-
 /* The default one-line message: "<kind>: transactions a@1 (loc 7), b@4 (loc 9)". */
 static char *default_message(atom_session *s, const atom_report *r) {
   char buf[512], label[96];
@@ -139,7 +131,7 @@ static int report_build(atom_session *s, atom_env *env, const atom_report_spec *
     r->n_events = spec->n_events;
     for (size_t i = 0; i < spec->n_events; i++) {
       const atom_ev *e = &spec->events[i];
-      int sp = target_space(e->kind);
+      int sp = atom__kind_space(e->kind);
       r->events[i].index = e->index;
       r->events[i].ev.kind = e->kind;
       r->events[i].ev.thread = atom__intern_key(s, ATOM_SPACE_THREAD, e->thread);
