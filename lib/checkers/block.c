@@ -476,7 +476,6 @@ static void label_ev(const block *b, const atom_ev *e, char *buf, size_t size) {
   snprintf(buf, size, "%s(%s)#%" PRIu64, atom_kind_name((int)e->kind), name, e->index);
 }
 
-static uint64_t mix(uint64_t h, uint64_t v) { return atom__hash64(h ^ (v + 0x9e3779b97f4a7c15ull)); }
 
 /* Report: kind, the transactions (u first), witness events, one-line message. The dedup
  * signature is the session's (kind, begin locations) plus the pattern and the locations of
@@ -488,9 +487,9 @@ static int report(block *b, const char *kind, const uint32_t *units, size_t nu, 
   size_t nv = 0;
   if (nu > 64) nu = 64;
   for (size_t i = 0; i < nu; i++) txn_ref(b, units[i], &refs[i]);
-  uint64_t extra = mix(0, pattern), last = 0;
+  uint64_t extra = atom__hash_mix(0, pattern), last = 0;
   for (size_t i = 0; i < ne; i++) {
-    extra = mix(extra, evs[i].loc);
+    extra = atom__hash_mix(extra, evs[i].loc);
     if (evs[i].index > last) last = evs[i].index;
     if (evs[i].kind == ATOM_READ || evs[i].kind == ATOM_WRITE) {
       size_t k = 0;
@@ -525,10 +524,10 @@ static int fresh(block *b, const char *kind, const uint32_t *units, size_t nu, c
     for (; j > 0 && locs[j - 1] > b->unit[units[i]].begin_loc; j--) locs[j] = locs[j - 1];
     locs[j] = b->unit[units[i]].begin_loc;
   }
-  for (const char *p = kind; *p; p++) h = mix(h, (unsigned char)*p);
-  for (size_t i = 0; i < nu; i++) h = mix(h, locs[i]);
-  h = mix(h, pattern);
-  for (size_t i = 0; i < ne; i++) h = mix(h, evs[i].loc);
+  for (const char *p = kind; *p; p++) h = atom__hash_mix(h, (unsigned char)*p);
+  for (size_t i = 0; i < nu; i++) h = atom__hash_mix(h, locs[i]);
+  h = atom__hash_mix(h, pattern);
+  for (size_t i = 0; i < ne; i++) h = atom__hash_mix(h, evs[i].loc);
   uint32_t v;
   if (atom__u64map_get(&b->seen, h, &v)) return 0;
   (void)atom__u64map_put(&b->seen, b->mem, h, 1); /* on failure the message is just made again */

@@ -43,7 +43,6 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v) { return atom__hash64(h ^ (v + 0x9e3779b97f4a7c15ULL)); }
 
 /* The dedup signature: checker, kind, sorted begin locations, extra. */
 typedef struct signature {
@@ -55,10 +54,10 @@ typedef struct signature {
 } signature;
 
 static uint64_t signature_hash(const signature *g) {
-  uint64_t h = mix(0x5157, g->checker_index);
-  for (const char *p = g->kind; *p; p++) h = mix(h, (unsigned char)*p);
-  for (size_t i = 0; i < g->n; i++) h = mix(h, g->locs[i]);
-  return mix(h, g->extra);
+  uint64_t h = atom__hash_mix(0x5157, g->checker_index);
+  for (const char *p = g->kind; *p; p++) h = atom__hash_mix(h, (unsigned char)*p);
+  for (size_t i = 0; i < g->n; i++) h = atom__hash_mix(h, g->locs[i]);
+  return atom__hash_mix(h, g->extra);
 }
 
 static int signature_matches(const atom_report *r, const signature *g) {

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "atomicity/error.h"
+#include "support/u64map.h"
 
 void atom__lo_init(atom__lockorder *lo, atom__mem *mem) {
   memset(lo, 0, sizeof *lo);
@@ -22,7 +23,6 @@ size_t atom__lo_bytes(const atom__lockorder *lo) {
          lo->seen.cap * sizeof *lo->seen.slots;
 }
 
-static uint64_t mix(uint64_t h, uint64_t x) { return atom__hash64(h ^ (x + 0x9e3779b97f4a7c15ull)); }
 
 static int same_edge(const atom__lockorder *lo, const atom__lo_edge *e, uint32_t from, uint32_t to,
                      uint32_t thread, const uint32_t *gate, size_t ng) {
@@ -48,8 +48,8 @@ int atom__lo_acquire(atom__lockorder *lo, uint32_t to, const atom__lo_site *acq,
       }
       gate[k] = held[j];
     }
-    uint64_t h = mix(mix(mix(0, held[i]), to), acq->thread);
-    for (size_t k = 0; k < ng; k++) h = mix(h, gate[k]);
+    uint64_t h = atom__hash_mix(atom__hash_mix(atom__hash_mix(0, held[i]), to), acq->thread);
+    for (size_t k = 0; k < ng; k++) h = atom__hash_mix(h, gate[k]);
     uint32_t found;
     if (atom__u64map_get(&lo->seen, h, &found) &&
         same_edge(lo, &lo->e[found], held[i], to, acq->thread, gate, ng))

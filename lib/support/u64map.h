@@ -28,6 +28,11 @@ static inline uint64_t atom__hash64(uint64_t x) {
   return x;
 }
 
+/* Combine a running hash h with one more value v (signatures, sets). */
+static inline uint64_t atom__hash_mix(uint64_t h, uint64_t v) {
+  return atom__hash64(h ^ (v + 0x9e3779b97f4a7c15ULL));
+}
+
 /* Returns 1 and *value if present, 0 if absent. */
 static inline int atom__u64map_get(const atom__u64map *m, uint64_t key, uint32_t *value) {
   if (!m->cap) return 0;
