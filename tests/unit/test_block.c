@@ -684,31 +684,6 @@ END_TEST
 
 /* ---- allocation failures ------------------------------------------------------------------ */
 
-typedef struct failing {
-  long budget;
-} failing;
-
-static void *f_malloc(size_t n, void *p) {
-  failing *f = p;
-  if (f->budget >= 0 && f->budget-- == 0) {
-    f->budget = 0;
-    return NULL;
-  }
-  return malloc(n);
-}
-static void *f_realloc(void *ptr, size_t n, void *p) {
-  failing *f = p;
-  if (f->budget >= 0 && f->budget-- == 0) {
-    f->budget = 0;
-    return NULL;
-  }
-  return realloc(ptr, n);
-}
-static void f_free(void *ptr, void *p) {
-  (void)p;
-  free(ptr);
-}
-
 START_TEST(out_of_memory) {
   atom_event ev[MAXE];
   size_t n = trace_of("1:begin 1:acq(l) 1:r(x) 1:fork(3) 1:w(x) 1:rel(l) 2:begin 2:r(y) 2:w(x) "
@@ -717,13 +692,9 @@ START_TEST(out_of_memory) {
   int failures = 0, done = 0;
   for (long budget = 0; budget < 2000 && !done; budget += under_valgrind() ? 7 : 1) {
     for (int all = 0; all < 2; all++) {
-      failing f = {-1};
+      tu_failing f = {-1, 0, 0};
       atom_options o;
-      atom_options_init(&o, ATOM_OPTIONS_VERSION);
-      o.malloc_fn = f_malloc;
-      o.realloc_fn = f_realloc;
-      o.free_fn = f_free;
-      o.alloc_payload = &f;
+      tu_failing_options(&o, &f);
       atom_session *s = NULL;
       ck_assert_int_eq(atom_session_new(&s, &o), 0);
       ck_assert_int_eq(atom_session_attach(s, all ? "block:scope=all" : "block"), 0);

@@ -319,24 +319,6 @@ END_TEST
 
 /* Allocation failures: every failing allocation surfaces as ATOM_ENOMEM and the session stays
  * freeable (checked by ASan/valgrind for leaks). */
-typedef struct failing {
-  long budget;
-} failing;
-static void *f_malloc(size_t n, void *p) {
-  failing *f = p;
-  if (f->budget >= 0 && f->budget-- == 0) return NULL;
-  return malloc(n);
-}
-static void *f_realloc(void *ptr, size_t n, void *p) {
-  failing *f = p;
-  if (f->budget >= 0 && f->budget-- == 0) return NULL;
-  return realloc(ptr, n);
-}
-static void f_free(void *ptr, void *p) {
-  (void)p;
-  free(ptr);
-}
-
 START_TEST(out_of_memory) {
   const char *text = FIG_T1 FIG_T2 FIG_T3 "t4|acq(l)|30\nt4|acq(m)|31\nt4|rel(m)|32\n"
                                           "t4|rel(l)|33\nt4|fork(t5)|34\nt5|w(x)|35\n"
@@ -346,13 +328,9 @@ START_TEST(out_of_memory) {
   int saw_enomem = 0, completed = 0;
   for (long budget = 0; budget < 400 && !completed; budget++) {
     for (int view = 0; view < 2; view++) {
-      failing f = {-1};
+      tu_failing f = {-1, 0, 1};
       atom_options o;
-      atom_options_init(&o, ATOM_OPTIONS_VERSION);
-      o.malloc_fn = f_malloc;
-      o.realloc_fn = f_realloc;
-      o.free_fn = f_free;
-      o.alloc_payload = &f;
+      tu_failing_options(&o, &f);
       atom_session *s = NULL;
       ck_assert_int_eq(atom_session_new(&s, &o), 0);
       ck_assert_int_eq(atom_session_attach(s, view ? "commit-node:mode=view" : "commit-node"), 0);

@@ -44,36 +44,6 @@ static unsigned long long env_number(const char *name, unsigned long long dflt) 
 
 static int under_valgrind(void) { return getenv("ATOM_UNDER_VALGRIND") != NULL; }
 
-/* An allocator that fails every allocation once `budget` successful ones have been made
- * (budget < 0: never fails). */
-typedef struct failing {
-  long budget;
-  long calls;
-} failing;
-
-static void *f_malloc(size_t n, void *p) {
-  failing *f = p;
-  f->calls++;
-  if (f->budget >= 0 && f->budget-- == 0) {
-    f->budget = 0;
-    return NULL;
-  }
-  return malloc(n);
-}
-static void *f_realloc(void *ptr, size_t n, void *p) {
-  failing *f = p;
-  f->calls++;
-  if (f->budget >= 0 && f->budget-- == 0) {
-    f->budget = 0;
-    return NULL;
-  }
-  return realloc(ptr, n);
-}
-static void f_free(void *ptr, void *p) {
-  (void)p;
-  free(ptr);
-}
-
 /* ---- lockset tables ------------------------------------------------------------------------ */
 
 static uint64_t mask_of(const atom__lsets *t, atom__ls s) {
@@ -181,8 +151,9 @@ END_TEST
 START_TEST(lockset_out_of_memory) {
   int saw = 0;
   for (long budget = 0; budget < 60; budget++) {
-    failing f = {budget, 0};
-    atom__allocator a = {f_malloc, f_realloc, f_free, &f};
+    tu_failing f = {budget, 0, 0};
+    atom__allocator a;
+    tu_failing_allocator(&a, &f);
     atom__mem m;
     atom__mem_init(&m, &a);
     atom__lsets t;
@@ -732,13 +703,9 @@ START_TEST(session_out_of_memory) {
   for (int v = 0; v < 2; v++) {
     int saw = 0;
     for (long budget = 0; budget < 300; budget += 2) {
-      failing f = {-1, 0};
+      tu_failing f = {-1, 0, 0};
       atom_options o;
-      atom_options_init(&o, ATOM_OPTIONS_VERSION);
-      o.malloc_fn = f_malloc;
-      o.realloc_fn = f_realloc;
-      o.free_fn = f_free;
-      o.alloc_payload = &f;
+      tu_failing_options(&o, &f);
       atom_session *s = NULL;
       CHECK(atom_session_new(&s, &o) == 0);
       CHECK(atom_session_attach(s, specs[v]) == 0);

@@ -28,36 +28,6 @@ Suite *atom_test_suite_velodrome(void);
 
 /* ---- graph level -------------------------------------------------------------------------- */
 
-/* An allocator that fails every allocation once `budget` successful ones have been made
- * (budget < 0: never fails). */
-typedef struct failing {
-  long budget;
-  long calls;
-} failing;
-
-static void *f_malloc(size_t n, void *p) {
-  failing *f = p;
-  f->calls++;
-  if (f->budget >= 0 && f->budget-- == 0) {
-    f->budget = 0;
-    return NULL;
-  }
-  return malloc(n);
-}
-static void *f_realloc(void *ptr, size_t n, void *p) {
-  failing *f = p;
-  f->calls++;
-  if (f->budget >= 0 && f->budget-- == 0) {
-    f->budget = 0;
-    return NULL;
-  }
-  return realloc(ptr, n);
-}
-static void f_free(void *ptr, void *p) {
-  (void)p;
-  free(ptr);
-}
-
 static atom__dg_node node(atom__dg *g) {
   atom__dg_node n = ATOM__DG_NONE;
   ck_assert_int_eq(atom__dg_add_node(g, &n), 0);
@@ -292,8 +262,9 @@ END_TEST
 START_TEST(dg_out_of_memory) {
   int saw_failure = 0;
   for (long budget = 0; budget < 200; budget++) {
-    failing f = {budget, 0};
-    atom__allocator al = {f_malloc, f_realloc, f_free, &f};
+    tu_failing f = {budget, 0, 0};
+    atom__allocator al;
+    tu_failing_allocator(&al, &f);
     atom__mem m;
     atom__mem_init(&m, &al);
     atom__dg g;
@@ -809,19 +780,13 @@ START_TEST(random_against_reference) {
 END_TEST
 
 /* Allocation failures inside the checker surface as ATOM_ENOMEM, the session stays usable. */
-static void *s_malloc(size_t n, void *p) { return f_malloc(n, p); }
-static void *s_realloc(void *ptr, size_t n, void *p) { return f_realloc(ptr, n, p); }
 
 START_TEST(session_out_of_memory) {
   int saw = 0;
   for (long budget = 0; budget < 400; budget += 3) {
-    failing f = {-1, 0};
+    tu_failing f = {-1, 0, 0};
     atom_options o;
-    atom_options_init(&o, ATOM_OPTIONS_VERSION);
-    o.malloc_fn = s_malloc;
-    o.realloc_fn = s_realloc;
-    o.free_fn = f_free;
-    o.alloc_payload = &f;
+    tu_failing_options(&o, &f);
     atom_session *s = NULL;
     CHECK(atom_session_new(&s, &o) == 0);
     CHECK(atom_session_attach(s, "graph") == 0);

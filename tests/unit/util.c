@@ -69,6 +69,40 @@ char *tu_read_source_file(const char *relpath, size_t *size) {
   return buf;
 }
 
+/* ---- the failing allocator ---- */
+
+static int tu_failing_now(tu_failing *f) {
+  f->calls++;
+  if (f->budget < 0 || f->budget-- > 0) return 0;
+  f->budget = f->once ? -1 : 0;
+  return 1;
+}
+static void *tu_failing_malloc(size_t n, void *p) {
+  return tu_failing_now(p) ? NULL : malloc(n);
+}
+static void *tu_failing_realloc(void *ptr, size_t n, void *p) {
+  return tu_failing_now(p) ? NULL : realloc(ptr, n);
+}
+static void tu_failing_free(void *ptr, void *p) {
+  (void)p;
+  free(ptr);
+}
+
+void tu_failing_options(atom_options *o, tu_failing *f) {
+  atom_options_init(o, ATOM_OPTIONS_VERSION);
+  o->malloc_fn = tu_failing_malloc;
+  o->realloc_fn = tu_failing_realloc;
+  o->free_fn = tu_failing_free;
+  o->alloc_payload = f;
+}
+
+void tu_failing_allocator(atom__allocator *al, tu_failing *f) {
+  al->malloc_fn = tu_failing_malloc;
+  al->realloc_fn = tu_failing_realloc;
+  al->free_fn = tu_failing_free;
+  al->payload = f;
+}
+
 /* ---- the recorder checker ---- */
 
 static int rec_create(void **self, atom_env *env) {

@@ -23,6 +23,20 @@ size_t tu_report_count(const atom_session *s, size_t ci);
 /* The contents of a file under the source tree (malloc'ed, NUL-terminated); NULL if missing. */
 char *tu_read_source_file(const char *relpath, size_t *size);
 
+/* An allocator that fails once `budget` successful allocations have been made (budget < 0:
+ * never fails): every later allocation too, or only that one when `once` is set. `calls`
+ * counts the requests. */
+typedef struct tu_failing {
+  long budget;
+  long calls;
+  int once;
+} tu_failing;
+/* Default options whose allocator is f. */
+void tu_failing_options(atom_options *o, tu_failing *f);
+/* The same allocator for code below the session (lib/support). */
+struct atom__allocator;
+void tu_failing_allocator(struct atom__allocator *al, tu_failing *f);
+
 /* A test checker that records every event it receives (the third-party plugin of the tests). */
 typedef struct tu_recorder {
   atom_ev *events;
