@@ -18,59 +18,10 @@
 #include <time.h>
 
 #include "atomicity.h"
+#include "benchrun.h"
 #include "tracegen.h"
 
 #define BLOCK 65536
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-typedef struct result {
-  double push_s, finish_s;
-  uint64_t events;
-  atom_checker_stats st;
-  size_t reports, bound;
-} result;
-
-static int run(const char *spec, const tg_params *p, atom_event *buf, result *r) {
-  atom_session *s = NULL;
-  int rc = atom_session_new(&s, NULL);
-  if (rc == 0) rc = atom_session_attach(s, spec);
-  tg_gen *g = NULL;
-  const char *why = "";
-  if (rc == 0 && tg_new(&g, p, &why) != 0) {
-    fprintf(stderr, "bench_block: %s\n", why ? why : "generator failed");
-    rc = -1;
-  }
-  memset(r, 0, sizeof *r);
-  size_t n;
-  while (rc == 0 && (n = tg_next(g, buf, BLOCK)) > 0) {
-    double t0 = now_s();
-    rc = atom_push_many(s, buf, n, NULL);
-    r->push_s += now_s() - t0;
-    r->events += n;
-  }
-  if (rc == 0) {
-    double t0 = now_s();
-    rc = atom_finish(s);
-    r->finish_s = now_s() - t0;
-  }
-  if (rc == 0) {
-    r->st.version = ATOM_CHECKER_STATS_VERSION;
-    rc = atom_checker_stats_get(s, 0, &r->st);
-    r->reports = atom_report_count(s) + atom_report_dropped(s);
-    for (size_t i = 0; i < atom_report_count(s); i++)
-      r->bound += strcmp(atom_report_kind(atom_report_get(s, i)), "bound-reached") == 0;
-  }
-  if (rc != 0 && rc != -1)
-    fprintf(stderr, "bench_block: %s: %s (%s)\n", spec, atom_strerror(rc), atom_last_error());
-  tg_free(g);
-  atom_session_free(s);
-  return rc;
-}
 
 /* A checker to measure: its specs on long traces, and on short ones (exponential modes). */
 typedef struct bench_checker {
@@ -108,8 +59,8 @@ static int table(const bench_checker *c, const char *const *specs, const char *l
         tg_params p = *base;
         p.events = n;
         p.kind = kind;
-        result r;
-        if (run(specs[k], &p, buf, &r) != 0) {
+        br_result r;
+        if (br_run("bench_block", specs[k], &p, buf, BLOCK, &r) != 0) {
           status = 1;
           continue;
         }
@@ -117,9 +68,9 @@ static int table(const bench_checker *c, const char *const *specs, const char *l
         printf("%-5s %9llu %-16s %9.3f %9.3f %9.0f %9.1f %9.3f %9llu %9llu %8zu %11llu %6zu\n",
                kind == TG_2PL ? "2pl" : "racy", (unsigned long long)r.events, specs[k], r.push_s,
                r.finish_s, r.events ? total * 1e9 / (double)r.events : 0.0,
-               (double)r.st.peak_bytes / 1e6, (double)r.st.bytes / 1e6,
-               (unsigned long long)r.st.nodes, (unsigned long long)r.st.edges, r.reports,
-               (unsigned long long)r.st.occurrences, r.bound);
+               (double)r.after.peak_bytes / 1e6, (double)r.after.bytes / 1e6,
+               (unsigned long long)r.after.nodes, (unsigned long long)r.after.edges, r.reports,
+               (unsigned long long)r.after.occurrences, r.bound_reached);
         fflush(stdout);
       }
   }

@@ -14,57 +14,10 @@
 #include <time.h>
 
 #include "atomicity.h"
+#include "benchrun.h"
 #include "tracegen.h"
 
 #define BLOCK 65536
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-typedef struct result {
-  double push_s, finish_s;
-  uint64_t events;
-  atom_checker_stats st;
-  size_t reports;
-} result;
-
-static int run(const char *spec, const tg_params *p, atom_event *buf, result *r) {
-  atom_session *s = NULL;
-  int rc = atom_session_new(&s, NULL);
-  if (rc == 0) rc = atom_session_attach(s, spec);
-  tg_gen *g = NULL;
-  const char *why = "";
-  if (rc == 0 && tg_new(&g, p, &why) != 0) {
-    fprintf(stderr, "bench_commit_node: %s\n", why);
-    rc = -1;
-  }
-  memset(r, 0, sizeof *r);
-  size_t n;
-  while (rc == 0 && (n = tg_next(g, buf, BLOCK)) > 0) {
-    double t0 = now_s();
-    rc = atom_push_many(s, buf, n, NULL);
-    r->push_s += now_s() - t0;
-    r->events += n;
-  }
-  if (rc == 0) {
-    double t0 = now_s();
-    rc = atom_finish(s);
-    r->finish_s = now_s() - t0;
-  }
-  if (rc == 0) {
-    r->st.version = ATOM_CHECKER_STATS_VERSION;
-    rc = atom_checker_stats_get(s, 0, &r->st);
-    r->reports = atom_report_count(s) + atom_report_dropped(s);
-  }
-  if (rc != 0 && rc != -1)
-    fprintf(stderr, "bench_commit_node: %s: %s (%s)\n", spec, atom_strerror(rc), atom_last_error());
-  tg_free(g);
-  atom_session_free(s);
-  return rc;
-}
 
 int main(int argc, char **argv) {
   const char *events = "100000,1000000";
@@ -97,17 +50,17 @@ int main(int argc, char **argv) {
         tg_params p = base;
         p.events = n;
         p.kind = kind;
-        result r;
+        br_result r;
         const char *spec = view ? "commit-node:mode=view" : "commit-node:mode=conflict";
-        if (run(spec, &p, buf, &r) != 0) {
+        if (br_run("bench_commit_node", spec, &p, buf, BLOCK, &r) != 0) {
           status = 1;
           continue;
         }
         printf("%-5s %9llu %-8s %9.3f %9.3f %10.1f %10.1f %9llu %9llu %8zu\n",
                kind == TG_2PL ? "2pl" : "racy", (unsigned long long)r.events,
-               view ? "view" : "conflict", r.push_s, r.finish_s, (double)r.st.peak_bytes / 1e6,
-               (double)r.st.bytes / 1e6, (unsigned long long)r.st.nodes,
-               (unsigned long long)r.st.edges, r.reports);
+               view ? "view" : "conflict", r.push_s, r.finish_s, (double)r.after.peak_bytes / 1e6,
+               (double)r.after.bytes / 1e6, (unsigned long long)r.after.nodes,
+               (unsigned long long)r.after.edges, r.reports);
         fflush(stdout);
       }
     }

@@ -16,80 +16,11 @@
 #include <time.h>
 
 #include "atomicity.h"
+#include "benchrun.h"
 #include "tracegen.h"
 
 #define BLOCK 65536
 #define MAX_LIST 16
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-
-/* Split @p s at @p sep in place. */
-static size_t split(char *s, char sep, char **items, size_t max) {
-  size_t n = 0;
-  for (char *p = s; n < max;) {
-    items[n++] = p;
-    char *q = strchr(p, sep);
-    if (!q) break;
-    *q = '\0';
-    p = q + 1;
-  }
-  return n;
-}
-
-typedef struct result {
-  double push_s, finish_s;
-  uint64_t events;
-  atom_checker_stats st;
-  size_t reports;
-} result;
-
-static int run(const char *spec, const tg_params *p, atom_event *buf, result *r) {
-  atom_session *s = NULL;
-  int rc = atom_session_new(&s, NULL);
-  if (rc == 0) rc = atom_session_attach(s, spec);
-  if (rc != 0) {
-    fprintf(stderr, "bench_push: %s: %s (%s)\n", spec, atom_strerror(rc), atom_last_error());
-    atom_session_free(s);
-    return rc;
-  }
-  tg_gen *g;
-  const char *why;
-  if (tg_new(&g, p, &why) != 0) {
-    fprintf(stderr, "bench_push: %s\n", why ? why : "generator failed");
-    atom_session_free(s);
-    return -1;
-  }
-  memset(r, 0, sizeof *r);
-  size_t n;
-  while ((n = tg_next(g, buf, BLOCK)) > 0) {
-    size_t done = 0;
-    double t0 = now_s();
-    rc = atom_push_many(s, buf, n, &done);
-    r->push_s += now_s() - t0;
-    r->events += done;
-    if (rc != 0) {
-      fprintf(stderr, "bench_push: %s: push failed at event %llu: %s\n", spec,
-              (unsigned long long)(r->events - 1), atom_last_error());
-      break;
-    }
-  }
-  tg_free(g);
-  if (rc == 0) {
-    double t0 = now_s();
-    rc = atom_finish(s);
-    r->finish_s = now_s() - t0;
-  }
-  r->st.version = ATOM_CHECKER_STATS_VERSION;
-  if (rc == 0) rc = atom_checker_stats_get(s, 0, &r->st);
-  r->reports = atom_report_count(s);
-  atom_session_free(s);
-  return rc;
-}
 
 int main(int argc, char **argv) {
   tg_params p = {0, 4, 128, 8, 8, TG_2PL, 1};
@@ -122,8 +53,8 @@ int main(int argc, char **argv) {
     }
   }
   char *lens[MAX_LIST], *specs[MAX_LIST];
-  size_t nlens = split(lengths_arg, ',', lens, MAX_LIST);
-  size_t nspecs = split(checkers_arg, ';', specs, MAX_LIST);
+  size_t nlens = br_split(lengths_arg, ',', lens, MAX_LIST);
+  size_t nspecs = br_split(checkers_arg, ';', specs, MAX_LIST);
   atom_event *buf = malloc(BLOCK * sizeof *buf);
   if (!buf) return 1;
   printf("# bench_push: libatomicity %s; %s trace, %u threads, %u vars, %u locks, "
@@ -142,10 +73,10 @@ int main(int argc, char **argv) {
         return 2;
       }
       p.events = len;
-      result r, best;
+      br_result r, best;
       int failed = 0;
       for (unsigned k = 0; k < repeat && !failed; k++) {
-        failed = run(specs[c], &p, buf, &r) != 0;
+        failed = br_run("bench_push", specs[c], &p, buf, BLOCK, &r) != 0;
         if (k == 0 || r.push_s + r.finish_s < best.push_s + best.finish_s) best = r;
       }
       if (failed) {
@@ -153,11 +84,11 @@ int main(int argc, char **argv) {
         continue;
       }
       r = best;
-      double secs = r.push_s + r.finish_s;
+      double secs = best.push_s + best.finish_s;
       printf("%-26s %10llu %9.3f %9.2f %8.1f %12llu %12llu %8zu\n", specs[c],
-             (unsigned long long)r.events, secs, (double)r.events / secs / 1e6,
-             secs * 1e9 / (double)r.events, (unsigned long long)r.st.peak_bytes,
-             (unsigned long long)r.st.bytes, r.reports);
+             (unsigned long long)best.events, secs, (double)best.events / secs / 1e6,
+             secs * 1e9 / (double)best.events, (unsigned long long)best.after.peak_bytes,
+             (unsigned long long)best.after.bytes, best.reports);
       fflush(stdout);
     }
   free(buf);

@@ -16,28 +16,11 @@
 #include <time.h>
 
 #include "atomicity.h"
+#include "benchrun.h"
 #include "tracegen.h"
 
 #define BLOCK 4096
 #define MAX_LIST 16
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static size_t split(char *s, char sep, char **items, size_t max) {
-  size_t n = 0;
-  for (char *p = s; n < max;) {
-    items[n++] = p;
-    char *q = strchr(p, sep);
-    if (!q) break;
-    *q = '\0';
-    p = q + 1;
-  }
-  return n;
-}
 
 typedef struct result {
   double seconds;
@@ -72,9 +55,9 @@ static int run(const char *spec, const tg_params *p, atom_event *buf, result *r)
   size_t n;
   while ((n = tg_next(g, buf, BLOCK)) > 0) {
     size_t done = 0;
-    double t0 = now_s();
+    double t0 = br_now();
     rc = atom_push_many(s, buf, n, &done);
-    r->seconds += now_s() - t0;
+    r->seconds += br_now() - t0;
     r->events += done;
     if (rc != 0) {
       fprintf(stderr, "bench_race_automata: %s: push failed at event %llu: %s\n", spec,
@@ -86,9 +69,9 @@ static int run(const char *spec, const tg_params *p, atom_event *buf, result *r)
   }
   tg_free(g);
   if (rc == 0) {
-    double t0 = now_s();
+    double t0 = br_now();
     rc = atom_finish(s);
-    r->seconds += now_s() - t0;
+    r->seconds += br_now() - t0;
   }
   if (rc == 0) rc = atom_checker_stats_get(s, 0, &r->st);
   r->reports = atom_report_count(s);
@@ -131,8 +114,8 @@ int main(int argc, char **argv) {
     }
   }
   char *vars[MAX_LIST], *specs[MAX_LIST];
-  size_t nvars = split(vars_arg, ',', vars, MAX_LIST);
-  size_t nspecs = split(checkers_arg, ';', specs, MAX_LIST);
+  size_t nvars = br_split(vars_arg, ',', vars, MAX_LIST);
+  size_t nspecs = br_split(checkers_arg, ';', specs, MAX_LIST);
   atom_event *buf = malloc(BLOCK * sizeof *buf);
   if (!buf) return 1;
   printf("# bench_race_automata: libatomicity %s; %llu events, %u threads, txn-len %u; "

@@ -17,16 +17,11 @@
 #include <time.h>
 
 #include "atomicity.h"
+#include "benchrun.h"
 #include "tracegen.h"
 
 #define BLOCK 65536
 #define MAX_LIST 16
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 typedef struct shape {
   const char *name;
@@ -43,58 +38,6 @@ static const shape shapes[] = {
 
 static const char *const specs[] = {"null", "reduction:lockset=precise",
                                     "reduction:lockset=eraser"};
-
-typedef struct result {
-  double push_s, finish_s;
-  uint64_t events;
-  atom_checker_stats before, after;
-  size_t reports;
-  uint64_t occurrences;
-} result;
-
-static int run(const char *spec, const tg_params *p, atom_event *buf, result *r) {
-  atom_session *s = NULL;
-  int rc = atom_session_new(&s, NULL);
-  if (rc == 0) rc = atom_session_attach(s, spec);
-  if (rc != 0) {
-    fprintf(stderr, "bench_reduction: %s: %s (%s)\n", spec, atom_strerror(rc), atom_last_error());
-    atom_session_free(s);
-    return rc;
-  }
-  tg_gen *g;
-  const char *why;
-  if (tg_new(&g, p, &why) != 0) {
-    fprintf(stderr, "bench_reduction: %s\n", why ? why : "generator failed");
-    atom_session_free(s);
-    return -1;
-  }
-  memset(r, 0, sizeof *r);
-  size_t n;
-  while ((n = tg_next(g, buf, BLOCK)) > 0) {
-    size_t done = 0;
-    double t0 = now_s();
-    rc = atom_push_many(s, buf, n, &done);
-    r->push_s += now_s() - t0;
-    r->events += done;
-    if (rc != 0) {
-      fprintf(stderr, "bench_reduction: %s: push failed: %s\n", spec, atom_last_error());
-      break;
-    }
-  }
-  tg_free(g);
-  r->before.version = r->after.version = ATOM_CHECKER_STATS_VERSION;
-  if (rc == 0) rc = atom_checker_stats_get(s, 0, &r->before);
-  if (rc == 0) {
-    double t0 = now_s();
-    rc = atom_finish(s);
-    r->finish_s = now_s() - t0;
-  }
-  if (rc == 0) rc = atom_checker_stats_get(s, 0, &r->after);
-  r->reports = atom_report_count(s);
-  r->occurrences = r->after.occurrences;
-  atom_session_free(s);
-  return rc;
-}
 
 int main(int argc, char **argv) {
   char lengths_arg[256] = "1e5,1e6";
@@ -146,11 +89,11 @@ int main(int argc, char **argv) {
         }
         const shape *S = &shapes[sh];
         tg_params p = {len, S->threads, S->vars, S->locks, S->txn_len, S->kind, seed};
-        result r, best;
+        br_result r, best;
         memset(&best, 0, sizeof best);
         int failed = 0;
         for (unsigned k = 0; k < repeat && !failed; k++) {
-          failed = run(specs[c], &p, buf, &r) != 0;
+          failed = br_run("bench_reduction", specs[c], &p, buf, BLOCK, &r) != 0;
           if (k == 0 || r.push_s + r.finish_s < best.push_s + best.finish_s) best = r;
         }
         if (failed) {
@@ -163,7 +106,7 @@ int main(int argc, char **argv) {
                secs * 1e9 / (double)best.events, (unsigned long long)best.after.peak_bytes,
                (unsigned long long)best.after.bytes, (unsigned long long)best.before.nodes,
                (unsigned long long)best.before.edges, best.reports,
-               (unsigned long long)best.occurrences);
+               (unsigned long long)best.after.occurrences);
         fflush(stdout);
       }
   free(buf);

@@ -27,16 +27,11 @@
 #include <time.h>
 
 #include "atomicity.h"
+#include "benchrun.h"
 #include "tracegen.h"
 
 #define BLOCK 65536
 #define MAX_LIST 8
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 static uint64_t rng_next(uint64_t *s) { /* splitmix64 */
   uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
@@ -126,15 +121,15 @@ static int run_exec(const char *spec, const tg_params *p, result *r) {
       }
     }
     if (rc) break;
-    double t0 = now_s();
+    double t0 = br_now();
     rc = atom_push_many(s, out, k, NULL);
-    r->seconds += now_s() - t0;
+    r->seconds += br_now() - t0;
     r->events += k;
   }
   if (rc == 0) {
-    double t0 = now_s();
+    double t0 = br_now();
     rc = atom_finish(s);
-    r->seconds += now_s() - t0;
+    r->seconds += br_now() - t0;
     count_reports(s, r);
   }
   if (rc > 0 || rc < -1)
@@ -227,10 +222,10 @@ static int run_trace(const char *spec, const atom_event *ev, size_t n, result *r
   atom_session *s = NULL;
   int rc = atom_session_new(&s, NULL);
   if (rc == 0) rc = atom_session_attach(s, spec);
-  double t0 = now_s();
+  double t0 = br_now();
   if (rc == 0) rc = atom_push_many(s, ev, n, NULL);
   if (rc == 0) rc = atom_finish(s);
-  r->seconds = now_s() - t0;
+  r->seconds = br_now() - t0;
   r->events = n;
   if (rc == 0) count_reports(s, r);
   else fprintf(stderr, "bench_tso: %s: %s (%s)\n", spec, atom_strerror(rc), atom_last_error());
@@ -264,18 +259,6 @@ static uint64_t search_steps(const atom_event *ev, size_t n) {
     else hi = mid;
   }
   return hi;
-}
-
-static size_t split(char *s, char sep, char **items, size_t max) {
-  size_t n = 0;
-  for (char *p = s; n < max;) {
-    items[n++] = p;
-    char *q = strchr(p, sep);
-    if (!q) break;
-    *q = '\0';
-    p = q + 1;
-  }
-  return n;
 }
 
 int main(int argc, char **argv) {
@@ -322,7 +305,7 @@ int main(int argc, char **argv) {
     }
 
   char *lens[MAX_LIST], *ths[MAX_LIST];
-  size_t nlens = split(trace_arg, ',', lens, MAX_LIST), nths = split(threads_arg, ',', ths, MAX_LIST);
+  size_t nlens = br_split(trace_arg, ',', lens, MAX_LIST), nths = br_split(threads_arg, ',', ths, MAX_LIST);
   printf("## mode=trace: whole analysis (push + finish) against the number of threads\n");
   printf("%-28s %-5s %7s %8s %9s %8s %8s %12s %10s\n", "checker", "work", "threads", "events",
          "seconds", "cycles", "bounds", "peak_bytes", "steps");
