@@ -9,6 +9,8 @@
  * ATOM_INTERLEAVE_SEED (first seed, default 1). A failure prints the seed and the trace.
  */
 #include <check.h>
+
+#include "util.h"
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -571,23 +573,10 @@ static void expect_schedule(const char *spec, const size_t *order, int conflict,
 
 /* ---- the corpus --------------------------------------------------------------------------- */
 
-static int name_cmp(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 START_TEST(test_corpus) {
-  DIR *d = opendir(ATOM_CORPUS_DIR);
-  ck_assert_msg(d != NULL, "cannot open %s", ATOM_CORPUS_DIR);
   char *files[512];
-  size_t nfiles = 0;
-  struct dirent *de;
-  while ((de = readdir(d)) != NULL) {
-    size_t len = strlen(de->d_name);
-    if (len > 4 && strcmp(de->d_name + len - 4, ".std") == 0 && nfiles < 512)
-      files[nfiles++] = strdup(de->d_name);
-  }
-  closedir(d);
-  qsort(files, nfiles, sizeof files[0], name_cmp);
+  size_t nfiles = tu_corpus_list(files, 512);
+  ck_assert_uint_gt(nfiles, 0);
   size_t checked = 0;
   for (size_t f = 0; f < nfiles; f++) {
     char path[1024], jpath[1024];

@@ -1,6 +1,7 @@
 #include "util.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,6 +46,25 @@ size_t tu_report_count(const atom_session *s, size_t ci) {
   size_t n = 0;
   for (size_t i = 0; i < atom_report_count(s); i++)
     n += atom_report_checker_index(atom_report_get(s, i)) == ci;
+  return n;
+}
+
+static int name_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+size_t tu_corpus_list(char **names, size_t max) {
+  DIR *d = opendir(ATOM_CORPUS_DIR);
+  ck_assert_msg(d != NULL, "cannot open %s", ATOM_CORPUS_DIR);
+  size_t n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    size_t len = strlen(de->d_name);
+    if (len > 4 && strcmp(de->d_name + len - 4, ".std") == 0 && n < max)
+      ck_assert_ptr_nonnull(names[n++] = strdup(de->d_name));
+  }
+  closedir(d);
+  qsort(names, n, sizeof names[0], name_cmp);
   return n;
 }
 

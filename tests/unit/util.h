@@ -20,6 +20,10 @@ int64_t tu_first_violation(const atom_session *s, size_t ci);
 /* Number of distinct reports of checker index ci. */
 size_t tu_report_count(const atom_session *s, size_t ci);
 
+/* The NAME.std files of tests/corpus, sorted by name: at most max names (malloc'ed, free each
+ * with free()) into names; returns how many. */
+size_t tu_corpus_list(char **names, size_t max);
+
 /* The contents of a file under the source tree (malloc'ed, NUL-terminated); NULL if missing. */
 char *tu_read_source_file(const char *relpath, size_t *size);
 
