@@ -1047,10 +1047,14 @@ static int tb_report(tb *b, uint32_t src, uint32_t dst) {
 }
 
 /* A directed event edge src -> dst (src earlier), and its transaction edge. The edge is
- * *forced* when it also orders the events' effects in every execution -- the commit for a
- * write, the event itself otherwise: all edges but w(x) -> r(x) (the commit may follow the
- * read, which is then served from the buffer) and w -> fork / w -> join of the same thread
- * (neither drains the buffer). Forced edges decide which segments of a cycle are free. */
+ * *forced* when it also orders the events' effects in every execution. The effect of a write
+ * is its commit; of a read served from memory, the read; of a read served from the buffer, a
+ * point just after the commit of the latest earlier write of its variable by its thread (the
+ * one it reads from; its thread's later writes commit after that one, its later drains too).
+ * Every conflict of an execution goes forward in effect order, so a cycle needs an edge that
+ * goes backward, and only edges that are not forced can. Those are w -> fork and w -> join of
+ * the same thread and r -> fork, r -> join for a buffered read r (neither drains the buffer);
+ * w(x) -> r(x) is forced. Forced edges decide which segments of a cycle are free. */
 static int tb_edge(tb *b, uint32_t src, uint32_t dst, int forced) {
   if (src == NONE32) return 0;
   tg *T = b->T;
@@ -1094,14 +1098,15 @@ static void tb_txn_done(tb *b, uint32_t txn) {
   if (b->phase1) atom__dg_complete(&b->g1, b->txn_node[txn]);
 }
 
-/* Edges into g from every earlier event of thread th (see xe_po_all). @p w_forced: whether a
- * write orders its commit before g (false for fork and for the joiner's own join). */
+/* Edges into g from every earlier event of thread th (see xe_po_all). @p w_forced: whether the
+ * effects of the thread's writes and buffered reads come before g (false for fork and for the
+ * joiner's own join, which do not drain). */
 static int tb_po_all(tb *b, const tb_thread *th, uint32_t g, int w_forced) {
   int rc;
   int nf = w_forced || th->nstar == NONE32 || b->T->ev[th->nstar].kind != ATOM_WRITE;
   if ((rc = tb_edge(b, th->nstar, g, nf)) || (rc = tb_edge(b, th->sstar, g, 1))) return rc;
   for (size_t i = 0; i < th->rb.n; i++)
-    if ((rc = tb_edge(b, th->bv[th->rb.a[i]].rb, g, 1))) return rc;
+    if ((rc = tb_edge(b, th->bv[th->rb.a[i]].rb, g, w_forced))) return rc;
   return 0;
 }
 
@@ -1145,9 +1150,7 @@ static int tb_graph_event(tb *b, const atom_ev *r, uint32_t g) {
       e->wr = th->bv[k].lastw;
     }
     if ((rc = tb_edge(b, th->sstar, g, 1))) return rc;
-    if (k != NONE32 &&
-        (rc = tb_edge(b, th->bv[k].wb, g, T->ev[th->bv[k].wb].kind != ATOM_WRITE)))
-      return rc;
+    if (k != NONE32 && (rc = tb_edge(b, th->bv[k].wb, g, 1))) return rc;
     if (k == NONE32) {
       /* A write of another thread committed before its thread's drain, and the drain came
        * before this read: ordered the same way in every execution. A buffered read has such
@@ -1464,9 +1467,15 @@ static uint32_t lower_bound(const uint32_t *a, uint32_t n, uint32_t key) {
   return lo;
 }
 
+enum {
+  MS_FIRST_ONLY = 1, /* at most one link */
+  MS_NO_U = 2        /* leave out the U links (the windows of the writes of other threads) */
+};
+
 /* The links of access v: with @p out, the events a of links v -> a; else the events b of
- * links b -> v. Appended to @p res; with @p first_only, at most one. */
-static int ms_links(ms *s, uint32_t v, int out, u32v *res, int first_only) {
+ * links b -> v. Appended to @p res; @p flags: MS_FIRST_ONLY, MS_NO_U. */
+static int ms_links(ms *s, uint32_t v, int out, u32v *res, int flags) {
+  int first_only = flags & MS_FIRST_ONLY;
   const tg *T = s->T;
   const tg_ev *e = &T->ev[v];
   if (e->kind != ATOM_READ && e->kind != ATOM_WRITE) return 0;
@@ -1489,7 +1498,7 @@ static int ms_links(ms *s, uint32_t v, int out, u32v *res, int first_only) {
     }
     uint32_t k = lower_bound(w, g->len, v); /* writes of g before v */
     /* U: writes of g still in their window at v */
-    for (uint32_t i = k; i-- > 0;) {
+    for (uint32_t i = k; !(flags & MS_NO_U) && i-- > 0;) {
       if (T->ev[w[i]].d <= v) break;
       if (ms_tick(s, 1)) return s->err;
       MS_ADD(w[i]);
@@ -1787,7 +1796,7 @@ static int ms_components(ms *s) {
     for (int out = 0; out < 2; out++) {
       s->nb1.n = 0;
       int buffered = T->ev[e].kind == ATOM_READ && (T->ev[e].flags & TG_BUF);
-      if (ms_links(s, e, out, &s->nb1, !buffered)) goto out;
+      if (ms_links(s, e, out, &s->nb1, MS_FIRST_ONLY)) goto out;
       if (s->bound) goto done;
       if (s->nb1.n && out) {
         ol[no] = e;
@@ -1797,7 +1806,12 @@ static int ms_components(ms *s) {
         il[ni] = e;
         ik[ni++] = ms_node(s, e);
       }
-      for (size_t q = 0; buffered && q < s->nb1.n; q++) {
+      if (!buffered) continue;
+      /* a buffered read's U links are inside the runs merged above; its other links are edges */
+      s->nb1.n = 0;
+      if (ms_links(s, e, out, &s->nb1, MS_NO_U)) goto out;
+      if (s->bound) goto done;
+      for (size_t q = 0; q < s->nb1.n; q++) {
         uint32_t a = grp[ms_node(s, e)], b = grp[ms_node(s, s->nb1.a[q])];
         if (!out) {
           uint32_t t = a;
@@ -2251,9 +2265,20 @@ static int ms_run(tso *c, const tg *T, size_t nn, const uint32_t *node_of, const
       rc = ATOM_ENOMEM;
       goto out;
     }
-    for (size_t i = 0; i < s.nin; i++) has[s.comp[ms_node(&s, s.in_ev[i])]] = 1;
+    /* has[k] & 1: component k has an event with an incoming link. has[k] & 2: a cycle of
+     * transactions can turn back in k: some transaction of k may be entered at one event and
+     * left at another, or some edge of k is not forced. Otherwise every directed path in k is
+     * a path of forced edges, no segment is free and k holds no realizable cycle. (The search
+     * over single events, robust=yes, keeps program order whole and always may turn.) */
+    for (size_t i = 0; i < s.nin; i++) has[s.comp[ms_node(&s, s.in_ev[i])]] |= 1;
+    for (uint32_t e = 0; e < T->nev; e++) {
+      uint32_t k = s.comp[ms_node(&s, e)];
+      if (!node_of || !T->tx[node_of[e]].unary ||
+          T->e_off[e + 1] - T->e_off[e] > T->f_off[e + 1] - T->f_off[e])
+        has[k] |= 2;
+    }
     for (uint32_t k = 0; k < s.ncomp && !found && !s.bound && !s.err; k++) {
-      if (!has[k] || s.cn_off[k + 1] - s.cn_off[k] < 2) continue;
+      if (has[k] != 3 || s.cn_off[k + 1] - s.cn_off[k] < 2) continue;
       found = ms_search_comp(&s, k);
       if (found) rc = ms_report(&s, robust);
       ms_comp_free(&s);
@@ -2285,6 +2310,16 @@ out:
   return rc;
 }
 /* ---- the trace analysis at finish ---- */
+
+/* Whether a cycle of transactions can turn back anywhere (see ms_run): some transaction that is
+ * not unary, or some edge that is not forced. A trace without either (no BEGIN/END, no fork or
+ * join right after a write or a buffered read) is TSO-serializable. */
+static int tg_may_turn(const tg *T) {
+  if (T->nf < T->ne) return 1;
+  for (size_t i = 0; i < T->ntx; i++)
+    if (!T->tx[i].unary) return 1;
+  return 0;
+}
 
 static int tso_trace(tso *c) {
   atom__mem *m = c->mem;
@@ -2390,7 +2425,7 @@ static int tso_trace(tso *c) {
     }
     xe_free(&sc);
     if (rc) goto out;
-  } else if (!b.cycles) {
+  } else if (!b.cycles && tg_may_turn(&T)) {
     /* 002 §6.2 on the transaction graph */
     node_of = atom__mem_alloc(m, (T.nev ? T.nev : 1) * sizeof *node_of);
     if (!node_of) {

@@ -8,7 +8,7 @@
  * reports; velodrome on the same stream for scale (it ignores commits).
  *
  * Part 2, mode=trace: time of the whole analysis (push + finish) against the number of threads,
- * on two generated workloads without commits:
+ * on generated workloads without commits:
  *  - pc: producers (half the threads) run transactions [w(own variable), two reads of a
  *    private variable, fence]; consumers read producers' variables outside transactions. Reads
  *    fall inside the producers' windows, so the trace has many undirected edges, and it is
@@ -18,6 +18,9 @@
  *    consumer sees one write and misses the other (002 §6.2 has to find it through links).
  *  - racy: transactions of three accesses to 8 shared variables (30% writes), half of them
  *    fenced: violations abound and are found early.
+ *  - unary: single accesses to 2 shared variables (half writes), no transactions, no fences:
+ *    every write's window stays open to the end (links everywhere), yet no cycle can turn
+ *    back, which the checker sees without searching.
  * Also `tso:fenced=yes` (002 §6.3) on pc and iriw, and velodrome for scale. "steps" is the search effort
  * of mode=trace: the smallest max_work (within 1/16) at which it does not report bound-reached.
  * Every time is the best of 3 runs. doc/performance.md explains the figures. */
@@ -145,7 +148,7 @@ static int run_exec(const char *spec, const tg_params *p, result *r) {
 
 /* ---- part 2: traces ---- */
 
-enum { W_PC, W_IRIW, W_RACY };
+enum { W_PC, W_IRIW, W_RACY, W_UNARY };
 
 /* Generate about n events of workload w over T threads into ev (malloc'ed). Thread keys 1..T,
  * producer variables 1..T, shared variables 100.. */
@@ -189,6 +192,11 @@ static size_t gen_trace(int w, unsigned T, uint64_t n, uint64_t seed, atom_event
           k++;
           continue;
         }
+      } else if (w == W_UNARY) { /* one access, no BEGIN/END, never a fence */
+        uint32_t kind = below(&rng, 2) ? ATOM_WRITE : ATOM_READ;
+        ev[k] = (atom_event){kind, 0, t, 100 + below(&rng, 2), k};
+        k++;
+        continue;
       } else {
         for (int i = 0; i < 3; i++) {
           uint32_t kind = below(&rng, 10) < 3 ? ATOM_WRITE : ATOM_READ;
@@ -311,7 +319,7 @@ int main(int argc, char **argv) {
          "seconds", "cycles", "bounds", "peak_bytes", "steps");
   static const char *const trace_specs[] = {"tso:mode=trace", "tso:fenced=yes", "velodrome"};
   for (size_t l = 0; l < nlens; l++)
-    for (int w = W_PC; w <= W_RACY; w++)
+    for (int w = W_PC; w <= W_UNARY; w++)
       for (size_t ti = 0; ti < nths; ti++) {
         uint64_t n = 0, T = 0;
         if (tg_parse_u64(lens[l], &n) != 0 || tg_parse_u64(ths[ti], &T) != 0 || T < 1) goto usage;
@@ -319,7 +327,7 @@ int main(int argc, char **argv) {
         size_t ne = gen_trace(w, (unsigned)T, n, seed, &ev);
         if (!ne) return 1;
         for (size_t c = 0; c < 3; c++) {
-          if (c == 1 && w == W_RACY) continue; /* racy is not transaction-fenced */
+          if (c == 1 && w >= W_RACY) continue; /* racy and unary are not transaction-fenced */
           result r, best;
           int failed = 0;
           for (int k = 0; k < 3 && !failed; k++) {
@@ -332,7 +340,8 @@ int main(int argc, char **argv) {
           }
           r = best;
           printf("%-28s %-5s %7llu %8zu %9.4f %8zu %8zu %12llu", trace_specs[c],
-                 w == W_PC ? "pc" : w == W_IRIW ? "iriw" : "racy", (unsigned long long)T, ne,
+                 w == W_PC ? "pc" : w == W_IRIW ? "iriw" : w == W_RACY ? "racy" : "unary",
+                 (unsigned long long)T, ne,
                  r.seconds,
                  r.cycles + r.other, r.bounds, (unsigned long long)r.peak);
           if (c == 0) printf(" %10llu", (unsigned long long)search_steps(ev, ne));

@@ -892,8 +892,9 @@ static void check_trace(const ntrace *T, uint64_t seed, stats *S, int fenced) {
   free(E);
 }
 
-/* Small random traces: 2-3 threads, 1-3 variables, fences, locks, fork/join, nesting. */
-static int small_trace(uint64_t seed, ntrace *T) {
+/* Small random traces: 2-3 threads, 1-3 variables, fences, locks, fork/join, nesting; with
+ * @p unary, no transactions at all. */
+static int small_trace_of(uint64_t seed, ntrace *T, int unary) {
   rt_params p;
   rt_rng r;
   rt_rng_seed(&r, seed);
@@ -912,7 +913,7 @@ static int small_trace(uint64_t seed, ntrace *T) {
   p.p_lock = p.locks ? 0.1 : 0.0;
   p.p_fork = 0.15;
   p.p_join = 0.15;
-  p.p_begin = 0.5;
+  p.p_begin = unary ? 0.0 : 0.5;
   p.p_end = 0.3;
   p.p_write = ev_env ? 0.3 : 0.5;
   atom_event *raw = NULL;
@@ -922,6 +923,8 @@ static int small_trace(uint64_t seed, ntrace *T) {
   free(raw);
   return rc;
 }
+
+static int small_trace(uint64_t seed, ntrace *T) { return small_trace_of(seed, T, 0); }
 
 START_TEST(brute_force_traces) {
   stats S;
@@ -943,6 +946,50 @@ START_TEST(brute_force_traces) {
   ck_assert_int_gt(S.cases, cases / 2);
   ck_assert_int_gt(S.violations, 0);
   ck_assert_int_lt(S.violations, S.cases);
+}
+END_TEST
+
+/* Traces without transactions: every event is a unary transaction. Their only cycles go
+ * through a fork or a join right after a write or a buffered read (the checker skips the search
+ * when there is none); the brute force checks both kinds. */
+START_TEST(brute_force_unary) {
+  stats S;
+  memset(&S, 0, sizeof S);
+  long cases = under_valgrind() ? 100 : 1500;
+  const char *env = getenv("ATOM_TSO_CASES");
+  if (env) cases = atol(env);
+  for (long i = 0; i < cases; i++) {
+    ntrace T;
+    uint64_t seed = 0xa700u + (uint64_t)i;
+    if (small_trace_of(seed, &T, 1) != 0) continue;
+    check_trace(&T, seed, &S, 0);
+    free(T.ev);
+  }
+  fprintf(stderr, "tso unary: %ld traces (%ld skipped), %ld not TSO-serializable, %ld not robust\n",
+          S.cases, S.skipped, S.violations, S.nonrobust);
+  ck_assert_int_gt(S.cases, cases / 2);
+  ck_assert_int_gt(S.violations, 0);
+  ck_assert_int_gt(S.nonrobust, 0);
+}
+END_TEST
+
+/* A long trace without transactions and without fences: every write's window stays open, so
+ * links abound, yet no cycle can turn back; the trace is decided without search. */
+START_TEST(unary_trace_without_search) {
+  uint64_t n = under_valgrind() ? 2000 : 20000, st = 12345;
+  char *text = malloc(n * 24 + 1);
+  ck_assert_ptr_nonnull(text);
+  size_t len = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned t = (unsigned)(st >> 33) % 4, v = (unsigned)(st >> 40) % 2;
+    unsigned w = (unsigned)(st >> 50) % 2;
+    len += (size_t)sprintf(text + len, "t%u|%c(v%u)|%u\n", t, w ? 'w' : 'r', v, (unsigned)i);
+  }
+  atom_session *s = run_std("tso:mode=trace,max_work=1000", text);
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  atom_session_free(s);
+  free(text);
 }
 END_TEST
 
@@ -1019,6 +1066,8 @@ Suite *atom_test_suite_tso(void) {
   tcase_add_test(tc, allocation_failures);
   tcase_add_test(tc, brute_force_traces);
   tcase_add_test(tc, brute_force_fenced);
+  tcase_add_test(tc, brute_force_unary);
+  tcase_add_test(tc, unary_trace_without_search);
   suite_add_tcase(s, tc);
   return s;
 }
