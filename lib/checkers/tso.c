@@ -852,6 +852,8 @@ typedef struct tg {
   /* accesses of each variable in trace order, and each access's place among them */
   uint32_t nvar;
   uint32_t *acc_off, *acc, *acc_idx;
+  uint32_t *acc_other; /* acc index -> the next access of the variable by another thread (or the
+                          end of the variable's accesses) */
   size_t nacc;
   /* writes of each variable grouped by thread (for the writes pending at a position) */
   uint32_t *wg_off;
@@ -874,6 +876,7 @@ static void tg_free(tg *T, atom__mem *m) {
   atom__mem_free(m, T->d_adj, T->nd * sizeof *T->d_adj);
   atom__mem_free(m, T->acc_off, ((size_t)T->nvar + 1) * sizeof *T->acc_off);
   atom__mem_free(m, T->acc, T->nacc * sizeof *T->acc);
+  atom__mem_free(m, T->acc_other, (T->nacc ? T->nacc : 1) * sizeof *T->acc_other);
   atom__mem_free(m, T->acc_idx, T->nev * sizeof *T->acc_idx);
   atom__mem_free(m, T->wg_off, ((size_t)T->nvar + 1) * sizeof *T->wg_off);
   atom__mem_free(m, T->wg, T->nwg * sizeof *T->wg);
@@ -1306,6 +1309,17 @@ static int tg_index(tg *T, atom__mem *m, uint32_t nthreads) {
   T->acc = order;
   order = NULL;
   T->nacc = na;
+  T->acc_other = atom__mem_alloc(m, (na ? na : 1) * sizeof *T->acc_other);
+  if (!T->acc_other) {
+    rc = ATOM_ENOMEM;
+    goto out;
+  }
+  for (uint32_t x = 0; x < T->nvar; x++)
+    for (uint32_t i = T->acc_off[x + 1]; i-- > T->acc_off[x];)
+      T->acc_other[i] = i + 1 == T->acc_off[x + 1] ? i + 1
+                        : T->ev[T->acc[i + 1]].thread != T->ev[T->acc[i]].thread
+                            ? i + 1
+                            : T->acc_other[i + 1];
   /* writes: stable sort by thread, then by variable: (variable, thread, position) */
   k = 0;
   for (size_t i = 0; i < T->nev; i++)
@@ -1443,9 +1457,20 @@ typedef struct ms {
   size_t ncons;
   size_t found; /* segments of the cycle found, 0 if none */
   int cutoff;
+  /* A local pass (see ms_search_comp) looks only at events in [lo, hi] around its start node;
+   * lo = 0, hi = NONE32 otherwise. */
+  uint32_t *npos;   /* node -> its first event (NONE32 if none) */
+  int local;
+  uint32_t lo, hi;
+  u32v rows_made;   /* local pass: rows computed for the current start node */
+  uint64_t **pool;  /* local pass: zeroed rows for reuse */
+  size_t npool, pool_cap;
+  uint32_t *rlo, *rhi; /* local -> the words [rlo, rhi) of its row that may hold bits */
 } ms;
 
 static inline uint32_t ms_node(const ms *s, uint32_t e) { return s->node_of ? s->node_of[e] : e; }
+
+static inline int ms_in_window(const ms *s, uint32_t e) { return e >= s->lo && e <= s->hi; }
 
 static inline int ms_tick(ms *s, uint64_t n) {
   s->work += n;
@@ -1485,6 +1510,7 @@ static int ms_links(ms *s, uint32_t v, int out, u32v *res, int flags) {
   const tg_wgroup *own = NULL;
 #define MS_ADD(ev_)                                                  \
   do {                                                               \
+    if (!ms_in_window(s, (ev_))) break;                              \
     if (u32v_push(res, s->m, (ev_))) return s->err = ATOM_ENOMEM;    \
     if (first_only) return 0;                                        \
   } while (0)
@@ -1499,7 +1525,7 @@ static int ms_links(ms *s, uint32_t v, int out, u32v *res, int flags) {
     uint32_t k = lower_bound(w, g->len, v); /* writes of g before v */
     /* U: writes of g still in their window at v */
     for (uint32_t i = k; !(flags & MS_NO_U) && i-- > 0;) {
-      if (T->ev[w[i]].d <= v) break;
+      if (T->ev[w[i]].d <= v || w[i] < s->lo) break;
       if (ms_tick(s, 1)) return s->err;
       MS_ADD(w[i]);
     }
@@ -1519,9 +1545,14 @@ static int ms_links(ms *s, uint32_t v, int out, u32v *res, int flags) {
   if (e->kind != ATOM_WRITE) return 0;
   /* U: later accesses inside v's window */
   uint32_t ai = T->acc_idx[v] - T->acc_off[x];
-  for (uint32_t i = ai + 1; i < nacc && acc[i] < e->d; i++) {
+  for (uint32_t i = ai + 1; i < nacc && acc[i] < e->d && acc[i] <= s->hi;) {
     if (ms_tick(s, 1)) return s->err;
-    if (T->ev[acc[i]].thread != e->thread) MS_ADD(acc[i]);
+    if (T->ev[acc[i]].thread == e->thread) { /* skip the thread's own accesses at once */
+      i = T->acc_other[T->acc_off[x] + i] - T->acc_off[x];
+      continue;
+    }
+    MS_ADD(acc[i]);
+    i++;
   }
   if (!own) return 0;
   const uint32_t *w = T->ws + own->start;
@@ -1531,7 +1562,7 @@ static int ms_links(ms *s, uint32_t v, int out, u32v *res, int flags) {
      * committed before them */
     uint32_t dv = e->d, d2 = k + 1 < own->len ? T->ev[w[k + 1]].d : NONE32;
     if (dv == NONE32 || d2 <= dv) return 0;
-    for (uint32_t i = lower_bound(acc, nacc, dv); i < nacc && acc[i] < d2; i++) {
+    for (uint32_t i = lower_bound(acc, nacc, dv); i < nacc && acc[i] < d2 && acc[i] <= s->hi; i++) {
       if (ms_tick(s, 1)) return s->err;
       const tg_ev *r = &T->ev[acc[i]];
       if (r->thread != e->thread && r->kind == ATOM_READ && (r->flags & TG_BUF)) MS_ADD(acc[i]);
@@ -1539,7 +1570,7 @@ static int ms_links(ms *s, uint32_t v, int out, u32v *res, int flags) {
   } else {
     /* buffered reads of other threads for which v is the first later write of its thread */
     uint32_t prev = k > 0 ? w[k - 1] : NONE32;
-    for (uint32_t i = ai; i-- > 0 && (prev == NONE32 || acc[i] > prev);) {
+    for (uint32_t i = ai; i-- > 0 && (prev == NONE32 || acc[i] > prev) && acc[i] >= s->lo;) {
       if (ms_tick(s, 1)) return s->err;
       const tg_ev *r = &T->ev[acc[i]];
       if (r->thread != e->thread && r->kind == ATOM_READ && (r->flags & TG_BUF)) MS_ADD(acc[i]);
@@ -1866,34 +1897,51 @@ out:
 /* The nodes of the component reachable from local l by directed edges (itself included). */
 static uint64_t *ms_row(ms *s, uint32_t l) {
   if (s->row[l]) return s->row[l];
-  size_t bytes = s->words * sizeof(uint64_t);
-  if (s->row_bytes + bytes > MS_ROW_BUDGET) {
-    s->bound = 1;
-    return NULL;
+  size_t bytes = s->words * sizeof(uint64_t), zeroed = 0;
+  uint64_t *r = NULL;
+  if (s->local && s->npool) {
+    r = s->pool[--s->npool];
+  } else {
+    if (s->row_bytes + bytes > MS_ROW_BUDGET) {
+      s->bound = 1;
+      return NULL;
+    }
+    r = atom__mem_calloc(s->m, s->words, sizeof *r);
+    if (!r) {
+      s->err = ATOM_ENOMEM;
+      return NULL;
+    }
+    s->row_bytes += bytes;
+    zeroed = s->words;
   }
-  uint64_t *r = atom__mem_calloc(s->m, s->words, sizeof *r);
-  if (!r) {
+  if (s->local && u32v_push(&s->rows_made, s->m, l)) {
+    atom__mem_free(s->m, r, bytes);
+    s->row_bytes -= bytes;
     s->err = ATOM_ENOMEM;
     return NULL;
   }
-  s->row_bytes += bytes;
   s->row[l] = r;
   size_t qh = 0, qt = 0;
+  uint32_t lo = l, hi = l;
   setbit(r, l);
   s->queue[qt++] = l;
   while (qh < qt) {
     uint32_t u = s->cnodes[s->queue[qh++]];
     for (uint32_t k = s->d_off[u]; k < s->d_off[u + 1]; k++) {
       uint32_t v = s->d_adj[k];
-      if (s->comp[v] != s->cur) continue;
+      if (s->comp[v] != s->cur || (s->local && !ms_in_window(s, s->npos[v]))) continue;
       uint32_t lv = s->loc[v];
       if (!bit(r, lv)) {
         setbit(r, lv);
         s->queue[qt++] = lv;
+        if (lv < lo) lo = lv;
+        if (lv > hi) hi = lv;
       }
     }
   }
-  ms_tick(s, s->words + qt);
+  s->rlo[l] = lo / 64;
+  s->rhi[l] = hi / 64 + 1;
+  ms_tick(s, zeroed + qt);
   return r;
 }
 
@@ -1911,7 +1959,8 @@ static void ms_freach(ms *s, uint32_t a) {
     uint32_t e = s->queue[qh++];
     for (uint32_t k = T->f_off[e]; k < T->f_off[e + 1]; k++) {
       uint32_t f = T->f_adj[k];
-      if (s->estamp[f] == s->ecur || s->comp[ms_node(s, f)] != s->cur) continue;
+      if (s->estamp[f] == s->ecur || s->comp[ms_node(s, f)] != s->cur || !ms_in_window(s, f))
+        continue;
       s->estamp[f] = s->ecur;
       s->queue[qt++] = f;
     }
@@ -1955,12 +2004,14 @@ static int ms_dfs(ms *s, size_t j, size_t depth) {
   }
   ms_level *L = &s->lv[j];
   if (ms_level_cand(s, L)) return 0;
-  for (size_t w = 0; w < s->words; w++) {
+  size_t wlo = s->rlo[sg->T], whi = s->rhi[sg->T];
+  for (size_t w = wlo; w < whi; w++) {
     uint64_t c = rj[w] & s->hasout[w];
     for (size_t l = 0; l + 1 < j; l++) c &= ~s->row[s->seg[l].T][w];
     L->cand[w] = c;
   }
-  for (size_t w = 0; w < s->words; w++) {
+  ms_tick(s, whi - wlo);
+  for (size_t w = wlo; w < whi; w++) {
     for (uint64_t c = L->cand[w]; c; c &= c - 1) {
       uint32_t S = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(c));
       uint32_t node = s->cnodes[S];
@@ -1995,38 +2046,60 @@ static int ms_dfs(ms *s, size_t j, size_t depth) {
   return 0;
 }
 
+static void ms_pool_free(ms *s) {
+  for (size_t i = 0; i < s->npool; i++) atom__mem_free(s->m, s->pool[i], s->words * sizeof(uint64_t));
+  atom__mem_free(s->m, s->pool, s->pool_cap * sizeof *s->pool);
+  s->row_bytes -= s->npool * s->words * sizeof(uint64_t);
+  s->pool = NULL;
+  s->npool = s->pool_cap = 0;
+}
+
 static void ms_comp_free(ms *s) {
   if (s->row)
     for (size_t i = 0; i < s->ncn; i++)
       atom__mem_free(s->m, s->row[i], s->words * sizeof(uint64_t));
   atom__mem_free(s->m, s->row, s->ncn * sizeof *s->row);
   atom__mem_free(s->m, s->hasout, s->words * sizeof *s->hasout);
+  ms_pool_free(s);
+  atom__mem_free(s->m, s->rlo, s->ncn * sizeof *s->rlo);
+  atom__mem_free(s->m, s->rhi, s->ncn * sizeof *s->rhi);
   s->row = NULL;
   s->hasout = NULL;
+  s->rlo = s->rhi = NULL;
   s->row_bytes = 0;
 }
 
-/* Search component c: @return 1 when a cycle was found (s->seg, s->found). */
-static int ms_search_comp(ms *s, uint32_t c) {
-  s->cur = c;
-  s->cnodes = s->cn + s->cn_off[c];
-  s->ncn = s->cn_off[c + 1] - s->cn_off[c];
-  s->words = (s->ncn + 63) / 64;
-  for (size_t i = 0; i < s->ncn; i++) s->loc[s->cnodes[i]] = (uint32_t)i;
-  s->row = atom__mem_calloc(s->m, s->ncn, sizeof *s->row);
-  s->hasout = atom__mem_calloc(s->m, s->words, sizeof *s->hasout);
-  if (!s->row || !s->hasout || ms_level_cand(s, &s->lv[0])) {
-    s->err = ATOM_ENOMEM;
-    return 0;
+/* A local pass moves to start node i: the window around it, and no rows of the last one. */
+static void ms_local_start(ms *s, uint32_t i, uint32_t span) {
+  uint32_t p = s->npos[s->cnodes[i]];
+  s->lo = p > span ? p - span : 0;
+  s->hi = p < NONE32 - span ? p + span : NONE32 - 1;
+  for (size_t k = 0; k < s->rows_made.n; k++) {
+    uint32_t l = s->rows_made.a[k];
+    uint64_t *r = s->row[l];
+    s->row[l] = NULL;
+    memset(r + s->rlo[l], 0, (s->rhi[l] - s->rlo[l]) * sizeof *r);
+    ms_tick(s, s->rhi[l] - s->rlo[l]);
+    if (s->npool == s->pool_cap && ATOM__GROW(s->m, s->pool, s->pool_cap, s->npool + 1)) {
+      atom__mem_free(s->m, r, s->words * sizeof *r);
+      s->row_bytes -= s->words * sizeof *r;
+      continue;
+    }
+    s->pool[s->npool++] = r;
   }
-  for (size_t i = 0; i < s->ncn; i++)
-    if (s->out_off[s->cnodes[i] + 1] > s->out_off[s->cnodes[i]]) setbit(s->hasout, (uint32_t)i);
+  s->rows_made.n = 0;
+}
+
+/* One pass over component s->cur: cycles of 1, 2, ... segments from every start (within the
+ * window of each start node when s->local, span @p span). @return 1 when a cycle was found. */
+static int ms_search_pass(ms *s, uint32_t span) {
   int found = 0;
   for (size_t depth = 1; depth <= MS_MAX_DEPTH && !found; depth++) {
     s->cutoff = 0;
     for (uint32_t i = 0; i < s->ncn && !found; i++) {
       uint32_t node = s->cnodes[i];
       if (s->in_off[node + 1] == s->in_off[node]) continue;
+      if (s->local) ms_local_start(s, i, span);
       uint64_t *r1 = ms_row(s, i);
       if (!r1) return 0;
       for (uint32_t k = s->in_off[node]; k < s->in_off[node + 1] && !found; k++) {
@@ -2036,7 +2109,7 @@ static int ms_search_comp(ms *s, uint32_t c) {
         ms_freach(s, a1);
         if (s->bound) return 0;
         /* a free first segment: a1 ... b1, a1 not ordered before b1 by forced edges */
-        for (size_t w = 0; w < s->words && !found; w++) {
+        for (size_t w = s->rlo[i]; w < s->rhi[i] && !found; w++) {
           for (uint64_t cw = r1[w] & s->hasout[w]; cw && !found; cw &= cw - 1) {
             uint32_t S = (uint32_t)(w * 64 + (size_t)__builtin_ctzll(cw));
             uint32_t sn = s->cnodes[S];
@@ -2092,6 +2165,60 @@ static int ms_search_comp(ms *s, uint32_t c) {
   }
   return found;
 }
+
+/* Search component c: @return 1 when a cycle was found (s->seg, s->found).
+ *
+ * Local passes first: with spans 4, 64 and 1 024 (while the span is short of the component), the
+ * search around each start node looks only at events at most a span away, with an eighth of the
+ * remaining max_work each. Cycles are usually local, and a local pass costs about the span per
+ * start instead of the whole component. A local pass may miss cycles, never invents one (every
+ * cycle is still checked against the commit-position constraints; windows only drop links and
+ * shorten the reachability used for pruning). Then the full pass, which decides. */
+static int ms_search_comp(ms *s, uint32_t c) {
+  static const uint32_t spans[] = {4, 64, 1024};
+  s->cur = c;
+  s->cnodes = s->cn + s->cn_off[c];
+  s->ncn = s->cn_off[c + 1] - s->cn_off[c];
+  s->words = (s->ncn + 63) / 64;
+  for (size_t i = 0; i < s->ncn; i++) s->loc[s->cnodes[i]] = (uint32_t)i;
+  s->row = atom__mem_calloc(s->m, s->ncn, sizeof *s->row);
+  s->hasout = atom__mem_calloc(s->m, s->words, sizeof *s->hasout);
+  s->rlo = atom__mem_alloc(s->m, s->ncn * sizeof *s->rlo);
+  s->rhi = atom__mem_alloc(s->m, s->ncn * sizeof *s->rhi);
+  if (!s->row || !s->hasout || !s->rlo || !s->rhi || ms_level_cand(s, &s->lv[0])) {
+    s->err = ATOM_ENOMEM;
+    return 0;
+  }
+  for (size_t i = 0; i < s->ncn; i++)
+    if (s->out_off[s->cnodes[i] + 1] > s->out_off[s->cnodes[i]]) setbit(s->hasout, (uint32_t)i);
+  int found = 0;
+  uint64_t max_work = s->max_work;
+  uint32_t first = NONE32, last = 0; /* the component's extent in the trace */
+  for (size_t i = 0; i < s->ncn; i++) {
+    uint32_t p = s->npos[s->cnodes[i]];
+    if (p == NONE32) continue;
+    if (p < first) first = p;
+    if (p > last) last = p;
+  }
+  for (size_t p = 0; p < sizeof spans / sizeof *spans && !found; p++) {
+    /* a window that always covers the component is the full pass */
+    if (first == NONE32 || last - first <= spans[p] || s->work >= max_work) break;
+    s->local = 1;
+    s->max_work = s->work + (max_work - s->work) / 8;
+    found = ms_search_pass(s, spans[p]);
+    ms_local_start(s, 0, NONE32); /* forget the windowed rows */
+    ms_pool_free(s);
+    s->local = 0;
+    s->lo = 0;
+    s->hi = NONE32;
+    s->max_work = max_work;
+    if (s->err) return 0;
+    if (s->work <= max_work) s->bound = 0; /* the pass's share, or the row budget: go on */
+  }
+  if (!found && !s->bound) found = ms_search_pass(s, 0);
+  return found;
+}
+
 /* The directed path from local u to local v (u reaches v), as nodes appended to out. */
 static int ms_path(ms *s, uint32_t u, uint32_t v, u32v *out) {
   size_t qh = 0, qt = 0;
@@ -2254,10 +2381,14 @@ static int ms_run(tso *c, const tg *T, size_t nn, const uint32_t *node_of, const
   s.queue = atom__mem_alloc(s.m, nq * sizeof *s.queue);
   s.estamp = atom__mem_calloc(s.m, nev1, sizeof *s.estamp);
   s.nstamp = atom__mem_calloc(s.m, nev1, sizeof *s.nstamp);
-  if (!s.loc || !s.parent || !s.queue || !s.estamp || !s.nstamp) {
+  s.npos = atom__mem_alloc(s.m, (nn + 1) * sizeof *s.npos);
+  if (!s.loc || !s.parent || !s.queue || !s.estamp || !s.nstamp || !s.npos) {
     rc = ATOM_ENOMEM;
     goto out;
   }
+  s.hi = NONE32;
+  for (size_t i = 0; i < nn; i++) s.npos[i] = NONE32;
+  for (uint32_t e = T->nev; e-- > 0;) s.npos[ms_node(&s, e)] = e;
   if ((rc = ms_components(&s))) goto out;
   if (!s.bound) {
     has = atom__mem_calloc(s.m, s.ncomp + 1, 1);
@@ -2303,6 +2434,8 @@ out:
   atom__mem_free(s.m, s.cn_off, (s.ncomp + 1) * sizeof *s.cn_off);
   atom__mem_free(s.m, s.cn, nn * sizeof *s.cn);
   u32v_free(&s.nb1, s.m);
+  u32v_free(&s.rows_made, s.m);
+  atom__mem_free(s.m, s.npos, (nn + 1) * sizeof *s.npos);
   for (size_t i = 0; i < MS_MAX_DEPTH; i++) {
     atom__mem_free(s.m, s.lv[i].cand, s.lv[i].cand_words * sizeof *s.lv[i].cand);
     u32v_free(&s.lv[i].nb, s.m);
