@@ -2361,6 +2361,83 @@ static int report_bound(tso *c, int robust, uint64_t work) {
 }
 
 /* Run the search over nn nodes with directed edges (d_off, d_adj); report what it finds. */
+/* Mark in has[] (bit 2) the components in which a cycle can turn back.
+ *
+ * A segment of a cycle walks from its entry event a through nodes to its exit event b: inside a
+ * node from the event it entered at (a, or the target of an edge from another node) to an event
+ * it leaves from (b, or the source of an edge to another node). If in every node of the
+ * component each entry event reaches, by forced edges, every target of the node's edges to other
+ * nodes and every exit event of the node other than itself, then every segment's entry reaches
+ * its exit by forced edges: no segment is free and the component holds no realizable cycle
+ * (see ms_search_comp). The forced reach is explored up to MS_TURN_REACH events per entry
+ * (besides the entry's own successors), and nodes of more than MS_TURN_EVENTS events are taken to
+ * turn; both only make the test coarser. */
+#define MS_TURN_REACH 32
+#define MS_TURN_EVENTS 64
+static int ms_turns(ms *s, unsigned char *has) {
+  const tg *T = s->T;
+  size_t nev = T->nev, nn = s->nn;
+  /* event edges: the event graph's (transactions), or the search's own (single events) */
+  const uint32_t *eo = s->node_of ? T->e_off : s->d_off, *ea = s->node_of ? T->e_adj : s->d_adj;
+  unsigned char *mark = atom__mem_calloc(s->m, nev + 1, 1); /* 1: entry, 2: exit by a link */
+  uint32_t *noff = NULL, *nevs = NULL;
+  int rc = ATOM_ENOMEM;
+  if (!mark) goto out;
+  if (s->node_of) {
+    if (csr_build(s->m, s->node_of, nev, nn, &noff, &nevs)) goto out;
+  }
+  for (size_t i = 0; i < s->nin; i++) mark[s->in_ev[i]] |= 1;
+  for (size_t i = 0; i < s->nout; i++) mark[s->out_ev[i]] |= 2;
+  for (uint32_t u = 0; u < nev; u++)
+    for (uint32_t k = eo[u]; k < eo[u + 1]; k++) {
+      uint32_t v = ea[k], nu = ms_node(s, u), nv = ms_node(s, v);
+      if (nu != nv && s->comp[nu] == s->comp[nv]) mark[v] |= 1;
+    }
+  for (uint32_t x = 0; x < nev; x++) {
+    uint32_t nx = ms_node(s, x), c = s->comp[nx];
+    if (!(mark[x] & 1) || (has[c] & 2)) continue;
+    uint32_t first = s->node_of ? noff[nx] : x, end = s->node_of ? noff[nx + 1] : x + 1;
+    if (end - first > MS_TURN_EVENTS) {
+      has[c] |= 2;
+      continue;
+    }
+    /* forced reach of x, bounded */
+    if (++s->ecur == 0) {
+      memset(s->estamp, 0, (nev + 1) * sizeof *s->estamp);
+      s->ecur = 1;
+    }
+    size_t qh = 0, qt = 0;
+    s->estamp[x] = s->ecur;
+    s->queue[qt++] = x;
+    while (qh < qt) {
+      uint32_t e = s->queue[qh++];
+      for (uint32_t k = T->f_off[e]; k < T->f_off[e + 1] && (e == x || qt < MS_TURN_REACH); k++) {
+        uint32_t f = T->f_adj[k];
+        if (s->estamp[f] == s->ecur || s->comp[ms_node(s, f)] != c) continue;
+        s->estamp[f] = s->ecur;
+        s->queue[qt++] = f;
+      }
+    }
+    int turns = 0;
+    for (uint32_t i = first; i < end && !turns; i++) {
+      uint32_t y = s->node_of ? nevs[i] : i;
+      if ((mark[y] & 2) && y != x && s->estamp[y] != s->ecur) turns = 1;
+      for (uint32_t k = eo[y]; k < eo[y + 1] && !turns; k++) {
+        uint32_t v = ea[k], nv = ms_node(s, v);
+        if (nv != nx && s->comp[nv] == c && s->estamp[v] != s->ecur) turns = 1;
+      }
+    }
+    if (turns) has[c] |= 2;
+    if (ms_tick(s, qt + (end - first))) break;
+  }
+  rc = 0;
+out:
+  atom__mem_free(s->m, mark, nev + 1);
+  atom__mem_free(s->m, noff, (nn + 1) * sizeof *noff);
+  atom__mem_free(s->m, nevs, nev * sizeof *nevs);
+  return rc;
+}
+
 static int ms_run(tso *c, const tg *T, size_t nn, const uint32_t *node_of, const uint32_t *d_off,
                   const uint32_t *d_adj, int robust) {
   ms s;
@@ -2396,18 +2473,10 @@ static int ms_run(tso *c, const tg *T, size_t nn, const uint32_t *node_of, const
       rc = ATOM_ENOMEM;
       goto out;
     }
-    /* has[k] & 1: component k has an event with an incoming link. has[k] & 2: a cycle of
-     * transactions can turn back in k: some transaction of k may be entered at one event and
-     * left at another, or some edge of k is not forced. Otherwise every directed path in k is
-     * a path of forced edges, no segment is free and k holds no realizable cycle. (The search
-     * over single events, robust=yes, keeps program order whole and always may turn.) */
+    /* has[k] & 1: component k has an event with an incoming link. has[k] & 2: a cycle can turn
+     * back in k (ms_turns). Without a turn, k holds no realizable cycle. */
     for (size_t i = 0; i < s.nin; i++) has[s.comp[ms_node(&s, s.in_ev[i])]] |= 1;
-    for (uint32_t e = 0; e < T->nev; e++) {
-      uint32_t k = s.comp[ms_node(&s, e)];
-      if (!node_of || !T->tx[node_of[e]].unary ||
-          T->e_off[e + 1] - T->e_off[e] > T->f_off[e + 1] - T->f_off[e])
-        has[k] |= 2;
-    }
+    if ((rc = ms_turns(&s, has))) goto out;
     for (uint32_t k = 0; k < s.ncomp && !found && !s.bound && !s.err; k++) {
       if (has[k] != 3 || s.cn_off[k + 1] - s.cn_off[k] < 2) continue;
       found = ms_search_comp(&s, k);

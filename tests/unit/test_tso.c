@@ -993,6 +993,31 @@ START_TEST(unary_trace_without_search) {
 }
 END_TEST
 
+/* The same with transactions [w(p) r(p)] on each thread's private variable in between: they
+ * cannot turn a cycle back (each entry reaches the exits by forced edges), so the big
+ * component is not searched either; the search would cost about n^2/64 steps. */
+START_TEST(private_transactions_without_search) {
+  uint64_t n = under_valgrind() ? 2000 : 20000, st = 777;
+  char *text = malloc(n * 4 * 24 + 1);
+  ck_assert_ptr_nonnull(text);
+  size_t len = 0;
+  for (uint64_t i = 0; i < n; i++) {
+    st = st * 6364136223846793005ull + 1442695040888963407ull;
+    unsigned t = (unsigned)(st >> 33) % 2, v = (unsigned)(st >> 40) % 2;
+    unsigned w = (unsigned)(st >> 50) % 2, txn = (unsigned)(st >> 55) % 10 < 3;
+    if (txn)
+      len += (size_t)sprintf(text + len, "t%u|begin|%u\nt%u|w(p%u)|%u\nt%u|r(p%u)|%u\nt%u|end|%u\n",
+                             t, (unsigned)i, t, t, (unsigned)i, t, t, (unsigned)i, t, (unsigned)i);
+    else
+      len += (size_t)sprintf(text + len, "t%u|%c(v%u)|%u\n", t, w ? 'w' : 'r', v, (unsigned)i);
+  }
+  atom_session *s = run_std("tso:mode=trace,max_work=5000000", text);
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  atom_session_free(s);
+  free(text);
+}
+END_TEST
+
 /* Transaction-fenced traces: every transaction that writes ends with a fence (unary writes are
  * wrapped into fenced transactions). */
 static int fenced_trace(uint64_t seed, ntrace *T) {
@@ -1068,6 +1093,7 @@ Suite *atom_test_suite_tso(void) {
   tcase_add_test(tc, brute_force_fenced);
   tcase_add_test(tc, brute_force_unary);
   tcase_add_test(tc, unary_trace_without_search);
+  tcase_add_test(tc, private_transactions_without_search);
   suite_add_tcase(s, tc);
   return s;
 }
