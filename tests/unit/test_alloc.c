@@ -12,30 +12,6 @@
 
 Suite *atom_test_suite_alloc(void);
 
-typedef struct counting {
-  long calls;   /* allocation requests so far (malloc and realloc) */
-  long live;    /* blocks allocated and not freed */
-  long fail_at; /* 1-based request to fail; 0 = none */
-} counting;
-
-static void *c_malloc(size_t n, void *p) {
-  counting *c = p;
-  if (++c->calls == c->fail_at) return NULL;
-  void *m = malloc(n);
-  if (m) c->live++;
-  return m;
-}
-static void *c_realloc(void *q, size_t n, void *p) {
-  counting *c = p;
-  if (++c->calls == c->fail_at) return NULL;
-  return realloc(q, n);
-}
-static void c_free(void *q, void *p) {
-  counting *c = p;
-  if (q) c->live--;
-  free(q);
-}
-
 typedef struct run {
   int bad;          /* a call returned something other than 0 / ATOM_ENOMEM */
   char what[160];
@@ -97,13 +73,9 @@ static void push_run(run *r, atom_session *s) {
 
 /* One representative run with allocation fail_at failing; returns the allocation count. */
 static long representative_run(long fail_at, run *r) {
-  counting c = {0, 0, fail_at};
+  tu_failing c = tu_failing_at(fail_at);
   atom_options o;
-  atom_options_init(&o, ATOM_OPTIONS_VERSION);
-  o.malloc_fn = c_malloc;
-  o.realloc_fn = c_realloc;
-  o.free_fn = c_free;
-  o.alloc_payload = &c;
+  tu_failing_options(&o, &c);
   o.max_reports = 3;
   atom_session *s = NULL;
   int rc = atom_session_new(&s, &o);

@@ -692,7 +692,7 @@ START_TEST(out_of_memory) {
   int failures = 0, done = 0;
   for (long budget = 0; budget < 2000 && !done; budget += under_valgrind() ? 7 : 1) {
     for (int all = 0; all < 2; all++) {
-      tu_failing f = {-1, 0, 0};
+      tu_failing f = {.budget = -1};
       atom_options o;
       tu_failing_options(&o, &f);
       atom_session *s = NULL;

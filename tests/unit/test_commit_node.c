@@ -328,7 +328,7 @@ START_TEST(out_of_memory) {
   int saw_enomem = 0, completed = 0;
   for (long budget = 0; budget < 400 && !completed; budget++) {
     for (int view = 0; view < 2; view++) {
-      tu_failing f = {-1, 0, 1};
+      tu_failing f = {.budget = -1, .once = 1};
       atom_options o;
       tu_failing_options(&o, &f);
       atom_session *s = NULL;

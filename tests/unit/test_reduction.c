@@ -151,7 +151,7 @@ END_TEST
 START_TEST(lockset_out_of_memory) {
   int saw = 0;
   for (long budget = 0; budget < 60; budget++) {
-    tu_failing f = {budget, 0, 0};
+    tu_failing f = {.budget = budget};
     atom__allocator a;
     tu_failing_allocator(&a, &f);
     atom__mem m;
@@ -703,7 +703,7 @@ START_TEST(session_out_of_memory) {
   for (int v = 0; v < 2; v++) {
     int saw = 0;
     for (long budget = 0; budget < 300; budget += 2) {
-      tu_failing f = {-1, 0, 0};
+      tu_failing f = {.budget = -1};
       atom_options o;
       tu_failing_options(&o, &f);
       atom_session *s = NULL;

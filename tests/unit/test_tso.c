@@ -394,38 +394,11 @@ END_TEST
 
 /* ---- allocation failures in the trace analysis (mode=trace runs at finish) ---------------- */
 
-typedef struct counting {
-  long calls, live, fail_at;
-} counting;
-
-static void *c_malloc(size_t n, void *p) {
-  counting *c = p;
-  if (++c->calls == c->fail_at) return NULL;
-  void *m = malloc(n);
-  if (m) c->live++;
-  return m;
-}
-static void *c_realloc(void *q, size_t n, void *p) {
-  counting *c = p;
-  if (++c->calls == c->fail_at) return NULL;
-  if (!q) c->live++;
-  return realloc(q, n);
-}
-static void c_free(void *q, void *p) {
-  counting *c = p;
-  if (q) c->live--;
-  free(q);
-}
-
 /* One run with allocation fail_at failing; @return the number of allocations made. */
 static long alloc_run(const char *spec, const char *text, long fail_at, int *bad) {
-  counting c = {0, 0, fail_at};
+  tu_failing c = tu_failing_at(fail_at);
   atom_options o;
-  atom_options_init(&o, ATOM_OPTIONS_VERSION);
-  o.malloc_fn = c_malloc;
-  o.realloc_fn = c_realloc;
-  o.free_fn = c_free;
-  o.alloc_payload = &c;
+  tu_failing_options(&o, &c);
   atom_session *s = NULL;
   int rc = atom_session_new(&s, &o);
   if (rc == 0) rc = atom_session_attach(s, spec);

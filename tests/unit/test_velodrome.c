@@ -262,7 +262,7 @@ END_TEST
 START_TEST(dg_out_of_memory) {
   int saw_failure = 0;
   for (long budget = 0; budget < 200; budget++) {
-    tu_failing f = {budget, 0, 0};
+    tu_failing f = {.budget = budget};
     atom__allocator al;
     tu_failing_allocator(&al, &f);
     atom__mem m;
@@ -784,7 +784,7 @@ END_TEST
 START_TEST(session_out_of_memory) {
   int saw = 0;
   for (long budget = 0; budget < 400; budget += 3) {
-    tu_failing f = {-1, 0, 0};
+    tu_failing f = {.budget = -1};
     atom_options o;
     tu_failing_options(&o, &f);
     atom_session *s = NULL;

@@ -98,15 +98,24 @@ static int tu_failing_now(tu_failing *f) {
   return 1;
 }
 static void *tu_failing_malloc(size_t n, void *p) {
-  return tu_failing_now(p) ? NULL : malloc(n);
+  tu_failing *f = p;
+  void *m = tu_failing_now(f) ? NULL : malloc(n);
+  if (m) f->live++;
+  return m;
 }
 static void *tu_failing_realloc(void *ptr, size_t n, void *p) {
-  return tu_failing_now(p) ? NULL : realloc(ptr, n);
+  tu_failing *f = p;
+  void *m = tu_failing_now(f) ? NULL : realloc(ptr, n);
+  if (m && !ptr) f->live++;
+  return m;
 }
 static void tu_failing_free(void *ptr, void *p) {
-  (void)p;
+  tu_failing *f = p;
+  if (ptr) f->live--;
   free(ptr);
 }
+
+tu_failing tu_failing_at(long n) { return (tu_failing){n > 0 ? n - 1 : -1, 0, 1, 0}; }
 
 void tu_failing_options(atom_options *o, tu_failing *f) {
   atom_options_init(o, ATOM_OPTIONS_VERSION);

@@ -29,12 +29,15 @@ char *tu_read_source_file(const char *relpath, size_t *size);
 
 /* An allocator that fails once `budget` successful allocations have been made (budget < 0:
  * never fails): every later allocation too, or only that one when `once` is set. `calls`
- * counts the requests. */
+ * counts the requests, `live` the blocks allocated and not freed (0 at the end: no leak). */
 typedef struct tu_failing {
   long budget;
   long calls;
   int once;
+  long live;
 } tu_failing;
+/* An allocator that fails request n (1-based) only; n = 0: none. */
+tu_failing tu_failing_at(long n);
 /* Default options whose allocator is f. */
 void tu_failing_options(atom_options *o, tu_failing *f);
 /* The same allocator for code below the session (lib/support). */
