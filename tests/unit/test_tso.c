@@ -897,21 +897,31 @@ static int small_trace_of(uint64_t seed, ntrace *T, int unary) {
   return rc;
 }
 
-static int small_trace(uint64_t seed, ntrace *T) { return small_trace_of(seed, T, 0); }
+enum { BF_MIXED, BF_UNARY, BF_FENCED };
+static int fenced_trace(uint64_t seed, ntrace *T);
+
+/* Compare the checker with the brute force on random small traces of one shape: BF_MIXED,
+ * BF_UNARY (no transactions) or BF_FENCED (transaction-fenced, checked with fenced=yes too).
+ * Seeds seed0, seed0 + 1, ...; ATOM_TSO_CASES overrides the count. @return the count. */
+static long brute_force_run(uint64_t seed0, long cases, int shape, stats *S) {
+  const char *env = getenv("ATOM_TSO_CASES");
+  if (env) cases = atol(env);
+  memset(S, 0, sizeof *S);
+  for (long i = 0; i < cases; i++) {
+    ntrace T;
+    uint64_t seed = seed0 + (uint64_t)i;
+    int rc = shape == BF_FENCED ? fenced_trace(seed, &T)
+                                : small_trace_of(seed, &T, shape == BF_UNARY);
+    if (rc != 0) continue;
+    check_trace(&T, seed, S, shape == BF_FENCED);
+    free(T.ev);
+  }
+  return cases;
+}
 
 START_TEST(brute_force_traces) {
   stats S;
-  memset(&S, 0, sizeof S);
-  long cases = under_valgrind() ? 150 : 4000;
-  const char *env = getenv("ATOM_TSO_CASES");
-  if (env) cases = atol(env);
-  for (long i = 0; i < cases; i++) {
-    ntrace T;
-    uint64_t seed = 0x7500u + (uint64_t)i;
-    if (small_trace(seed, &T) != 0) continue;
-    check_trace(&T, seed, &S, 0);
-    free(T.ev);
-  }
+  long cases = brute_force_run(0x7500u, under_valgrind() ? 150 : 4000, BF_MIXED, &S);
   fprintf(stderr,
           "tso brute force: %ld traces (%ld skipped), %ld executions, %ld not TSO-serializable, "
           "%ld not robust, %ld single executions checked\n",
@@ -927,17 +937,7 @@ END_TEST
  * when there is none); the brute force checks both kinds. */
 START_TEST(brute_force_unary) {
   stats S;
-  memset(&S, 0, sizeof S);
-  long cases = under_valgrind() ? 100 : 1500;
-  const char *env = getenv("ATOM_TSO_CASES");
-  if (env) cases = atol(env);
-  for (long i = 0; i < cases; i++) {
-    ntrace T;
-    uint64_t seed = 0xa700u + (uint64_t)i;
-    if (small_trace_of(seed, &T, 1) != 0) continue;
-    check_trace(&T, seed, &S, 0);
-    free(T.ev);
-  }
+  long cases = brute_force_run(0xa700u, under_valgrind() ? 100 : 1500, BF_UNARY, &S);
   fprintf(stderr, "tso unary: %ld traces (%ld skipped), %ld not TSO-serializable, %ld not robust\n",
           S.cases, S.skipped, S.violations, S.nonrobust);
   ck_assert_int_gt(S.cases, cases / 2);
@@ -946,56 +946,48 @@ START_TEST(brute_force_unary) {
 }
 END_TEST
 
-/* A long trace without transactions and without fences: every write's window stays open, so
- * links abound, yet no cycle can turn back; the trace is decided without search. */
-START_TEST(unary_trace_without_search) {
-  uint64_t n = under_valgrind() ? 2000 : 20000, st = 12345;
-  char *text = malloc(n * 24 + 1);
+/* A long fence-free trace of n steps over @p threads threads: unary reads and writes of v0, v1,
+ * and with probability @p txn_tenths / 10 a transaction [w(p) r(p)] on the thread's private
+ * variable instead. Every write's window stays open to the end, so links abound. Checked with
+ * mode=trace under @p max_work: no report (no violation, and the bound is not reached). */
+static void fence_free_serializable(uint64_t st, unsigned threads, unsigned txn_tenths,
+                                    uint64_t max_work) {
+  uint64_t n = under_valgrind() ? 2000 : 20000;
+  char *text = malloc(n * 4 * 24 + 1), spec[64];
   ck_assert_ptr_nonnull(text);
   size_t len = 0;
   for (uint64_t i = 0; i < n; i++) {
     st = st * 6364136223846793005ull + 1442695040888963407ull;
-    unsigned t = (unsigned)(st >> 33) % 4, v = (unsigned)(st >> 40) % 2;
-    unsigned w = (unsigned)(st >> 50) % 2;
-    len += (size_t)sprintf(text + len, "t%u|%c(v%u)|%u\n", t, w ? 'w' : 'r', v, (unsigned)i);
+    unsigned t = (unsigned)(st >> 33) % threads, v = (unsigned)(st >> 40) % 2;
+    unsigned w = (unsigned)(st >> 50) % 2, at = (unsigned)i;
+    if ((unsigned)(st >> 55) % 10 < txn_tenths)
+      len += (size_t)sprintf(text + len, "t%u|begin|%u\nt%u|w(p%u)|%u\nt%u|r(p%u)|%u\nt%u|end|%u\n",
+                             t, at, t, t, at, t, t, at, t, at);
+    else
+      len += (size_t)sprintf(text + len, "t%u|%c(v%u)|%u\n", t, w ? 'w' : 'r', v, at);
   }
-  atom_session *s = run_std("tso:mode=trace,max_work=1000", text);
+  snprintf(spec, sizeof spec, "tso:mode=trace,max_work=%llu", (unsigned long long)max_work);
+  atom_session *s = run_std(spec, text);
   ck_assert_uint_eq(atom_report_count(s), 0);
   atom_session_free(s);
   free(text);
 }
+
+/* Without transactions no cycle can turn back: the trace is decided without search. */
+START_TEST(unary_trace_without_search) { fence_free_serializable(12345, 4, 0, 1000); }
 END_TEST
 
-/* The same with transactions [w(p) r(p)] on each thread's private variable in between: they
- * cannot turn a cycle back (each entry reaches the exits by forced edges), so the big
- * component is not searched either; the search would cost about n^2/64 steps. */
-START_TEST(private_transactions_without_search) {
-  uint64_t n = under_valgrind() ? 2000 : 20000, st = 777;
-  char *text = malloc(n * 4 * 24 + 1);
-  ck_assert_ptr_nonnull(text);
-  size_t len = 0;
-  for (uint64_t i = 0; i < n; i++) {
-    st = st * 6364136223846793005ull + 1442695040888963407ull;
-    unsigned t = (unsigned)(st >> 33) % 2, v = (unsigned)(st >> 40) % 2;
-    unsigned w = (unsigned)(st >> 50) % 2, txn = (unsigned)(st >> 55) % 10 < 3;
-    if (txn)
-      len += (size_t)sprintf(text + len, "t%u|begin|%u\nt%u|w(p%u)|%u\nt%u|r(p%u)|%u\nt%u|end|%u\n",
-                             t, (unsigned)i, t, t, (unsigned)i, t, t, (unsigned)i, t, (unsigned)i);
-    else
-      len += (size_t)sprintf(text + len, "t%u|%c(v%u)|%u\n", t, w ? 'w' : 'r', v, (unsigned)i);
-  }
-  atom_session *s = run_std("tso:mode=trace,max_work=5000000", text);
-  ck_assert_uint_eq(atom_report_count(s), 0);
-  atom_session_free(s);
-  free(text);
-}
+/* Transactions [w(p) r(p)] on private variables cannot turn a cycle back either (each entry
+ * reaches the exits by forced edges), so the big component is not searched; the search would
+ * cost about n^2/64 steps. */
+START_TEST(private_transactions_without_search) { fence_free_serializable(777, 2, 3, 5000000); }
 END_TEST
 
 /* Transaction-fenced traces: every transaction that writes ends with a fence (unary writes are
  * wrapped into fenced transactions). */
 static int fenced_trace(uint64_t seed, ntrace *T) {
   ntrace U;
-  if (small_trace(seed, &U) != 0) return -1;
+  if (small_trace_of(seed, &U, 0) != 0) return -1;
   atom_event raw[2 * MAXS];
   size_t n = 0;
   int wrote[64] = {0};
@@ -1032,15 +1024,7 @@ static int fenced_trace(uint64_t seed, ntrace *T) {
 
 START_TEST(brute_force_fenced) {
   stats S;
-  memset(&S, 0, sizeof S);
-  long cases = under_valgrind() ? 60 : 1500;
-  for (long i = 0; i < cases; i++) {
-    ntrace T;
-    uint64_t seed = 0x9100u + (uint64_t)i;
-    if (fenced_trace(seed, &T) != 0) continue;
-    check_trace(&T, seed, &S, 1);
-    free(T.ev);
-  }
+  long cases = brute_force_run(0x9100u, under_valgrind() ? 60 : 1500, BF_FENCED, &S);
   fprintf(stderr,
           "tso fenced=yes: %ld traces (%ld skipped), %ld not TSO-serializable, %ld of them not "
           "seen by fenced=yes (SC-serializable and robust traces)\n",
