@@ -1315,11 +1315,10 @@ static int tg_index(tg *T, atom__mem *m, uint32_t nthreads) {
     goto out;
   }
   for (uint32_t x = 0; x < T->nvar; x++)
-    for (uint32_t i = T->acc_off[x + 1]; i-- > T->acc_off[x];)
-      T->acc_other[i] = i + 1 == T->acc_off[x + 1] ? i + 1
-                        : T->ev[T->acc[i + 1]].thread != T->ev[T->acc[i]].thread
-                            ? i + 1
-                            : T->acc_other[i + 1];
+    for (uint32_t i = T->acc_off[x + 1], end = i; i-- > T->acc_off[x];) {
+      int next_other = i + 1 == end || T->ev[T->acc[i + 1]].thread != T->ev[T->acc[i]].thread;
+      T->acc_other[i] = next_other ? i + 1 : T->acc_other[i + 1];
+    }
   /* writes: stable sort by thread, then by variable: (variable, thread, position) */
   k = 0;
   for (size_t i = 0; i < T->nev; i++)
@@ -1945,8 +1944,9 @@ static uint64_t *ms_row(ms *s, uint32_t l) {
   return r;
 }
 
-/* Mark the events that a reaches by forced edges (a itself included). */
-static void ms_freach(ms *s, uint32_t a) {
+/* Mark (estamp == ecur) the events of component comp that a reaches by forced edges, a itself
+ * included, inside the window. Beyond a's own successors at most @p limit events are marked. */
+static void ms_freach(ms *s, uint32_t a, uint32_t comp, size_t limit) {
   const tg *T = s->T;
   if (++s->ecur == 0) {
     memset(s->estamp, 0, (T->nev + 1) * sizeof *s->estamp);
@@ -1957,9 +1957,9 @@ static void ms_freach(ms *s, uint32_t a) {
   s->queue[qt++] = a;
   while (qh < qt) {
     uint32_t e = s->queue[qh++];
-    for (uint32_t k = T->f_off[e]; k < T->f_off[e + 1]; k++) {
+    for (uint32_t k = T->f_off[e]; k < T->f_off[e + 1] && (e == a || qt < limit); k++) {
       uint32_t f = T->f_adj[k];
-      if (s->estamp[f] == s->ecur || s->comp[ms_node(s, f)] != s->cur || !ms_in_window(s, f))
+      if (s->estamp[f] == s->ecur || s->comp[ms_node(s, f)] != comp || !ms_in_window(s, f))
         continue;
       s->estamp[f] = s->ecur;
       s->queue[qt++] = f;
@@ -2069,11 +2069,8 @@ static void ms_comp_free(ms *s) {
   s->row_bytes = 0;
 }
 
-/* A local pass moves to start node i: the window around it, and no rows of the last one. */
-static void ms_local_start(ms *s, uint32_t i, uint32_t span) {
-  uint32_t p = s->npos[s->cnodes[i]];
-  s->lo = p > span ? p - span : 0;
-  s->hi = p < NONE32 - span ? p + span : NONE32 - 1;
+/* Local pass: the rows computed since the last start node, cleared, back into the pool. */
+static void ms_rows_recycle(ms *s) {
   for (size_t k = 0; k < s->rows_made.n; k++) {
     uint32_t l = s->rows_made.a[k];
     uint64_t *r = s->row[l];
@@ -2088,6 +2085,14 @@ static void ms_local_start(ms *s, uint32_t i, uint32_t span) {
     s->pool[s->npool++] = r;
   }
   s->rows_made.n = 0;
+}
+
+/* A local pass moves to start node i: the window around it, and no rows of the last one. */
+static void ms_local_start(ms *s, uint32_t i, uint32_t span) {
+  uint32_t p = s->npos[s->cnodes[i]];
+  s->lo = p > span ? p - span : 0;
+  s->hi = p < NONE32 - span ? p + span : NONE32 - 1;
+  ms_rows_recycle(s);
 }
 
 /* One pass over component s->cur: cycles of 1, 2, ... segments from every start (within the
@@ -2106,7 +2111,7 @@ static int ms_search_pass(ms *s, uint32_t span) {
         uint32_t a1 = s->in_ev[k];
         int have_nb1 = 0; /* the links into a1, listed at the first free pair */
         s->a1 = a1;
-        ms_freach(s, a1);
+        ms_freach(s, a1, s->cur, SIZE_MAX);
         if (s->bound) return 0;
         /* a free first segment: a1 ... b1, a1 not ordered before b1 by forced edges */
         for (size_t w = s->rlo[i]; w < s->rhi[i] && !found; w++) {
@@ -2206,7 +2211,7 @@ static int ms_search_comp(ms *s, uint32_t c) {
     s->local = 1;
     s->max_work = s->work + (max_work - s->work) / 8;
     found = ms_search_pass(s, spans[p]);
-    ms_local_start(s, 0, NONE32); /* forget the windowed rows */
+    ms_rows_recycle(s);
     ms_pool_free(s);
     s->local = 0;
     s->lo = 0;
@@ -2360,7 +2365,6 @@ static int report_bound(tso *c, int robust, uint64_t work) {
   return atom_env_report(c->env, &spec);
 }
 
-/* Run the search over nn nodes with directed edges (d_off, d_adj); report what it finds. */
 /* Mark in has[] (bit 2) the components in which a cycle can turn back.
  *
  * A segment of a cycle walks from its entry event a through nodes to its exit event b: inside a
@@ -2401,23 +2405,7 @@ static int ms_turns(ms *s, unsigned char *has) {
       has[c] |= 2;
       continue;
     }
-    /* forced reach of x, bounded */
-    if (++s->ecur == 0) {
-      memset(s->estamp, 0, (nev + 1) * sizeof *s->estamp);
-      s->ecur = 1;
-    }
-    size_t qh = 0, qt = 0;
-    s->estamp[x] = s->ecur;
-    s->queue[qt++] = x;
-    while (qh < qt) {
-      uint32_t e = s->queue[qh++];
-      for (uint32_t k = T->f_off[e]; k < T->f_off[e + 1] && (e == x || qt < MS_TURN_REACH); k++) {
-        uint32_t f = T->f_adj[k];
-        if (s->estamp[f] == s->ecur || s->comp[ms_node(s, f)] != c) continue;
-        s->estamp[f] = s->ecur;
-        s->queue[qt++] = f;
-      }
-    }
+    ms_freach(s, x, c, MS_TURN_REACH);
     int turns = 0;
     for (uint32_t i = first; i < end && !turns; i++) {
       uint32_t y = s->node_of ? nevs[i] : i;
@@ -2428,7 +2416,7 @@ static int ms_turns(ms *s, unsigned char *has) {
       }
     }
     if (turns) has[c] |= 2;
-    if (ms_tick(s, qt + (end - first))) break;
+    if (ms_tick(s, end - first)) break;
   }
   rc = 0;
 out:
@@ -2438,6 +2426,7 @@ out:
   return rc;
 }
 
+/* Run the search over nn nodes with directed edges (d_off, d_adj); report what it finds. */
 static int ms_run(tso *c, const tg *T, size_t nn, const uint32_t *node_of, const uint32_t *d_off,
                   const uint32_t *d_adj, int robust) {
   ms s;
@@ -2513,9 +2502,10 @@ out:
 }
 /* ---- the trace analysis at finish ---- */
 
-/* Whether a cycle of transactions can turn back anywhere (see ms_run): some transaction that is
- * not unary, or some edge that is not forced. A trace without either (no BEGIN/END, no fork or
- * join right after a write or a buffered read) is TSO-serializable. */
+/* Whether a cycle of transactions can turn back anywhere: some transaction that is not unary,
+ * or some edge that is not forced. A trace without either (no BEGIN/END, no fork or join right
+ * after a write or a buffered read) is TSO-serializable. This is ms_turns for the whole trace at
+ * once, without building the components first. */
 static int tg_may_turn(const tg *T) {
   if (T->nf < T->ne) return 1;
   for (size_t i = 0; i < T->ntx; i++)
