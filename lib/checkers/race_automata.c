@@ -40,6 +40,7 @@
  * current unit's cells in the same atomic set. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -348,39 +349,31 @@ static int hash_init(race_automata *ra, ra_hash *h) {
   return 0;
 }
 
-/* Double the buckets when the chains get long; a failure only leaves them longer. */
-static void hash_grow_cells(race_automata *ra) {
-  ra_hash *h = &ra->hcells;
-  size_t nb = h->nb * 2;
-  uint32_t *b = atom__mem_alloc(ra->mem, nb * sizeof *b);
-  if (!b) return;
-  memset(b, 0xff, nb * sizeof *b);
-  for (size_t i = 0; i < h->nb; i++)
-    for (uint32_t c = h->b[i], next; c != NIL; c = next) {
-      ra_cell *x = CELL(c);
-      next = x->hnext;
-      size_t j = (size_t)cell_hash(x->unit, x->var) & (nb - 1);
-      x->hnext = b[j];
-      b[j] = c;
-    }
-  atom__mem_free(ra->mem, h->b, h->nb * sizeof *h->b);
-  h->b = b;
-  h->nb = nb;
+/* The hash of a record by its key, for hash_grow. */
+static uint64_t cell_key_hash(const void *r) {
+  const ra_cell *x = r;
+  return cell_hash(x->unit, x->var);
+}
+static uint64_t tuple_key_hash(const void *r) {
+  const ra_tuple *x = r;
+  return tuple_hash(x->u, x->v, x->l1, x->l2);
 }
 
-static void hash_grow_tuples(race_automata *ra) {
-  ra_hash *h = &ra->htuples;
+/* Double the buckets of h (records in pool p, chained through the uint32_t at hnext_at, hashed
+ * by key_hash) when the chains get long; a failure only leaves them longer. */
+static void hash_grow(race_automata *ra, ra_hash *h, const ra_pool *p, size_t hnext_at,
+                      uint64_t (*key_hash)(const void *)) {
   size_t nb = h->nb * 2;
   uint32_t *b = atom__mem_alloc(ra->mem, nb * sizeof *b);
   if (!b) return;
   memset(b, 0xff, nb * sizeof *b);
   for (size_t i = 0; i < h->nb; i++)
-    for (uint32_t t = h->b[i], next; t != NIL; t = next) {
-      ra_tuple *x = TUPLE(t);
-      next = x->hnext;
-      size_t j = (size_t)tuple_hash(x->u, x->v, x->l1, x->l2) & (nb - 1);
-      x->hnext = b[j];
-      b[j] = t;
+    for (uint32_t r = h->b[i], next; r != NIL; r = next) {
+      unsigned char *x = pool_at(p, r);
+      memcpy(&next, x + hnext_at, sizeof next);
+      size_t j = (size_t)key_hash(x) & (nb - 1);
+      memcpy(x + hnext_at, &b[j], sizeof b[j]);
+      b[j] = r;
     }
   atom__mem_free(ra->mem, h->b, h->nb * sizeof *h->b);
   h->b = b;
@@ -464,23 +457,9 @@ static uint32_t group_find(const race_automata *ra, uint32_t unit, uint32_t set)
   return NIL;
 }
 
-static void hash_grow_groups(race_automata *ra) {
-  ra_hash *h = &ra->hgroups;
-  size_t nb = h->nb * 2;
-  uint32_t *b = atom__mem_alloc(ra->mem, nb * sizeof *b);
-  if (!b) return;
-  memset(b, 0xff, nb * sizeof *b);
-  for (size_t i = 0; i < h->nb; i++)
-    for (uint32_t g = h->b[i], next; g != NIL; g = next) {
-      ra_group *x = GROUP(g);
-      next = x->hnext;
-      size_t j = (size_t)group_hash(x->unit, x->set) & (nb - 1);
-      x->hnext = b[j];
-      b[j] = g;
-    }
-  atom__mem_free(ra->mem, h->b, h->nb * sizeof *h->b);
-  h->b = b;
-  h->nb = nb;
+static uint64_t group_key_hash(const void *r) {
+  const ra_group *x = r;
+  return group_hash(x->unit, x->set);
 }
 
 /* Put accessed cell c into its unit's group for var's set. @return 0 or an error (c stays out
@@ -498,7 +477,7 @@ static int group_join(race_automata *ra, uint32_t c) {
     size_t b = (size_t)group_hash(unit, set) & (h->nb - 1);
     y->hnext = h->b[b];
     h->b[b] = g;
-    if (++h->n > h->nb) hash_grow_groups(ra);
+    if (++h->n > h->nb) hash_grow(ra, h, &ra->groups, offsetof(ra_group, hnext), group_key_hash);
   }
   ra_group *y = GROUP(g);
   x = CELL(c);
@@ -583,7 +562,7 @@ static int cell_get(race_automata *ra, uint32_t unit, uint32_t var, uint32_t *ou
   size_t b = (size_t)cell_hash(unit, var) & (h->nb - 1);
   x->hnext = h->b[b];
   h->b[b] = c;
-  if (++h->n > h->nb) hash_grow_cells(ra);
+  if (++h->n > h->nb) hash_grow(ra, h, &ra->cells, offsetof(ra_cell, hnext), cell_key_hash);
   *out = c;
   return 0;
 }
@@ -812,7 +791,7 @@ static int tuple_make(race_automata *ra, uint32_t u, uint32_t v, uint32_t l1, ui
   x = TUPLE(t);
   x->hnext = h->b[b];
   h->b[b] = t;
-  if (++h->n > h->nb) hash_grow_tuples(ra);
+  if (++h->n > h->nb) hash_grow(ra, h, &ra->tuples, offsetof(ra_tuple, hnext), tuple_key_hash);
   UNIT(u)->refs++;
   UNIT(v)->refs++;
   ra->n_tuples++;

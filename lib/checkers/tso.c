@@ -2047,7 +2047,8 @@ static int ms_dfs(ms *s, size_t j, size_t depth) {
 }
 
 static void ms_pool_free(ms *s) {
-  for (size_t i = 0; i < s->npool; i++) atom__mem_free(s->m, s->pool[i], s->words * sizeof(uint64_t));
+  for (size_t i = 0; i < s->npool; i++)
+    atom__mem_free(s->m, s->pool[i], s->words * sizeof(uint64_t));
   atom__mem_free(s->m, s->pool, s->pool_cap * sizeof *s->pool);
   s->row_bytes -= s->npool * s->words * sizeof(uint64_t);
   s->pool = NULL;
