@@ -54,25 +54,6 @@ static uint64_t intern(names *tab, const char *s, size_t len) {
   return ++tab->n;
 }
 
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, len = 0;
-  char *buf = malloc(cap);
-  size_t got;
-  while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-    len += got;
-    if (cap - len < 2) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  fclose(f);
-  if (buf) buf[len] = '\0';
-  return buf;
-}
-
 /* Parse STD text into events; thread names go to @p th (keys = first appearance). */
 static size_t parse_std(const char *text, atom_event *ev, size_t cap, names *th) {
   names vars = {0}, locks = {0};
@@ -147,7 +128,7 @@ START_TEST(test_reference_corpus) {
     snprintf(path, sizeof path, "%s/%s", ATOM_CORPUS_DIR, files[f]);
     snprintf(jpath, sizeof jpath, "%s/%.*s.expected.json", ATOM_CORPUS_DIR,
              (int)(strlen(files[f]) - 4), files[f]);
-    char *text = slurp(path), *json = slurp(jpath);
+    char *text = tu_read_file(path, NULL), *json = tu_read_file(jpath, NULL);
     ck_assert_msg(text != NULL, "cannot read %s", path);
     const char *cs = json ? json_value(json, "conflict_serializable") : NULL;
     if (!cs) {

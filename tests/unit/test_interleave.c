@@ -93,25 +93,6 @@ static size_t trace_of(const char *spec, atom_event *ev) {
   return read_std(text, len, "<spec>", ev, MAXE);
 }
 
-static char *slurp(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  size_t cap = 4096, len = 0, got;
-  char *buf = malloc(cap);
-  while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-    len += got;
-    if (cap - len < 2) {
-      char *nb = realloc(buf, cap *= 2);
-      if (!nb) free(buf);
-      buf = nb;
-    }
-  }
-  fclose(f);
-  if (buf) buf[len] = '\0';
-  if (size) *size = len;
-  return buf;
-}
-
 /* The boolean after "key": in a flat JSON object: 1, 0, or -1 if absent or not a boolean. */
 static int json_bool(const char *json, const char *key) {
   char pat[96];
@@ -592,7 +573,7 @@ START_TEST(test_corpus) {
     while ((rc = atom_trace_reader_next(rd, &ev[n])) == 1) ck_assert_uint_lt(++n, MAXE);
     ck_assert_msg(rc == 0, "%s: %s", path, atom_last_error());
     atom_trace_reader_free(rd);
-    char *json = slurp(jpath, NULL);
+    char *json = tu_read_file(jpath, NULL);
     ck_assert_msg(json != NULL, "cannot read %s", jpath);
     int ec = json_bool(json, "conflict_atomic"), evw = json_bool(json, "view_atomic");
     int ed = json_bool(json, "potential_deadlock");

@@ -13,6 +13,7 @@
 
 #include "atomicity.h"
 #include "trace/std_reader.h"
+#include "util.h"
 
 Suite *atom_test_suite_trace(void);
 
@@ -669,19 +670,8 @@ END_TEST
 
 /* Write events to a temporary file and return its contents (malloc'd). */
 static char *slurp(const char *path, size_t *size) {
-  FILE *f = fopen(path, "rb");
-  ck_assert_ptr_nonnull(f);
-  size_t cap = 4096, n = 0;
-  char *s = malloc(cap);
-  size_t k;
-  while (s && (k = fread(s + n, 1, cap - n - 1, f)) > 0) {
-    n += k;
-    if (n + 1 == cap) s = realloc(s, cap *= 2);
-  }
+  char *s = tu_read_file(path, size);
   ck_assert_ptr_nonnull(s);
-  s[n] = '\0';
-  fclose(f);
-  if (size) *size = n;
   return s;
 }
 

@@ -68,25 +68,29 @@ size_t tu_corpus_list(char **names, size_t max) {
   return n;
 }
 
+char *tu_read_file(const char *path, size_t *size) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, len = 0, got;
+  char *buf = malloc(cap);
+  while (buf && (got = fread(buf + len, 1, cap - len - 1, f)) > 0) {
+    len += got;
+    if (cap - len < 2) {
+      char *nb = realloc(buf, cap *= 2);
+      if (!nb) free(buf);
+      buf = nb;
+    }
+  }
+  fclose(f);
+  if (buf) buf[len] = '\0';
+  if (buf && size) *size = len;
+  return buf;
+}
+
 char *tu_read_source_file(const char *relpath, size_t *size) {
   char path[4096];
   snprintf(path, sizeof path, "%s/%s", ATOM_SOURCE_ROOT, relpath);
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  fseek(f, 0, SEEK_SET);
-  char *buf = malloc((size_t)n + 1);
-  if (buf && fread(buf, 1, (size_t)n, f) != (size_t)n) {
-    free(buf);
-    buf = NULL;
-  }
-  fclose(f);
-  if (buf) {
-    buf[n] = '\0';
-    if (size) *size = (size_t)n;
-  }
-  return buf;
+  return tu_read_file(path, size);
 }
 
 /* ---- the failing allocator ---- */

@@ -24,7 +24,10 @@ size_t tu_report_count(const atom_session *s, size_t ci);
  * with free()) into names; returns how many. */
 size_t tu_corpus_list(char **names, size_t max);
 
-/* The contents of a file under the source tree (malloc'ed, NUL-terminated); NULL if missing. */
+/* The contents of a file (malloc'ed, NUL-terminated; its length in *size unless size is NULL);
+ * NULL if it cannot be read. */
+char *tu_read_file(const char *path, size_t *size);
+/* The same for a file under the source tree. */
 char *tu_read_source_file(const char *relpath, size_t *size);
 
 /* An allocator that fails once `budget` successful allocations have been made (budget < 0:
