@@ -1,9 +1,15 @@
 #!/bin/sh
-# Install into a temporary prefix, build examples/embed against it with nothing but
-# `pkg-config --cflags --libs atomicity`, run it and check its output.
-# usage: install_and_embed.sh BUILDDIR SRCDIR CC [SANITIZERS]
+# Install into a temporary prefix and use only what was installed:
+# - build examples/embed with nothing but `pkg-config --cflags --libs atomicity`, run it and
+#   check its output;
+# - when a clang is given, build a tsan-rt demo with nothing but
+#   `pkg-config --cflags --libs atomicity-rt` and run it with only the installed libdir on
+#   LD_LIBRARY_PATH (the installed .pc, not the build tree's -uninstalled one).
+# (The compiler runs without the LD_LIBRARY_PATH that `meson test` sets to the build tree: a
+# linker looks there for a library's own dependencies, which would hide a .pc that lacks one.)
+# usage: install_and_embed.sh BUILDDIR SRCDIR CC [SANITIZERS [CLANG]]
 set -eu
-build=$1 src=$2 cc=$3 sanitize=${4:-none}
+build=$1 src=$2 cc=$3 sanitize=${4:-none} clang=${5:-}
 san=""
 [ "$sanitize" = none ] || san="-fsanitize=$sanitize"
 dest=$(mktemp -d)
@@ -15,7 +21,7 @@ pc=$(find "$dest" -name atomicity.pc | head -n 1)
 export PKG_CONFIG_PATH="$(dirname "$pc")" PKG_CONFIG_SYSROOT_DIR="$dest"
 flags=$(pkg-config --cflags --libs atomicity)
 echo "pkg-config: $flags"
-"$cc" $san -o "$dest/embed" "$src/examples/embed/embed.c" $flags
+env -u LD_LIBRARY_PATH "$cc" $san -o "$dest/embed" "$src/examples/embed/embed.c" $flags
 libdir=$(dirname "$(find "$dest" -name 'libatomicity.so.1' | head -n 1)")
 [ -f "$dest$(pkg-config --variable=includedir atomicity | sed "s|^$dest||")/atomicity/checker.h" ] ||
   { echo "atomicity/checker.h not installed"; exit 1; }
@@ -26,3 +32,16 @@ echo "$out"
 echo "$out" | grep -q '^aerodrome conflict-cycle at event 5:' || { echo "unexpected report"; exit 1; }
 echo "$out" | grep -q '^1 violation(s)$' || { echo "unexpected count"; exit 1; }
 echo "install+embed: ok"
+
+[ -n "$clang" ] || { echo "install+tsan-rt: skipped (no clang, or the runtime is not built)"; exit 0; }
+[ -f "$(dirname "$pc")/atomicity-rt.pc" ] || { echo "atomicity-rt.pc was not installed"; exit 1; }
+flags=$(pkg-config --cflags --libs atomicity-rt)
+echo "pkg-config: $flags"
+env -u LD_LIBRARY_PATH "$clang" -O1 -o "$dest/counter" "$src/examples/tsan-rt/demo/counter.c" $flags
+status=0
+out=$(LD_LIBRARY_PATH="$libdir" ATOMICITY_OPTIONS="atomic=increment exitcode=66" "$dest/counter" 2>&1) ||
+  status=$?
+echo "$out"
+[ "$status" -eq 66 ] || { echo "counter exited $status, expected 66 (a violation)"; exit 1; }
+echo "$out" | grep -q 'aerodrome: 1 violation' || { echo "no aerodrome report"; exit 1; }
+echo "install+tsan-rt: ok"
