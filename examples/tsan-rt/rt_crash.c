@@ -16,7 +16,8 @@
  * library's malloc or stdio locks, or die holding them. So the work is not done in the process
  * itself. The handler
  *   1. does nothing to the session when the signal hit the runtime itself (rt_busy set in this
- *      thread: its state may be half updated) or when another thread already ends the run;
+ *      thread: its state may be half updated), except for a stack overflow (below), or when
+ *      another thread already ends the run;
  *   2. takes the event lock with a bounded wait (1 s), which stops the other threads at their
  *      next event and lets the one inside a push complete it;
  *   3. forks a child with the raw fork system call (no atfork handlers run, nothing of the C
@@ -75,6 +76,7 @@ static int timeout_s = 10;
 static void *child_stack;                /* CHILD_STACK_SIZE bytes, reserved, not committed */
 static int exit_callers;                 /* threads that called exit() */
 static RT_TLS void *alt_stack;           /* this thread's alternate signal stack, if ours */
+static RT_TLS uintptr_t stack_low;       /* lowest address of this thread's stack, 0 unknown */
 
 static int is_fatal(int sig) {
   for (size_t i = 0; i < N_FATAL; i++)
@@ -150,14 +152,14 @@ static void run_child(void) {
 
 /* Steps 2-4 of the head comment. @p why names the end in a timeout message.
  * @return 1 when a violation was found, 0 when none, -1 when not known. */
-static int end_in_child(const char *why) {
+static int end_in_child(const char *why, long lock_wait_ms) {
   if (!rt_end_usable()) return -1;
   if (!rt_end_claim()) {
     /* Another thread ends the run (normally or at a crash): let it finish, within bounds. */
     rt_end_wait(2000L * timeout_s);
     return -1;
   }
-  int locked = rt_end_trylock(LOCK_WAIT_MS);
+  int locked = rt_end_trylock(lock_wait_ms);
   int fds[2];
   int answer = -1;
   if (syscall(SYS_pipe2, fds, O_CLOEXEC) == 0) {
@@ -221,7 +223,14 @@ static void on_fatal(int sig, siginfo_t *info, void *context) {
     errno = saved_errno;
     return;
   }
-  if (!busy) end_in_child(signal_name(sig));
+  /* A stack overflow nearly always happens in the runtime's frames (they are the deepest):
+   * its state may then be half updated, but the child is a copy that cannot harm the program,
+   * so it still tries (without waiting for the lock, which this thread may hold). */
+  uintptr_t addr = info ? (uintptr_t)info->si_addr : 0;
+  int overflow = sig == SIGSEGV && stack_low && addr < stack_low + ((uintptr_t)64 << 10) &&
+                 addr + ((uintptr_t)1 << 20) >= stack_low;
+  if (!busy) end_in_child(signal_name(sig), LOCK_WAIT_MS);
+  else if (overflow) end_in_child("a stack overflow", 0);
   /* Step 5: the program's action becomes the real one, and the signal comes again. */
   handed_back[sig] = 1;
   real_sigaction(sig, prog, NULL);
@@ -251,6 +260,13 @@ void rt_crash_init(int timeout_seconds) {
 
 void rt_crash_thread_start(void) {
   if (!installed || alt_stack) return;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void *lo;
+    size_t size;
+    if (pthread_attr_getstack(&attr, &lo, &size) == 0) stack_low = (uintptr_t)lo;
+    pthread_attr_destroy(&attr);
+  }
   stack_t old;
   if (sigaltstack(NULL, &old) != 0 || !(old.ss_flags & SS_DISABLE)) return; /* the program's */
   void *p = mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -331,7 +347,7 @@ void _exit(int status) {
   if (!real__exit) resolve();
   if (!rt_busy) {
     rt_busy = 1;
-    end_in_child("_exit");
+    end_in_child("_exit", LOCK_WAIT_MS);
     status = rt_exit_status(status);
   }
   rt_real_exit(status);
@@ -342,7 +358,7 @@ void _Exit(int status) {
   if (!real__Exit) resolve();
   if (!rt_busy) {
     rt_busy = 1;
-    end_in_child("_Exit");
+    end_in_child("_Exit", LOCK_WAIT_MS);
     status = rt_exit_status(status);
   }
   if (real__Exit) real__Exit(status);
