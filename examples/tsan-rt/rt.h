@@ -54,8 +54,9 @@ typedef struct rt_options {
   char *report;         /* NULL = stderr */
   int format;           /* RT_FORMAT_* */
   long max_reports;     /* printed per checker; -1 = all */
-  int exitcode;         /* -1 = keep the program's status */
-  int eager;            /* print each new report when it is found */
+  int exitcode;         /* status of a run with a violation (default 66); 0 = keep the program's */
+  int eager;            /* accepted for compatibility: text reports are always written as found */
+  int crash_timeout;    /* seconds the reporting at an abnormal end may take (rt_crash.c) */
   int verbosity;        /* 0 reports only, 1 (default) + notes and summary, 2 + decisions */
 } rt_options;
 
@@ -180,6 +181,39 @@ void rt_thread_joined(pthread_t th, uint64_t pc);        /* after a successful j
 void rt_thread_close_txn(uint64_t pc);                   /* thread ends with frames open */
 void rt_rwlock(void *lock, int write, int acquire, uint64_t pc);
 
+/* ---- rt_core.c: the end of the run, shared with rt_crash.c. */
+enum { RT_END_RUNNING, RT_END_FINISHING, RT_END_DONE }; /* g.end_state */
+
+/** @return 1 when this process has a session whose end can be run (not a fork child). */
+int rt_end_usable(void);
+/** @return 1 when the caller now owns the end of the run (RUNNING -> FINISHING), else 0. */
+int rt_end_claim(void);
+/** @return RT_END_*. */
+int rt_end_state(void);
+/** Wait until the end is done, at most @p ms milliseconds (-1: no bound). @return 0 or -1. */
+int rt_end_wait(long ms);
+/** Take the event lock, waiting at most @p ms milliseconds. @return 1 if taken, else 0. */
+int rt_end_trylock(long ms);
+/** In the crash child (the only thread): close transactions, flush the recording, finish the
+ * checkers, write the reports. @return 1 when there is at least one violation, else 0. */
+int rt_end_child(void);
+/** In the crashed process, after the child: the end is done (@p violations: 1, 0, or -1 when
+ * unknown); this process's copies of the writer and report stream are dropped unwritten. Drops
+ * the event lock when @p locked. */
+void rt_end_done(int violations, int locked);
+/** The status to exit with: exitcode= when the run is done and found a violation, else @p status. */
+int rt_exit_status(int status);
+
+/* ---- rt_crash.c: fatal signals, _exit/_Exit, concurrent exit(). */
+/** Install the fatal-signal handlers (once, at initialization). */
+void rt_crash_init(int timeout_seconds);
+/** An alternate signal stack for the calling thread (so that a stack overflow is reported). */
+void rt_crash_thread_start(void);
+/** Remove the calling thread's alternate signal stack (thread exit). */
+void rt_crash_thread_end(void);
+/** The C library's _exit (not the runtime's interceptor). */
+void rt_real_exit(int status) __attribute__((noreturn));
+
 /* ---- rt_report.c: printing the results. */
 typedef struct rt_output {
   const rt_options *opt;
@@ -188,10 +222,14 @@ typedef struct rt_output {
   uint64_t events, rejected;
 } rt_output;
 
-/** Print every report and the summary. @return the number of distinct reports. */
+/** JSON: the whole document. Text: the summary (the reports were printed by rt_report_one as they
+ * were found). @return the number of distinct reports. */
 size_t rt_report_all(FILE *out, const rt_output *o);
-/** Print one report as it is found (eager=1). */
+/** Text: print one report as it is found, and flush. */
 void rt_report_one(FILE *out, const rt_output *o, const atom_report *r);
+/** JSON: write the whole document to PATH.tmp, then rename it over @p path, so that @p path is
+ * always a complete document. @return 0, or -1 with errno. */
+int rt_report_json_file(const char *path, const rt_output *o);
 
 /** Messages of the runtime: "atomicity-rt: ..." on standard error. */
 void rt_note(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -6,10 +6,13 @@
  * given up, a fork before the child exists, a join after the child ended. So every event that
  * happens-before another is recorded before it. */
 #include <dlfcn.h>
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdarg.h>
+#include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt.h"
@@ -23,8 +26,12 @@ RT_TLS int rt_busy;
 static struct {
   int init_state;        /* 0 not started, 1 running, 2 done */
   int atexit_done;
-  int finished;
+  int end_state;         /* RT_END_*: who finishes the run, and whether it is done */
+  int violations;        /* the run ended with at least one report (valid when done) */
   int in_child;          /* a fork child: no checking, no output */
+  int json_dirty;        /* a report arrived: rewrite the JSON report file */
+  int json_failed;       /* the JSON report file could not be written (said once) */
+  pid_t pid;             /* this process (a vfork child shares g but not the pid) */
   rt_options opt;
   atom_session *session;
   atom_trace_writer *writer;
@@ -118,6 +125,8 @@ void rt_unlock(void) { rt_fn.pthread_mutex_unlock(&g.lock); }
 
 static int active(void) { return __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE); }
 
+static void write_json_file(void);
+
 void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc) {
   if (!rt_active) return; /* under the lock: finish clears it under the lock too */
   atom_event ev = {kind, 0, thread, target, loc};
@@ -128,6 +137,7 @@ void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc) {
   } else if (g.rejected++ == 0) {
     snprintf(g.first_reject, sizeof g.first_reject, "%s", atom_last_error());
   }
+  if (RT_UNLIKELY(g.json_dirty)) write_json_file();
 }
 
 /* ---- threads */
@@ -167,6 +177,7 @@ static void thread_end(void *p) {
   rt_unlock();
   rt_self = NULL;
   free(t);
+  rt_crash_thread_end();
   /* rt_busy stays set: whatever this thread still runs is not recorded. */
 }
 
@@ -183,6 +194,7 @@ rt_thread *rt_thread_get(void) {
     rt_unlock();
     pthread_setspecific(g.key, t);
     rt_self = t;
+    rt_crash_thread_start();
   }
   rt_busy = 0;
   return t;
@@ -223,6 +235,7 @@ void rt_thread_start(uint64_t id) {
     rt_unlock();
     pthread_setspecific(g.key, t);
     rt_self = t;
+    rt_crash_thread_start();
   }
   rt_busy = 0;
 }
@@ -471,10 +484,29 @@ void rt_func_exit(uint64_t pc) {
 
 /* ---- start and end */
 
+static rt_output output(void) {
+  rt_output o = {&g.opt, g.session, g.program, g.events, g.rejected};
+  return o;
+}
+
+/* A new distinct report (from atom_push under the lock, or from atom_finish): text is written
+ * now; the JSON report file is rewritten once the event that found it has been dispatched
+ * (rt_push), so that the document is built from a session in a consistent state. */
 static void on_report(const atom_report *r, void *payload) {
   (void)payload;
-  rt_output o = {&g.opt, g.session, g.program, g.events, g.rejected};
-  rt_report_one(g.report ? g.report : stderr, &o, r);
+  if (g.opt.format == RT_FORMAT_TEXT) {
+    rt_output o = output();
+    rt_report_one(g.report ? g.report : stderr, &o, r);
+  } else if (g.opt.report) {
+    g.json_dirty = 1;
+  }
+}
+
+static void write_json_file(void) {
+  g.json_dirty = 0;
+  rt_output o = output();
+  if (rt_report_json_file(g.opt.report, &o) != 0 && !g.json_failed++)
+    rt_note("report=%s: cannot write: %s", g.opt.report, strerror(errno));
 }
 
 static void run_unchecked(void) {
@@ -512,9 +544,11 @@ static int configure(void) {
               "atomic_file=PATH); running unchecked");
     return -1;
   }
+  ssize_t n = readlink("/proc/self/exe", g.program, sizeof g.program - 1);
+  g.program[n > 0 ? n : 0] = '\0';
   atom_options ao;
   atom_options_init(&ao, ATOM_OPTIONS_VERSION);
-  if (g.opt.eager && g.opt.format == RT_FORMAT_TEXT) ao.on_report = on_report;
+  ao.on_report = on_report;
   if (atom_session_new(&g.session, &ao) != 0) {
     rt_note("cannot create a session: %s; running unchecked", atom_last_error());
     return -1;
@@ -530,7 +564,15 @@ static int configure(void) {
             atom_last_error());
     return -1;
   }
-  if (g.opt.report) {
+  if (g.opt.report && g.opt.format == RT_FORMAT_JSON) {
+    /* A complete (empty) document from the start: the file is valid however the run ends. */
+    rt_output o = output();
+    if (rt_report_json_file(g.opt.report, &o) != 0) {
+      rt_note("ATOMICITY_OPTIONS: report=%s: cannot write: %s; running unchecked", g.opt.report,
+              strerror(errno));
+      return -1;
+    }
+  } else if (g.opt.report) {
     g.report = fopen(g.opt.report, "w");
     if (!g.report) {
       rt_note("ATOMICITY_OPTIONS: report=%s: cannot open for writing; running unchecked",
@@ -542,8 +584,6 @@ static int configure(void) {
     rt_note("cannot create a thread key; running unchecked");
     return -1;
   }
-  ssize_t n = readlink("/proc/self/exe", g.program, sizeof g.program - 1);
-  g.program[n > 0 ? n : 0] = '\0';
   return 0;
 }
 
@@ -560,12 +600,15 @@ void rt_init(void) {
     rt_thread *t = thread_new(0);
     if (t) {
       g.next_tid = 1;
+      g.pid = getpid();
       thread_link(t);
       rt_map_put(&g.handles, (uint64_t)pthread_self(), 1);
       pthread_setspecific(g.key, t);
       rt_self = t;
       pthread_atfork(NULL, NULL, at_fork_child);
       rt_have_atomic = g.opt.n_atomic + g.opt.n_ranges > 0;
+      rt_crash_init(g.opt.crash_timeout);
+      rt_crash_thread_start();
       __atomic_store_n(&rt_active, 1, __ATOMIC_RELEASE);
     } else {
       run_unchecked();
@@ -582,17 +625,16 @@ static int cmp_thread(const void *a, const void *b) {
   return x->id < y->id ? -1 : x->id > y->id;
 }
 
-/* End of the run: close open transactions (threads still running or cut off by exit), finish
- * the checkers, print, and choose the exit status. Idempotent. */
-static void finish(void) {
-  if (g.in_child || !g.session) return;
-  rt_busy = 1;
-  rt_lock();
-  if (g.finished) {
-    rt_unlock();
-    return;
-  }
-  g.finished = 1;
+/* ---- the end of the run
+ *
+ * One thread finishes the run: it claims g.end_state (RT_END_RUNNING -> RT_END_FINISHING), and
+ * every other thread that reaches an end (a second exit(), the library destructor, a fatal
+ * signal) waits until it is RT_END_DONE. The work itself is end_check() then end_write(),
+ * run by finish() at a normal exit, or by rt_crash.c in a child process at an abnormal end. */
+
+/* Close every open transaction (threads still running or cut off), save the recording, run the
+ * checkers' end. The caller holds the lock, or is the only thread (the crash child). */
+static void end_check(void) {
   size_t n = 0;
   for (rt_thread *t = g.threads; t; t = t->next) n++;
   rt_thread **v = n ? calloc(n, sizeof *v) : NULL;
@@ -606,18 +648,31 @@ static void finish(void) {
         v[i]->txn_depth = 0;
       }
     free(v);
+  } else {
+    for (rt_thread *t = g.threads; t; t = t->next) /* no memory: not in thread order */
+      if (t->txn_depth) {
+        rt_push(ATOM_END, t->id, 0, 0);
+        t->txn_depth = 0;
+      }
   }
   __atomic_store_n(&rt_active, 0, __ATOMIC_RELEASE);
-  atom_finish(g.session);
-  rt_unlock();
-
+  /* The recording is complete before the checkers' end, which may be long. */
   if (g.writer && atom_trace_writer_close(g.writer) != 0)
     rt_note("record=%s: %s", g.opt.record, atom_last_error());
   g.writer = NULL;
+  atom_finish(g.session); /* the predictive checkers report here (on_report) */
+}
 
-  FILE *out = g.report ? g.report : stderr;
-  rt_output o = {&g.opt, g.session, g.program, g.events, g.rejected};
-  size_t reports = rt_report_all(out, &o);
+/* Write the JSON document or the text summary, and the notes. @return the number of reports. */
+static size_t end_write(void) {
+  rt_output o = output();
+  size_t reports;
+  if (g.opt.format == RT_FORMAT_JSON && g.opt.report) {
+    write_json_file();
+    reports = atom_report_count(g.session) + atom_report_dropped(g.session);
+  } else {
+    reports = rt_report_all(g.report ? g.report : stderr, &o);
+  }
   if (g.report) {
     fclose(g.report);
     g.report = NULL;
@@ -637,10 +692,93 @@ static void finish(void) {
                 g.opt.ranges[i - g.opt.n_atomic].first, g.opt.ranges[i - g.opt.n_atomic].last);
     }
   }
-  if (reports && g.opt.exitcode >= 0) {
-    fflush(NULL);
-    _exit(g.opt.exitcode);
+  return reports;
+}
+
+static void nap_ms(long ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
   }
+}
+
+int rt_end_usable(void) {
+  return g.session && !g.in_child && __atomic_load_n(&g.init_state, __ATOMIC_ACQUIRE) == 2 &&
+         getpid() == g.pid;
+}
+
+int rt_end_claim(void) {
+  int expected = RT_END_RUNNING;
+  return __atomic_compare_exchange_n(&g.end_state, &expected, RT_END_FINISHING, 0,
+                                     __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);
+}
+
+int rt_end_state(void) { return __atomic_load_n(&g.end_state, __ATOMIC_ACQUIRE); }
+
+int rt_end_wait(long ms) {
+  for (long waited = 0; rt_end_state() != RT_END_DONE; waited++) {
+    if (ms >= 0 && waited >= ms) return -1;
+    nap_ms(1);
+  }
+  return 0;
+}
+
+int rt_end_trylock(long ms) {
+  for (long waited = 0;; waited++) {
+    if (rt_fn.pthread_mutex_trylock(&g.lock) == 0) return 1;
+    if (waited >= ms) return 0;
+    nap_ms(1);
+  }
+}
+
+int rt_end_child(void) {
+  /* Only this thread exists here: stdio locks held by threads of the parent must not be
+   * waited for. */
+  __fsetlocking(stderr, FSETLOCKING_BYCALLER);
+  if (g.report) __fsetlocking(g.report, FSETLOCKING_BYCALLER);
+  end_check();
+  return end_write() > 0;
+}
+
+void rt_end_done(int violations, int locked) {
+  g.violations = violations > 0 || (violations < 0 && atom_report_count(g.session) > 0);
+  __atomic_store_n(&rt_active, 0, __ATOMIC_RELEASE);
+  /* The child wrote the trace's tail, the reports and the JSON file through descriptors shared
+   * with this process: this copy's buffers must not be written again. */
+  g.writer = NULL;
+  g.report = NULL;
+  __atomic_store_n(&g.end_state, RT_END_DONE, __ATOMIC_RELEASE);
+  if (locked) rt_unlock();
+}
+
+int rt_exit_status(int status) {
+  if (rt_end_state() == RT_END_DONE && g.violations && g.opt.exitcode > 0) return g.opt.exitcode;
+  return status;
+}
+
+/* End of a normal run (exit, or main returning): close open transactions, finish the checkers,
+ * print, and choose the exit status. Run once; a second thread that gets here (two threads
+ * calling exit, the library destructor) waits until the first is done. */
+static void finish(void) {
+  if (!rt_end_usable()) return;
+  int busy = rt_busy;
+  rt_busy = 1;
+  if (!rt_end_claim()) {
+    rt_end_wait(-1);
+    rt_busy = busy;
+    return;
+  }
+  rt_lock();
+  end_check();
+  rt_unlock();
+  size_t reports = end_write();
+  g.violations = reports > 0;
+  if (reports && g.opt.exitcode > 0) {
+    /* Before RT_END_DONE: a second exit() waiting for it cannot end with its own status. */
+    fflush(NULL);
+    rt_real_exit(g.opt.exitcode);
+  }
+  __atomic_store_n(&g.end_state, RT_END_DONE, __ATOMIC_RELEASE);
+  rt_busy = busy;
 }
 
 static void at_exit(void) { finish(); }
@@ -652,7 +790,7 @@ void rt_init_atexit(void) {
 
 __attribute__((constructor)) static void rt_ctor(void) { rt_init(); }
 
-/* In case no instrumented code registered the atexit handler (a program without __tsan_init). */
-__attribute__((destructor)) static void rt_dtor(void) {
-  if (!g.atexit_done) finish();
-}
+/* In case no instrumented code registered the atexit handler (a program without __tsan_init);
+ * and where a second thread's exit gets to the library destructors while the first one still
+ * prints (exit() called in one thread while main returns in another), it waits here. */
+__attribute__((destructor)) static void rt_dtor(void) { finish(); }

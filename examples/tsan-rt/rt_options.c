@@ -146,11 +146,13 @@ static int set_string(char **dst, const char *v, char *err, size_t size, const c
 }
 
 static const char *const known_keys =
-    "atomic, atomic_file, checkers, record, report, format, max_reports, exitcode, eager, verbosity";
+    "atomic, atomic_file, checkers, record, report, format, max_reports, exitcode, eager, "
+    "crash_timeout, verbosity";
 
 static int is_known(const char *key) {
   static const char *const keys[] = {"atomic", "atomic_file", "checkers", "record", "report",
-                                     "format", "max_reports", "exitcode", "eager", "verbosity"};
+                                     "format", "max_reports", "exitcode", "eager",
+                                     "crash_timeout", "verbosity"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!strcmp(keys[i], key)) return 1;
   return 0;
@@ -186,8 +188,13 @@ static int apply(rt_options *o, const char *key, const char *v, char *err, size_
     if (parse_long(v, 0, 255, &x) != 0) return fail(err, size, "exitcode=%s: expected 0..255", v);
     o->exitcode = (int)x;
   } else if (!strcmp(key, "eager")) {
+    /* Kept for compatibility: text reports are always written as they are found. */
     if (parse_long(v, 0, 1, &x) != 0) return fail(err, size, "eager=%s: expected 0 or 1", v);
     o->eager = (int)x;
+  } else if (!strcmp(key, "crash_timeout")) {
+    if (parse_long(v, 1, 3600, &x) != 0)
+      return fail(err, size, "crash_timeout=%s: expected 1..3600 (seconds)", v);
+    o->crash_timeout = (int)x;
   } else if (!strcmp(key, "verbosity")) {
     if (parse_long(v, 0, 2, &x) != 0) return fail(err, size, "verbosity=%s: expected 0, 1 or 2", v);
     o->verbosity = (int)x;
@@ -202,7 +209,8 @@ static int is_sep(char c) { return c == ':' || isspace((unsigned char)c); }
 int rt_options_parse(rt_options *o, const char *text, char *err, size_t size) {
   memset(o, 0, sizeof *o);
   o->max_reports = -1;
-  o->exitcode = -1;
+  o->exitcode = 66; /* as ThreadSanitizer: a run with a violation fails */
+  o->crash_timeout = 10;
   o->verbosity = 1;
   if (set_checkers(o, "aerodrome", err, size) != 0) return -1;
   if (!text) return 0;

@@ -1,9 +1,16 @@
 /* Printing the results: text (like atomcheck's, with function names and source lines) or the
  * JSON document of doc/atomcheck.md (the same writer and report objects as atomcheck,
- * examples/common/), plus a "locations" member that symbolizes every loc it mentions. */
+ * examples/common/), plus a "locations" member that symbolizes every loc it mentions.
+ *
+ * Nothing waits for the end of the run: a text report is written and flushed when the checker
+ * reports it (rt_report_one), and a JSON report file is rewritten whole, under a temporary name
+ * renamed over it, whenever a report arrives (rt_report_json_file). Whatever ends the program,
+ * what was found is on the report stream and the JSON file is a complete document. */
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "json_report.h"
 #include "rt.h"
@@ -11,7 +18,7 @@
 #define MAX_TRACKED_CHECKERS 64
 
 static size_t eager_printed[MAX_TRACKED_CHECKERS]; /* reports printed as found, per checker */
-static int eager_any;
+static int write_failed; /* the report stream failed once: said on stderr, once */
 
 static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
@@ -102,15 +109,22 @@ static void print_block(FILE *out, const rt_output *o, const atom_report *r) {
   fputc('\n', out);
 }
 
+/* Reports that cannot be written are not lost silently: one line on stderr (when the report
+ * stream is a file; a failing stderr cannot be told about). */
+static void check_written(FILE *out, const rt_output *o) {
+  if (fflush(out) == 0 && !ferror(out)) return;
+  if (write_failed++ || out == stderr) return;
+  rt_note("report=%s: cannot write: %s", o->opt->report ? o->opt->report : "?", strerror(errno));
+}
+
 void rt_report_one(FILE *out, const rt_output *o, const atom_report *r) {
   size_t c = atom_report_checker_index(r);
-  eager_any = 1;
   if (c < MAX_TRACKED_CHECKERS) {
     if (o->opt->max_reports >= 0 && eager_printed[c] >= (size_t)o->opt->max_reports) return;
     eager_printed[c]++;
   }
   print_block(out, o, r);
-  fflush(out);
+  check_written(out, o);
 }
 
 /* ---- JSON */
@@ -222,17 +236,10 @@ size_t rt_report_all(FILE *out, const rt_output *o) {
     if (atc_json_finish(&j) != 0) rt_note("could not write the JSON report");
     free(locs.v);
   } else {
+    /* The reports themselves were printed as they were found (rt_report_one). */
+    (void)limit;
     for (size_t c = 0; c < nc; c++) {
-      size_t shown = 0;
-      if (!eager_any)
-        for (size_t i = 0; i < total && shown < limit; i++) {
-          const atom_report *r = atom_report_get(o->session, i);
-          if (atom_report_checker_index(r) != c) continue;
-          print_block(out, o, r);
-          shown++;
-        }
-      else
-        shown = c < MAX_TRACKED_CHECKERS ? eager_printed[c] : pc[c].n;
+      size_t shown = c < MAX_TRACKED_CHECKERS ? eager_printed[c] : pc[c].n;
       if (shown < pc[c].n)
         fprintf(out, "atomicity-rt: %s: %zu more report%s not shown (max_reports=%ld)\n",
                 spec_of(o, c), pc[c].n - shown, plural(pc[c].n - shown), o->opt->max_reports);
@@ -246,8 +253,35 @@ size_t rt_report_all(FILE *out, const rt_output *o) {
                   spec_of(o, c), pc[c].n, plural(pc[c].n), pc[c].occurrences,
                   plural(pc[c].occurrences));
       }
-    fflush(out);
+    check_written(out, o);
   }
   free(pc);
   return total + atom_report_dropped(o->session);
+}
+
+int rt_report_json_file(const char *path, const rt_output *o) {
+  char tmp[4200];
+  if ((size_t)snprintf(tmp, sizeof tmp, "%s.tmp", path) >= sizeof tmp) {
+    errno = ENAMETOOLONG;
+    return -1;
+  }
+  FILE *f = fopen(tmp, "w");
+  if (!f) return -1;
+  rt_report_all(f, o);
+  int bad = fflush(f) != 0 || ferror(f);
+  int e = errno;
+  if (fclose(f) != 0 && !bad) {
+    bad = 1;
+    e = errno;
+  }
+  if (!bad && rename(tmp, path) != 0) {
+    bad = 1;
+    e = errno;
+  }
+  if (bad) {
+    unlink(tmp);
+    errno = e;
+    return -1;
+  }
+  return 0;
 }

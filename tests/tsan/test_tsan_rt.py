@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -95,7 +96,9 @@ class Demos(Base):
                 plain = run([exe])  # unchecked
                 trace = self.path("trace.std")
                 p, doc = self.json_report([exe], opts + " checkers=aerodrome,velodrome record=" + trace)
-                self.assertEqual((p.stdout, p.returncode), (plain.stdout, plain.returncode))
+                # A run with a violation exits with 66 (exitcode=); otherwise the program's status.
+                self.assertEqual((p.stdout, p.returncode),
+                                 (plain.stdout, plain.returncode if fixed else 66))
                 self.assertEqual(doc["rejected"], 0)
                 v = violations(doc)
                 if fixed:
@@ -225,7 +228,7 @@ class EntryPoints(Base):
                         self.assertTrue(wanted, "no instrumentation?")
                         self.assertTrue(wanted <= exported, wanted - exported)
                         exe = self.build(obj, "p", [], compiler)
-                        got = run([exe], "atomic=run,Account::deposit checkers=aerodrome")
+                        got = run([exe], "atomic=run,Account::deposit checkers=aerodrome exitcode=0")
                         self.assertEqual((got.stdout, got.returncode),
                                          (expected.stdout, expected.returncode), got.stderr)
 
@@ -279,7 +282,7 @@ class Behaviour(Base):
         exe = self.build(os.path.join(PROGRAMS, "cxx.cpp"), "cxx", RECOMMENDED, CLANGXX)
         p, doc = self.json_report([exe], "atomic=Account::deposit checkers=aerodrome,velodrome")
         self.assertEqual(p.stdout, "hello 9 10\n")
-        self.assertEqual(p.returncode, 0)
+        self.assertEqual(p.returncode, 66)
         self.assertGreater(violations(doc)["aerodrome"], 0)
         functions = {l["function"] for l in doc["locations"].values()}
         self.assertIn("Account::deposit(int)", functions)
@@ -332,11 +335,13 @@ class Options(Base):
         self.assertIn("atomicity-rt: velodrome: 1 violation", p.stderr)
 
     def test_exitcode(self):
-        p = run([self.exe()], "atomic=increment exitcode=66")
-        self.assertEqual(p.returncode, 66)
-        self.assertEqual(p.stdout, "counter = 1\n")  # flushed before the status is changed
-        p = run([os.path.join(DEMO_DIR, "counter-fixed")], "atomic=increment exitcode=66")
-        self.assertEqual(p.returncode, 0)
+        for opt, status in (("", 66), (" exitcode=66", 66), (" exitcode=7", 7), (" exitcode=0", 0)):
+            with self.subTest(option=opt):
+                p = run([self.exe()], "atomic=increment" + opt)
+                self.assertEqual(p.returncode, status)
+                self.assertEqual(p.stdout, "counter = 1\n")  # flushed before the status is changed
+                p = run([os.path.join(DEMO_DIR, "counter-fixed")], "atomic=increment" + opt)
+                self.assertEqual(p.returncode, 0)
 
     def test_max_reports_and_report_file(self):
         exe = os.path.join(DEMO_DIR, "lazy_init")
@@ -352,9 +357,20 @@ class Options(Base):
         self.assertGreater(doc["checkers"][0]["violations"], 0)
 
     def test_eager(self):
-        p = run([self.exe()], "atomic=increment eager=1 checkers=velodrome")
-        self.assertEqual(p.stderr.count("conflict-cycle at event"), 1)
-        self.assertIn("velodrome: 1 violation", p.stderr)
+        # Reports are always written as they are found; eager= is still accepted.
+        for opt in ("", " eager=1", " eager=0"):
+            with self.subTest(option=opt):
+                p = run([self.exe()], "atomic=increment checkers=velodrome" + opt)
+                self.assertEqual(p.stderr.count("conflict-cycle at event"), 1)
+                self.assertIn("velodrome: 1 violation", p.stderr)
+
+    def test_report_file_that_cannot_be_written(self):
+        # /dev/full accepts the open and fails every write: said once on stderr.
+        if not os.path.exists("/dev/full"):
+            self.skipTest("no /dev/full")
+        p = run([self.exe()], "atomic=increment report=/dev/full")
+        self.assertEqual(p.stderr.count("atomicity-rt: report=/dev/full: cannot write"), 1, p.stderr)
+        self.assertEqual(p.returncode, 66)
 
     def test_atomic_file(self):
         src = os.path.join(DEMO_SRC, "transfer.c")
@@ -373,6 +389,88 @@ class Options(Base):
     def test_unmatched_name_is_reported(self):
         p = run([self.exe()], "atomic=increment,no_such_function")
         self.assertIn("atomic function 'no_such_function' was never entered", p.stderr)
+
+
+class AbnormalEnds(Base):
+    """tests/tsan/programs/crash.c: a lost update (a violation aerodrome sees online and
+    commit-node predicts at the end), then the program ends abnormally inside the open
+    transaction. Every report is written, the JSON report file is complete, the recording is
+    complete, and the status (or the signal) is as documented."""
+
+    OPTS = "atomic=increment checkers=aerodrome,commit-node"
+    # mode -> (status: an exit status, or minus the signal number), what stdout holds
+    MODES = {
+        "abort": (-signal.SIGABRT, "start abort\n"),
+        "segv": (-signal.SIGSEGV, "start segv\n"),
+        "_exit": (66, "start _exit\n"),
+        "exit2": (66, "start exit2\n"),
+        "handler": (-signal.SIGSEGV, "start handler\n"),
+    }
+
+    @classmethod
+    def setUpClass(cls):
+        cls.dir = tempfile.mkdtemp(prefix="tsan-rt-crash-")
+        cls.exe = os.path.join(cls.dir, "crash")
+        cmd = [CLANG] + RECOMMENDED + [os.path.join(PROGRAMS, "crash.c"), "-o", cls.exe,
+                                       "-L" + RT_DIR, "-latomicity-rt", "-Wl,-rpath," + RT_DIR]
+        subprocess.run(cmd, check=True)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.dir, ignore_errors=True)
+
+    def check_mode(self, mode):
+        status, out = self.MODES[mode]
+        # Text on stderr, and the recording.
+        trace = self.path("t.std")
+        p = run([self.exe, mode], self.OPTS + " record=" + trace, timeout=60)
+        self.assertEqual((p.stdout, p.returncode), (out, status), p.stderr)
+        err = p.stderr
+        self.assertEqual(err.count("atomicity-rt: aerodrome: conflict-cycle at event"), 1, err)
+        self.assertEqual(err.count("atomicity-rt: commit-node: commit-nodes at event"), 1, err)
+        self.assertIn("atomicity-rt: aerodrome: 1 violation", err)
+        self.assertIn("atomicity-rt: commit-node: 1 violation", err)
+        self.assertRegex(err, r"T1@\d+: increment at \S*crash\.c:\d+")
+        if mode == "handler":  # the program's handler runs after the runtime's reports
+            self.assertGreater(err.index("program handler: SIGSEGV"),
+                               err.index("commit-node: 1 violation"), err)
+        with open(trace) as f:
+            text = f.read()
+        self.assertTrue(text.endswith("\n"), text[-200:])
+        lines = text.split("\n")[:-1]
+        self.assertEqual(sum("|begin|" in l for l in lines), sum("|end|" in l for l in lines))
+        rc, checked = self.atomcheck(trace)
+        self.assertEqual(rc, 1)
+        self.assertEqual(violations(checked)["aerodrome"], 1)
+        # The JSON report file.
+        p, doc = self.json_report([self.exe, mode], self.OPTS, timeout=60)
+        self.assertEqual(p.returncode, status, p.stderr)
+        self.assertEqual(violations(doc), {"aerodrome": 1, "commit-node": 1})
+        self.assertEqual(doc["rejected"], 0)
+
+    def test_abort(self):
+        self.check_mode("abort")
+
+    def test_segv(self):
+        self.check_mode("segv")
+
+    def test_exit_underscore(self):
+        self.check_mode("_exit")
+
+    def test_two_threads_call_exit(self):
+        self.check_mode("exit2")
+
+    def test_program_handler(self):
+        self.check_mode("handler")
+
+    def test_exit_status(self):
+        for mode, opt, status in (("return", "", 66), ("return", " exitcode=0", 0),
+                                  ("return", " exitcode=7", 7), ("_exit", " exitcode=0", 3),
+                                  ("_exit", " exitcode=7", 7), ("abort", " exitcode=7", -signal.SIGABRT)):
+            with self.subTest(mode=mode, option=opt):
+                p = run([self.exe, mode], self.OPTS + opt)
+                self.assertEqual(p.returncode, status, p.stderr)
+                self.assertIn("atomicity-rt: commit-node: 1 violation", p.stderr)
 
 
 class PkgConfig(Base):
@@ -401,7 +499,7 @@ if __name__ == "__main__":
     names = sys.argv[1:]
     suite = unittest.TestSuite()
     loader = unittest.TestLoader()
-    for n in names or ["Demos", "EntryPoints", "Behaviour", "Options", "PkgConfig"]:
+    for n in names or ["Demos", "EntryPoints", "Behaviour", "Options", "AbnormalEnds", "PkgConfig"]:
         suite.addTests(loader.loadTestsFromName(n, sys.modules[__name__]))
     result = unittest.TextTestRunner(verbosity=2).run(suite)
     sys.exit(0 if result.wasSuccessful() else 1)
