@@ -487,7 +487,9 @@ class PkgConfig(Base):
         exe = self.path("counter")
         subprocess.run([CLANG, "-O1", os.path.join(DEMO_SRC, "counter.c"), "-o", exe] + flags,
                        check=True)
-        env["LD_LIBRARY_PATH"] = RT_DIR
+        # the runtime's directory and the library's (atomicity-rt.pc requires atomicity.pc,
+        # so the program needs libatomicity.so.1 too)
+        env["LD_LIBRARY_PATH"] = RT_DIR + os.pathsep + ENV.get("LD_LIBRARY_PATH", "")
         env["ATOMICITY_OPTIONS"] = "atomic=increment"
         p = subprocess.run([exe], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                            universal_newlines=True)
