@@ -49,8 +49,16 @@ static void poll_config(void) {
   seen = r;
 }
 
+/* The publisher first reads its configuration (a millisecond), as a real one would: the reader
+ * is polling by then. */
+static void load_config(void) {
+  struct timespec io = {0, 1000000};
+  nanosleep(&io, NULL);
+  publish_config();
+}
+
 int main(void) {
-  if (demo_run(poll_config, publish_config) != 0) return 2;
+  if (demo_run(poll_config, load_config) != 0) return 2;
   printf("the reader saw retries = %d\n", seen);
   free(current);
   return 0;
