@@ -39,6 +39,7 @@ void rt_map_free(rt_map *m);
 
 /* ---- rt_options.c: ATOMICITY_OPTIONS. */
 enum { RT_FORMAT_TEXT, RT_FORMAT_JSON };
+enum { RT_SCHEDULE_NATURAL, RT_SCHEDULE_PERTURB };
 
 typedef struct rt_options {
   char **atomic;        /* function names or fnmatch patterns (atomic= and atomic_file=) */
@@ -58,6 +59,11 @@ typedef struct rt_options {
   int eager;            /* accepted for compatibility: text reports are always written as found */
   int crash_timeout;    /* seconds the reporting at an abnormal end may take (rt_crash.c) */
   int verbosity;        /* 0 reports only, 1 (default) + notes and summary, 2 + decisions */
+  int schedule;         /* RT_SCHEDULE_* */
+  int have_seed;        /* seed= given */
+  uint64_t seed;
+  long perturb_wait_ms;   /* longest single pause */
+  long perturb_budget_ms; /* total pauses per thread */
 } rt_options;
 
 /**
@@ -213,6 +219,27 @@ void rt_crash_thread_start(void);
 void rt_crash_thread_end(void);
 /** The C library's _exit (not the runtime's interceptor). */
 void rt_real_exit(int status) __attribute__((noreturn));
+
+/* ---- rt_perturb.c: schedule=perturb (doc/tsan-rt.md, "Finding bugs that hide"). The hooks
+ * return at once with schedule=natural. */
+/** Set up from the options (seed chosen here when not given). @return 0, or -1 (unchecked). */
+int rt_perturb_setup(const rt_options *o);
+/** @return 1 and the seed in *seed with schedule=perturb, else 0. */
+int rt_perturb_seed(uint64_t *seed);
+/** One summary line ("schedule=perturb seed=N: ...") with schedule=perturb, else nothing. */
+void rt_perturb_summary(FILE *out);
+/** Before an access of the calling thread @p t (not under the event lock): may pause it. */
+void rt_perturb_access(rt_thread *t, uint64_t addr, int write, uint64_t pc);
+/** Before the calling thread tries to take @p lock (interceptors): may pause it. */
+void rt_perturb_acquire(uint64_t lock, uint64_t pc);
+/** After an access was pushed (under the event lock): history, footprint, wake a paused thread. */
+void rt_perturb_note(rt_thread *t, uint64_t addr, int write);
+/** After an ACQUIRE or RELEASE of a lock was pushed (under the event lock). */
+void rt_perturb_sync(rt_thread *t, uint32_t kind, uint64_t lock);
+/** A transaction began on the calling thread (under the event lock). */
+void rt_perturb_begin(void);
+/** The calling thread ends: a thread paused for it stops waiting. */
+void rt_perturb_thread_end(void);
 
 /* ---- rt_report.c: printing the results. */
 typedef struct rt_output {

@@ -170,6 +170,7 @@ static rt_thread *thread_new(uint64_t id) {
 static void thread_end(void *p) {
   rt_thread *t = p;
   rt_busy = 1;
+  rt_perturb_thread_end();
   rt_lock();
   if (t->txn_depth) rt_push(ATOM_END, t->id, 0, 0);
   t->txn_depth = 0;
@@ -273,6 +274,7 @@ void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
   if (t->ignore) return;
   uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
+  rt_perturb_access(t, addr, write, pc);
   rt_busy = 1;
   rt_lock();
   if (size <= 8) {
@@ -280,6 +282,7 @@ void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   } else {
     for (uint64_t a = addr; a < addr + size; a += 4) rt_push(kind, t->id, a, pc);
   }
+  rt_perturb_note(t, addr, write);
   rt_unlock();
   rt_busy = 0;
 }
@@ -289,12 +292,14 @@ void rt_access_rmw(uint64_t addr, uint64_t size, uint64_t pc) {
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
   if (t->ignore) return;
+  rt_perturb_access(t, addr, 1, pc);
   rt_busy = 1;
   rt_lock();
   for (uint64_t a = addr; a < addr + (size <= 8 ? 1 : size); a += 4) {
     rt_push(ATOM_READ, t->id, a, pc);
     rt_push(ATOM_WRITE, t->id, a, pc);
   }
+  rt_perturb_note(t, addr, 1);
   rt_unlock();
   rt_busy = 0;
 }
@@ -319,6 +324,7 @@ void rt_sync(uint32_t kind, uint64_t target, uint64_t pc) {
   rt_busy = 1;
   rt_lock();
   rt_push(kind, t->id, target, pc);
+  rt_perturb_sync(t, kind, target);
   rt_unlock();
   rt_busy = 0;
 }
@@ -462,6 +468,7 @@ void rt_func_entry(uint64_t pc) {
   if (rt_active) {
     rt_push(ATOM_BEGIN, t->id, 0, pc);
     t->txn_depth = t->depth;
+    rt_perturb_begin();
   }
   rt_unlock();
   rt_busy = 0;
@@ -533,6 +540,7 @@ static int configure(void) {
     rt_note("ATOMICITY_OPTIONS: %s; running unchecked", err);
     return -1;
   }
+  if (rt_perturb_setup(&g.opt) != 0) return -1;
   size_t n_decl = g.opt.n_atomic + g.opt.n_ranges;
   if (n_decl) g.matched = calloc(n_decl, 1);
   if (g.opt.n_ranges && !rt_sym_have_lines() && g.opt.verbosity >= 1)

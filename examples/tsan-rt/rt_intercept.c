@@ -146,6 +146,7 @@ static int acquired(int rc) { return rc == 0 || rc == EOWNERDEAD; }
 
 RT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m);
 int pthread_mutex_lock(pthread_mutex_t *m) {
+  rt_perturb_acquire(ADDR(m), PC()); /* may pause: schedule=perturb */
   int rc = REAL(pthread_mutex_lock)(m);
   if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), PC());
   return rc;
@@ -160,6 +161,7 @@ int pthread_mutex_trylock(pthread_mutex_t *m) {
 
 RT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime);
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
+  rt_perturb_acquire(ADDR(m), PC()); /* may pause: schedule=perturb */
   int rc = REAL(pthread_mutex_timedlock)(m, abstime);
   if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), PC());
   return rc;
@@ -221,6 +223,7 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l) {
 
 RT_EXPORT int pthread_spin_lock(pthread_spinlock_t *l);
 int pthread_spin_lock(pthread_spinlock_t *l) {
+  rt_perturb_acquire(ADDR(l), PC()); /* may pause: schedule=perturb */
   int rc = REAL(pthread_spin_lock)(l);
   if (rc == 0) rt_sync(ATOM_ACQUIRE, ADDR(l), PC());
   return rc;

@@ -147,12 +147,13 @@ static int set_string(char **dst, const char *v, char *err, size_t size, const c
 
 static const char *const known_keys =
     "atomic, atomic_file, checkers, record, report, format, max_reports, exitcode, eager, "
-    "crash_timeout, verbosity";
+    "crash_timeout, verbosity, schedule, seed, perturb_wait, perturb_budget";
 
 static int is_known(const char *key) {
   static const char *const keys[] = {"atomic", "atomic_file", "checkers", "record", "report",
                                      "format", "max_reports", "exitcode", "eager",
-                                     "crash_timeout", "verbosity"};
+                                     "crash_timeout", "verbosity", "schedule", "seed",
+                                     "perturb_wait", "perturb_budget"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!strcmp(keys[i], key)) return 1;
   return 0;
@@ -198,6 +199,26 @@ static int apply(rt_options *o, const char *key, const char *v, char *err, size_
   } else if (!strcmp(key, "verbosity")) {
     if (parse_long(v, 0, 2, &x) != 0) return fail(err, size, "verbosity=%s: expected 0, 1 or 2", v);
     o->verbosity = (int)x;
+  } else if (!strcmp(key, "schedule")) {
+    if (!strcmp(v, "natural")) o->schedule = RT_SCHEDULE_NATURAL;
+    else if (!strcmp(v, "perturb")) o->schedule = RT_SCHEDULE_PERTURB;
+    else return fail(err, size, "schedule=%s: expected natural or perturb", v);
+  } else if (!strcmp(key, "seed")) {
+    char *end;
+    errno = 0;
+    unsigned long long s = strtoull(v, &end, 10);
+    if (!isdigit((unsigned char)*v) || *end || errno)
+      return fail(err, size, "seed=%s: expected a number 0..18446744073709551615", v);
+    o->seed = (uint64_t)s;
+    o->have_seed = 1;
+  } else if (!strcmp(key, "perturb_wait")) {
+    if (parse_long(v, 1, 10000, &x) != 0)
+      return fail(err, size, "perturb_wait=%s: expected milliseconds, 1..10000", v);
+    o->perturb_wait_ms = x;
+  } else if (!strcmp(key, "perturb_budget")) {
+    if (parse_long(v, 0, 3600000L, &x) != 0)
+      return fail(err, size, "perturb_budget=%s: expected milliseconds, 0..3600000", v);
+    o->perturb_budget_ms = x;
   } else {
     return fail(err, size, "unknown option '%s' (known: %s)", key, known_keys);
   }
@@ -212,6 +233,8 @@ int rt_options_parse(rt_options *o, const char *text, char *err, size_t size) {
   o->exitcode = 66; /* as ThreadSanitizer: a run with a violation fails */
   o->crash_timeout = 10;
   o->verbosity = 1;
+  o->perturb_wait_ms = 10;
+  o->perturb_budget_ms = 250;
   if (set_checkers(o, "aerodrome", err, size) != 0) return -1;
   if (!text) return 0;
 

@@ -209,6 +209,8 @@ size_t rt_report_all(FILE *out, const rt_output *o) {
     atc_json_member_string(&j, "file", o->program);
     atc_json_member_uint(&j, "events", o->events);
     atc_json_member_uint(&j, "rejected", o->rejected);
+    uint64_t seed;
+    if (rt_perturb_seed(&seed)) atc_json_member_uint(&j, "seed", seed); /* schedule=perturb */
     atc_json_key(&j, "checkers");
     atc_json_array_begin(&j);
     for (size_t c = 0; c < nc; c++) {
@@ -253,6 +255,7 @@ size_t rt_report_all(FILE *out, const rt_output *o) {
                   spec_of(o, c), pc[c].n, plural(pc[c].n), pc[c].occurrences,
                   plural(pc[c].occurrences));
       }
+    if (o->opt->verbosity >= 1 || total) rt_perturb_summary(out);
     check_written(out, o);
   }
   free(pc);

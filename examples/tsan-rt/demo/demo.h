@@ -1,17 +1,55 @@
-/* What the demos share: a forced schedule.
+/* What the demos share: a forced schedule, or none.
  *
  * Each demo runs one operation in two threads. The "victim" stops at window(), in the middle of
  * its operation, until the "interferer" has run its whole operation; then it goes on. That is
  * the interleaving that exhibits the bug of the buggy version; the fixed version has the same
  * window, outside its critical section, and the same interleaving is harmless there.
  *
- * The schedule uses barriers, which the runtime does not record: they add no events. */
+ * The schedule uses barriers, which the runtime does not record: they add no events.
+ *
+ * With DEMO_NATURAL defined (the NAME-natural builds, and the demos written for schedule=perturb)
+ * nothing is forced: window() does nothing and the two threads just run, the victim started
+ * first. A natural run then rarely shows the bug; ATOMICITY_OPTIONS="... schedule=perturb"
+ * makes it likely (doc/tsan-rt.md, "Finding bugs that hide"). */
 #ifndef DEMO_H
 #define DEMO_H
 
 #include <pthread.h>
 #include <stdio.h>
 
+typedef void (*demo_op)(void);
+static demo_op demo_victim_op, demo_interferer_op;
+
+#ifdef DEMO_NATURAL
+static inline void window(void) {}
+
+static void *demo_victim_main(void *arg) {
+  (void)arg;
+  demo_victim_op();
+  return NULL;
+}
+
+static void *demo_interferer_main(void *arg) {
+  (void)arg;
+  demo_interferer_op();
+  return NULL;
+}
+
+/* Run @p victim and @p interferer in two threads, in no particular order; wait for both. */
+static int demo_run(demo_op victim, demo_op interferer) {
+  pthread_t a, b;
+  demo_victim_op = victim;
+  demo_interferer_op = interferer;
+  if (pthread_create(&a, NULL, demo_victim_main, NULL) != 0 ||
+      pthread_create(&b, NULL, demo_interferer_main, NULL) != 0) {
+    fprintf(stderr, "cannot start the threads\n");
+    return -1;
+  }
+  pthread_join(a, NULL);
+  pthread_join(b, NULL);
+  return 0;
+}
+#else
 static pthread_barrier_t demo_enter, demo_leave;
 static _Thread_local int demo_victim;
 
@@ -22,9 +60,6 @@ static void window(void) {
   pthread_barrier_wait(&demo_enter);
   pthread_barrier_wait(&demo_leave);
 }
-
-typedef void (*demo_op)(void);
-static demo_op demo_victim_op, demo_interferer_op;
 
 static void *demo_victim_main(void *arg) {
   (void)arg;
@@ -59,5 +94,6 @@ static int demo_run(demo_op victim, demo_op interferer) {
   pthread_barrier_destroy(&demo_leave);
   return 0;
 }
+#endif
 
 #endif
