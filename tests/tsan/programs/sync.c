@@ -1,5 +1,8 @@
 /* Every intercepted synchronization primitive, with a protected counter: must run exactly as
- * without the runtime, and every recorded event must be well-formed. */
+ * without the runtime, and every recorded event must be well-formed. bump_all (declared atomic
+ * by the test) takes each primitive in turn, one critical section after another, so two calls
+ * that overlap would not be serializable: `gate`, held for the whole call, makes every
+ * schedule serializable, which is what the test asserts. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -11,6 +14,7 @@
 
 #define N 200
 
+static pthread_mutex_t gate = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t rec;
 static pthread_rwlock_t rw = PTHREAD_RWLOCK_INITIALIZER;
@@ -32,6 +36,7 @@ static struct timespec soon(long ms) {
 }
 
 void bump_all(int i) {
+  pthread_mutex_lock(&gate);
   struct timespec ts = soon(5000);
   if (i % 3 == 0) pthread_mutex_lock(&mutex);
   else if (i % 3 == 1) { while (pthread_mutex_trylock(&mutex) == EBUSY) {} }
@@ -67,6 +72,7 @@ void bump_all(int i) {
   sem_post(&sem);
 
   atomic_fetch_add(&by_atomic, 1);
+  pthread_mutex_unlock(&gate);
 }
 
 static void *worker(void *arg) {
