@@ -130,6 +130,21 @@ void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc) {
   }
 }
 
+/* A READ with ATOM_FLAG_ACQUIRE or a WRITE with ATOM_FLAG_RELEASE (doc/tsan-rt.md,
+ * "Synchronization"); otherwise as rt_push, which pushes unflagged events. */
+void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
+                     uint64_t loc) {
+  if (!rt_active) return;
+  atom_event ev = {kind, flags, thread, target, loc};
+  g.events++;
+  int rc = atom_push(g.session, &ev);
+  if (rc == 0) {
+    if (g.writer) atom_trace_writer_write(g.writer, &ev);
+  } else if (g.rejected++ == 0) {
+    snprintf(g.first_reject, sizeof g.first_reject, "%s", atom_last_error());
+  }
+}
+
 /* ---- threads */
 
 static void thread_link(rt_thread *t) {
