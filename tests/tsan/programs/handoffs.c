@@ -1,6 +1,7 @@
 /* Handoffs through a condition variable and through a semaphore, forced to happen in one
  * order: put_item/take_item and fill/drain are declared atomic; the consumer of each handoff
- * really waits. Timed waits that nobody ends time out and must not be recorded as acquires. */
+ * really waits (the semaphore through sem_clockwait). Timed waits that nobody ends time out and
+ * must not be recorded as acquires. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
@@ -27,14 +28,16 @@ void drain(void) {
   for (int i = 0; i < 4; i++) drained += slot[i];
 }
 
-static struct timespec soon(long ms) {
+static struct timespec soon_on(clockid_t clock, long ms) {
   struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  clock_gettime(clock, &ts);
   ts.tv_nsec += ms * 1000000L;
   ts.tv_sec += ts.tv_nsec / 1000000000L;
   ts.tv_nsec %= 1000000000L;
   return ts;
 }
+
+static struct timespec soon(long ms) { return soon_on(CLOCK_REALTIME, ms); }
 
 static void *consumer(void *arg) {
   (void)arg;
@@ -43,7 +46,8 @@ static void *consumer(void *arg) {
   while (!ready) pthread_cond_wait(&cond, &mutex);
   pthread_mutex_unlock(&mutex);
   take_item();
-  sem_wait(&full);
+  struct timespec ts = soon_on(CLOCK_MONOTONIC, 10000);
+  if (sem_clockwait(&full, CLOCK_MONOTONIC, &ts) != 0) perror("sem_clockwait");
   drain();
   return NULL;
 }
@@ -66,13 +70,18 @@ int main(void) {
   struct timespec ts = soon(10);
   pthread_mutex_lock(&mutex);
   int timed_cond = pthread_cond_timedwait(&never, &mutex, &ts);
+  ts = soon_on(CLOCK_MONOTONIC, 10);
+  int clock_cond = pthread_cond_clockwait(&never, &mutex, CLOCK_MONOTONIC, &ts);
   pthread_mutex_unlock(&mutex);
   ts = soon(10);
   int timed_sem = sem_timedwait(&empty, &ts) == -1 ? errno : 0;
+  ts = soon_on(CLOCK_MONOTONIC, 10);
+  int clock_sem = sem_clockwait(&empty, CLOCK_MONOTONIC, &ts) == -1 ? errno : 0;
   int tried = sem_trywait(&empty) == -1 ? errno : 0;
 
   pthread_join(t, NULL);
-  printf("taken %ld drained %ld timeouts %d %d %d\n", taken, drained, timed_cond == ETIMEDOUT,
-         timed_sem == ETIMEDOUT, tried == EAGAIN);
+  printf("taken %ld drained %ld timeouts %d %d %d %d %d\n", taken, drained,
+         timed_cond == ETIMEDOUT, clock_cond == ETIMEDOUT, timed_sem == ETIMEDOUT,
+         clock_sem == ETIMEDOUT, tried == EAGAIN);
   return 0;
 }
