@@ -16,8 +16,8 @@
  *    when h12 ∩ held(e') = ∅ (Thm 5.1);
  *  - 2-blocks (2B1-2B2) of uninitialized reads and final writes (isAtomic2Blk): non-atomic when
  *    an interleaving of the derived table (atom__blk_2blk_mask) is feasible.
- * The paper's model has no fork/join. When fork/join (or a lock one unit never releases)
- * orders some events of t before events of t' without ordering the whole units, one serial
+ * The paper's model has no fork/join. When fork/join or sync order (periods.h), or a lock one
+ * unit never releases, orders some events of t before events of t' without ordering the whole units, one serial
  * order at most is feasible and Thm 5.1 no longer decides feasibility; such pairs are decided
  * exactly on the two-dimensional progress graph of the pair (forced_pair()).
  *
