@@ -166,6 +166,11 @@ void rt_unlock(void);
 /** Push one event (caller holds the lock). Ignored when the runtime is no longer active. */
 void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc);
 
+/** As rt_push, with atom_event::flags: ATOM_FLAG_ACQUIRE on a READ, ATOM_FLAG_RELEASE on a
+ *  WRITE (caller holds the lock). */
+void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
+                     uint64_t loc);
+
 /** Record an access of @p size bytes at @p addr by the calling thread (takes the lock). */
 void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc);
 /** Record a read and then a write of @p size bytes at @p addr (one read-modify-write). */

@@ -127,9 +127,12 @@ static int active(void) { return __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE); 
 
 static void write_json_file(void);
 
-void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc) {
+/* Push one event; flags is 0, or ATOM_FLAG_ACQUIRE on a READ / ATOM_FLAG_RELEASE on a WRITE
+ * (doc/tsan-rt.md, "Synchronization"). */
+void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
+                     uint64_t loc) {
   if (!rt_active) return; /* under the lock: finish clears it under the lock too */
-  atom_event ev = {kind, 0, thread, target, loc};
+  atom_event ev = {kind, flags, thread, target, loc};
   g.events++;
   int rc = atom_push(g.session, &ev);
   if (rc == 0) {
@@ -138,6 +141,10 @@ void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc) {
     snprintf(g.first_reject, sizeof g.first_reject, "%s", atom_last_error());
   }
   if (RT_UNLIKELY(g.json_dirty)) write_json_file();
+}
+
+void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc) {
+  rt_push_flagged(kind, 0, thread, target, loc);
 }
 
 /* ---- threads */

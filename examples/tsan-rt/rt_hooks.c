@@ -128,8 +128,21 @@ void *__tsan_memset(void *dst, int c, unsigned long size) {
 }
 
 /* ---- atomics: performed under the event lock when recording, so that the recorded order is
- * the order in which they took effect. The requested memory order is strengthened to
- * sequential consistency, which every program tolerates. */
+ * the order in which they took effect (so a release write recorded just after the operation,
+ * still under the lock, is recorded before any thread can act on it). The requested memory
+ * order is strengthened to sequential consistency, which every program tolerates, but it
+ * decides the recorded flags (doc/tsan-rt.md, "Synchronization"). */
+
+/* Memory orders as the compiler passes them: 0 relaxed, 1 consume, 2 acquire, 3 release,
+ * 4 acq_rel, 5 seq_cst. Bits above 15 (hints some compilers add) are not part of the order. */
+static uint32_t acquire_flag(int mo) {
+  mo &= 0x7fff;
+  return mo == 1 || mo == 2 || mo == 4 || mo == 5 ? ATOM_FLAG_ACQUIRE : 0;
+}
+static uint32_t release_flag(int mo) {
+  mo &= 0x7fff;
+  return mo == 3 || mo == 4 || mo == 5 ? ATOM_FLAG_RELEASE : 0;
+}
 
 static rt_thread *atomic_enter(void) {
   if (RT_UNLIKELY(rt_busy) || !__atomic_load_n(&rt_active, __ATOMIC_ACQUIRE)) return NULL;
@@ -141,10 +154,11 @@ static rt_thread *atomic_enter(void) {
   return t;
 }
 
-static void atomic_leave(rt_thread *t, uint64_t addr, int read, int write, uint64_t pc) {
+/* A read (acquire when mo says so) and/or a write (release when mo says so). */
+static void atomic_leave(rt_thread *t, uint64_t addr, int read, int write, int mo, uint64_t pc) {
   if (!t) return;
-  if (read) rt_push(ATOM_READ, t->id, addr, pc);
-  if (write) rt_push(ATOM_WRITE, t->id, addr, pc);
+  if (read) rt_push_flagged(ATOM_READ, acquire_flag(mo), t->id, addr, pc);
+  if (write) rt_push_flagged(ATOM_WRITE, release_flag(mo), t->id, addr, pc);
   rt_unlock();
   rt_busy = 0;
 }
@@ -175,63 +189,53 @@ static void atomic_leave(rt_thread *t, uint64_t addr, int read, int write, uint6
 
 #define DEF_RMW(n, T, name, builtin)                                  \
   T __tsan_atomic##n##_##name(volatile T *a, T v, int mo) {           \
-    (void)mo;                                                         \
     rt_thread *t = atomic_enter();                                    \
     T old = builtin(a, v, SC);                                        \
-    atomic_leave(t, ADDR(a), 1, 1, PC());                             \
+    atomic_leave(t, ADDR(a), 1, 1, mo, PC());                         \
     return old;                                                       \
   }
 
-#define DEF_ATOMIC(n, T)                                                                   \
-  T __tsan_atomic##n##_load(const volatile T *a, int mo) {                                \
-    (void)mo;                                                                              \
-    rt_thread *t = atomic_enter();                                                         \
-    T v = LOAD_N(a);                                                                       \
-    atomic_leave(t, ADDR(a), 1, 0, PC());                                                  \
-    return v;                                                                              \
-  }                                                                                        \
-  void __tsan_atomic##n##_store(volatile T *a, T v, int mo) {                              \
-    (void)mo;                                                                              \
-    rt_thread *t = atomic_enter();                                                         \
-    STORE_N(a, v);                                                                         \
-    atomic_leave(t, ADDR(a), 0, 1, PC());                                                  \
-  }                                                                                        \
-  T __tsan_atomic##n##_exchange(volatile T *a, T v, int mo) {                              \
-    (void)mo;                                                                              \
-    rt_thread *t = atomic_enter();                                                         \
-    T old = XCHG_N(a, v);                                                                  \
-    atomic_leave(t, ADDR(a), 1, 1, PC());                                                  \
-    return old;                                                                            \
-  }                                                                                        \
-  DEF_RMW(n, T, fetch_add, __atomic_fetch_add)                                             \
-  DEF_RMW(n, T, fetch_sub, __atomic_fetch_sub)                                             \
-  DEF_RMW(n, T, fetch_and, __atomic_fetch_and)                                             \
-  DEF_RMW(n, T, fetch_or, __atomic_fetch_or)                                               \
-  DEF_RMW(n, T, fetch_xor, __atomic_fetch_xor)                                             \
-  DEF_RMW(n, T, fetch_nand, __atomic_fetch_nand)                                           \
+#define DEF_ATOMIC(n, T)                                                                      \
+  T __tsan_atomic##n##_load(const volatile T *a, int mo) {                                    \
+    rt_thread *t = atomic_enter();                                                            \
+    T v = LOAD_N(a);                                                                          \
+    atomic_leave(t, ADDR(a), 1, 0, mo, PC());                                                 \
+    return v;                                                                                 \
+  }                                                                                           \
+  void __tsan_atomic##n##_store(volatile T *a, T v, int mo) {                                 \
+    rt_thread *t = atomic_enter();                                                            \
+    STORE_N(a, v);                                                                            \
+    atomic_leave(t, ADDR(a), 0, 1, mo, PC());                                                 \
+  }                                                                                           \
+  T __tsan_atomic##n##_exchange(volatile T *a, T v, int mo) {                                 \
+    rt_thread *t = atomic_enter();                                                            \
+    T old = XCHG_N(a, v);                                                                     \
+    atomic_leave(t, ADDR(a), 1, 1, mo, PC());                                                 \
+    return old;                                                                               \
+  }                                                                                           \
+  DEF_RMW(n, T, fetch_add, __atomic_fetch_add)                                                \
+  DEF_RMW(n, T, fetch_sub, __atomic_fetch_sub)                                                \
+  DEF_RMW(n, T, fetch_and, __atomic_fetch_and)                                                \
+  DEF_RMW(n, T, fetch_or, __atomic_fetch_or)                                                  \
+  DEF_RMW(n, T, fetch_xor, __atomic_fetch_xor)                                                \
+  DEF_RMW(n, T, fetch_nand, __atomic_fetch_nand)                                              \
   int __tsan_atomic##n##_compare_exchange_strong(volatile T *a, T *c, T v, int mo, int fmo) { \
-    (void)mo;                                                                              \
-    (void)fmo;                                                                             \
-    rt_thread *t = atomic_enter();                                                         \
-    int ok = CAS_N(a, c, v);                                                               \
-    atomic_leave(t, ADDR(a), 1, ok, PC());                                                 \
-    return ok;                                                                             \
-  }                                                                                        \
-  int __tsan_atomic##n##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo) { \
-    (void)mo;                                                                              \
-    (void)fmo;                                                                             \
-    rt_thread *t = atomic_enter();                                                         \
-    int ok = CAS_N(a, c, v);                                                               \
-    atomic_leave(t, ADDR(a), 1, ok, PC());                                                 \
-    return ok;                                                                             \
-  }                                                                                        \
-  T __tsan_atomic##n##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo) {    \
-    (void)mo;                                                                              \
-    (void)fmo;                                                                             \
-    rt_thread *t = atomic_enter();                                                         \
-    int ok = CAS_N(a, &c, v);                                                              \
-    atomic_leave(t, ADDR(a), 1, ok, PC());                                                 \
-    return c;                                                                              \
+    rt_thread *t = atomic_enter();                                                            \
+    int ok = CAS_N(a, c, v);                                                                  \
+    atomic_leave(t, ADDR(a), 1, ok, ok ? mo : fmo, PC());                                     \
+    return ok;                                                                                \
+  }                                                                                           \
+  int __tsan_atomic##n##_compare_exchange_weak(volatile T *a, T *c, T v, int mo, int fmo) {   \
+    rt_thread *t = atomic_enter();                                                            \
+    int ok = CAS_N(a, c, v);                                                                  \
+    atomic_leave(t, ADDR(a), 1, ok, ok ? mo : fmo, PC());                                     \
+    return ok;                                                                                \
+  }                                                                                           \
+  T __tsan_atomic##n##_compare_exchange_val(volatile T *a, T c, T v, int mo, int fmo) {       \
+    rt_thread *t = atomic_enter();                                                            \
+    int ok = CAS_N(a, &c, v);                                                                 \
+    atomic_leave(t, ADDR(a), 1, ok, ok ? mo : fmo, PC());                                     \
+    return c;                                                                                 \
   }
 
 DECL_ATOMIC(8, a8)
@@ -273,25 +277,22 @@ static a128 rmw128(volatile a128 *a, a128 v, int op) {
 
 #define DEF_RMW128(name, op)                                        \
   a128 __tsan_atomic128_##name(volatile a128 *a, a128 v, int mo) {  \
-    (void)mo;                                                       \
     rt_thread *t = atomic_enter();                                  \
     a128 old = rmw128(a, v, op);                                    \
-    atomic_leave(t, ADDR(a), 1, 1, PC());                           \
+    atomic_leave(t, ADDR(a), 1, 1, mo, PC());                       \
     return old;                                                     \
   }
 
 a128 __tsan_atomic128_load(const volatile a128 *a, int mo) {
-  (void)mo;
   rt_thread *t = atomic_enter();
   a128 v = load128(a);
-  atomic_leave(t, ADDR(a), 1, 0, PC());
+  atomic_leave(t, ADDR(a), 1, 0, mo, PC());
   return v;
 }
 void __tsan_atomic128_store(volatile a128 *a, a128 v, int mo) {
-  (void)mo;
   rt_thread *t = atomic_enter();
   rmw128(a, v, OP_XCHG);
-  atomic_leave(t, ADDR(a), 0, 1, PC());
+  atomic_leave(t, ADDR(a), 0, 1, mo, PC());
 }
 DEF_RMW128(exchange, OP_XCHG)
 DEF_RMW128(fetch_add, OP_ADD)
@@ -301,33 +302,29 @@ DEF_RMW128(fetch_or, OP_OR)
 DEF_RMW128(fetch_xor, OP_XOR)
 DEF_RMW128(fetch_nand, OP_NAND)
 
-static int cas128_strong(volatile a128 *a, a128 *c, a128 v, uint64_t pc) {
+static int cas128_strong(volatile a128 *a, a128 *c, a128 v, int mo, int fmo, uint64_t pc) {
   rt_thread *t = atomic_enter();
   a128 seen = cas128(a, *c, v);
   int ok = seen == *c;
   if (!ok) *c = seen;
-  atomic_leave(t, ADDR(a), 1, ok, pc);
+  atomic_leave(t, ADDR(a), 1, ok, ok ? mo : fmo, pc);
   return ok;
 }
 int __tsan_atomic128_compare_exchange_strong(volatile a128 *a, a128 *c, a128 v, int mo, int fmo) {
-  (void)mo;
-  (void)fmo;
-  return cas128_strong(a, c, v, PC());
+  return cas128_strong(a, c, v, mo, fmo, PC());
 }
 int __tsan_atomic128_compare_exchange_weak(volatile a128 *a, a128 *c, a128 v, int mo, int fmo) {
-  (void)mo;
-  (void)fmo;
-  return cas128_strong(a, c, v, PC());
+  return cas128_strong(a, c, v, mo, fmo, PC());
 }
 a128 __tsan_atomic128_compare_exchange_val(volatile a128 *a, a128 c, a128 v, int mo, int fmo) {
-  (void)mo;
-  (void)fmo;
-  cas128_strong(a, &c, v, PC());
+  cas128_strong(a, &c, v, mo, fmo, PC());
   return c;
 }
 
 RT_EXPORT void __tsan_atomic_thread_fence(int mo);
 RT_EXPORT void __tsan_atomic_signal_fence(int mo);
+/* Fences are performed (as sequentially consistent) but not recorded: the flags of a fence
+ * would belong to the relaxed accesses around it, which the checkers cannot see. */
 void __tsan_atomic_thread_fence(int mo) {
   (void)mo;
   __atomic_thread_fence(SC);

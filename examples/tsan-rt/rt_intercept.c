@@ -4,7 +4,11 @@
  * exported without a symbol version, which lets them stand in for versioned references too.
  *
  * An acquire is recorded after the real call obtained the lock, a release before the real call
- * gives it up; a thread's fork before the thread exists, its join after it ended. */
+ * gives it up; a thread's fork before the thread exists, its join after it ended. Barriers,
+ * pthread_once, condition variables and semaphores are flagged accesses of the object: a
+ * release write before the real call lets another thread go on, an acquire read after it
+ * returned (see "synchronization objects" below). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <stdlib.h>
 
@@ -242,14 +246,122 @@ int pthread_spin_unlock(pthread_spinlock_t *l) {
   return REAL(pthread_spin_unlock)(l);
 }
 
-/* ---- condition variables: the wait releases the mutex and takes it again */
+/* ---- synchronization objects as flagged accesses (doc/tsan-rt.md, "Synchronization").
+ *
+ * A release is a WRITE|RELEASE of the object, recorded before the real call can let another
+ * thread go on; an acquire is a READ|ACQUIRE of it, recorded after the real call returned. The
+ * predictive checkers order every release write of an object before every later acquire read
+ * of it by another thread; the online checkers see plain conflicting accesses. They are
+ * recorded for threads that ignore accesses too (as lock operations are), so that the order
+ * they create is never missing. */
+
+static void sync_access(const void *obj, int acquire, int release, uint64_t pc) {
+  if (RT_UNLIKELY(rt_busy) || !RT_ACTIVE()) return;
+  rt_thread *t = rt_self;
+  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
+  rt_busy = 1;
+  rt_lock();
+  if (acquire) rt_push_flagged(ATOM_READ, ATOM_FLAG_ACQUIRE, t->id, ADDR(obj), pc);
+  if (release) rt_push_flagged(ATOM_WRITE, ATOM_FLAG_RELEASE, t->id, ADDR(obj), pc);
+  rt_unlock();
+  rt_busy = 0;
+}
+
+/* The C library functions intercepted only here, resolved on first use (the pointers are
+ * written once, with the same value by every thread that races to resolve them). */
+static struct {
+  int (*barrier_wait)(pthread_barrier_t *);
+  int (*once)(pthread_once_t *, void (*)(void));
+  int (*cond_signal)(pthread_cond_t *);
+  int (*cond_broadcast)(pthread_cond_t *);
+  int (*cond_clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+  int (*sem_clockwait)(sem_t *, clockid_t, const struct timespec *);
+} next;
+
+static void resolve_next(void **slot, const char *name) {
+  int busy = rt_busy;
+  rt_busy = 1; /* dlsym may allocate or copy: not the program's events */
+  void *p = dlsym(RTLD_NEXT, name);
+  rt_busy = busy;
+  if (p) __atomic_store_n(slot, p, __ATOMIC_RELEASE);
+}
+
+#define NEXT(field, name) \
+  (next.field ? next.field : (resolve_next((void **)(void *)&next.field, name), next.field))
+
+/* pthread_barrier_wait: arriving, a thread reads (acquire) and writes (release) the barrier;
+ * leaving, it reads it again (acquire). So every thread's events before the barrier happen
+ * before every thread's events after it: each departure comes after every arrival. */
+RT_EXPORT int pthread_barrier_wait(pthread_barrier_t *b);
+int pthread_barrier_wait(pthread_barrier_t *b) {
+  uint64_t pc = PC();
+  sync_access(b, 1, 1, pc);
+  int rc = NEXT(barrier_wait, "pthread_barrier_wait")(b);
+  if (rc == 0 || rc == PTHREAD_BARRIER_SERIAL_THREAD) sync_access(b, 1, 0, pc);
+  return rc;
+}
+
+/* pthread_once: the thread that runs the init routine writes (release) the control after the
+ * routine returned; every caller reads it (acquire) after pthread_once returned. The routine
+ * takes no argument, so the real pthread_once is given a trampoline that finds the call in a
+ * thread-local. The trampoline copies it before running the routine: a routine that calls
+ * pthread_once itself (nested initialization) replaces it, and the nested call restores it. A
+ * routine that unwinds (cancellation, a C++ exception) did not complete: nothing is released. */
+typedef struct once_call {
+  pthread_once_t *control;
+  void (*routine)(void);
+  uint64_t pc;
+} once_call;
+
+static RT_TLS once_call once_current;
+
+static void once_trampoline(void) {
+  once_call c = once_current;
+  c.routine();
+  sync_access(c.control, 0, 1, c.pc);
+}
+
+RT_EXPORT int pthread_once(pthread_once_t *o, void (*routine)(void));
+int pthread_once(pthread_once_t *o, void (*routine)(void)) {
+  int (*real)(pthread_once_t *, void (*)(void)) = NEXT(once, "pthread_once");
+  if (rt_busy || !RT_ACTIVE()) return real(o, routine);
+  uint64_t pc = PC();
+  once_call saved = once_current;
+  once_current = (once_call){o, routine, pc};
+  int rc = real(o, once_trampoline);
+  once_current = saved;
+  if (rc == 0) sync_access(o, 1, 0, pc);
+  return rc;
+}
+
+/* ---- condition variables: a signal or broadcast writes (release) the condition variable; a
+ * wait releases the mutex, and when it was woken (not on a timeout or an error) reads
+ * (acquire) the condition variable after it took the mutex again. A spurious wake-up is
+ * ordered after the signals before it, which can only hide a prediction. */
+
+RT_EXPORT int pthread_cond_signal(pthread_cond_t *c);
+int pthread_cond_signal(pthread_cond_t *c) {
+  sync_access(c, 0, 1, PC());
+  return NEXT(cond_signal, "pthread_cond_signal")(c);
+}
+
+RT_EXPORT int pthread_cond_broadcast(pthread_cond_t *c);
+int pthread_cond_broadcast(pthread_cond_t *c) {
+  sync_access(c, 0, 1, PC());
+  return NEXT(cond_broadcast, "pthread_cond_broadcast")(c);
+}
+
+static void cond_woken(pthread_cond_t *c, pthread_mutex_t *m, int rc, uint64_t pc) {
+  rt_sync(ATOM_ACQUIRE, ADDR(m), pc);
+  if (rc == 0) sync_access(c, 1, 0, pc);
+}
 
 RT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
   uint64_t pc = PC();
   rt_sync(ATOM_RELEASE, ADDR(m), pc);
   int rc = REAL(pthread_cond_wait)(c, m);
-  rt_sync(ATOM_ACQUIRE, ADDR(m), pc);
+  cond_woken(c, m, rc, pc);
   return rc;
 }
 
@@ -259,37 +371,65 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct t
   uint64_t pc = PC();
   rt_sync(ATOM_RELEASE, ADDR(m), pc);
   int rc = REAL(pthread_cond_timedwait)(c, m, abstime);
-  rt_sync(ATOM_ACQUIRE, ADDR(m), pc);
+  cond_woken(c, m, rc, pc);
   return rc;
 }
 
-/* ---- semaphores: each post and each successful wait is an atomic read-modify-write of the
- * count (the post recorded before it takes effect, the wait after). */
+/* glibc 2.30; C++'s std::condition_variable waits on the steady clock through it. */
+RT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                                     const struct timespec *abstime);
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                           const struct timespec *abstime) {
+  int (*real)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *) =
+      NEXT(cond_clockwait, "pthread_cond_clockwait");
+  if (!real) return ENOSYS;
+  uint64_t pc = PC();
+  rt_sync(ATOM_RELEASE, ADDR(m), pc);
+  int rc = real(c, m, clock, abstime);
+  cond_woken(c, m, rc, pc);
+  return rc;
+}
+
+/* ---- semaphores: a post writes (release) the semaphore before it takes effect; a successful
+ * wait reads (acquire) it after it returned. */
 
 RT_EXPORT int sem_wait(sem_t *s);
 int sem_wait(sem_t *s) {
   int rc = REAL(sem_wait)(s);
-  if (rc == 0) rt_access_rmw(ADDR(s), 4, PC());
+  if (rc == 0) sync_access(s, 1, 0, PC());
   return rc;
 }
 
 RT_EXPORT int sem_trywait(sem_t *s);
 int sem_trywait(sem_t *s) {
   int rc = REAL(sem_trywait)(s);
-  if (rc == 0) rt_access_rmw(ADDR(s), 4, PC());
+  if (rc == 0) sync_access(s, 1, 0, PC());
   return rc;
 }
 
 RT_EXPORT int sem_timedwait(sem_t *s, const struct timespec *abstime);
 int sem_timedwait(sem_t *s, const struct timespec *abstime) {
   int rc = REAL(sem_timedwait)(s, abstime);
-  if (rc == 0) rt_access_rmw(ADDR(s), 4, PC());
+  if (rc == 0) sync_access(s, 1, 0, PC());
+  return rc;
+}
+
+RT_EXPORT int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime);
+int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime) {
+  int (*real)(sem_t *, clockid_t, const struct timespec *) =
+      NEXT(sem_clockwait, "sem_clockwait");
+  if (!real) {
+    errno = ENOSYS;
+    return -1;
+  }
+  int rc = real(s, clock, abstime);
+  if (rc == 0) sync_access(s, 1, 0, PC());
   return rc;
 }
 
 RT_EXPORT int sem_post(sem_t *s);
 int sem_post(sem_t *s) {
-  rt_access_rmw(ADDR(s), 4, PC());
+  sync_access(s, 0, 1, PC());
   return REAL(sem_post)(s);
 }
 

@@ -43,6 +43,10 @@ typedef struct atom_ev {
 
 /** atom_ev::flags: the event was made by atom_finish() (closing END). */
 #define ATOM_EV_SYNTHETIC 0x1u
+/** atom_ev::flags: a READ pushed with ATOM_FLAG_ACQUIRE. @since 0.2 */
+#define ATOM_EV_ACQUIRE 0x2u
+/** atom_ev::flags: a WRITE pushed with ATOM_FLAG_RELEASE. @since 0.2 */
+#define ATOM_EV_RELEASE 0x4u
 
 /** Checker-specific figures reported by atom_checker::stats. */
 typedef struct atom_checker_counters {

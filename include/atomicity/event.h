@@ -49,12 +49,27 @@ typedef enum atom_kind {
  */
 typedef struct atom_event {
   uint32_t kind;   /**< an atom_kind value */
-  uint32_t flags;  /**< must be 0 */
+  uint32_t flags;  /**< 0, or ATOM_FLAG_ACQUIRE on a READ, or ATOM_FLAG_RELEASE on a WRITE */
   uint64_t thread; /**< the thread performing the event */
   uint64_t target; /**< variable (READ, WRITE, COMMIT), lock (ACQUIRE, RELEASE), child thread
                         (FORK, JOIN); ignored for BEGIN, END, FENCE */
   uint64_t loc;    /**< program location (pc or location id); opaque to the library */
 } atom_event;
+
+/**
+ * atom_event::flags on a READ: the read is an acquire (it synchronizes with earlier release
+ * writes of the same variable by other threads). The predictive checkers order every earlier
+ * release write of the variable by another thread before it; see doc/api.md
+ * "Synchronization". Any other non-zero flags, or this flag on another kind, is ATOM_EKIND.
+ * @since 0.2
+ */
+#define ATOM_FLAG_ACQUIRE 0x1u
+/**
+ * atom_event::flags on a WRITE: the write is a release (later acquire reads of the same
+ * variable by other threads are ordered after it). Valid only on a WRITE.
+ * @since 0.2
+ */
+#define ATOM_FLAG_RELEASE 0x2u
 
 /** Key spaces, for atom_set_name() and name look-ups. Values are pinned. */
 enum atom_space {

@@ -118,7 +118,12 @@ ATOM_API int atom_trace_writer_open(atom_trace_writer **out, const char *path);
 ATOM_API int atom_trace_writer_set_name(atom_trace_writer *w, int what, uint64_t key,
                                         const char *name);
 
-/** Write one event. @return 0, ATOM_EINVAL (bad kind), ATOM_EIO. @since 0.1 */
+/**
+ * Write one event. A READ with ATOM_FLAG_ACQUIRE is written `r.acq(V)`, a WRITE with
+ * ATOM_FLAG_RELEASE `w.rel(V)` (since 0.2).
+ * @return 0, ATOM_EINVAL (bad kind, or flags other than those two), ATOM_EIO.
+ * @since 0.1
+ */
 ATOM_API int atom_trace_writer_write(atom_trace_writer *w, const atom_event *ev);
 
 /** Flush and close; @return 0 or ATOM_EIO if anything failed to be written. Accepts NULL. @since 0.1 */

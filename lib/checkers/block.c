@@ -16,8 +16,8 @@
  *    when h12 ∩ held(e') = ∅ (Thm 5.1);
  *  - 2-blocks (2B1-2B2) of uninitialized reads and final writes (isAtomic2Blk): non-atomic when
  *    an interleaving of the derived table (atom__blk_2blk_mask) is feasible.
- * The paper's model has no fork/join. When fork/join (or a lock one unit never releases)
- * orders some events of t before events of t' without ordering the whole units, one serial
+ * The paper's model has no fork/join. When fork/join or sync order (periods.h), or a lock one
+ * unit never releases, orders some events of t before events of t' without ordering the whole units, one serial
  * order at most is feasible and Thm 5.1 no longer decides feasibility; such pairs are decided
  * exactly on the two-dimensional progress graph of the pair (forced_pair()).
  *
@@ -388,12 +388,28 @@ static int bk_event(void *self, const atom_ev *ev) {
   }
   case ATOM_READ:
   case ATOM_WRITE: {
+    /* Sync order (periods.h): an acquire read is the first event of the period that follows
+     * the variable's releases, a release write the last event of its period. */
+    if ((ev->flags & ATOM_EV_ACQUIRE) &&
+        (rc = atom__periods_acquire(&b->periods, t, ev->target, NULL)))
+      return rc;
     if ((rc = cur_period(b, t, &p))) return rc;
     if ((rc = note_var(b, ev->target, t, ev->kind == ATOM_WRITE))) return rc;
+    /* scope=all: threads that synchronize through a variable are related like fork/join. */
+    if (b->scope_all && (ev->flags & (ATOM_EV_ACQUIRE | ATOM_EV_RELEASE)) &&
+        b->var[ev->target].thread_plus1 != t + 1 &&
+        (rc = note_fj(b, t, b->var[ev->target].thread_plus1 - 1)))
+      return rc;
     uint32_t k = ev->kind == ATOM_WRITE ? RK_WRITE : RK_READ;
-    if (th->open) return buf_append(b, th, k, ev->target, ev, p);
-    bk_rec r = {ev->index, ev->loc, ev->target, k | p << 2};
-    return unit_store(b, t, &r, 1, ev->index, ev->loc, p, p, 1, 0);
+    if (th->open) {
+      rc = buf_append(b, th, k, ev->target, ev, p);
+    } else {
+      bk_rec r = {ev->index, ev->loc, ev->target, k | p << 2};
+      rc = unit_store(b, t, &r, 1, ev->index, ev->loc, p, p, 1, 0);
+    }
+    if (!rc && (ev->flags & ATOM_EV_RELEASE))
+      rc = atom__periods_release(&b->periods, t, ev->target);
+    return rc;
   }
   case ATOM_FORK:
     /* The fork is the last event of the forker's period (periods.h). */

@@ -10,11 +10,17 @@
  *   - outside transactions, a run of events during which the thread holds a lock is a lock
  *     block and counts as a transaction (004 §2: "E contains no synchronization");
  *   - the remaining events form non-transactional units, cut at fork/join (thread periods,
- *     004 §7.4) and at the transactions and lock blocks between them.
+ *     004 §7.4), at sync points (a release write ends a period, an acquire read that learns
+ *     of new releases starts one: periods.h) and at the transactions and lock blocks between
+ *     them. 004 §7.4 needs every event of a non-transactional unit to be concurrent with the
+ *     same events of other threads; a period has that property, a unit across a sync point
+ *     does not.
  *
  * At finish: inter-edges between concurrent events (004 Fig. 3 or Fig. 5, with the outermost
  * common lock rule), plus ordering links the paper leaves implicit (program order between the
- * units of a thread, fork and join). Thm 4.1: a transaction whose communication nodes form one
+ * units of a thread, fork and join, and sync order: an acquire read is linked to the latest
+ * release write of its variable by each other thread that it is not already ordered after).
+ * Thm 4.1: a transaction whose communication nodes form one
  * chain (at most one commit node) is fine. Otherwise Thm 4.3 / 4.6: it violates iff two of its
  * communication nodes that do not contain each other lie on a cycle of the forest, tree edges
  * undirected. That test is linear: contract every tree to one vertex (a tree is connected, so
@@ -122,6 +128,18 @@ typedef struct cn_edge {
   uint32_t a, b; /* global node ids, different units */
 } cn_edge;
 
+/* The latest release write of a variable by one thread: where acquire reads link to. */
+typedef struct cn_release {
+  uint32_t thread;
+  uint32_t period; /* the write's period */
+  cn_end end;      /* its leaf */
+} cn_release;
+
+typedef struct cn_relvar {
+  cn_release *r; /* one entry per releasing thread */
+  size_t n, cap;
+} cn_relvar;
+
 typedef struct cn_stamp {
   uint32_t stamp, leaf;
 } cn_stamp;
@@ -147,6 +165,8 @@ typedef struct commit_node {
   cn_edge *edges;
   size_t ne, ecap;
   atom__u64map edge_seen;
+  cn_relvar *rel; /* per variable */
+  size_t rel_cap;
   uint64_t n_txn_units, n_violations, n_deadlocks;
   /* scratch */
   cn_stamp *stamp; /* per variable: last write leaf of the unit being closed */
@@ -527,6 +547,67 @@ static void seg_mark(cn_thread *th, const atom_ev *ev) {
   th->seg_set = 1;
 }
 
+/* Link endpoint `me` (or, when me.unit is NONE, the thread's next unit) to the latest release
+ * of x by every other thread that `before` (the acquirer's period before the acquire) does not
+ * already follow: a redundant link would close an undirected cycle of consistent orders. */
+static int link_releases(commit_node *c, uint32_t t, uint32_t x, uint32_t before, cn_end me) {
+  if (x >= c->rel_cap) return 0;
+  const cn_relvar *rv = &c->rel[x];
+  for (size_t i = 0; i < rv->n; i++) {
+    const cn_release *r = &rv->r[i];
+    if (r->thread == t || atom__periods_before(&c->per, r->period, before)) continue;
+    int rc = me.unit == NONE ? add_pending(c, &c->th[t], r->end)
+             : r->end.unit != me.unit ? add_link(c, me, r->end) : 0;
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+static int note_release(commit_node *c, uint32_t t, uint32_t x, uint32_t period, cn_end end) {
+  if (x >= c->rel_cap) {
+    size_t old = c->rel_cap;
+    if (ATOM__GROW(c->mem, c->rel, c->rel_cap, (size_t)x + 1)) return ATOM_ENOMEM;
+    memset(c->rel + old, 0, (c->rel_cap - old) * sizeof *c->rel);
+  }
+  cn_relvar *rv = &c->rel[x];
+  size_t i = 0;
+  while (i < rv->n && rv->r[i].thread != t) i++;
+  if (i == rv->n) {
+    if (ATOM__GROW(c->mem, rv->r, rv->cap, rv->n + 1)) return ATOM_ENOMEM;
+    rv->n++;
+  }
+  rv->r[i] = (cn_release){t, period, end};
+  return 0;
+}
+
+/* A read or write; flagged ones are sync points (periods.h). */
+static int access_event(commit_node *c, uint32_t t, const atom_ev *ev, uint32_t period) {
+  cn_thread *th = &c->th[t];
+  uint32_t leaf, before = period;
+  int rc, moved = 0;
+  if (ev->flags & ATOM_EV_ACQUIRE) {
+    if ((rc = atom__periods_acquire(&c->per, t, ev->target, &moved))) return rc;
+    if (moved && (rc = atom__periods_of(&c->per, t, &period))) return rc;
+  }
+  /* A non-transactional unit lies within one period: cut it where the period changed (after
+   * a release write, at an acquire read that learnt of new releases). */
+  if (!INSIDE(th) && th->unit != NONE && th->b[0].period != period) {
+    if ((rc = close_unit(c, t))) return rc;
+  }
+  if (moved && !INSIDE(th) && (rc = link_releases(c, t, ev->target, before, (cn_end){NONE, 0})))
+    return rc;
+  if ((rc = add_leaf(c, t, ev, period, ev->kind == ATOM_READ ? K_READ : K_WRITE, &leaf)))
+    return rc;
+  /* A trimmed access stands for an earlier one of the same period: link the root instead. */
+  cn_end me = {th->unit, leaf == NONE ? 0 : leaf};
+  if (moved && INSIDE(th) && (rc = link_releases(c, t, ev->target, before, me))) return rc;
+  if (ev->flags & ATOM_EV_RELEASE) {
+    if ((rc = note_release(c, t, ev->target, period, me))) return rc;
+    if ((rc = atom__periods_release(&c->per, t, ev->target))) return rc;
+  }
+  return 0;
+}
+
 static int cn_event(void *self, const atom_ev *ev) {
   commit_node *c = self;
   if (c->finished) return 0;
@@ -563,7 +644,7 @@ static int cn_event(void *self, const atom_ev *ev) {
     return 0;
   case ATOM_READ:
   case ATOM_WRITE:
-    return add_leaf(c, t, ev, period, ev->kind == ATOM_READ ? K_READ : K_WRITE, &leaf);
+    return access_event(c, t, ev, period);
   case ATOM_ACQUIRE: {
     if ((rc = lo_record(c, t, ev->target, ev, period))) return rc;
     if (ATOM__GROW(c->mem, th->ls, th->ls_cap, th->ls_n + 1)) return ATOM_ENOMEM;
@@ -1285,6 +1366,9 @@ static void cn_destroy(void *self) {
   atom__u64map_free(&c->dedup, c->mem);
   atom__u64map_free(&c->edge_seen, c->mem);
   atom__periods_destroy(&c->per);
+  for (size_t i = 0; i < c->rel_cap; i++)
+    atom__mem_free(c->mem, c->rel[i].r, c->rel[i].cap * sizeof *c->rel[i].r);
+  atom__mem_free(c->mem, c->rel, c->rel_cap * sizeof *c->rel);
   atom__lo_destroy(&c->lo);
   atom__mem_free(c->mem, c, sizeof *c);
 }

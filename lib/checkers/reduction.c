@@ -193,6 +193,8 @@ typedef struct reduction {
   size_t nkey, key_cap;
   uint32_t *kidx; /* open addressing: key id + 1 */
   size_t kidx_cap;
+  rd_clock *relv; /* per variable: the join of the clocks of its release writes (sync order) */
+  size_t relv_cap;
   /* precise */
   rd_snap *snap;
   size_t nsnap, snap_cap;
@@ -388,7 +390,7 @@ static int txn_note_access(reduction *r, rd_thread *th, uint32_t k, const atom_e
  * one after the first left mover (later ones can never be where the form first breaks), and
  * the first left mover. */
 static int txn_note_sync(reduction *r, rd_thread *th, const atom_ev *ev) {
-  int right = ev->kind == ATOM_ACQUIRE || ev->kind == ATOM_JOIN;
+  int right = ev->kind == ATOM_ACQUIRE || ev->kind == ATOM_JOIN || ev->kind == ATOM_READ;
   rd_sync s = {ev->index, ev->loc, ev->kind, ev->target};
   if (!right) {
     if (!th->has_l) {
@@ -535,11 +537,15 @@ static void append_why(const reduction *r, char *msg, size_t size, size_t *off,
   }
 }
 
+/* A named event is a non-mover access: an access with a class (a synchronizing access, a
+ * mover like a lock operation, has none). */
+static int is_nonmover(const rd_named *n) { return is_access(n->kind) && n->key != NONE; }
+
 /* The variables of the witness events that are accesses (non-movers), once each. */
 static size_t named_vars(const rd_break *b, const rd_named **nm) {
   size_t nn = 0;
-  if (is_access(b->c.kind)) nm[nn++] = &b->c;
-  if (is_access(b->f.kind) && !(nn && b->c.target == b->f.target)) nm[nn++] = &b->f;
+  if (is_nonmover(&b->c)) nm[nn++] = &b->c;
+  if (is_nonmover(&b->f) && !(nn && b->c.target == b->f.target)) nm[nn++] = &b->f;
   return nn;
 }
 
@@ -564,7 +570,7 @@ static void break_message(const reduction *r, const rd_break *b, uint32_t thread
   } else {
     atom__msg_append(msg, size, &off, "right mover ");
     append_event(r, msg, size, &off, f->kind, f->target, f->index);
-    atom__msg_append(msg, size, &off, " after %s ", is_access(c->kind) ? "non-mover" : "left mover");
+    atom__msg_append(msg, size, &off, " after %s ", is_nonmover(c) ? "non-mover" : "left mover");
     append_event(r, msg, size, &off, c->kind, c->target, c->index);
   }
   /* why the non-movers are non-movers, once per variable */
@@ -649,6 +655,49 @@ static int hb_join(reduction *r, uint32_t t, uint32_t u) {
     return atom_env_error(r->env, ATOM_ELIMIT, "too many forks and joins in one thread");
   rd_clock nv;
   if (clk_merge(r->mem, &th->vc, &r->th[u].vc, &nv)) return ATOM_ENOMEM;
+  clk_free(r->mem, &th->vc);
+  th->vc = nv;
+  clk_set(r->mem, &th->vc, t, ct + 1); /* the component exists: cannot fail */
+  th->snap = NONE;
+  return 0;
+}
+
+/* Release write of x by t (sync order, doc/api.md "Synchronization"): x's clock learns
+ * everything t did so far; t enters a new segment (its later events are not released). */
+static int hb_release(reduction *r, uint32_t t, uint32_t x) {
+  rd_thread *th = &r->th[t];
+  uint32_t ct = clk_get(&th->vc, t);
+  if (ct == UINT32_MAX)
+    return atom_env_error(r->env, ATOM_ELIMIT, "too many synchronization points in one thread");
+  if (x >= r->relv_cap) {
+    size_t old = r->relv_cap;
+    if (ATOM__GROW(r->mem, r->relv, r->relv_cap, (size_t)x + 1)) return ATOM_ENOMEM;
+    memset(r->relv + old, 0, (r->relv_cap - old) * sizeof *r->relv);
+  }
+  rd_clock nv;
+  if (clk_merge(r->mem, &r->relv[x], &th->vc, &nv)) return ATOM_ENOMEM;
+  clk_free(r->mem, &r->relv[x]);
+  r->relv[x] = nv;
+  clk_set(r->mem, &th->vc, t, ct + 1); /* the component exists: cannot fail */
+  th->snap = NONE;
+  return 0;
+}
+
+/* Acquire read of x by t: t continues after every earlier release of x; a new segment only if
+ * that teaches t something (spinning on a flag costs nothing). */
+static int hb_acquire(reduction *r, uint32_t t, uint32_t x) {
+  rd_thread *th = &r->th[t];
+  if (x >= r->relv_cap) return 0;
+  const rd_clock *k = &r->relv[x];
+  int news = 0;
+  for (size_t i = 0; i < k->n && !news; i++)
+    news = k->c[i].thread != t && k->c[i].clock > clk_get(&th->vc, k->c[i].thread);
+  if (!news) return 0;
+  uint32_t ct = clk_get(&th->vc, t);
+  if (ct == UINT32_MAX)
+    return atom_env_error(r->env, ATOM_ELIMIT, "too many synchronization points in one thread");
+  rd_clock nv;
+  if (clk_merge(r->mem, &th->vc, k, &nv)) return ATOM_ENOMEM;
   clk_free(r->mem, &th->vc);
   th->vc = nv;
   clk_set(r->mem, &th->vc, t, ct + 1); /* the component exists: cannot fail */
@@ -1067,6 +1116,16 @@ static int rd_event(void *self, const atom_ev *ev) {
   case ATOM_WRITE: {
     int rc;
     uint32_t k = NONE;
+    if (ev->flags & (ATOM_EV_ACQUIRE | ATOM_EV_RELEASE)) {
+      /* A synchronizing access is classified as a lock operation is: an acquire read is a
+       * right mover, a release write a left mover; it is not one of its variable's accesses
+       * in the race analysis (a lock's operations are not either), and it orders the
+       * accesses around it by happens-before. */
+      rc = ev->kind == ATOM_READ ? hb_acquire(r, t, ev->target) : 0;
+      if (!rc && th->in_txn) rc = txn_note_sync(r, th, ev);
+      if (!rc && ev->kind == ATOM_WRITE) rc = hb_release(r, t, ev->target);
+      return rc;
+    }
     if (r->mode == MODE_PRECISE) {
       uint32_t s;
       if ((rc = current_snap(r, t, &s))) return rc;
@@ -1174,6 +1233,10 @@ static void free_txns(reduction *r) {
 /* Free every table (the struct stays, empty). */
 static void release_tables(reduction *r) {
   atom__mem *m = r->mem;
+  for (size_t x = 0; x < r->relv_cap; x++) clk_free(m, &r->relv[x]);
+  atom__mem_free(m, r->relv, r->relv_cap * sizeof *r->relv);
+  r->relv = NULL;
+  r->relv_cap = 0;
   for (uint32_t t = 0; t < r->n_th; t++) {
     rd_thread *th = &r->th[t];
     clk_free(m, &th->vc);

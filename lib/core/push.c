@@ -175,14 +175,25 @@ static inline void pending_drain(atom__thread *th) {
 
 static int push_one(atom_session *s, const atom_event *e) {
   uint64_t index = s->next_index++;
-  if (e->kind < ATOM_READ || e->kind > ATOM_COMMIT || e->flags)
-    return reject(s, ATOM_EKIND, index, e, "unknown event kind or non-zero flags");
+  if (e->kind < ATOM_READ || e->kind > ATOM_COMMIT)
+    return reject(s, ATOM_EKIND, index, e, "unknown event kind");
+  /* The only flags: ACQUIRE on a READ, RELEASE on a WRITE (doc/api.md "Synchronization"). */
+  uint32_t evflags = 0;
+  if (e->flags) {
+    if (e->kind == ATOM_READ && e->flags == ATOM_FLAG_ACQUIRE)
+      evflags = ATOM_EV_ACQUIRE;
+    else if (e->kind == ATOM_WRITE && e->flags == ATOM_FLAG_RELEASE)
+      evflags = ATOM_EV_RELEASE;
+    else
+      return reject(s, ATOM_EKIND, index, e,
+                    "invalid flags (ACQUIRE is valid only on a READ, RELEASE only on a WRITE)");
+  }
   uint32_t t, x = 0;
   int err = atom__intern_id(s, ATOM_SPACE_THREAD, e->thread, &t);
   if (err) return err;
   atom__thread *th = &s->threads[t];
   if (th->joined) return reject(s, ATOM_EJOINED, index, e, "the thread was already joined");
-  atom_ev ev = {e->kind, t, 0, 0, index, e->loc};
+  atom_ev ev = {e->kind, t, 0, evflags, index, e->loc};
 
   switch (e->kind) {
     case ATOM_READ:

@@ -1,4 +1,4 @@
-/* Thread periods with a fork/join happens-before order (see periods.h). */
+/* Thread periods with a fork/join and sync happens-before order (see periods.h). */
 #include "support/periods.h"
 
 #include <string.h>
@@ -14,29 +14,38 @@ void atom__periods_destroy(atom__periods *ps) {
   atom__mem_free(ps->mem, ps->p, ps->cap * sizeof *ps->p);
   atom__mem_free(ps->mem, ps->pool, ps->pool_cap * sizeof *ps->pool);
   atom__mem_free(ps->mem, ps->cur, ps->cur_cap * sizeof *ps->cur);
+  atom__mem_free(ps->mem, ps->cut, ps->cut_cap * sizeof *ps->cut);
+  for (size_t i = 0; i < ps->rel_cap; i++)
+    atom__mem_free(ps->mem, ps->rel[i].vc, ps->rel[i].cap * sizeof *ps->rel[i].vc);
+  atom__mem_free(ps->mem, ps->rel, ps->rel_cap * sizeof *ps->rel);
   memset(ps, 0, sizeof *ps);
 }
 
 size_t atom__periods_bytes(const atom__periods *ps) {
-  return ps->cap * sizeof *ps->p + ps->pool_cap * sizeof *ps->pool +
-         ps->cur_cap * sizeof *ps->cur;
+  size_t n = ps->cap * sizeof *ps->p + ps->pool_cap * sizeof *ps->pool +
+             ps->cur_cap * sizeof *ps->cur + ps->cut_cap * sizeof *ps->cut +
+             ps->rel_cap * sizeof *ps->rel;
+  for (size_t i = 0; i < ps->rel_cap; i++) n += ps->rel[i].cap * sizeof *ps->rel[i].vc;
+  return n;
 }
 
 static int ensure_thread(atom__periods *ps, uint32_t t) {
-  if (t < ps->cur_cap) return 0;
-  size_t old = ps->cur_cap;
+  if (t < ps->cur_cap && t < ps->cut_cap) return 0;
+  size_t old = ps->cur_cap, old_cut = ps->cut_cap;
   if (ATOM__GROW(ps->mem, ps->cur, ps->cur_cap, (size_t)t + 1)) return ATOM_ENOMEM;
   for (size_t i = old; i < ps->cur_cap; i++) ps->cur[i] = ATOM__PERIOD_NONE;
+  if (ATOM__GROW(ps->mem, ps->cut, ps->cut_cap, (size_t)t + 1)) return ATOM_ENOMEM;
+  for (size_t i = old_cut; i < ps->cut_cap; i++) ps->cut[i] = 0;
   return 0;
 }
 
 /* Append a period of thread t whose snapshot is the component-wise maximum of the snapshots of
- * a and b (either may be NONE), with component `self` of a raised to cover a itself and
- * component of b's thread raised to cover b. Room is reserved first, so failure changes
- * nothing. */
-static int add_period(atom__periods *ps, uint32_t t, uint32_t ordinal, uint32_t a, uint32_t b,
-                      uint32_t *out) {
-  uint32_t len = 0;
+ * a and b (either may be NONE) and of the clock xv[0 .. xlen), with component `self` of a
+ * raised to cover a itself and component of b's thread raised to cover b. Room is reserved
+ * first, so failure changes nothing. */
+static int add_period_x(atom__periods *ps, uint32_t t, uint32_t ordinal, uint32_t a, uint32_t b,
+                        const uint32_t *xv, uint32_t xlen, uint32_t *out) {
+  uint32_t len = xlen;
   const uint32_t from[2] = {a, b};
   for (int i = 0; i < 2; i++) {
     if (from[i] == ATOM__PERIOD_NONE) continue;
@@ -49,6 +58,7 @@ static int add_period(atom__periods *ps, uint32_t t, uint32_t ordinal, uint32_t 
   if (ATOM__GROW(ps->mem, ps->pool, ps->pool_cap, ps->pool_len + len + 1)) return ATOM_ENOMEM;
   uint32_t *vc = ps->pool + ps->pool_len;
   memset(vc, 0, len * sizeof *vc);
+  if (xlen) memcpy(vc, xv, xlen * sizeof *vc);
   for (int i = 0; i < 2; i++) {
     if (from[i] == ATOM__PERIOD_NONE) continue;
     const atom__period *q = &ps->p[from[i]];
@@ -67,7 +77,14 @@ static int add_period(atom__periods *ps, uint32_t t, uint32_t ordinal, uint32_t 
   return 0;
 }
 
-int atom__periods_of(atom__periods *ps, uint32_t t, uint32_t *out) {
+static int add_period(atom__periods *ps, uint32_t t, uint32_t ordinal, uint32_t a, uint32_t b,
+                      uint32_t *out) {
+  return add_period_x(ps, t, ordinal, a, b, NULL, 0, out);
+}
+
+/* Thread t's current period, created as a root's first one if t has none; a cut left by a
+ * release is not applied (the callers that start a new period anyway skip it). */
+static int current(atom__periods *ps, uint32_t t, uint32_t *out) {
   if (ensure_thread(ps, t)) return ATOM_ENOMEM;
   if (ps->cur[t] == ATOM__PERIOD_NONE) {
     uint32_t id;
@@ -75,6 +92,71 @@ int atom__periods_of(atom__periods *ps, uint32_t t, uint32_t *out) {
     ps->cur[t] = id;
   }
   *out = ps->cur[t];
+  return 0;
+}
+
+int atom__periods_of(atom__periods *ps, uint32_t t, uint32_t *out) {
+  uint32_t pt;
+  if (current(ps, t, &pt)) return ATOM_ENOMEM;
+  if (ps->cut[t]) {
+    /* The period ended in a release: this event starts the next one. */
+    if (add_period(ps, t, ps->p[pt].ordinal + 1, pt, ATOM__PERIOD_NONE, &pt)) return ATOM_ENOMEM;
+    ps->cur[t] = pt;
+    ps->cut[t] = 0;
+  }
+  *out = pt;
+  return 0;
+}
+
+int atom__periods_release(atom__periods *ps, uint32_t t, uint32_t x) {
+  uint32_t pt;
+  if (current(ps, t, &pt)) return ATOM_ENOMEM;
+  if (x >= ps->rel_cap) {
+    size_t old = ps->rel_cap;
+    if (ATOM__GROW(ps->mem, ps->rel, ps->rel_cap, (size_t)x + 1)) return ATOM_ENOMEM;
+    memset(ps->rel + old, 0, (ps->rel_cap - old) * sizeof *ps->rel);
+  }
+  struct atom__relclock *rc = &ps->rel[x];
+  const atom__period *q = &ps->p[pt];
+  uint32_t len = q->vc_len > q->thread + 1 ? q->vc_len : q->thread + 1;
+  if (len > rc->len) {
+    if (rc->cap < len) {
+      size_t cap = rc->cap;
+      if (ATOM__GROW(ps->mem, rc->vc, cap, len)) return ATOM_ENOMEM;
+      rc->cap = (uint32_t)cap;
+    }
+    memset(rc->vc + rc->len, 0, (len - rc->len) * sizeof *rc->vc);
+    rc->len = len;
+  }
+  const uint32_t *qv = ps->pool + q->vc_off;
+  for (uint32_t k = 0; k < q->vc_len; k++)
+    if (qv[k] > rc->vc[k]) rc->vc[k] = qv[k];
+  if (rc->vc[q->thread] < q->ordinal + 1) rc->vc[q->thread] = q->ordinal + 1;
+  ps->cut[t] = 1;
+  return 0;
+}
+
+int atom__periods_acquire(atom__periods *ps, uint32_t t, uint32_t x, int *moved) {
+  uint32_t pt, nt;
+  if (moved) *moved = 0;
+  if (current(ps, t, &pt)) return ATOM_ENOMEM;
+  const struct atom__relclock *rc = x < ps->rel_cap ? &ps->rel[x] : NULL;
+  /* Does x's clock know a period that pt does not follow already? */
+  int news = 0;
+  if (rc) {
+    const atom__period *q = &ps->p[pt];
+    const uint32_t *qv = ps->pool + q->vc_off;
+    for (uint32_t k = 0; k < rc->len && !news; k++) {
+      uint32_t have = k == q->thread ? q->ordinal + 1 : k < q->vc_len ? qv[k] : 0;
+      news = rc->vc[k] > have;
+    }
+  }
+  if (!news) return 0; /* a pending cut stays pending: the read belongs to the current period */
+  if (add_period_x(ps, t, ps->p[pt].ordinal + 1, pt, ATOM__PERIOD_NONE, rc->vc, rc->len, &nt))
+    return ATOM_ENOMEM;
+  ps->cur[t] = nt;
+  ps->cut[t] = 0;
+  if (moved) *moved = 1;
   return 0;
 }
 
@@ -98,9 +180,10 @@ int atom__periods_fork(atom__periods *ps, uint32_t t, uint32_t u) {
 int atom__periods_join(atom__periods *ps, uint32_t t, uint32_t u) {
   uint32_t pt, pu, nt;
   int rc;
-  if ((rc = atom__periods_of(ps, t, &pt))) return rc;
-  if ((rc = atom__periods_of(ps, u, &pu))) return rc;
+  if ((rc = current(ps, t, &pt))) return rc; /* the join's new period ends a pending cut too */
+  if ((rc = current(ps, u, &pu))) return rc; /* u's last event is in it, cut or not */
   if ((rc = add_period(ps, t, ps->p[pt].ordinal + 1, pt, pu, &nt))) return rc;
   ps->cur[t] = nt;
+  ps->cut[t] = 0;
   return 0;
 }

@@ -1,4 +1,4 @@
-/* Thread periods and their fork/join happens-before order (internal).
+/* Thread periods and their happens-before order: fork/join and sync order (internal).
  *
  * 004 §7.4: the execution of a thread is cut into *periods* by its fork and join events; a
  * period happens before another when it must end before the other starts, which (tracking
@@ -12,8 +12,17 @@
  * period of thread u known to precede it (0: none), so the order test is O(1) and the store
  * is O(periods x threads) at worst (traces fork a few threads, so this stays small).
  *
+ * Sync order (doc/api.md "Synchronization") extends the same order: a release write of
+ * variable x ends its thread's period as a fork does, and x keeps a clock of every period that
+ * ended in a release of x; an acquire read of x moves its thread to a new period that follows
+ * that clock (the join of all earlier releases of x), as a join does. An acquire that learns
+ * nothing new stays in the current period, so spinning on a flag costs no periods.
+ *
  * Usage: call atom__periods_of() for the thread of every event (it creates a root thread's
- * first period on demand) and atom__periods_fork()/atom__periods_join() at FORK/JOIN. Every
+ * first period on demand) and atom__periods_fork()/atom__periods_join() at FORK/JOIN;
+ * atom__periods_acquire() BEFORE taking the period of an acquire read (the read is the first
+ * event of the new period) and atom__periods_release() AFTER taking the period of a release
+ * write (the write is the last event of its period). Every
  * allocation goes through the owner's atom__mem; on ATOM_ENOMEM nothing changed. Checkers that
  * need fork/join concurrency (commit-node, block) share this. */
 #ifndef ATOM_SUPPORT_PERIODS_H
@@ -41,6 +50,14 @@ typedef struct atom__periods {
   size_t pool_len, pool_cap;
   uint32_t *cur; /* per thread: its current period, ATOM__PERIOD_NONE before its first */
   size_t cur_cap;
+  uint8_t *cut;  /* per thread: its current period ended in a release; its next event starts
+                    a new one */
+  size_t cut_cap;
+  struct atom__relclock {
+    uint32_t *vc; /* same encoding as a snapshot: 1 + ordinal of the latest release period */
+    uint32_t len, cap;
+  } *rel;        /* per variable */
+  size_t rel_cap;
 } atom__periods;
 
 void atom__periods_init(atom__periods *ps, atom__mem *mem);
@@ -54,6 +71,15 @@ int atom__periods_fork(atom__periods *ps, uint32_t t, uint32_t u);
 
 /* Thread t joins u: t moves to a new period that follows u's current one. */
 int atom__periods_join(atom__periods *ps, uint32_t t, uint32_t u);
+
+/* Thread t releases variable x (a release write, in t's current period): x's clock learns the
+ * period, which ends here (t's next event starts a new one). */
+int atom__periods_release(atom__periods *ps, uint32_t t, uint32_t x);
+
+/* Thread t acquires variable x (an acquire read): t moves to a new period that follows every
+ * earlier release of x, unless its current period already does. *moved (if not NULL) is set
+ * to 1 when t moved to a new period, 0 otherwise. */
+int atom__periods_acquire(atom__periods *ps, uint32_t t, uint32_t x, int *moved);
 
 /* 1 if period a happens before period b (a != b), else 0. */
 static inline int atom__periods_before(const atom__periods *ps, uint32_t a, uint32_t b) {

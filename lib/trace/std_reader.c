@@ -578,10 +578,17 @@ COLD static int op_error(atom_trace_reader *r, const unsigned char *o0, const un
   return fail(r, ATOM_EPARSE, "unknown operation '%s'", show(a, sizeof a, o0, (size_t)(e - o0)));
 }
 
-COLD static int arg_error(atom_trace_reader *r, uint32_t kind, const unsigned char *n0, size_t nlen,
-                          const unsigned char *p, int skipped) {
+/* The operation as written: "r", or "r.acq" / "w.rel" for a flagged access. */
+static const char *op_text(uint32_t kind, uint32_t flags) {
+  if (flags) return kind == ATOM_READ ? "r.acq" : "w.rel";
+  return op_names[kind];
+}
+
+COLD static int arg_error(atom_trace_reader *r, uint32_t kind, uint32_t flags,
+                          const unsigned char *n0, size_t nlen, const unsigned char *p,
+                          int skipped) {
   char a[64], b[24];
-  const char *op = op_names[kind];
+  const char *op = op_text(kind, flags);
   unsigned c = *p;
   if (nlen == 0) {
     if (c == ')') return fail(r, ATOM_EPARSE, "empty name in '%s()'", op);
@@ -601,8 +608,9 @@ COLD static int arg_error(atom_trace_reader *r, uint32_t kind, const unsigned ch
 
 /* At p, where '(' should open the argument of `kind`, or where '(' stands after an operation
  * that takes none. */
-COLD static int open_error(atom_trace_reader *r, uint32_t kind, const unsigned char *p) {
-  const char *op = op_names[kind];
+COLD static int open_error(atom_trace_reader *r, uint32_t kind, uint32_t flags,
+                           const unsigned char *p) {
+  const char *op = op_text(kind, flags);
   if (*p == '(') return fail(r, ATOM_EPARSE, "operation '%s' takes no argument", op);
   if (*p == ')') return fail(r, ATOM_EPARSE, "unbalanced ')' after '%s'", op);
   return fail(r, ATOM_EPARSE, "operation '%s' needs an argument: %s(NAME)", op, op);
@@ -637,6 +645,7 @@ typedef struct line_fields {
   const unsigned char *t0, *n0; /* thread name; target name or NULL */
   size_t tlen, nlen;
   uint32_t kind;
+  uint32_t flags; /* ATOM_FLAG_ACQUIRE for r.acq, ATOM_FLAG_RELEASE for w.rel, else 0 */
   uint64_t loc;
 } line_fields;
 
@@ -667,13 +676,25 @@ static HOT_INLINE const unsigned char *parse_line(atom_trace_reader *r, const un
   const unsigned char *o0 = p;
   while ((unsigned)(*p - 'a') < 26u) p++;
   uint32_t kind = op_kind(o0, (size_t)(p - o0));
+  uint32_t flags = 0;
+  /* r.acq / w.rel: a flagged access (doc/trace-format.md). The byte comparisons stop at the
+   * first mismatch, so they never read past the line's '\n'. */
+  if (UNLIKELY(*p == '.') && (kind == ATOM_READ || kind == ATOM_WRITE)) {
+    if (kind == ATOM_READ && p[1] == 'a' && p[2] == 'c' && p[3] == 'q') {
+      flags = ATOM_FLAG_ACQUIRE;
+      p += 4;
+    } else if (kind == ATOM_WRITE && p[1] == 'r' && p[2] == 'e' && p[3] == 'l') {
+      flags = ATOM_FLAG_RELEASE;
+      p += 4;
+    }
+  }
   if (UNLIKELY(kind == 0 || cls[*p] == C_NAME)) return op_error(r, o0, p), NULL;
   if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
 
   const unsigned char *n0 = NULL;
   size_t nlen = 0;
   if (kind != ATOM_BEGIN && kind != ATOM_END && kind != ATOM_FENCE) {
-    if (UNLIKELY(*p != '(')) return open_error(r, kind, p), NULL;
+    if (UNLIKELY(*p != '(')) return open_error(r, kind, flags, p), NULL;
     p++;
     if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
     n0 = p;
@@ -685,11 +706,11 @@ static HOT_INLINE const unsigned char *parse_line(atom_trace_reader *r, const un
       skipped = 1;
     }
     if (UNLIKELY(*p != ')' || nlen == 0 || *n0 == '#'))
-      return arg_error(r, kind, n0, nlen, p, skipped), NULL;
+      return arg_error(r, kind, flags, n0, nlen, p, skipped), NULL;
     p++;
     if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
   } else if (UNLIKELY(*p == '(')) {
-    return open_error(r, kind, p), NULL;
+    return open_error(r, kind, flags, p), NULL;
   }
   if (UNLIKELY(*p != '|')) return after_op_error(r, p), NULL;
   p++;
@@ -716,6 +737,7 @@ static HOT_INLINE const unsigned char *parse_line(atom_trace_reader *r, const un
   f->t0 = t0;
   f->tlen = tlen;
   f->kind = kind;
+  f->flags = flags;
   f->n0 = n0;
   f->nlen = nlen;
   f->loc = loc;
@@ -763,7 +785,7 @@ static HOT_INLINE int read_event(atom_trace_reader *r, atom_event *ev) {
       rc = intern(r, &r->names[target_space[f.kind]], f.n0, f.nlen, &target);
     if (UNLIKELY(rc)) return rc;
     ev->kind = f.kind;
-    ev->flags = 0;
+    ev->flags = f.flags;
     ev->thread = thread;
     ev->target = target;
     ev->loc = f.loc;

@@ -172,10 +172,23 @@ ATOM_API int atom_trace_writer_write(atom_trace_writer *w, const atom_event *ev)
   if (kind < ATOM_READ || kind > ATOM_COMMIT)
     return atom__error(ATOM_EINVAL, "atom_trace_writer_write: unknown event kind %u",
                        (unsigned)kind);
+  /* Flagged accesses are written r.acq(V) / w.rel(V); the flags the session would reject are
+   * refused here too, so a trace written from pushed events reads back as the same events. */
+  const char *suffix = "";
+  if (ev->flags) {
+    if (kind == ATOM_READ && ev->flags == ATOM_FLAG_ACQUIRE)
+      suffix = ".acq";
+    else if (kind == ATOM_WRITE && ev->flags == ATOM_FLAG_RELEASE)
+      suffix = ".rel";
+    else
+      return atom__error(ATOM_EINVAL, "atom_trace_writer_write: invalid flags 0x%x for a %s",
+                         (unsigned)ev->flags, atom_kind_name((int)kind));
+  }
   if (w->err) return atom__error(w->err, "%s", w->msg);
   int rc = put_name(w, ATOM_SPACE_THREAD, ev->thread);
   if (!rc) rc = put(w, "|", 1);
   if (!rc) rc = put(w, op_names[kind], strlen(op_names[kind]));
+  if (!rc && *suffix) rc = put(w, suffix, 4);
   if (!rc && kind != ATOM_BEGIN && kind != ATOM_END && kind != ATOM_FENCE) {
     int space = kind == ATOM_ACQUIRE || kind == ATOM_RELEASE ? ATOM_SPACE_LOCK
                 : kind == ATOM_FORK || kind == ATOM_JOIN     ? ATOM_SPACE_THREAD

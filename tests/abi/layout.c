@@ -72,6 +72,11 @@ int main(void) {
   PIN(ATOM_SPACE_THREAD, 1);
   PIN(ATOM_SPACE_VAR, 2);
   PIN(ATOM_SPACE_LOCK, 3);
+  PIN(ATOM_FLAG_ACQUIRE, 1);
+  PIN(ATOM_FLAG_RELEASE, 2);
+  PIN(ATOM_EV_SYNTHETIC, 1);
+  PIN(ATOM_EV_ACQUIRE, 2);
+  PIN(ATOM_EV_RELEASE, 4);
   if (failures) return 1;
   printf("layout: all pinned\n");
   return 0;

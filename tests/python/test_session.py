@@ -260,6 +260,24 @@ class TestOptions(unittest.TestCase):
             s.end("main")
             self.assertEqual(s.finish(), [])
 
+    def test_flagged_accesses(self):
+        self.assertEqual((atomicity.FLAG_ACQUIRE, atomicity.FLAG_RELEASE), (1, 2))
+        with atomicity.Session(["aerodrome"]) as s:
+            s.write("t1", "flag", release=True)
+            s.read("t2", "flag", acquire=True)
+            s.read("t2", "flag", loc=3, acquire=False)
+            s.push("write", "t1", "flag", 4, flags=atomicity.FLAG_RELEASE)
+            s.push(atomicity.Kind.READ, "t2", "flag", 5, flags=atomicity.FLAG_ACQUIRE)
+            # ACQUIRE only on a read, RELEASE only on a write; the session stays usable
+            with self.assertRaises(atomicity.Error) as cm:
+                s.push("write", "t1", "flag", 6, flags=atomicity.FLAG_ACQUIRE)
+            self.assertEqual(cm.exception.code, atomicity.ErrorCode.EKIND)
+            self.assertIn("invalid flags", str(cm.exception))
+            with self.assertRaises(atomicity.Error):
+                s.push("acquire", "t1", "m", flags=atomicity.FLAG_ACQUIRE)
+            s.read("t1", "flag", acquire=True)
+            self.assertEqual(s.finish(), [])
+
     def test_declare_set(self):
         with atomicity.Session(["aerodrome"]) as s:
             s.declare_set("x", "account")

@@ -250,6 +250,49 @@ START_TEST(ill_formed_kind_and_flags) {
   ill_formed_case(NULL, 0, EV(11, 1, 0), ATOM_EKIND, "kind 11");
   atom_event flagged = {ATOM_WRITE, 4, 1, 1, 0};
   ill_formed_case(NULL, 0, flagged, ATOM_EKIND, "flags");
+  /* ACQUIRE only on a READ, RELEASE only on a WRITE, nothing else anywhere */
+  const atom_event wrong[] = {
+      {ATOM_WRITE, ATOM_FLAG_ACQUIRE, 1, 1, 0},
+      {ATOM_READ, ATOM_FLAG_RELEASE, 1, 1, 0},
+      {ATOM_READ, ATOM_FLAG_ACQUIRE | ATOM_FLAG_RELEASE, 1, 1, 0},
+      {ATOM_READ, 0x100, 1, 1, 0},
+      {ATOM_ACQUIRE, ATOM_FLAG_ACQUIRE, 1, 1, 0},
+      {ATOM_RELEASE, ATOM_FLAG_RELEASE, 1, 1, 0},
+      {ATOM_COMMIT, ATOM_FLAG_RELEASE, 1, 1, 0},
+      {ATOM_BEGIN, ATOM_FLAG_ACQUIRE, 1, 0, 0},
+      {ATOM_FORK, ATOM_FLAG_RELEASE, 1, 2, 0},
+  };
+  for (size_t i = 0; i < sizeof wrong / sizeof *wrong; i++)
+    ill_formed_case(NULL, 0, wrong[i], ATOM_EKIND, "invalid flags");
+}
+END_TEST
+
+START_TEST(flagged_accesses_forwarded) {
+  atom_session *s = recorder_session(NULL);
+  const atom_event evs[] = {
+      {ATOM_WRITE, ATOM_FLAG_RELEASE, 1, 7, 11},
+      {ATOM_READ, ATOM_FLAG_ACQUIRE, 2, 7, 12},
+      {ATOM_READ, 0, 2, 7, 13},
+      {ATOM_WRITE, 0, 2, 7, 14},
+  };
+  size_t done = 0;
+  ck_assert_int_eq(atom_push_many(s, evs, 4, &done), 0);
+  ck_assert_uint_eq(done, 4);
+  tu_recorder *r = tu_recorder_of(s, 0);
+  ck_assert_uint_eq(r->count, 4);
+  ck_assert_uint_eq(r->events[0].kind, ATOM_WRITE);
+  ck_assert_uint_eq(r->events[0].flags, ATOM_EV_RELEASE);
+  ck_assert_uint_eq(r->events[0].loc, 11);
+  ck_assert_uint_eq(r->events[1].kind, ATOM_READ);
+  ck_assert_uint_eq(r->events[1].flags, ATOM_EV_ACQUIRE);
+  ck_assert_uint_eq(r->events[1].target, r->events[0].target);
+  ck_assert_uint_eq(r->events[2].flags, 0);
+  ck_assert_uint_eq(r->events[3].flags, 0);
+  /* the helpers push unflagged accesses */
+  ck_assert_int_eq(atom_read(s, 1, 7, 0), 0);
+  ck_assert_uint_eq(r->events[4].flags, 0);
+  ck_assert_int_eq(atom_finish(s), 0);
+  atom_session_free(s);
 }
 END_TEST
 
@@ -567,6 +610,7 @@ Suite *atom_test_suite_core(void) {
   tcase_add_test(tc, ill_formed_event_of_joined_thread);
   tcase_add_test(tc, ill_formed_fork_and_join);
   tcase_add_test(tc, ill_formed_kind_and_flags);
+  tcase_add_test(tc, flagged_accesses_forwarded);
   tcase_add_test(tc, ill_formed_commit);
   tcase_add_test(tc, dispatch_by_mask);
   tcase_add_test(tc, interning_small_and_large_keys);

@@ -472,6 +472,16 @@ static const bad_case bad_cases[] = {
     {"t1|R(x)|1\n", 0, 0, 1, "unknown operation 'R'"},
     {"t1|r2(x)|1\n", 0, 0, 1, "unknown operation 'r2'"},
     {"t1|-|1\n", 0, 0, 1, "unknown operation '-'"},
+    {"t1|r.rel(x)|1\n", 0, 0, 1, "unknown operation 'r.rel'"},
+    {"t1|w.acq(x)|1\n", 0, 0, 1, "unknown operation 'w.acq'"},
+    {"t1|r.acqx(x)|1\n", 0, 0, 1, "unknown operation 'r.acqx'"},
+    {"t1|r.ac(x)|1\n", 0, 0, 1, "unknown operation 'r.ac'"},
+    {"t1|r.|1\n", 0, 0, 1, "unknown operation 'r.'"},
+    {"t1|acq.acq(l)|1\n", 0, 0, 1, "unknown operation 'acq.acq'"},
+    {"t1|commit.rel(x)|1\n", 0, 0, 1, "unknown operation 'commit.rel'"},
+    {"t1|r.acq|1\n", 0, 0, 1, "operation 'r.acq' needs an argument: r.acq(NAME)"},
+    {"t1|w.rel(x|1\n", 0, 0, 1, "missing ')' after 'w.rel(x'"},
+    {"a|r(x)|1\nt1|r.a", 0, 1, 2, "unknown operation 'r.a' (the last line has no line end"},
     /* parentheses */
     {"t1|r(x|1\n", 0, 0, 1, "missing ')' after 'r(x'"},
     {"t1|r x)|1\n", 0, 0, 1, "operation 'r' needs an argument"},
@@ -853,6 +863,59 @@ START_TEST(round_trips) {
 }
 END_TEST
 
+/* r.acq(V) and w.rel(V): flagged accesses, read through every source, written back the same. */
+static const char flagged_trace[] =
+    "t1|w(d)|1\n"
+    "t1|w.rel(f)|2\n"
+    "t2 | r.acq ( f ) |3\n"
+    "t2|r(d)|4\n"
+    "t2|r(f)|5\n";
+
+START_TEST(flagged_ops) {
+  for (int via = 0; via < VIA_COUNT; via++) {
+    outcome o;
+    read_text_via(via, flagged_trace, strlen(flagged_trace), &o);
+    ck_assert_msg(o.rc == 0, "%s: %s", via_name[via], o.msg);
+    ck_assert_uint_eq(o.n, 5);
+    ck_event(&o.ev[0], ATOM_WRITE, 1, 1, 1);
+    ck_assert_uint_eq(o.ev[1].kind, ATOM_WRITE);
+    ck_assert_uint_eq(o.ev[1].flags, ATOM_FLAG_RELEASE);
+    ck_assert_uint_eq(o.ev[1].target, 2);
+    ck_assert_uint_eq(o.ev[2].kind, ATOM_READ);
+    ck_assert_uint_eq(o.ev[2].flags, ATOM_FLAG_ACQUIRE);
+    ck_assert_uint_eq(o.ev[2].thread, 2);
+    ck_assert_uint_eq(o.ev[2].target, 2);
+    ck_event(&o.ev[3], ATOM_READ, 2, 1, 4);
+    ck_event(&o.ev[4], ATOM_READ, 2, 2, 5);
+    outcome_free(&o);
+  }
+  round_trip(flagged_trace, strlen(flagged_trace));
+
+  /* the writer: the two ops, and no flags it could not write back */
+  char path[64];
+  temp_path(path, sizeof path);
+  atom_trace_writer *w;
+  ck_assert_int_eq(atom_trace_writer_open(&w, path), 0);
+  const atom_event good[] = {{ATOM_WRITE, ATOM_FLAG_RELEASE, 1, 2, 3},
+                             {ATOM_READ, ATOM_FLAG_ACQUIRE, 4, 2, 5}};
+  for (size_t i = 0; i < 2; i++) ck_assert_int_eq(atom_trace_writer_write(w, &good[i]), 0);
+  const atom_event bad[] = {{ATOM_READ, ATOM_FLAG_RELEASE, 1, 2, 3},
+                            {ATOM_WRITE, ATOM_FLAG_ACQUIRE, 1, 2, 3},
+                            {ATOM_READ, 3, 1, 2, 3},
+                            {ATOM_ACQUIRE, ATOM_FLAG_ACQUIRE, 1, 2, 3},
+                            {ATOM_COMMIT, ATOM_FLAG_RELEASE, 1, 2, 3}};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    ck_assert_int_eq(atom_trace_writer_write(w, &bad[i]), ATOM_EINVAL);
+    ck_assert_ptr_nonnull(strstr(atom_last_error(), "invalid flags"));
+  }
+  ck_assert_int_eq(atom_trace_writer_close(w), 0);
+  char *text = slurp(path, NULL);
+  ck_assert_str_eq(text, "T1|w.rel(V2)|3\nT4|r.acq(V2)|5\n");
+  free(text);
+  unlink(path);
+}
+END_TEST
+
 /* ---- atom_trace_feed ------------------------------------------------------------------- */
 
 typedef struct rejects {
@@ -1053,6 +1116,28 @@ START_TEST(feed_with_checker) {
 }
 END_TEST
 
+/* Flags read from a file reach the checkers as ATOM_EV_ACQUIRE / ATOM_EV_RELEASE. */
+START_TEST(feed_flagged) {
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, NULL), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(
+      atom_trace_reader_open_memory(&r, flagged_trace, strlen(flagged_trace), "flags.std"), 0);
+  ck_assert_int_eq(atom_trace_feed(s, r, 0, NULL, NULL, NULL), 0);
+  tu_recorder *rec = tu_recorder_of(s, 0);
+  ck_assert_uint_eq(rec->count, 5);
+  ck_assert_uint_eq(rec->events[0].flags, 0);
+  ck_assert_uint_eq(rec->events[1].flags, ATOM_EV_RELEASE);
+  ck_assert_uint_eq(rec->events[2].flags, ATOM_EV_ACQUIRE);
+  ck_assert_uint_eq(rec->events[3].flags, 0);
+  ck_assert_uint_eq(rec->events[4].flags, 0);
+  ck_assert_int_eq(atom_finish(s), 0);
+  atom_trace_reader_free(r);
+  atom_session_free(s);
+}
+END_TEST
+
 Suite *atom_test_suite_trace(void) {
   Suite *s = suite_create("trace");
   TCase *t = tcase_create("reader");
@@ -1082,6 +1167,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, writer_io_error);
   tcase_add_test(t, writer_stdout);
   tcase_add_test(t, round_trips);
+  tcase_add_test(t, flagged_ops);
   suite_add_tcase(s, t);
 
   t = tcase_create("feed");
@@ -1093,6 +1179,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, feed_parse_error);
   tcase_add_test(t, feed_finished_session);
   tcase_add_test(t, feed_with_checker);
+  tcase_add_test(t, feed_flagged);
   suite_add_tcase(s, t);
   return s;
 }

@@ -19,12 +19,14 @@ from .report import Event, Report, Transaction
 from .session import Session, check_trace
 
 Space = _lib.Space
+FLAG_ACQUIRE = _lib.FLAG_ACQUIRE
+FLAG_RELEASE = _lib.FLAG_RELEASE
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Error", "TraceWarning", "Session", "check_trace", "Report", "Transaction", "Event",
-    "Space", "Kind", "ErrorCode", "load", "library_path", "library_version",
+    "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "Kind", "ErrorCode", "load", "library_path", "library_version",
 ]
 
 

@@ -35,6 +35,8 @@ SESSION_STATS_VERSION = 1    # ATOM_SESSION_STATS_VERSION
 CHECKER_STATS_VERSION = 1    # ATOM_CHECKER_STATS_VERSION
 THREADSAFE = 0x1             # ATOM_THREADSAFE
 PROFILE = 0x2                # ATOM_PROFILE
+FLAG_ACQUIRE = 0x1           # ATOM_FLAG_ACQUIRE (atom_event::flags on a READ)
+FLAG_RELEASE = 0x2           # ATOM_FLAG_RELEASE (atom_event::flags on a WRITE)
 
 
 class Space(enum.IntEnum):

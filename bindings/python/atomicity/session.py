@@ -307,13 +307,33 @@ class Session:
 
     # -- events: one method per kind, as in C ---------------------------------------------------
 
-    def read(self, thread, var, loc=0):
-        """``thread`` reads variable ``var``."""
-        self._push_target(self._lib.atom_read, _VAR, thread, var, loc)
+    def read(self, thread, var, loc=0, acquire=False):
+        """``thread`` reads variable ``var``. ``acquire=True``: the read is an acquire (the
+        predictive checkers order it after every earlier release write of ``var`` by another
+        thread)."""
+        if acquire:
+            self._push_flagged(1, thread, var, loc,
+                               _lib.FLAG_ACQUIRE)
+        else:
+            self._push_target(self._lib.atom_read, _VAR, thread, var, loc)
 
-    def write(self, thread, var, loc=0):
-        """``thread`` writes variable ``var`` (under TSO: issues the write)."""
-        self._push_target(self._lib.atom_write, _VAR, thread, var, loc)
+    def write(self, thread, var, loc=0, release=False):
+        """``thread`` writes variable ``var`` (under TSO: issues the write). ``release=True``:
+        the write is a release (see :meth:`read`)."""
+        if release:
+            self._push_flagged(2, thread, var, loc, _lib.FLAG_RELEASE)
+        else:
+            self._push_target(self._lib.atom_write, _VAR, thread, var, loc)
+
+    def _push_flagged(self, kind, thread, var, loc, flags):
+        # atom_read/atom_write take no flags: flagged accesses go through atom_push.
+        ev = _lib.CEvent()
+        ev.kind = kind
+        ev.flags = flags
+        ev.thread = self._key(Space.THREAD, thread)
+        ev.target = self._key(Space.VAR, var)
+        ev.loc = _loc(loc)
+        self._check(self._lib.atom_push(self._h(), ctypes.byref(ev)))
 
     def acquire(self, thread, lock, loc=0):
         """``thread`` acquires ``lock`` (re-entrant: only the outermost pair counts)."""
@@ -347,10 +367,10 @@ class Session:
         """TSO: the oldest buffered write of ``thread`` to ``var`` reaches memory."""
         self._push_target(self._lib.atom_commit, _VAR, thread, var, loc)
 
-    def push(self, kind, thread, target=None, loc=0):
+    def push(self, kind, thread, target=None, loc=0, flags=0):
         """Push one event of ``kind`` (a Kind member, its value, or its name such as
         ``"read"``); ``target`` is the variable, lock or child thread, None for BEGIN, END,
-        FENCE."""
+        FENCE; ``flags`` is 0, ``FLAG_ACQUIRE`` on a read or ``FLAG_RELEASE`` on a write."""
         lib = self._lib
         if isinstance(kind, str):
             try:
@@ -371,6 +391,7 @@ class Session:
                 raise TypeError("a %s event needs a target" % kind.name.lower())
             ev.target = self._key(space, target)
         ev.loc = _loc(loc)
+        ev.flags = flags
         self._check(lib.atom_push(self._h(), ctypes.byref(ev)))
 
     @contextlib.contextmanager

@@ -3,7 +3,7 @@
  *
  * ATOMICITY_OPTIONS: atomic=increment
  * Buggy: counter = 1 (one increment lost). Fixed (-DFIXED): counter = 2. */
-#define _POSIX_C_SOURCE 200809L /* barriers */
+#define _POSIX_C_SOURCE 200809L /* pipes */
 #include <pthread.h>
 #include <stdio.h>
 

@@ -5,7 +5,8 @@
  * the interleaving that exhibits the bug of the buggy version; the fixed version has the same
  * window, outside its critical section, and the same interleaving is harmless there.
  *
- * The schedule uses barriers, which the runtime does not record: they add no events.
+ * The schedule uses two pipes, which the runtime does not record, so it adds no events (a
+ * barrier or a semaphore would be recorded, inside the victim's atomic function).
  *
  * With DEMO_NATURAL defined (the NAME-natural builds, and the demos written for schedule=perturb)
  * nothing is forced: window() does nothing and the two threads just run, the victim started
@@ -16,6 +17,7 @@
 
 #include <pthread.h>
 #include <stdio.h>
+#include <unistd.h>
 
 typedef void (*demo_op)(void);
 static demo_op demo_victim_op, demo_interferer_op;
@@ -50,15 +52,25 @@ static int demo_run(demo_op victim, demo_op interferer) {
   return 0;
 }
 #else
-static pthread_barrier_t demo_enter, demo_leave;
+static int demo_go[2], demo_done[2]; /* victim -> interferer, interferer -> victim */
 static _Thread_local int demo_victim;
+
+static void demo_pass(int to) {
+  char c = 0;
+  if (write(to, &c, 1) != 1) perror("demo: write");
+}
+
+static void demo_await(int from) {
+  char c;
+  if (read(from, &c, 1) != 1) perror("demo: read");
+}
 
 /* Where the victim lets the interferer run. */
 static void window(void) {
   if (!demo_victim) return;
   demo_victim = 0;
-  pthread_barrier_wait(&demo_enter);
-  pthread_barrier_wait(&demo_leave);
+  demo_pass(demo_go[1]);
+  demo_await(demo_done[0]);
 }
 
 static void *demo_victim_main(void *arg) {
@@ -70,9 +82,9 @@ static void *demo_victim_main(void *arg) {
 
 static void *demo_interferer_main(void *arg) {
   (void)arg;
-  pthread_barrier_wait(&demo_enter);
+  demo_await(demo_go[0]);
   demo_interferer_op();
-  pthread_barrier_wait(&demo_leave);
+  demo_pass(demo_done[1]);
   return NULL;
 }
 
@@ -81,8 +93,7 @@ static int demo_run(demo_op victim, demo_op interferer) {
   pthread_t a, b;
   demo_victim_op = victim;
   demo_interferer_op = interferer;
-  if (pthread_barrier_init(&demo_enter, NULL, 2) != 0 ||
-      pthread_barrier_init(&demo_leave, NULL, 2) != 0 ||
+  if (pipe(demo_go) != 0 || pipe(demo_done) != 0 ||
       pthread_create(&a, NULL, demo_victim_main, NULL) != 0 ||
       pthread_create(&b, NULL, demo_interferer_main, NULL) != 0) {
     fprintf(stderr, "cannot start the threads\n");
@@ -90,8 +101,10 @@ static int demo_run(demo_op victim, demo_op interferer) {
   }
   pthread_join(a, NULL);
   pthread_join(b, NULL);
-  pthread_barrier_destroy(&demo_enter);
-  pthread_barrier_destroy(&demo_leave);
+  close(demo_go[0]);
+  close(demo_go[1]);
+  close(demo_done[0]);
+  close(demo_done[1]);
   return 0;
 }
 #endif

@@ -4,7 +4,7 @@
  *
  * ATOMICITY_OPTIONS: atomic=get_config
  * Buggy: 2 configs created. Fixed (-DFIXED): 1 config created. */
-#define _POSIX_C_SOURCE 200809L /* barriers */
+#define _POSIX_C_SOURCE 200809L /* pipes */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
  *
  * ATOMICITY_OPTIONS: atomic=transfer,audit
  * Buggy: audit sees 50. Fixed (-DFIXED): audit sees 100. */
-#define _POSIX_C_SOURCE 200809L /* barriers */
+#define _POSIX_C_SOURCE 200809L /* pipes */
 #include <pthread.h>
 #include <stdio.h>
 

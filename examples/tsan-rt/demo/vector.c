@@ -6,7 +6,7 @@
  *
  * ATOMICITY_OPTIONS: atomic=vector_init_copy,vector_clear
  * Buggy: the copy has 3 elements, all 0. Fixed (-DFIXED): 3 elements 1 2 3. */
-#define _POSIX_C_SOURCE 200809L /* barriers */
+#define _POSIX_C_SOURCE 200809L /* pipes */
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>

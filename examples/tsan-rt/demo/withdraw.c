@@ -4,7 +4,7 @@
  * ATOMICITY_OPTIONS: atomic=withdraw
  * Buggy: both withdrawals of 60 succeed on a balance of 100 (balance 40). Fixed (-DFIXED):
  * the second one is refused (balance 40, 1 refused). */
-#define _POSIX_C_SOURCE 200809L /* barriers */
+#define _POSIX_C_SOURCE 200809L /* pipes */
 #include <pthread.h>
 #include <stdio.h>
 

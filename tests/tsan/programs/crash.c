@@ -3,12 +3,13 @@
  *   crash abort     the victim calls abort()
  *   crash segv      the victim writes through a null pointer (SIGSEGV)
  *   crash _exit     the victim calls _exit(3)
- *   crash exit2     the victim and main call exit() at once (a barrier lines them up)
+ *   crash exit2     the victim and main call exit() at once (a pipe lines them up)
  *   crash handler   main installs a SIGSEGV handler (after the runtime's), then the victim
  *                   crashes; the handler prints a line and restores the default action
  *   crash return    no abnormal end: main returns 0
- * The schedule is forced with barriers, which the runtime does not record: the victim reads
- * the counter, the interferer runs its whole increment, the victim writes the counter back. */
+ * The schedule is forced with pipes, which the runtime does not record (a barrier would be
+ * recorded, inside the victim's transaction): the victim reads the counter, the interferer runs
+ * its whole increment, the victim writes the counter back. */
 #define _POSIX_C_SOURCE 200809L
 #include <pthread.h>
 #include <signal.h>
@@ -20,7 +21,17 @@
 
 int counter;
 static const char *mode;
-static pthread_barrier_t enter, leave, both_exit;
+static int enter[2], leave[2], both_exit[2]; /* pipes: one byte passes each */
+
+static void pass(int *p) {
+  char c = 0;
+  if (write(p[1], &c, 1) != 1) perror("crash: write");
+}
+
+static void await(int *p) {
+  char c;
+  if (read(p[0], &c, 1) != 1) perror("crash: read");
+}
 
 static void the_end(void) {
   fflush(stdout);
@@ -28,7 +39,7 @@ static void the_end(void) {
   if (!strcmp(mode, "segv") || !strcmp(mode, "handler")) *(volatile int *)(uintptr_t)0 = 1;
   if (!strcmp(mode, "_exit")) _exit(3);
   if (!strcmp(mode, "exit2")) {
-    pthread_barrier_wait(&both_exit);
+    pass(both_exit); /* main exits at the same moment */
     exit(5);
   }
 }
@@ -36,8 +47,8 @@ static void the_end(void) {
 void increment(int victim) {
   int v = counter;
   if (victim) {
-    pthread_barrier_wait(&enter);
-    pthread_barrier_wait(&leave);
+    pass(enter);
+    await(leave);
   }
   counter = v + 1;
   if (victim) the_end();
@@ -51,9 +62,9 @@ static void *victim_main(void *arg) {
 
 static void *interferer_main(void *arg) {
   (void)arg;
-  pthread_barrier_wait(&enter);
+  await(enter);
   increment(0);
-  pthread_barrier_wait(&leave);
+  pass(leave);
   return NULL;
 }
 
@@ -67,16 +78,14 @@ static void on_segv(int sig) {
 int main(int argc, char **argv) {
   mode = argc > 1 ? argv[1] : "return";
   if (!strcmp(mode, "handler")) signal(SIGSEGV, on_segv);
-  pthread_barrier_init(&enter, NULL, 2);
-  pthread_barrier_init(&leave, NULL, 2);
-  pthread_barrier_init(&both_exit, NULL, 2);
+  if (pipe(enter) || pipe(leave) || pipe(both_exit)) return 2;
   printf("start %s\n", mode);
   pthread_t a, b;
   pthread_create(&a, NULL, victim_main, NULL);
   pthread_create(&b, NULL, interferer_main, NULL);
   pthread_join(b, NULL);
   if (!strcmp(mode, "exit2")) {
-    pthread_barrier_wait(&both_exit);
+    await(both_exit);
     exit(6);
   }
   pthread_join(a, NULL);
