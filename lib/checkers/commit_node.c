@@ -775,23 +775,32 @@ static int concurrent(const commit_node *c, uint32_t a, uint32_t b) {
 
 /* 004 Figs. 3/5 addInterEdge(e, e2). *added: 0 when e is a read that cannot read e2's value
  * because of the common lock (the paper's "ELSE return"). */
-static int inter_edge(commit_node *c, uint32_t e, uint32_t e2, int *added) {
-  const cn_node *ne = &c->nodes[e];
+/* The outermost common lock rule (004 Figs. 3/5): going down from the root towards e, the
+ * first block of a lock that e2 holds too; *n is that block above e and *n2 the outermost
+ * block of the same lock above e2, or both NONE when e and e2 hold no common lock. */
+static void common_lock_blocks(const commit_node *c, uint32_t e, uint32_t e2, uint32_t *n,
+                               uint32_t *n2) {
   uint32_t path[64];
   size_t depth = 0;
-  for (uint32_t p = ne->parent; p != NONE && depth < 64; p = c->nodes[p].parent) path[depth++] = p;
-  /* Go down from the root towards e until a block of a lock that e2 holds too. */
-  uint32_t n = NONE, n2 = NONE;
+  for (uint32_t p = c->nodes[e].parent; p != NONE && depth < 64; p = c->nodes[p].parent)
+    path[depth++] = p;
+  *n = *n2 = NONE;
   for (size_t i = depth; i-- > 0;) {
     const cn_node *p = &c->nodes[path[i]];
     if (p->kind != K_LOCK) continue;
     uint32_t o = outer_block(c, e2, p->target);
     if (o != NONE) {
-      n = path[i];
-      n2 = o;
-      break;
+      *n = path[i];
+      *n2 = o;
+      return;
     }
   }
+}
+
+static int inter_edge(commit_node *c, uint32_t e, uint32_t e2, int *added) {
+  const cn_node *ne = &c->nodes[e];
+  uint32_t n, n2;
+  common_lock_blocks(c, e, e2, &n, &n2);
   if (added) *added = 1;
   if (n == NONE) return add_edge(c, e, e2);
   if (ne->kind == K_READ && ne->prevw && ne->prevw - 1 >= c->nodes[n].start) {
@@ -1163,6 +1172,16 @@ static int graph_build(commit_node *c, cn_graph *g) {
     uint32_t lb = c->links[i].b.local < ub->n ? c->links[i].b.local : 0;
     g->ea[k] = ua->first + la;
     g->eb[k] = ub->first + lb;
+    /* A sync link between two accesses under a common lock attaches where an inter-edge would
+     * (the common lock rule): the lock keeps their blocks apart, so the order runs between the
+     * blocks, not between the accesses (a link at the leaves would make false commit nodes of
+     * a block that waits on and signals a condition variable under its mutex). */
+    uint32_t n, n2;
+    common_lock_blocks(c, g->ea[k], g->eb[k], &n, &n2);
+    if (n != NONE) {
+      g->ea[k] = n;
+      g->eb[k] = n2;
+    }
     k++;
   }
   size_t real = k;
