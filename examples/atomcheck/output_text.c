@@ -53,8 +53,9 @@ static void print_events(FILE *out, const atc_run *run, const atom_report *r) {
 static void print_report(FILE *out, const atc_run *run, const atc_checker *c,
                          const atom_report *r) {
   uint64_t count = atom_report_occurrences(r);
-  fprintf(out, "%s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s)\n", c->spec,
-          atom_report_kind(r), atom_report_event_index(r), count, atc_plural(count));
+  fprintf(out, "%s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s, %s)\n", c->spec,
+          atom_report_kind(r), atom_report_event_index(r), count, atc_plural(count),
+          atc_evidence_name(r));
   fprintf(out, "  %s\n", atom_report_message(r));
   print_txns(out, run, r);
   print_vars(out, run, r);

@@ -20,6 +20,11 @@ int atc_target_space(uint32_t kind) {
   }
 }
 
+const char *atc_evidence_name(const atom_report *r) {
+  const char *name = atom_evidence_name(atom_report_evidence(r));
+  return name ? name : "observed";
+}
+
 const char *atc_kind_name(uint32_t kind) {
   const char *name = atom_kind_name((int)kind);
   return name ? name : "unknown";
@@ -74,6 +79,7 @@ void atc_json_report_object(atc_json *j, const atom_report *r, atc_name_fn name,
   atc_json_member_string(j, "kind", atom_report_kind(r));
   atc_json_member_uint(j, "event_index", atom_report_event_index(r));
   atc_json_member_uint(j, "count", atom_report_occurrences(r));
+  atc_json_member_string(j, "evidence", atc_evidence_name(r));
   atc_json_member_string(j, "message", atom_report_message(r));
   atc_json_report_members(j, r, name, payload);
   atc_json_object_end(j);

@@ -21,11 +21,15 @@ typedef const char *(*atc_name_fn)(int space, uint64_t key, char *buf, size_t si
 /** Write the members "transactions", "variables" and "events" of @p r into the open object. */
 void atc_json_report_members(atc_json *j, const atom_report *r, atc_name_fn name, void *payload);
 
-/** Write one report as an object: checker, kind, event_index, count, message and the above. */
+/** Write one report as an object: checker, kind, event_index, count, evidence, message and
+ *  the above. */
 void atc_json_report_object(atc_json *j, const atom_report *r, atc_name_fn name, void *payload);
 
 /** @return the atom_space of the target of an event of @p kind, or 0 if it has none. */
 int atc_target_space(uint32_t kind);
+
+/** @return "observed", "predicted" or "confirmed" (atom_report_evidence()). */
+const char *atc_evidence_name(const atom_report *r);
 
 /** @return the lower-case name of @p kind ("read"), or "unknown". */
 const char *atc_kind_name(uint32_t kind);

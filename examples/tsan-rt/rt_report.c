@@ -67,9 +67,9 @@ static const char *spec_of(const rt_output *o, size_t checker) {
 static void print_block(FILE *out, const rt_output *o, const atom_report *r) {
   char buf[600], nbuf[256];
   uint64_t count = atom_report_occurrences(r);
-  fprintf(out, "atomicity-rt: %s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s)\n",
+  fprintf(out, "atomicity-rt: %s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s, %s)\n",
           spec_of(o, atom_report_checker_index(r)), atom_report_kind(r),
-          atom_report_event_index(r), count, plural(count));
+          atom_report_event_index(r), count, plural(count), atc_evidence_name(r));
   fprintf(out, "  %s\n", atom_report_message(r));
   size_t n = atom_report_txn_count(r);
   if (n) fputs("  transactions:\n", out);
