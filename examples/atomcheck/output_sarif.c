@@ -75,8 +75,10 @@ static void write_event_location(atc_json *j, const atc_run *run, const atom_eve
   char *label = space ? atc_strdup_printf("%s %s(%s)", thread, atc_kind_name(ev->kind),
                                           atc_name(run, space, ev->target, obuf, sizeof obuf))
                       : atc_strdup_printf("%s %s", thread, atc_kind_name(ev->kind));
-  char *text = atc_strdup_printf("event %" PRIu64 ": %s (loc %" PRIu64 ")", index,
-                                 label ? label : "?", ev->loc);
+  const char *at = atc_loc_name(run, ev->loc);
+  char *text = at ? atc_strdup_printf("event %" PRIu64 ": %s in %s", index, label ? label : "?", at)
+                  : atc_strdup_printf("event %" PRIu64 ": %s (loc %" PRIu64 ")", index,
+                                      label ? label : "?", ev->loc);
   write_location(j, label, index, text);
   free(label);
   free(text);
@@ -88,7 +90,9 @@ static void write_txn_location(atc_json *j, const atc_run *run, uint64_t thread,
   char *label = atc_strdup_printf("%s@%" PRIu64,
                                   atc_name(run, ATOM_SPACE_THREAD, thread, tbuf, sizeof tbuf),
                                   index);
-  char *text = atc_strdup_printf("transaction %s (loc %" PRIu64 ")", label ? label : "?", loc);
+  const char *at = atc_loc_name(run, loc);
+  char *text = at ? atc_strdup_printf("transaction %s: %s", label ? label : "?", at)
+                  : atc_strdup_printf("transaction %s (loc %" PRIu64 ")", label ? label : "?", loc);
   write_location(j, label, index, text);
   free(label);
   free(text);

@@ -13,7 +13,8 @@
 
 /**
  * The readable name of @p key in @p space (an atom_space). Write it into @p buf (of @p size
- * bytes) or return a string that stays valid until the next call.
+ * bytes) or return a string that stays valid until the next call. For ATOM_SPACE_LOC, NULL
+ * when the location has no name (the members "begin_at" and "at" are then left out).
  */
 typedef const char *(*atc_name_fn)(int space, uint64_t key, char *buf, size_t size,
                                    void *payload);

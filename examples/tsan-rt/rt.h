@@ -57,6 +57,7 @@ typedef struct rt_options {
   int exitcode;         /* -1 = keep the program's status */
   int eager;            /* print each new report when it is found */
   int verbosity;        /* 0 reports only, 1 (default) + notes and summary, 2 + decisions */
+  int lock_blocks;      /* lock blocks outside atomic functions are units (default 0) */
 } rt_options;
 
 /**
@@ -65,6 +66,12 @@ typedef struct rt_options {
  */
 int rt_options_parse(rt_options *o, const char *text, char *err, size_t err_size);
 void rt_options_free(rt_options *o);
+/**
+ * The spec to attach checker @p i with: as given, plus lock_blocks=yes|no (the lock_blocks
+ * option) for the checkers that take it, unless the spec sets it itself.
+ * @return 0, or -1 if it does not fit in @p size.
+ */
+int rt_options_attach_spec(const rt_options *o, size_t i, char *buf, size_t size);
 
 /* ---- rt_symbolize.c: program counters and addresses to names and source lines. */
 typedef struct rt_symbol {

@@ -519,8 +519,10 @@ static int configure(void) {
     rt_note("cannot create a session: %s; running unchecked", atom_last_error());
     return -1;
   }
+  char spec[512];
   for (size_t i = 0; i < g.opt.n_checkers; i++)
-    if (atom_session_attach(g.session, g.opt.checkers[i]) != 0) {
+    if (rt_options_attach_spec(&g.opt, i, spec, sizeof spec) != 0 ||
+        atom_session_attach(g.session, spec) != 0) {
       rt_note("ATOMICITY_OPTIONS: checkers=%s: %s; running unchecked", g.opt.checkers[i],
               atom_last_error());
       return -1;

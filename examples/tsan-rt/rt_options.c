@@ -146,11 +146,13 @@ static int set_string(char **dst, const char *v, char *err, size_t size, const c
 }
 
 static const char *const known_keys =
-    "atomic, atomic_file, checkers, record, report, format, max_reports, exitcode, eager, verbosity";
+    "atomic, atomic_file, checkers, record, report, format, max_reports, exitcode, eager, verbosity, "
+    "lock_blocks";
 
 static int is_known(const char *key) {
   static const char *const keys[] = {"atomic", "atomic_file", "checkers", "record", "report",
-                                     "format", "max_reports", "exitcode", "eager", "verbosity"};
+                                     "format", "max_reports", "exitcode", "eager", "verbosity",
+                                     "lock_blocks"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!strcmp(keys[i], key)) return 1;
   return 0;
@@ -188,6 +190,10 @@ static int apply(rt_options *o, const char *key, const char *v, char *err, size_
   } else if (!strcmp(key, "eager")) {
     if (parse_long(v, 0, 1, &x) != 0) return fail(err, size, "eager=%s: expected 0 or 1", v);
     o->eager = (int)x;
+  } else if (!strcmp(key, "lock_blocks")) {
+    if (!strcmp(v, "yes")) o->lock_blocks = 1;
+    else if (!strcmp(v, "no")) o->lock_blocks = 0;
+    else return fail(err, size, "lock_blocks=%s: expected yes or no", v);
   } else if (!strcmp(key, "verbosity")) {
     if (parse_long(v, 0, 2, &x) != 0) return fail(err, size, "verbosity=%s: expected 0, 1 or 2", v);
     o->verbosity = (int)x;
@@ -283,6 +289,26 @@ int rt_options_parse(rt_options *o, const char *text, char *err, size_t size) {
   free(val);
   free(prev_checkers);
   return rc;
+}
+
+/* The checkers that would treat a lock block outside transactions as a unit. */
+static int takes_lock_blocks(const char *spec) {
+  static const char *const names[] = {"commit-node", "block"};
+  size_t len = strcspn(spec, ":");
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strlen(names[i]) == len && !strncmp(spec, names[i], len)) return 1;
+  return 0;
+}
+
+int rt_options_attach_spec(const rt_options *o, size_t i, char *buf, size_t size) {
+  const char *spec = o->checkers[i];
+  int n;
+  if (!takes_lock_blocks(spec) || strstr(spec, "lock_blocks"))
+    n = snprintf(buf, size, "%s", spec); /* the user's own lock_blocks= wins */
+  else
+    n = snprintf(buf, size, "%s%slock_blocks=%s", spec, strchr(spec, ':') ? "," : ":",
+                 o->lock_blocks ? "yes" : "no");
+  return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 void rt_options_free(rt_options *o) {

@@ -17,8 +17,15 @@ static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
 /* Names: T<id> for threads; a global variable's symbol (+offset), else the address. A reader's
  * key of a read-write lock (rt_core.c) is shown as the lock plus the reader. */
+static void describe_loc(uint64_t loc, char *buf, size_t size);
+
 static const char *key_name(int space, uint64_t key, char *buf, size_t size, void *payload) {
   (void)payload;
+  if (space == ATOM_SPACE_LOC) {
+    if (!key) return NULL;
+    describe_loc(key, buf, size);
+    return buf;
+  }
   if (space == ATOM_SPACE_THREAD) {
     snprintf(buf, size, "T%" PRIu64, key);
     return buf;

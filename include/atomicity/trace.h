@@ -118,6 +118,19 @@ ATOM_API int atom_trace_writer_open(atom_trace_writer **out, const char *path);
 ATOM_API int atom_trace_writer_set_name(atom_trace_writer *w, int what, uint64_t key,
                                         const char *name);
 
+/**
+ * Write a `#name` directive (doc/trace-format.md): readers of the trace register @p text as the
+ * name of @p key in space @p what (an atom_space, ATOM_SPACE_LOC included) for the events that
+ * follow and precede it, so that a trace is self-describing from its first lines. The key is
+ * written as events write it (its writer name, T<key>, V<key>, L<key>; the decimal loc).
+ * @p text is free text (spaces allowed) without control bytes, not starting or ending with a
+ * space, at most 65536 bytes. Plain `#` comments stay comments for every reader.
+ * @return 0, ATOM_EINVAL, ATOM_EIO.
+ * @since 0.2
+ */
+ATOM_API int atom_trace_writer_write_name(atom_trace_writer *w, int what, uint64_t key,
+                                          const char *text);
+
 /** Write one event. @return 0, ATOM_EINVAL (bad kind), ATOM_EIO. @since 0.1 */
 ATOM_API int atom_trace_writer_write(atom_trace_writer *w, const atom_event *ev);
 
