@@ -147,27 +147,28 @@ static int acquired(int rc) { return rc == 0 || rc == EOWNERDEAD; }
 RT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m);
 int pthread_mutex_lock(pthread_mutex_t *m) {
   int rc = REAL(pthread_mutex_lock)(m);
-  if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), PC());
+  if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), rt_lock_site(ADDR(m), PC()));
   return rc;
 }
 
 RT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m);
 int pthread_mutex_trylock(pthread_mutex_t *m) {
   int rc = REAL(pthread_mutex_trylock)(m);
-  if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), PC());
+  if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), rt_lock_site(ADDR(m), PC()));
   return rc;
 }
 
 RT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime);
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
   int rc = REAL(pthread_mutex_timedlock)(m, abstime);
-  if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), PC());
+  if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), rt_lock_site(ADDR(m), PC()));
   return rc;
 }
 
 RT_EXPORT int pthread_mutex_unlock(pthread_mutex_t *m);
 int pthread_mutex_unlock(pthread_mutex_t *m) {
   rt_sync(ATOM_RELEASE, ADDR(m), PC());
+  rt_lock_dropped(ADDR(m));
   return REAL(pthread_mutex_unlock)(m);
 }
 

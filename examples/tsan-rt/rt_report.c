@@ -26,6 +26,10 @@ static const char *key_name(int space, uint64_t key, char *buf, size_t size, voi
     describe_loc(key, buf, size);
     return buf;
   }
+  return rt_key_name(space, key, buf, size);
+}
+
+const char *rt_key_name(int space, uint64_t key, char *buf, size_t size) {
   if (space == ATOM_SPACE_THREAD) {
     snprintf(buf, size, "T%" PRIu64, key);
     return buf;
@@ -47,12 +51,15 @@ static const char *key_name(int space, uint64_t key, char *buf, size_t size, voi
   return buf;
 }
 
-/* "fn at file:line", "fn+0x1c (module)" or "0x..." */
+void rt_describe_loc(uint64_t loc, char *buf, size_t size) { describe_loc(loc, buf, size); }
+
+/* "fn at file:line", "fn+0x1c (module)" or "0x..." (a lock site learned late: its call site) */
 static void describe_loc(uint64_t loc, char *buf, size_t size) {
   if (!loc) {
     snprintf(buf, size, "(thread or program end)");
     return;
   }
+  loc = rt_names_alias(loc);
   rt_symbol s;
   if (rt_sym_code(loc, &s) != 0) {
     snprintf(buf, size, "0x%" PRIx64, loc);
