@@ -261,8 +261,11 @@ int rt_options_parse(rt_options *o, const char *text, char *err, size_t size) {
     val[vlen] = '\0';
 
     /* checkers=aerodrome:variant=basic without quotes: the ':' split the checker's arguments
-     * off; an unknown key right after checkers= is taken as the rest of its value. */
-    if (last_was_checkers && !is_known(key)) {
+     * off; an unknown key right after checkers= is taken as the rest of its value, and so is
+     * lock_blocks= when its value is not just yes or no (checkers=commit-node:lock_blocks=yes,
+     * block: a checker argument followed by more checkers). */
+    if (last_was_checkers &&
+        (!is_known(key) || (!strcmp(key, "lock_blocks") && strcmp(val, "yes") && strcmp(val, "no")))) {
       size_t plen = strlen(prev_checkers);
       char *joined = malloc(plen + 1 + klen + 1 + vlen + 1);
       if (!joined) {

@@ -67,6 +67,8 @@ class Base(unittest.TestCase):
 
     def json_report(self, cmd, options, **kw):
         report = self.path("report.json")
+        if os.path.exists(report):
+            os.remove(report)  # a run that fails to write one must not read the last one
         p = run(cmd, options + " format=json report=" + report, **kw)
         with open(report) as f:
             return p, json.load(f)
@@ -394,7 +396,8 @@ class Names(Base):
         # lock_blocks=yes (or the checker's own argument) makes it one; it is named after the
         # call in bump(), not lock() or std::mutex::lock, and only predicted.
         for opts in ("lock_blocks=yes checkers=commit-node,block",
-                     "atomic=reset checkers=commit-node:lock_blocks=yes,block:lock_blocks=yes"):
+                     "atomic=reset checkers=commit-node:lock_blocks=yes,block:lock_blocks=yes",
+                     "atomic=reset checkers='commit-node:lock_blocks=yes,block:lock_blocks=yes'"):
             with self.subTest(options=opts):
                 p, doc = self.json_report([exe], opts)
                 self.assertEqual(p.stdout, "done\n")
