@@ -45,10 +45,17 @@ typedef struct atc_run {
 
 /**
  * The readable name of @p key in @p space (an atom_space): the name registered with the session,
- * else the reader's, else "0x" and the key in hex written into @p buf.
+ * else the reader's, else "0x" and the key in hex written into @p buf. For ATOM_SPACE_LOC:
+ * the location's name or NULL.
  * @return a string valid until @p buf is reused or the session freed.
  */
 const char *atc_name(const atc_run *run, int space, uint64_t key, char *buf, size_t size);
+
+/**
+ * The name of program location @p loc (a "#name loc" directive of the trace, e.g. "increment at
+ * counter.c:12"), or NULL. atc_name() gives the same for ATOM_SPACE_LOC (NULL if unnamed).
+ */
+const char *atc_loc_name(const atc_run *run, uint64_t loc);
 
 /** @return the plural suffix for a count of @p n: "" for 1, "s" otherwise. */
 const char *atc_plural(uint64_t n);

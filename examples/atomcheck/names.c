@@ -6,12 +6,17 @@
 #include <stdlib.h>
 
 const char *atc_name(const atc_run *run, int space, uint64_t key, char *buf, size_t size) {
+  if (space == ATOM_SPACE_LOC) return atc_loc_name(run, key);
   const char *name = NULL;
   if (run->session) name = atom_get_name(run->session, space, key);
   if (!name && run->reader) name = atom_trace_reader_name(run->reader, space, key);
   if (name) return name;
   snprintf(buf, size, "0x%" PRIx64, key);
   return buf;
+}
+
+const char *atc_loc_name(const atc_run *run, uint64_t loc) {
+  return run->session ? atom_get_name(run->session, ATOM_SPACE_LOC, loc) : NULL;
 }
 
 const char *atc_plural(uint64_t n) { return n == 1 ? "" : "s"; }

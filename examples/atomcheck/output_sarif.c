@@ -75,8 +75,10 @@ static void write_event_location(atc_json *j, const atc_run *run, const atom_eve
   char *label = space ? atc_strdup_printf("%s %s(%s)", thread, atc_kind_name(ev->kind),
                                           atc_name(run, space, ev->target, obuf, sizeof obuf))
                       : atc_strdup_printf("%s %s", thread, atc_kind_name(ev->kind));
-  char *text = atc_strdup_printf("event %" PRIu64 ": %s (loc %" PRIu64 ")", index,
-                                 label ? label : "?", ev->loc);
+  const char *at = atc_loc_name(run, ev->loc);
+  char *text = at ? atc_strdup_printf("event %" PRIu64 ": %s in %s", index, label ? label : "?", at)
+                  : atc_strdup_printf("event %" PRIu64 ": %s (loc %" PRIu64 ")", index,
+                                      label ? label : "?", ev->loc);
   write_location(j, label, index, text);
   free(label);
   free(text);
@@ -88,10 +90,21 @@ static void write_txn_location(atc_json *j, const atc_run *run, uint64_t thread,
   char *label = atc_strdup_printf("%s@%" PRIu64,
                                   atc_name(run, ATOM_SPACE_THREAD, thread, tbuf, sizeof tbuf),
                                   index);
-  char *text = atc_strdup_printf("transaction %s (loc %" PRIu64 ")", label ? label : "?", loc);
+  const char *at = atc_loc_name(run, loc);
+  char *text = at ? atc_strdup_printf("transaction %s: %s", label ? label : "?", at)
+                  : atc_strdup_printf("transaction %s (loc %" PRIu64 ")", label ? label : "?", loc);
   write_location(j, label, index, text);
   free(label);
   free(text);
+}
+
+/* The evidence in words, for the message a code-scanning user reads. */
+static const char *atc_evidence_text(const atom_report *r) {
+  switch (atom_report_evidence(r)) {
+  case ATOM_EVIDENCE_PREDICTED: return "predicted: a feasible interleaving, not observed";
+  case ATOM_EVIDENCE_CONFIRMED: return "confirmed: predicted and observed in this run";
+  default: return "observed in this run";
+  }
 }
 
 static void write_result(atc_json *j, const atc_run *run, const atc_checker *c,
@@ -106,7 +119,9 @@ static void write_result(atc_json *j, const atc_run *run, const atc_checker *c,
   atc_json_member_string(j, "level", "error");
   atc_json_key(j, "message");
   atc_json_object_begin(j);
-  atc_json_member_string(j, "text", atom_report_message(r));
+  char *text = atc_strdup_printf("%s (%s)", atom_report_message(r), atc_evidence_text(r));
+  atc_json_member_string(j, "text", text ? text : atom_report_message(r));
+  free(text);
   atc_json_object_end(j);
 
   atc_json_key(j, "locations");
@@ -133,6 +148,7 @@ static void write_result(atc_json *j, const atc_run *run, const atc_checker *c,
   atc_json_member_string(j, "spec", c->spec);
   atc_json_member_uint(j, "event_index", atom_report_event_index(r));
   atc_json_member_uint(j, "count", atom_report_occurrences(r));
+  atc_json_member_string(j, "evidence", atc_evidence_name(r));
   atc_json_report_details(j, run, r);
   atc_json_object_end(j);
   atc_json_object_end(j);

@@ -14,8 +14,12 @@ static void print_txns(FILE *out, const atc_run *run, const atom_report *r) {
     uint64_t thread = 0, index = 0, loc = 0;
     if (atom_report_txn(r, i, &thread, &index, &loc) != 0) continue;
     char buf[NAME_BUF];
-    fprintf(out, "    %s@%" PRIu64 " (loc %" PRIu64 ")\n",
-            atc_name(run, ATOM_SPACE_THREAD, thread, buf, sizeof buf), index, loc);
+    const char *at = atc_loc_name(run, loc);
+    fprintf(out, "    %s@%" PRIu64, atc_name(run, ATOM_SPACE_THREAD, thread, buf, sizeof buf),
+            index);
+    /* A named location reads as the runtime prints it: "T1@5: increment at counter.c:12". */
+    if (at) fprintf(out, ": %s\n", at);
+    else fprintf(out, " (loc %" PRIu64 ")\n", loc);
   }
 }
 
@@ -46,15 +50,18 @@ static void print_events(FILE *out, const atc_run *run, const atom_report *r) {
             atc_kind_name(ev.kind));
     int space = atc_target_space(ev.kind);
     if (space) fprintf(out, "(%s)", atc_name(run, space, ev.target, obuf, sizeof obuf));
-    fprintf(out, " (loc %" PRIu64 ")\n", ev.loc);
+    const char *at = atc_loc_name(run, ev.loc);
+    if (at) fprintf(out, " in %s\n", at);
+    else fprintf(out, " (loc %" PRIu64 ")\n", ev.loc);
   }
 }
 
 static void print_report(FILE *out, const atc_run *run, const atc_checker *c,
                          const atom_report *r) {
   uint64_t count = atom_report_occurrences(r);
-  fprintf(out, "%s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s)\n", c->spec,
-          atom_report_kind(r), atom_report_event_index(r), count, atc_plural(count));
+  fprintf(out, "%s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s, %s)\n", c->spec,
+          atom_report_kind(r), atom_report_event_index(r), count, atc_plural(count),
+          atc_evidence_name(r));
   fprintf(out, "  %s\n", atom_report_message(r));
   print_txns(out, run, r);
   print_vars(out, run, r);

@@ -1,7 +1,7 @@
 /* The JSON form of a report (see json_report.h). */
 #include "json_report.h"
 
-#define NAME_BUF 64
+#define NAME_BUF 512
 
 int atc_target_space(uint32_t kind) {
   switch (kind) {
@@ -18,6 +18,11 @@ int atc_target_space(uint32_t kind) {
   default:
     return 0;
   }
+}
+
+const char *atc_evidence_name(const atom_report *r) {
+  const char *name = atom_evidence_name(atom_report_evidence(r));
+  return name ? name : "observed";
 }
 
 const char *atc_kind_name(uint32_t kind) {
@@ -37,6 +42,8 @@ void atc_json_report_members(atc_json *j, const atom_report *r, atc_name_fn name
     atc_json_member_string(j, "thread", name(ATOM_SPACE_THREAD, thread, buf, sizeof buf, payload));
     atc_json_member_uint(j, "begin_index", index);
     atc_json_member_uint(j, "begin_loc", loc);
+    const char *at = name(ATOM_SPACE_LOC, loc, buf, sizeof buf, payload);
+    if (at) atc_json_member_string(j, "begin_at", at);
     atc_json_object_end(j);
   }
   atc_json_array_end(j);
@@ -63,6 +70,8 @@ void atc_json_report_members(atc_json *j, const atom_report *r, atc_name_fn name
     int space = atc_target_space(ev.kind);
     atc_json_member_string(j, "target", space ? name(space, ev.target, buf, sizeof buf, payload) : NULL);
     atc_json_member_uint(j, "loc", ev.loc);
+    const char *at = name(ATOM_SPACE_LOC, ev.loc, buf, sizeof buf, payload);
+    if (at) atc_json_member_string(j, "at", at);
     atc_json_object_end(j);
   }
   atc_json_array_end(j);
@@ -74,6 +83,7 @@ void atc_json_report_object(atc_json *j, const atom_report *r, atc_name_fn name,
   atc_json_member_string(j, "kind", atom_report_kind(r));
   atc_json_member_uint(j, "event_index", atom_report_event_index(r));
   atc_json_member_uint(j, "count", atom_report_occurrences(r));
+  atc_json_member_string(j, "evidence", atc_evidence_name(r));
   atc_json_member_string(j, "message", atom_report_message(r));
   atc_json_report_members(j, r, name, payload);
   atc_json_object_end(j);

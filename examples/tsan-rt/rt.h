@@ -64,6 +64,7 @@ typedef struct rt_options {
   uint64_t seed;
   long perturb_wait_ms;   /* longest single pause */
   long perturb_budget_ms; /* total pauses per thread */
+  int lock_blocks;      /* lock blocks outside atomic functions are units (default 0) */
 } rt_options;
 
 /**
@@ -72,6 +73,12 @@ typedef struct rt_options {
  */
 int rt_options_parse(rt_options *o, const char *text, char *err, size_t err_size);
 void rt_options_free(rt_options *o);
+/**
+ * The spec to attach checker @p i with: as given, plus lock_blocks=yes|no (the lock_blocks
+ * option) for the checkers that take it, unless the spec sets it itself.
+ * @return 0, or -1 if it does not fit in @p size.
+ */
+int rt_options_attach_spec(const rt_options *o, size_t i, char *buf, size_t size);
 
 /* ---- rt_symbolize.c: program counters and addresses to names and source lines. */
 typedef struct rt_symbol {
@@ -94,6 +101,9 @@ int rt_sym_function_line(uint64_t start, const char **file, unsigned *line);
 int rt_sym_have_lines(void);
 
 /* ---- rt_core.c: global state, events, threads. */
+#define RT_FRAMES 64 /* shadow stack entries kept per thread (deeper frames are not named) */
+#define RT_HOLDS 8   /* locks tracked per thread for learning lock wrappers */
+
 typedef struct rt_thread {
   uint64_t id;         /* thread key: 0 = main, then 1, 2, ... in creation order */
   long depth;          /* instrumented frames open */
@@ -101,6 +111,17 @@ typedef struct rt_thread {
   int ignore;          /* __tsan_ignore_thread_begin nesting; dead threads too */
   struct rt_thread *next, *prev; /* the list of live threads */
   struct { uint64_t pc; uint64_t atomic; } cache[256]; /* pc -> atomic? (pc + 1 when atomic) */
+  /* Shadow stack (rt_names.c): frames[d - 1] is the frame at depth d, while d <= RT_FRAMES. */
+  struct rt_frame {
+    uint64_t fn;   /* a pc inside the callee (the entry hook's return address) */
+    uint64_t site; /* the call site: the return address in the caller */
+  } frames[RT_FRAMES];
+  struct rt_hold {
+    uint64_t lock;
+    long depth;    /* the frame that holds it now (a wrapper hands it to its caller) */
+    uint64_t at;   /* the loc its ACQUIRE is named after */
+  } holds[RT_HOLDS];
+  int n_holds;
 } rt_thread;
 
 /* Functions of the C library the interceptors forward to (dlsym(RTLD_NEXT)). */
@@ -180,9 +201,28 @@ void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc);
 /** Push a synchronization event of the calling thread (ACQUIRE, RELEASE, ...). */
 void rt_sync(uint32_t kind, uint64_t target, uint64_t pc);
 
-/** Function entry and exit of the calling thread (pc identifies the function). */
-void rt_func_entry(uint64_t pc);
+/** Function entry and exit of the calling thread (pc identifies the function; caller is the
+ *  return address in the calling function). */
+void rt_func_entry(uint64_t pc, uint64_t caller);
 void rt_func_exit(uint64_t pc);
+
+/** The recording, if record= is on and the run is not finished (caller holds the event lock). */
+atom_trace_writer *rt_recording(void);
+
+/* ---- rt_names.c: lock sites named after user code; names in recordings. */
+
+/** The loc to push for an ACQUIRE of @p lock at @p pc: the call site in the first frame up the
+ *  stack that is not a lock wrapper. Tracks the hold for learning wrappers. */
+uint64_t rt_lock_site(uint64_t lock, uint64_t pc);
+/** The calling thread released @p lock. */
+void rt_lock_dropped(uint64_t lock);
+/** Before the frame at t->depth returns, if t holds locks: learn wrappers (takes the locks). */
+void rt_names_exit(rt_thread *t);
+/** The loc a provisional lock-site loc stands for (itself if none). */
+uint64_t rt_names_alias(uint64_t loc);
+/** Write the "#name" directives an event needs before it is recorded (caller holds the event
+ *  lock). */
+void rt_names_record(atom_trace_writer *w, const atom_event *ev);
 
 /** Thread management for the interceptors. */
 uint64_t rt_thread_fork(uint64_t pc);                    /* new child id, FORK pushed */
@@ -257,6 +297,10 @@ typedef struct rt_output {
 /** JSON: the whole document. Text: the summary (the reports were printed by rt_report_one as they
  * were found). @return the number of distinct reports. */
 size_t rt_report_all(FILE *out, const rt_output *o);
+/** Name of a key as reports print it (a global's symbol, T<id>; "0x..." when unknown). */
+const char *rt_key_name(int space, uint64_t key, char *buf, size_t size);
+/** A location as reports print it: "fn at file:line", "fn+0x1c (module)" or "0x...". */
+void rt_describe_loc(uint64_t loc, char *buf, size_t size);
 /** Text: print one report as it is found, and flush. */
 void rt_report_one(FILE *out, const rt_output *o, const atom_report *r);
 /** JSON: write the whole document to PATH.tmp, then rename it over @p path, so that @p path is

@@ -136,6 +136,7 @@ void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t ta
   g.events++;
   int rc = atom_push(g.session, &ev);
   if (rc == 0) {
+    if (g.writer) rt_names_record(g.writer, &ev); /* "#name" directives before first use */
     if (g.writer) atom_trace_writer_write(g.writer, &ev);
   } else if (g.rejected++ == 0) {
     snprintf(g.first_reject, sizeof g.first_reject, "%s", atom_last_error());
@@ -463,11 +464,14 @@ static int is_atomic(rt_thread *t, uint64_t pc) {
   return (int)v;
 }
 
-void rt_func_entry(uint64_t pc) {
+atom_trace_writer *rt_recording(void) { return rt_active ? g.writer : NULL; }
+
+void rt_func_entry(uint64_t pc, uint64_t caller) {
   if (RT_UNLIKELY(rt_busy)) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
   t->depth++;
+  if (RT_LIKELY(t->depth <= RT_FRAMES)) t->frames[t->depth - 1] = (struct rt_frame){pc, caller};
   if (t->txn_depth || !rt_have_atomic || t->ignore || !active()) return;
   if (!is_atomic(t, pc)) return;
   rt_busy = 1;
@@ -493,6 +497,7 @@ void rt_func_exit(uint64_t pc) {
     rt_unlock();
     rt_busy = 0;
   }
+  if (RT_UNLIKELY(t->n_holds)) rt_names_exit(t); /* lock wrappers are learned here */
   if (t->depth > 0) t->depth--;
 }
 
@@ -553,10 +558,10 @@ static int configure(void) {
   if (g.opt.n_ranges && !rt_sym_have_lines() && g.opt.verbosity >= 1)
     rt_note("atomic_file: file:line ranges need DWARF line information, which this build "
             "cannot read (no libdw); only function names are used");
-  if (!n_decl && !g.opt.record) {
+  if (!n_decl && !g.opt.record && !g.opt.lock_blocks) { /* lock_blocks=yes: lock blocks are units */
     if (g.opt.verbosity >= 1)
-      rt_note("no atomic functions declared (ATOMICITY_OPTIONS=atomic=fn1,fn2 or "
-              "atomic_file=PATH); running unchecked");
+      rt_note("no atomic functions declared (ATOMICITY_OPTIONS=atomic=fn1,fn2, "
+              "atomic_file=PATH or lock_blocks=yes); running unchecked");
     return -1;
   }
   ssize_t n = readlink("/proc/self/exe", g.program, sizeof g.program - 1);
@@ -568,8 +573,10 @@ static int configure(void) {
     rt_note("cannot create a session: %s; running unchecked", atom_last_error());
     return -1;
   }
+  char spec[512];
   for (size_t i = 0; i < g.opt.n_checkers; i++)
-    if (atom_session_attach(g.session, g.opt.checkers[i]) != 0) {
+    if (rt_options_attach_spec(&g.opt, i, spec, sizeof spec) != 0 ||
+        atom_session_attach(g.session, spec) != 0) {
       rt_note("ATOMICITY_OPTIONS: checkers=%s: %s; running unchecked", g.opt.checkers[i],
               atom_last_error());
       return -1;

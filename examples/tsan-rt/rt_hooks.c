@@ -81,10 +81,7 @@ void __tsan_vptr_read(void **vptr_p) { rt_access(ADDR(vptr_p), sizeof(void *), 0
  * this hook's own return address, which lies inside the callee. */
 RT_EXPORT void __tsan_func_entry(void *caller_pc);
 RT_EXPORT void __tsan_func_exit(void);
-void __tsan_func_entry(void *caller_pc) {
-  (void)caller_pc;
-  rt_func_entry(PC());
-}
+void __tsan_func_entry(void *caller_pc) { rt_func_entry(PC(), ADDR(caller_pc)); }
 void __tsan_func_exit(void) { rt_func_exit(PC()); }
 
 RT_EXPORT void __tsan_ignore_thread_begin(void);

@@ -147,13 +147,13 @@ static int set_string(char **dst, const char *v, char *err, size_t size, const c
 
 static const char *const known_keys =
     "atomic, atomic_file, checkers, record, report, format, max_reports, exitcode, eager, "
-    "crash_timeout, verbosity, schedule, seed, perturb_wait, perturb_budget";
+    "crash_timeout, verbosity, schedule, seed, perturb_wait, perturb_budget, lock_blocks";
 
 static int is_known(const char *key) {
   static const char *const keys[] = {"atomic", "atomic_file", "checkers", "record", "report",
                                      "format", "max_reports", "exitcode", "eager",
                                      "crash_timeout", "verbosity", "schedule", "seed",
-                                     "perturb_wait", "perturb_budget"};
+                                     "perturb_wait", "perturb_budget", "lock_blocks"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!strcmp(keys[i], key)) return 1;
   return 0;
@@ -196,6 +196,10 @@ static int apply(rt_options *o, const char *key, const char *v, char *err, size_
     if (parse_long(v, 1, 3600, &x) != 0)
       return fail(err, size, "crash_timeout=%s: expected 1..3600 (seconds)", v);
     o->crash_timeout = (int)x;
+  } else if (!strcmp(key, "lock_blocks")) {
+    if (!strcmp(v, "yes")) o->lock_blocks = 1;
+    else if (!strcmp(v, "no")) o->lock_blocks = 0;
+    else return fail(err, size, "lock_blocks=%s: expected yes or no", v);
   } else if (!strcmp(key, "verbosity")) {
     if (parse_long(v, 0, 2, &x) != 0) return fail(err, size, "verbosity=%s: expected 0, 1 or 2", v);
     o->verbosity = (int)x;
@@ -286,8 +290,11 @@ int rt_options_parse(rt_options *o, const char *text, char *err, size_t size) {
     val[vlen] = '\0';
 
     /* checkers=aerodrome:variant=basic without quotes: the ':' split the checker's arguments
-     * off; an unknown key right after checkers= is taken as the rest of its value. */
-    if (last_was_checkers && !is_known(key)) {
+     * off; an unknown key right after checkers= is taken as the rest of its value, and so is
+     * lock_blocks= when its value is not just yes or no (checkers=commit-node:lock_blocks=yes,
+     * block: a checker argument followed by more checkers). */
+    if (last_was_checkers &&
+        (!is_known(key) || (!strcmp(key, "lock_blocks") && strcmp(val, "yes") && strcmp(val, "no")))) {
       size_t plen = strlen(prev_checkers);
       char *joined = malloc(plen + 1 + klen + 1 + vlen + 1);
       if (!joined) {
@@ -314,6 +321,26 @@ int rt_options_parse(rt_options *o, const char *text, char *err, size_t size) {
   free(val);
   free(prev_checkers);
   return rc;
+}
+
+/* The checkers that would treat a lock block outside transactions as a unit. */
+static int takes_lock_blocks(const char *spec) {
+  static const char *const names[] = {"commit-node", "block"};
+  size_t len = strcspn(spec, ":");
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+    if (strlen(names[i]) == len && !strncmp(spec, names[i], len)) return 1;
+  return 0;
+}
+
+int rt_options_attach_spec(const rt_options *o, size_t i, char *buf, size_t size) {
+  const char *spec = o->checkers[i];
+  int n;
+  if (!takes_lock_blocks(spec) || strstr(spec, "lock_blocks"))
+    n = snprintf(buf, size, "%s", spec); /* the user's own lock_blocks= wins */
+  else
+    n = snprintf(buf, size, "%s%slock_blocks=%s", spec, strchr(spec, ':') ? "," : ":",
+                 o->lock_blocks ? "yes" : "no");
+  return n < 0 || (size_t)n >= size ? -1 : 0;
 }
 
 void rt_options_free(rt_options *o) {

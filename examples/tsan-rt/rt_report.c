@@ -24,8 +24,19 @@ static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 
 /* Names: T<id> for threads; a global variable's symbol (+offset), else the address. A reader's
  * key of a read-write lock (rt_core.c) is shown as the lock plus the reader. */
+static void describe_loc(uint64_t loc, char *buf, size_t size);
+
 static const char *key_name(int space, uint64_t key, char *buf, size_t size, void *payload) {
   (void)payload;
+  if (space == ATOM_SPACE_LOC) {
+    if (!key) return NULL;
+    describe_loc(key, buf, size);
+    return buf;
+  }
+  return rt_key_name(space, key, buf, size);
+}
+
+const char *rt_key_name(int space, uint64_t key, char *buf, size_t size) {
   if (space == ATOM_SPACE_THREAD) {
     snprintf(buf, size, "T%" PRIu64, key);
     return buf;
@@ -47,12 +58,15 @@ static const char *key_name(int space, uint64_t key, char *buf, size_t size, voi
   return buf;
 }
 
-/* "fn at file:line", "fn+0x1c (module)" or "0x..." */
+void rt_describe_loc(uint64_t loc, char *buf, size_t size) { describe_loc(loc, buf, size); }
+
+/* "fn at file:line", "fn+0x1c (module)" or "0x..." (a lock site learned late: its call site) */
 static void describe_loc(uint64_t loc, char *buf, size_t size) {
   if (!loc) {
     snprintf(buf, size, "(thread or program end)");
     return;
   }
+  loc = rt_names_alias(loc);
   rt_symbol s;
   if (rt_sym_code(loc, &s) != 0) {
     snprintf(buf, size, "0x%" PRIx64, loc);
@@ -74,9 +88,9 @@ static const char *spec_of(const rt_output *o, size_t checker) {
 static void print_block(FILE *out, const rt_output *o, const atom_report *r) {
   char buf[600], nbuf[256];
   uint64_t count = atom_report_occurrences(r);
-  fprintf(out, "atomicity-rt: %s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s)\n",
+  fprintf(out, "atomicity-rt: %s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s, %s)\n",
           spec_of(o, atom_report_checker_index(r)), atom_report_kind(r),
-          atom_report_event_index(r), count, plural(count));
+          atom_report_event_index(r), count, plural(count), atc_evidence_name(r));
   fprintf(out, "  %s\n", atom_report_message(r));
   size_t n = atom_report_txn_count(r);
   if (n) fputs("  transactions:\n", out);

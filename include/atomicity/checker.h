@@ -132,10 +132,17 @@ typedef struct atom_txn_ref {
   uint64_t begin_loc;    /**< loc of that event */
 } atom_txn_ref;
 
+/**
+ * atom_report_spec::flags: the checker predicts the violation for some feasible interleaving
+ * of the observed events (commit-node, block, reduction) rather than seeing it in the observed
+ * order. Without it a report is observed. See atom_report_evidence(). @since 0.2
+ */
+#define ATOM_REPORT_PREDICTED 0x1u
+
 /** What a checker reports. May grow at the end; set version to ATOM_REPORT_SPEC_VERSION. */
 typedef struct atom_report_spec {
   uint32_t version;
-  uint32_t reserved;
+  uint32_t flags;               /**< ATOM_REPORT_PREDICTED or 0 (was `reserved`, always 0, in 0.1) */
   const char *kind;             /**< stable kind string ("conflict-cycle") */
   uint64_t event_index;         /**< where it was found */
   const atom_txn_ref *txns;     /**< transactions involved, in role order */

@@ -71,11 +71,18 @@ typedef struct atom_event {
  */
 #define ATOM_FLAG_RELEASE 0x2u
 
-/** Key spaces, for atom_set_name() and name look-ups. Values are pinned. */
+/**
+ * Key spaces, for atom_set_name() and name look-ups. Values are pinned.
+ *
+ * ATOM_SPACE_LOC names program locations (the `loc` of events), e.g. "transfer (bank.c:42)",
+ * for tools that print transactions and events; checkers do not intern locations, so it has no
+ * dense ids (the atom_env_* functions take only the first three spaces). @since 0.2
+ */
 enum atom_space {
   ATOM_SPACE_THREAD = 1,
   ATOM_SPACE_VAR = 2,
-  ATOM_SPACE_LOCK = 3
+  ATOM_SPACE_LOCK = 3,
+  ATOM_SPACE_LOC = 4
 };
 
 /**

@@ -96,6 +96,45 @@ ATOM_API uint64_t atom_report_var(const atom_report *r, size_t i);
  */
 ATOM_API const char *atom_report_var_name(const atom_report *r, size_t i);
 
+/** @name Evidence of a report (atom_report_evidence()). Values are pinned. @since 0.2 */
+/** @{ */
+/** An online checker saw the violation in the observed order of events. */
+#define ATOM_EVIDENCE_OBSERVED 1
+/** A predictive checker found a feasible interleaving that violates atomicity; nobody saw it. */
+#define ATOM_EVIDENCE_PREDICTED 2
+/** Predicted, and an observed report of the same session involves the same atomic blocks. */
+#define ATOM_EVIDENCE_CONFIRMED 3
+/** @} */
+
+/**
+ * How well a violation is established.
+ *
+ * A report is ATOM_EVIDENCE_PREDICTED when its checker flagged it ATOM_REPORT_PREDICTED
+ * (commit-node, block, reduction), else ATOM_EVIDENCE_OBSERVED (aerodrome, velodrome,
+ * race-automata, tso, and third-party checkers that set no flag). A predicted report becomes
+ * ATOM_EVIDENCE_CONFIRMED when some observed report of the same session involves the same
+ * atomic blocks: the begin locations of the predicted report's non-unary transactions (there
+ * must be at least one) all occur among the begin locations of the observed report's
+ * non-unary transactions. Locations, not event indexes, are compared: the observed violation
+ * may come from another execution of the same code. Only stored reports take part (see
+ * atom_options::max_reports).
+ *
+ * The evidence is final after atom_finish(); during the on_report callback a predicted report
+ * may still be confirmed later by an observed report found after it.
+ *
+ * @return ATOM_EVIDENCE_OBSERVED, ATOM_EVIDENCE_PREDICTED or ATOM_EVIDENCE_CONFIRMED; 0 if
+ *         @p r is NULL.
+ * @since 0.2
+ */
+ATOM_API int atom_report_evidence(const atom_report *r);
+
+/**
+ * @return the name of an evidence value ("observed", "predicted", "confirmed"), or NULL if
+ *         @p evidence is not one. Static storage.
+ * @since 0.2
+ */
+ATOM_API const char *atom_evidence_name(int evidence);
+
 #ifdef __cplusplus
 }
 #endif

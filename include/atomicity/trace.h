@@ -119,6 +119,19 @@ ATOM_API int atom_trace_writer_set_name(atom_trace_writer *w, int what, uint64_t
                                         const char *name);
 
 /**
+ * Write a `#name` directive (doc/trace-format.md): readers of the trace register @p text as the
+ * name of @p key in space @p what (an atom_space, ATOM_SPACE_LOC included) for the events that
+ * follow and precede it, so that a trace is self-describing from its first lines. The key is
+ * written as events write it (its writer name, T<key>, V<key>, L<key>; the decimal loc).
+ * @p text is free text (spaces allowed) without control bytes, not starting or ending with a
+ * space, at most 65536 bytes. Plain `#` comments stay comments for every reader.
+ * @return 0, ATOM_EINVAL, ATOM_EIO.
+ * @since 0.2
+ */
+ATOM_API int atom_trace_writer_write_name(atom_trace_writer *w, int what, uint64_t key,
+                                          const char *text);
+
+/**
  * Write one event. A READ with ATOM_FLAG_ACQUIRE is written `r.acq(V)`, a WRITE with
  * ATOM_FLAG_RELEASE `w.rel(V)` (since 0.2).
  * @return 0, ATOM_EINVAL (bad kind, or flags other than those two), ATOM_EIO.

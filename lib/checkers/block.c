@@ -140,6 +140,7 @@ typedef struct bk_thread {
   uint64_t begin_index, begin_loc;
   uint32_t pfirst;
   uint32_t in_txn, nheld, open;
+  uint32_t lock_only; /* lock_blocks=no: the open unit is a lock block with no transaction */
 } bk_thread;
 
 typedef struct bk_var {
@@ -178,6 +179,7 @@ typedef struct block {
   atom_env *env;
   atom__mem *mem;
   int scope_all;
+  int lock_blocks; /* a lock block outside transactions is a unit (004 §2); else unary events */
   uint64_t max_il;
   atom__periods periods;
   bk_thread *th;
@@ -327,9 +329,82 @@ static int unit_store(block *b, uint32_t t, const bk_rec *recs, size_t n, uint64
   return 0;
 }
 
+/* lock_blocks=no: a lock block outside transactions is not atomic, so each of its accesses is
+ * a unary unit; but the unit keeps the acquisitions and releases of the locks held at that
+ * access, so that its held set, which decides feasibility (000 Thm 5.1), stays exact. */
+static int split_lock_block(block *b, uint32_t t, bk_thread *th, int open) {
+  size_t n = th->n;
+  uint32_t *match = NULL, *stack = NULL; /* match[acq] = position of its release, or n */
+  bk_rec *piece = NULL;
+  int rc = 0;
+  if (!n) return 0;
+  if (!(match = atom__mem_alloc(b->mem, n * sizeof *match)) ||
+      !(stack = atom__mem_alloc(b->mem, n * sizeof *stack)) ||
+      !(piece = atom__mem_alloc(b->mem, (2 * n + 1) * sizeof *piece))) {
+    rc = ATOM_ENOMEM;
+    goto out;
+  }
+  size_t depth = 0;
+  for (size_t i = 0; i < n; i++) {
+    uint32_t k = rec_kind(&th->buf[i]);
+    if (k == RK_ACQ) {
+      match[i] = (uint32_t)n;
+      stack[depth++] = (uint32_t)i;
+    } else if (k == RK_REL) {
+      size_t j = depth;
+      while (j > 0 && th->buf[stack[j - 1]].target != th->buf[i].target) j--;
+      if (j == 0) continue;
+      match[stack[j - 1]] = (uint32_t)i;
+      for (; j < depth; j++) stack[j - 1] = stack[j];
+      depth--;
+    }
+  }
+  depth = 0;
+  for (size_t i = 0; i < n && !rc; i++) {
+    const bk_rec *r = &th->buf[i];
+    uint32_t k = rec_kind(r);
+    if (k == RK_ACQ) {
+      stack[depth++] = (uint32_t)i;
+      continue;
+    }
+    if (k == RK_REL) {
+      size_t j = depth;
+      while (j > 0 && th->buf[stack[j - 1]].target != r->target) j--;
+      if (j == 0) continue;
+      for (; j < depth; j++) stack[j - 1] = stack[j];
+      depth--;
+      continue;
+    }
+    size_t m = 0;
+    for (size_t j = 0; j < depth; j++) piece[m++] = th->buf[stack[j]];
+    piece[m++] = *r;
+    for (size_t j = depth; j-- > 0;) /* releases in the order they happen */
+      if (match[stack[j]] < n) piece[m++] = th->buf[match[stack[j]]];
+    for (size_t a = depth + 1; a + 1 < m; a++) /* insertion sort: depth is small */
+      for (size_t c = a + 1; c > depth + 1 && piece[c].index < piece[c - 1].index; c--) {
+        bk_rec x = piece[c];
+        piece[c] = piece[c - 1];
+        piece[c - 1] = x;
+      }
+    int forever = 0; /* it keeps a lock for good: the trace ended inside the block */
+    for (size_t j = 0; j < depth; j++) forever |= open && match[stack[j]] == n;
+    rc = unit_store(b, t, piece, m, r->index, r->loc, rec_period(&piece[0]),
+                    rec_period(&piece[m - 1]), 1, forever);
+  }
+out:
+  atom__mem_free(b->mem, match, n * sizeof *match);
+  atom__mem_free(b->mem, stack, n * sizeof *stack);
+  atom__mem_free(b->mem, piece, (2 * n + 1) * sizeof *piece);
+  return rc;
+}
+
 /* open: the unit is still open when the trace ends (its thread keeps a lock for good). */
 static int unit_close(block *b, uint32_t t, bk_thread *th, uint32_t period, int open) {
   th->open = 0;
+  if (th->lock_only) {
+    th->lock_only = 0;
+    return split_lock_block(b, t, th, open);
+  }
   return unit_store(b, t, th->buf, th->n, th->begin_index, th->begin_loc, th->pfirst, period, 0,
                     open);
 }
@@ -361,6 +436,7 @@ static int bk_event(void *self, const atom_ev *ev) {
   case ATOM_BEGIN:
     if ((rc = cur_period(b, t, &p))) return rc;
     if (!th->open) unit_open(th, ev, p);
+    th->lock_only = 0; /* a transaction inside a lock block extends over the block */
     th->in_txn = 1;
     return 0;
   case ATOM_END:
@@ -375,7 +451,10 @@ static int bk_event(void *self, const atom_ev *ev) {
      * only a record may be missing after ATOM_ENOMEM. */
     if ((rc = cur_period(b, t, &p))) return rc;
     if (ev->target >= b->nlocks) b->nlocks = ev->target + 1;
-    if (!th->open) unit_open(th, ev, p);
+    if (!th->open) {
+      unit_open(th, ev, p);
+      th->lock_only = !b->lock_blocks;
+    }
     th->nheld++;
     return buf_append(b, th, RK_ACQ, ev->target, ev, p);
   }
@@ -516,6 +595,7 @@ static int report(block *b, const char *kind, const uint32_t *units, size_t nu, 
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.flags = ATOM_REPORT_PREDICTED; /* a feasible interleaving, not the observed one */
   spec.kind = kind;
   spec.event_index = last;
   spec.txns = refs;
@@ -2136,12 +2216,16 @@ static int bk_create(void **self, atom_env *env) {
                             "max_interleavings must be an integer in 1..2^48, not \"%s\"", mi);
     max_il = v;
   }
+  int lock_blocks = 1;
+  int rc = atom__env_arg_yes_no(env, "lock_blocks", &lock_blocks);
+  if (rc) return rc;
   atom__mem *mem = atom__env_mem(env);
   block *b = atom__mem_calloc(mem, 1, sizeof *b);
   if (!b) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
   b->env = env;
   b->mem = mem;
   b->scope_all = scope_all;
+  b->lock_blocks = lock_blocks;
   b->max_il = max_il;
   atom__periods_init(&b->periods, mem);
   atom__ls_init(&b->ls, mem);
@@ -2152,7 +2236,7 @@ static int bk_create(void **self, atom_env *env) {
   return 0;
 }
 
-static const char *const bk_keys[] = {"scope", "max_interleavings", NULL};
+static const char *const bk_keys[] = {"scope", "max_interleavings", "lock_blocks", NULL};
 
 const atom_checker atom__checker_block = {
     ATOM_CHECKER_ABI_VERSION,

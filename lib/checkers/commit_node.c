@@ -148,6 +148,7 @@ typedef struct commit_node {
   atom_env *env;
   atom__mem *mem;
   int view;
+  int lock_blocks; /* a lock block outside transactions is a unit (004 §2); else plain events */
   int finished;
   size_t max_edges; /* documented limit on inter-edges (argument max_edges) */
   int lo_truncated;  /* the lock-order graph reached max_edges / 4 edges and stopped growing */
@@ -174,9 +175,10 @@ typedef struct commit_node {
   uint32_t stamp_now;
 } commit_node;
 
-/* The thread is inside a unit that counts as a transaction: a transaction is open or it holds
- * a lock (a transaction and a lock block that nest or overlap are one unit). */
-#define INSIDE(th) ((th)->in_txn || (th)->ls_n > 0)
+/* The thread is inside a unit that counts as a transaction: a transaction is open or, with
+ * lock_blocks=yes (004 §2), it holds a lock (a transaction and a lock block that nest or
+ * overlap are one unit). Reads the checker `c` of the enclosing function. */
+#define INSIDE(th) ((th)->in_txn || (c->lock_blocks && (th)->ls_n > 0))
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
@@ -648,7 +650,7 @@ static int cn_event(void *self, const atom_ev *ev) {
   case ATOM_ACQUIRE: {
     if ((rc = lo_record(c, t, ev->target, ev, period))) return rc;
     if (ATOM__GROW(c->mem, th->ls, th->ls_cap, th->ls_n + 1)) return ATOM_ENOMEM;
-    if (!INSIDE(th)) {
+    if (c->lock_blocks && !INSIDE(th)) {
       /* A lock block outside transactions starts: it counts as a transaction. */
       if ((rc = close_unit(c, t))) return rc;
       seg_mark(th, ev);
@@ -669,7 +671,7 @@ static int cn_event(void *self, const atom_ev *ev) {
       th->ls[j - 1].start = ev->index;
     }
     th->ls_n--;
-    if (!INSIDE(th)) {
+    if (c->lock_blocks && !INSIDE(th)) {
       if ((rc = close_unit(c, t))) return rc;
       th->seg_set = 0;
     }
@@ -998,6 +1000,7 @@ static int report_violation(commit_node *c, uint32_t u, uint32_t a, uint32_t pa,
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.flags = ATOM_REPORT_PREDICTED; /* a feasible interleaving, not the observed one */
   spec.kind = "commit-nodes";
   spec.event_index = c->nodes[b].index;
   spec.txns = refs;
@@ -1068,6 +1071,7 @@ static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload)
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.flags = ATOM_REPORT_PREDICTED; /* a feasible interleaving, not the observed one */
   spec.kind = "potential-deadlock";
   spec.event_index = at;
   spec.txns = refs;
@@ -1407,9 +1411,13 @@ static int cn_create(void **self, atom_env *env) {
       return atom_env_error(env, ATOM_EINVAL, "max_edges must be 1..4294967294, not \"%s\"", me);
     max_edges = (size_t)x;
   }
+  int lock_blocks = 1;
+  int rc = atom__env_arg_yes_no(env, "lock_blocks", &lock_blocks);
+  if (rc) return rc;
   atom__mem *mem = atom__env_mem(env);
   commit_node *c = atom__mem_calloc(mem, 1, sizeof *c);
   if (!c) return ATOM_ENOMEM;
+  c->lock_blocks = lock_blocks;
   c->max_edges = max_edges;
   c->env = env;
   c->mem = mem;
@@ -1428,7 +1436,7 @@ static int cn_stats(void *self, atom_checker_counters *out) {
   return 0;
 }
 
-static const char *const cn_keys[] = {"mode", "max_edges", NULL};
+static const char *const cn_keys[] = {"mode", "max_edges", "lock_blocks", NULL};
 
 const atom_checker atom__checker_commit_node = {
     ATOM_CHECKER_ABI_VERSION,

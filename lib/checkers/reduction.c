@@ -606,6 +606,7 @@ static int report_break(reduction *r, const rd_break *b, uint32_t thread, uint64
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.flags = ATOM_REPORT_PREDICTED; /* a feasible interleaving, not the observed one */
   spec.kind = "not-reducible";
   spec.event_index = found_at;
   spec.txns = &ref;

@@ -9,6 +9,15 @@
 
 atom__mem *atom__env_mem(atom_env *env) { return &env->mem; }
 
+int atom__env_arg_yes_no(atom_env *env, const char *key, int *out) {
+  const char *v = atom_env_arg(env, key);
+  if (!v) return 0;
+  if (strcmp(v, "yes") == 0 || strcmp(v, "") == 0) *out = 1;
+  else if (strcmp(v, "no") == 0) *out = 0;
+  else return atom_env_error(env, ATOM_EINVAL, "%s must be yes or no, not \"%s\"", key, v);
+  return 0;
+}
+
 void atom__env_free(atom_env *env) {
   if (!env) return;
   atom__mem *core = &env->session->mem;

@@ -22,14 +22,14 @@ int atom__names_set(atom__names *n, atom__mem *mem, int space, uint64_t key, con
 
 const char *atom__names_get(const atom__names *n, int space, uint64_t key) {
   uint32_t slot;
-  if (space < 1 || space > 3 || !atom__u64map_get(&n->index[space], key, &slot)) return NULL;
+  if (space < 1 || space > 4 || !atom__u64map_get(&n->index[space], key, &slot)) return NULL;
   return n->strings[slot];
 }
 
 void atom__names_free(atom__names *n, atom__mem *mem) {
   for (size_t i = 0; i < n->count; i++) atom__mem_strfree(mem, n->strings[i]);
   atom__mem_free(mem, n->strings, n->cap * sizeof *n->strings);
-  for (int i = 0; i < 4; i++) atom__u64map_free(&n->index[i], mem);
+  for (int i = 0; i < 5; i++) atom__u64map_free(&n->index[i], mem);
   n->strings = NULL;
   n->cap = n->count = 0;
 }

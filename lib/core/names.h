@@ -6,7 +6,7 @@
 #include "support/u64map.h"
 
 typedef struct atom__names {
-  atom__u64map index[4]; /* key -> slot in strings, per space */
+  atom__u64map index[5]; /* key -> slot in strings, per space (1..ATOM_SPACE_LOC) */
   char **strings;
   size_t cap, count;
 } atom__names;

@@ -18,6 +18,7 @@ typedef struct witness {
 
 typedef struct txn {
   uint64_t thread, begin_index, begin_loc;
+  int unary;
 } txn;
 
 struct atom_report {
@@ -28,6 +29,7 @@ struct atom_report {
   uint64_t event_index;
   uint64_t occurrences;
   uint64_t extra;
+  int evidence; /* ATOM_EVIDENCE_* */
   txn *txns;
   size_t n_txns;
   uint64_t *sorted_locs; /* the signature's locations */
@@ -103,6 +105,8 @@ static int report_build(atom_session *s, atom_env *env, const atom_report_spec *
   r->event_index = spec->event_index;
   r->occurrences = 1;
   r->extra = spec->signature_extra;
+  r->evidence = spec->flags & ATOM_REPORT_PREDICTED ? ATOM_EVIDENCE_PREDICTED
+                                                     : ATOM_EVIDENCE_OBSERVED;
   r->kind = atom__mem_strdup(mem, spec->kind);
   if (!r->kind) goto oom;
   if (spec->n_txns) {
@@ -120,6 +124,7 @@ static int report_build(atom_session *s, atom_env *env, const atom_report_spec *
       r->txns[i].thread = atom__intern_key(s, ATOM_SPACE_THREAD, spec->txns[i].thread);
       r->txns[i].begin_index = spec->txns[i].begin_index;
       r->txns[i].begin_loc = spec->txns[i].begin_loc;
+      r->txns[i].unary = spec->txns[i].unary != 0;
       r->sorted_locs[i] = spec->txns[i].begin_loc;
     }
     qsort(r->sorted_locs, r->n_txns, sizeof *r->sorted_locs, cmp_u64);
@@ -163,12 +168,50 @@ oom:
   return ATOM_ENOMEM;
 }
 
+/* Does observed report o involve the atomic blocks of predicted report p? Every begin location
+ * of p's non-unary transactions (at least one) is the begin location of a non-unary transaction
+ * of o. Reports name a handful of transactions: the nested loops cost nothing. */
+static int confirms(const atom_report *o, const atom_report *p) {
+  size_t atomic = 0;
+  for (size_t i = 0; i < p->n_txns; i++) {
+    if (p->txns[i].unary) continue;
+    atomic++;
+    size_t j = 0;
+    while (j < o->n_txns && (o->txns[j].unary || o->txns[j].begin_loc != p->txns[i].begin_loc))
+      j++;
+    if (j == o->n_txns) return 0;
+  }
+  return atomic > 0;
+}
+
+/* A new stored report r confirms earlier predictions (r observed) or is confirmed by earlier
+ * observations (r predicted). Predictions usually come at atom_finish, after the observations;
+ * the count of unconfirmed ones keeps the observed path free while there are none. */
+static void confirm_new(atom__reports *rs, atom_report *r) {
+  if (r->evidence == ATOM_EVIDENCE_PREDICTED) {
+    for (size_t i = 0; i < rs->count; i++)
+      if (rs->list[i] != r && rs->list[i]->evidence == ATOM_EVIDENCE_OBSERVED &&
+          confirms(rs->list[i], r)) {
+        r->evidence = ATOM_EVIDENCE_CONFIRMED;
+        return;
+      }
+    rs->unconfirmed++;
+    return;
+  }
+  for (size_t i = 0; i < rs->count && rs->unconfirmed; i++)
+    if (rs->list[i]->evidence == ATOM_EVIDENCE_PREDICTED && confirms(r, rs->list[i])) {
+      rs->list[i]->evidence = ATOM_EVIDENCE_CONFIRMED;
+      rs->unconfirmed--;
+    }
+}
+
 /* Map value of a signature whose report was not stored (max_reports): only its hash is kept,
  * so it is still delivered once. */
 #define DROPPED_MARK (UINT32_MAX - 2)
 
 int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spec) {
-  if (!spec || spec->version < 1 || !spec->kind || !*spec->kind ||
+  if (!spec || spec->version < 1 || (spec->flags & ~ATOM_REPORT_PREDICTED) || !spec->kind ||
+      !*spec->kind ||
       (spec->n_txns && !spec->txns) || (spec->n_events && !spec->events) ||
       (spec->n_vars && !spec->vars))
     return atom__error(ATOM_EINVAL, "%s: malformed report", env->vt->name);
@@ -212,9 +255,10 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
     return atom__error(ATOM_ENOMEM, "%s: out of memory while storing a report", env->vt->name);
   }
   env->reports++;
-  if (store)
+  if (store) {
     rs->list[rs->count++] = r;
-  else
+    confirm_new(rs, r);
+  } else
     rs->dropped++;
   if (s->opt.on_report) s->opt.on_report(r, s->opt.report_payload);
   if (!store) report_free(r, &s->mem);
@@ -242,6 +286,17 @@ ATOM_API const char *atom_report_checker(const atom_report *r) { return r ? r->c
 ATOM_API size_t atom_report_checker_index(const atom_report *r) { return r ? r->checker_index : 0; }
 ATOM_API const char *atom_report_kind(const atom_report *r) { return r ? r->kind : NULL; }
 ATOM_API uint64_t atom_report_event_index(const atom_report *r) { return r ? r->event_index : 0; }
+ATOM_API int atom_report_evidence(const atom_report *r) { return r ? r->evidence : 0; }
+
+ATOM_API const char *atom_evidence_name(int evidence) {
+  switch (evidence) {
+  case ATOM_EVIDENCE_OBSERVED: return "observed";
+  case ATOM_EVIDENCE_PREDICTED: return "predicted";
+  case ATOM_EVIDENCE_CONFIRMED: return "confirmed";
+  default: return NULL;
+  }
+}
+
 ATOM_API uint64_t atom_report_occurrences(const atom_report *r) { return r ? r->occurrences : 0; }
 ATOM_API const char *atom_report_message(const atom_report *r) { return r ? r->message : ""; }
 ATOM_API size_t atom_report_txn_count(const atom_report *r) { return r ? r->n_txns : 0; }

@@ -12,6 +12,7 @@ typedef struct atom__reports {
   size_t count, cap;
   atom__u64map by_signature; /* signature -> index in list */
   size_t dropped;      /* distinct reports not stored (max_reports) */
+  size_t unconfirmed;  /* stored reports whose evidence is ATOM_EVIDENCE_PREDICTED */
 } atom__reports;
 
 struct atom_session;

@@ -173,7 +173,7 @@ ATOM_API int atom_session_attach(atom_session *s, const char *spec) {
 }
 
 ATOM_API int atom_set_name(atom_session *s, int what, uint64_t key, const char *name) {
-  if (!s || !name || what < ATOM_SPACE_THREAD || what > ATOM_SPACE_LOCK)
+  if (!s || !name || what < ATOM_SPACE_THREAD || what > ATOM_SPACE_LOC)
     return atom__error(ATOM_EINVAL, "atom_set_name: bad space %d or NULL argument", what);
   if (atom__names_set(&s->names, &s->mem, what, key, name))
     return atom__error(ATOM_ENOMEM, "atom_set_name: out of memory");

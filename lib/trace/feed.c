@@ -42,6 +42,13 @@ static int register_names(atom_session *s, atom_trace_reader *r) {
       named[what - 1] = key;
     }
   }
+  /* "#name" directives after the token names, so that the display name wins. */
+  size_t n, *done;
+  const atom__trace_directive *d = atom__trace_reader_directives(r, &n, &done);
+  for (; *done < n; ++*done) {
+    int rc = atom_set_name(s, d[*done].space, d[*done].key, d[*done].text);
+    if (rc) return rc;
+  }
   return 0;
 }
 

@@ -157,6 +157,8 @@ struct atom_trace_reader {
   atom__trace_batch *batch;
   atom__trace_sets *sets;
   uint64_t named[3];
+  atom__trace_directive *dir; /* #name directives read so far (doc/trace-format.md) */
+  size_t n_dir, dir_cap, dir_done;
   uint64_t err_line;
 
   arena_block *arena;
@@ -744,6 +746,46 @@ static HOT_INLINE const unsigned char *parse_line(atom_trace_reader *r, const un
   return p + 1;
 }
 
+/* A "#name SPACE KEY TEXT" directive in [p, lf) (p at '#'): KEY is a name token of the event
+ * lines for thread, var and lock, a decimal loc for loc; TEXT runs to the end of the line
+ * (trailing blanks and CR dropped). Kept for atom_trace_feed(), which registers TEXT. */
+COLD static int directive(atom_trace_reader *r, const unsigned char *p, const unsigned char *lf) {
+  static const char *const words[] = {"", "thread", "var", "lock", "loc"};
+  const unsigned char *q = skip_blanks(p + 5), *w = q;
+  while (q < lf && !IS_BLANK(*q) && *q != '\r' && *q != '\n') q++;
+  int space = 0;
+  for (int i = 1; i <= 4; i++)
+    if ((size_t)(q - w) == strlen(words[i]) && !memcmp(w, words[i], (size_t)(q - w))) space = i;
+  if (!space) return fail(r, ATOM_EPARSE, "#name: expected thread, var, lock or loc");
+  const unsigned char *k = skip_blanks(q);
+  q = k;
+  while (q < lf && !IS_BLANK(*q) && *q != '\r' && *q != '\n') q++;
+  if (q == k) return fail(r, ATOM_EPARSE, "#name %s: expected a key", words[space]);
+  uint64_t key = 0;
+  if (space == ATOM_SPACE_LOC) {
+    for (const unsigned char *d = k; d < q; d++) {
+      if (*d < '0' || *d > '9' || key > (UINT64_MAX - (uint64_t)(*d - '0')) / 10)
+        return fail(r, ATOM_EPARSE, "#name loc: the location must be a decimal integer");
+      key = key * 10 + (uint64_t)(*d - '0');
+    }
+  } else {
+    const char *why = atom__trace_name_problem((const char *)k, (size_t)(q - k));
+    if (why) return fail(r, ATOM_EPARSE, "#name %s: %s", words[space], why);
+    int rc = intern(r, &r->names[space - 1], k, (size_t)(q - k), &key);
+    if (rc) return rc;
+  }
+  const unsigned char *t = skip_blanks(q), *e = lf;
+  while (e > t && (IS_BLANK(e[-1]) || e[-1] == '\r')) e--;
+  if (e == t) return fail(r, ATOM_EPARSE, "#name %s: expected a name after the key", words[space]);
+  if (ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1)) return fail(r, ATOM_ENOMEM, "out of memory");
+  char *text = atom__mem_alloc(&r->mem, (size_t)(e - t) + 1);
+  if (!text) return fail(r, ATOM_ENOMEM, "out of memory");
+  memcpy(text, t, (size_t)(e - t));
+  text[e - t] = '\0';
+  r->dir[r->n_dir++] = (atom__trace_directive){space, key, text};
+  return 0;
+}
+
 /* Parse the next event. 1 = *ev filled, 0 = end of input, < 0 = error (sticky). */
 static HOT_INLINE int read_event(atom_trace_reader *r, atom_event *ev) {
   const unsigned char *p = r->pos;
@@ -769,8 +811,11 @@ static HOT_INLINE int read_event(atom_trace_reader *r, atom_event *ev) {
         lf = p;
       else if (c == '\r' && p[1] == '\n')
         lf = p + 1;
-      if (lf) { /* comment or blank line */
+      if (lf) { /* comment, directive or blank line */
         if (UNLIKELY(too_long(r, start, lf))) return r->err;
+        if (c == '#' && lf - p > 5 && !memcmp(p, "#name", 5) && IS_BLANK(p[5]) &&
+            directive(r, p, lf))
+          return r->err;
         p = lf + 1;
         continue;
       }
@@ -926,6 +971,8 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
     atom__mem_free(&r->mem, r->batch, sizeof *r->batch);
   }
   atom__trace_sets_free(r->sets, &r->mem);
+  for (size_t i = 0; i < r->n_dir; i++) atom__mem_strfree(&r->mem, r->dir[i].text);
+  atom__mem_free(&r->mem, r->dir, r->dir_cap * sizeof *r->dir);
   atom__mem_strfree(&r->mem, r->display);
   atom__mem m = r->mem;
   atom__mem_free(&m, r, sizeof *r);
@@ -983,6 +1030,13 @@ uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what) {
 }
 
 uint64_t *atom__trace_reader_named(atom_trace_reader *r) { return r->named; }
+
+const atom__trace_directive *atom__trace_reader_directives(atom_trace_reader *r, size_t *n,
+                                                           size_t **done) {
+  *n = r->n_dir;
+  *done = &r->dir_done;
+  return r->dir;
+}
 
 atom__trace_sets **atom__trace_reader_sets(atom_trace_reader *r) { return &r->sets; }
 

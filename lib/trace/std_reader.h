@@ -41,6 +41,17 @@ uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what);
 /* Per space (index what-1): names already handed to a session by atom_trace_feed(). */
 uint64_t *atom__trace_reader_named(atom_trace_reader *r);
 
+/* A "#name" directive of the input: the display name `text` of `key` in `space` (1..4). */
+typedef struct atom__trace_directive {
+  int space;
+  uint64_t key;
+  char *text;
+} atom__trace_directive;
+
+/* The directives read so far (*n of them); *done: how many atom_trace_feed() registered. */
+const atom__trace_directive *atom__trace_reader_directives(atom_trace_reader *r, size_t *n,
+                                                           size_t **done);
+
 /* The name used in messages ("path", "<stdin>", the name given to open_memory). */
 const char *atom__trace_reader_display(const atom_trace_reader *r);
 

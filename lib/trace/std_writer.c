@@ -166,6 +166,37 @@ ATOM_API int atom_trace_writer_set_name(atom_trace_writer *w, int what, uint64_t
   return 0;
 }
 
+ATOM_API int atom_trace_writer_write_name(atom_trace_writer *w, int what, uint64_t key,
+                                          const char *text) {
+  static const char *const words[] = {"", "thread", "var", "lock", "loc"};
+  if (!w || !text || what < ATOM_SPACE_THREAD || what > ATOM_SPACE_LOC)
+    return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: bad space %d or NULL argument",
+                       what);
+  size_t len = strlen(text);
+  if (len == 0 || len > ATOM__TRACE_MAX_NAME)
+    return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: empty or too long name");
+  for (size_t i = 0; i < len; i++)
+    if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+      return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: name contains a control byte");
+  if (text[0] == ' ' || text[len - 1] == ' ')
+    return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: name starts or ends with a space");
+  if (w->err) return atom__error(w->err, "%s", w->msg);
+  char tmp[21];
+  int rc = put(w, "#name ", 6);
+  if (!rc) rc = put(w, words[what], strlen(words[what]));
+  if (!rc) rc = put(w, " ", 1);
+  if (!rc && what == ATOM_SPACE_LOC) {
+    char *d = u64_digits(tmp + 1, key);
+    rc = put(w, d, (size_t)(tmp + 21 - d));
+  } else if (!rc) {
+    rc = put_name(w, what, key);
+  }
+  if (!rc) rc = put(w, " ", 1);
+  if (!rc) rc = put(w, text, len);
+  if (!rc) rc = put(w, "\n", 1);
+  return rc ? atom__error(w->err ? w->err : rc, "%s", w->msg) : 0;
+}
+
 ATOM_API int atom_trace_writer_write(atom_trace_writer *w, const atom_event *ev) {
   if (!w || !ev) return atom__error(ATOM_EINVAL, "atom_trace_writer_write: NULL argument");
   uint32_t kind = ev->kind;

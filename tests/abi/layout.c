@@ -60,6 +60,7 @@ int main(void) {
   PIN(offsetof(atom_ev, loc), 24);
   PIN(sizeof(atom_txn_ref), 24);
   PIN(sizeof(atom_checker_counters), 24);
+  PIN(offsetof(atom_report_spec, flags), 4);
   PIN(offsetof(atom_report_spec, kind), 8);
   PIN(offsetof(atom_report_spec, signature_extra), 80);
   PIN(sizeof(atom_report_spec), 88);
@@ -77,6 +78,11 @@ int main(void) {
   PIN(ATOM_EV_SYNTHETIC, 1);
   PIN(ATOM_EV_ACQUIRE, 2);
   PIN(ATOM_EV_RELEASE, 4);
+  PIN(ATOM_SPACE_LOC, 4);
+  PIN(ATOM_REPORT_PREDICTED, 1);
+  PIN(ATOM_EVIDENCE_OBSERVED, 1);
+  PIN(ATOM_EVIDENCE_PREDICTED, 2);
+  PIN(ATOM_EVIDENCE_CONFIRMED, 3);
   if (failures) return 1;
   printf("layout: all pinned\n");
   return 0;

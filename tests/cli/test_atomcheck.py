@@ -200,10 +200,11 @@ class Json(unittest.TestCase):
         self.assertGreaterEqual(c["violations"], 1)
         self.assertEqual(c["occurrences"], sum(r["count"] for r in c["reports"]))
         r = c["reports"][0]
-        for key in ("checker", "kind", "event_index", "count", "message", "transactions",
-                    "variables", "events"):
+        for key in ("checker", "kind", "event_index", "count", "evidence", "message",
+                    "transactions", "variables", "events"):
             self.assertIn(key, r)
         self.assertEqual(r["checker"], "aerodrome")
+        self.assertEqual(r["evidence"], "observed")
         self.assertEqual(r["event_index"], 5)
         self.assertIsInstance(r["kind"], str)
         self.assertTrue(r["kind"])
@@ -346,7 +347,8 @@ class Sarif(unittest.TestCase):
             self.assertEqual(res["ruleId"], rep["kind"])
             self.assertEqual(rule_ids[res["ruleIndex"]], rep["kind"])
             self.assertEqual(res["level"], "error")
-            self.assertEqual(res["message"]["text"], rep["message"])
+            self.assertEqual(res["message"]["text"], rep["message"] + " (observed in this run)")
+            self.assertEqual(res["properties"]["evidence"], "observed")
             self.assertEqual(res["properties"]["event_index"], rep["event_index"])
             self.assertEqual(res["properties"]["checker"], rep["checker"])
             self.assertTrue(res["locations"])
@@ -375,7 +377,7 @@ class Text(unittest.TestCase):
         code, out, err = run(VIOLATING)
         self.assertEqual(code, 1, err)
         self.assertEqual(err, "")
-        self.assertRegex(out, r"(?m)^aerodrome: \S+ at event 5 \(\d+ occurrences?\)$")
+        self.assertRegex(out, r"(?m)^aerodrome: \S+ at event 5 \(\d+ occurrences?, observed\)$")
         self.assertIn("t1@0 (loc 0)", out)
         self.assertIn("t2@1 (loc 1)", out)
         self.assertRegex(out, r"(?m)^aerodrome: 1 violation \(\d+ occurrences?\)$")
@@ -411,6 +413,48 @@ class Text(unittest.TestCase):
         code, out, err = run("--progress", VIOLATING)
         self.assertEqual(code, 1)
         self.assertEqual(err, "")
+
+
+# T1's transaction (begin at loc 10) split by T2's write (observed), and the same events in a
+# serial order (only predicted).
+INTERLEAVED = "T1|begin|10\nT1|r(x)|11\nT2|w(x)|20\nT1|w(x)|12\nT1|end|13\n"
+SERIAL = "T1|begin|10\nT1|r(x)|11\nT1|w(x)|12\nT1|end|13\nT2|w(x)|20\n"
+
+
+class Evidence(unittest.TestCase):
+    def evidence(self, trace, fmt):
+        args = ("-c", "aerodrome", "-c", "commit-node", "-c", "block", "-")
+        if fmt == "json":
+            _, doc, _ = run_json(*args, stdin=trace)
+            return {c["name"]: [r["evidence"] for r in c["reports"]] for c in doc["checkers"]}
+        if fmt == "sarif":
+            _, out, _ = run("--format", "sarif", *args, stdin=trace)
+            got = {}
+            for res in json.loads(out)["runs"][0]["results"]:
+                ev = res["properties"]["evidence"]
+                self.assertIn(ev + (" in this run)" if ev == "observed" else ":"),
+                              res["message"]["text"])
+                got.setdefault(res["properties"]["checker"], []).append(ev)
+            return got
+        _, out, _ = run(*args, stdin=trace)
+        got = {}
+        for m in re.finditer(r"(?m)^([a-z-]+): \S+ at event \d+ \(\d+ occurrences?, (\w+)\)$", out):
+            got.setdefault(m.group(1), []).append(m.group(2))
+        return got
+
+    def test_confirmed(self):
+        for fmt in ("text", "json", "sarif"):
+            got = self.evidence(INTERLEAVED, fmt)
+            self.assertEqual(got.get("aerodrome"), ["observed"], fmt)
+            self.assertEqual(got.get("commit-node"), ["confirmed"], fmt)
+            self.assertEqual(got.get("block"), ["confirmed"], fmt)
+
+    def test_predicted(self):
+        for fmt in ("text", "json", "sarif"):
+            got = self.evidence(SERIAL, fmt)
+            self.assertFalse(got.get("aerodrome"), fmt)
+            self.assertEqual(got.get("commit-node"), ["predicted"], fmt)
+            self.assertEqual(got.get("block"), ["predicted"], fmt)
 
 
 class Stdin(unittest.TestCase):

@@ -113,5 +113,32 @@ class TestReportObjects(unittest.TestCase):
             self.assertEqual(len(s.reports), 1)
 
 
+class TestEvidence(unittest.TestCase):
+    def check(self, interleaved):
+        s = atomicity.Session(["aerodrome", "commit-node"])
+        s.begin(1, loc=10)
+        s.read(1, "x", loc=11)
+        if interleaved:
+            s.write(2, "x", loc=20)
+        s.write(1, "x", loc=12)
+        s.end(1, loc=13)
+        if not interleaved:
+            s.write(2, "x", loc=20)
+        s.finish()
+        return {r.checker: r.evidence for r in s.reports}
+
+    def test_confirmed(self):
+        self.assertEqual(self.check(True), {"aerodrome": "observed", "commit-node": "confirmed"})
+
+    def test_predicted(self):
+        got = self.check(False)
+        self.assertEqual(got, {"commit-node": "predicted"})
+
+    def test_in_dict(self):
+        (r,) = run(RHO2)
+        self.assertEqual(r.evidence, "observed")
+        self.assertEqual(r.as_dict()["evidence"], "observed")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -594,6 +594,138 @@ START_TEST(threadsafe_pushes_from_8_threads) {
 }
 END_TEST
 
+/* ---- evidence: observed, predicted, confirmed ---- */
+
+/* A plugin that reports one violation at finish: a transaction that begins at loc=N (non-unary)
+ * and a unary one; flags=F sets the spec's flags (default 0: a plugin that sets nothing). */
+typedef struct ev_plugin {
+  atom_env *env;
+  uint64_t loc, flags;
+} ev_plugin;
+
+static int ev_create(void **self, atom_env *env) {
+  ev_plugin *p = calloc(1, sizeof *p);
+  if (!p) return ATOM_ENOMEM;
+  p->env = env;
+  const char *loc = atom_env_arg(env, "loc"), *flags = atom_env_arg(env, "flags");
+  p->loc = loc ? strtoull(loc, NULL, 10) : 0;
+  p->flags = flags ? strtoull(flags, NULL, 0) : 0;
+  *self = p;
+  return 0;
+}
+static int ev_event(void *self, const atom_ev *ev) {
+  (void)self;
+  (void)ev;
+  return 0;
+}
+static int ev_finish(void *self) {
+  ev_plugin *p = self;
+  atom_txn_ref refs[2] = {{0, 0, 0, p->loc}, {0, 1, 1, 999}};
+  atom_report_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.flags = (uint32_t)p->flags;
+  spec.kind = "plugin-violation";
+  spec.txns = refs;
+  spec.n_txns = 2;
+  return atom_env_report(p->env, &spec);
+}
+static void ev_destroy(void *self) { free(self); }
+static const char *const ev_keys[] = {"loc", "flags", NULL};
+static const atom_checker ev_checker = {
+    ATOM_CHECKER_ABI_VERSION, ATOM_KIND_BIT(ATOM_READ), "evidence-plugin", "test", ev_keys,
+    ev_create, ev_event, ev_finish, ev_destroy, NULL};
+
+/* The report of checker ci (exactly one). */
+static const atom_report *only_report_of(const atom_session *s, size_t ci) {
+  const atom_report *found = NULL;
+  for (size_t i = 0; i < atom_report_count(s); i++)
+    if (atom_report_checker_index(atom_report_get(s, i)) == ci) {
+      ck_assert_ptr_null(found);
+      found = atom_report_get(s, i);
+    }
+  ck_assert_ptr_nonnull(found);
+  return found;
+}
+
+/* T1's transaction (begin at loc 10) is split by T2's write. */
+static const char *const interleaved =
+    "T1|begin|10\nT1|r(x)|11\nT2|w(x)|20\nT1|w(x)|12\nT1|end|13\n";
+/* The same events in a serial order: nobody sees a violation, commit-node predicts one. */
+static const char *const serial =
+    "T1|begin|10\nT1|r(x)|11\nT1|w(x)|12\nT1|end|13\nT2|w(x)|20\n";
+
+START_TEST(evidence_confirmed_when_observed_too) {
+  const char *specs[] = {"aerodrome", "commit-node", "block", NULL};
+  atom_session *s = tu_session(specs);
+  ck_assert_int_eq(tu_feed_std(s, interleaved, NULL), 0);
+  ck_assert_int_eq(atom_report_evidence(only_report_of(s, 0)), ATOM_EVIDENCE_OBSERVED);
+  ck_assert_int_eq(atom_report_evidence(only_report_of(s, 1)), ATOM_EVIDENCE_CONFIRMED);
+  ck_assert_int_eq(atom_report_evidence(only_report_of(s, 2)), ATOM_EVIDENCE_CONFIRMED);
+  atom_session_free(s);
+}
+END_TEST
+
+START_TEST(evidence_predicted_when_only_predicted) {
+  const char *specs[] = {"aerodrome", "commit-node", "reduction", NULL};
+  atom_session *s = tu_session(specs);
+  ck_assert_int_eq(tu_feed_std(s, serial, NULL), 0);
+  ck_assert_uint_eq(tu_report_count(s, 0), 0);
+  ck_assert_int_eq(atom_report_evidence(only_report_of(s, 1)), ATOM_EVIDENCE_PREDICTED);
+  ck_assert_int_eq(atom_report_evidence(only_report_of(s, 2)), ATOM_EVIDENCE_PREDICTED);
+  ck_assert_str_eq(atom_evidence_name(ATOM_EVIDENCE_OBSERVED), "observed");
+  ck_assert_str_eq(atom_evidence_name(ATOM_EVIDENCE_PREDICTED), "predicted");
+  ck_assert_str_eq(atom_evidence_name(ATOM_EVIDENCE_CONFIRMED), "confirmed");
+  ck_assert_ptr_null(atom_evidence_name(0));
+  ck_assert_ptr_null(atom_evidence_name(4));
+  ck_assert_int_eq(atom_report_evidence(NULL), 0);
+  atom_session_free(s);
+}
+END_TEST
+
+START_TEST(evidence_of_plugins) {
+  /* A plugin that sets no flag is observed, and an observed report found after a prediction
+   * (here at finish, attached after commit-node) still confirms it. */
+  atom_session *s = tu_session((const char *const[]){"commit-node", NULL});
+  ck_assert_int_eq(atom_session_attach_checker(s, &ev_checker, "loc=10"), 0);
+  ck_assert_int_eq(tu_feed_std(s, serial, NULL), 0);
+  ck_assert_int_eq(atom_report_evidence(only_report_of(s, 1)), ATOM_EVIDENCE_OBSERVED);
+  ck_assert_int_eq(atom_report_evidence(only_report_of(s, 0)), ATOM_EVIDENCE_CONFIRMED);
+  atom_session_free(s);
+
+  /* Other begin locations do not confirm; a plugin may predict too. */
+  s = tu_session((const char *const[]){"commit-node", NULL});
+  ck_assert_int_eq(atom_session_attach_checker(s, &ev_checker, "loc=11"), 0);
+  ck_assert_int_eq(tu_feed_std(s, serial, NULL), 0);
+  ck_assert_int_eq(atom_report_evidence(only_report_of(s, 0)), ATOM_EVIDENCE_PREDICTED);
+  atom_session_free(s);
+  s = tu_session((const char *const[]){"aerodrome", NULL});
+  ck_assert_int_eq(atom_session_attach_checker(s, &ev_checker, "loc=10,flags=1"), 0);
+  ck_assert_int_eq(tu_feed_std(s, interleaved, NULL), 0);
+  ck_assert_int_eq(atom_report_evidence(only_report_of(s, 1)), ATOM_EVIDENCE_CONFIRMED);
+  atom_session_free(s);
+
+  /* Unknown flag bits are a malformed report. */
+  s = tu_session((const char *const[]){"null", NULL});
+  ck_assert_int_eq(atom_session_attach_checker(s, &ev_checker, "loc=10,flags=0x80"), 0);
+  ck_assert_int_eq(atom_read(s, 1, 1, 1), 0);
+  ck_assert_int_eq(atom_finish(s), ATOM_EINVAL);
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  atom_session_free(s);
+}
+END_TEST
+
+START_TEST(names_of_locations) {
+  atom_session *s = tu_session((const char *const[]){"null", NULL});
+  ck_assert_int_eq(atom_set_name(s, ATOM_SPACE_LOC, 94, "transfer (bank.c:42)"), 0);
+  ck_assert_str_eq(atom_get_name(s, ATOM_SPACE_LOC, 94), "transfer (bank.c:42)");
+  ck_assert_ptr_null(atom_get_name(s, ATOM_SPACE_LOC, 95));
+  ck_assert_ptr_null(atom_get_name(s, ATOM_SPACE_VAR, 94));
+  ck_assert_int_eq(atom_set_name(s, 5, 1, "x"), ATOM_EINVAL);
+  atom_session_free(s);
+}
+END_TEST
+
 Suite *atom_test_suite_core(void) {
   Suite *s = suite_create("core");
   TCase *tc = tcase_create("core");
@@ -622,5 +754,11 @@ Suite *atom_test_suite_core(void) {
   tcase_add_test(tc, push_many_counts);
   tcase_add_test(tc, threadsafe_pushes_from_8_threads);
   suite_add_tcase(s, tc);
+  TCase *ev = tcase_create("evidence");
+  tcase_add_test(ev, evidence_confirmed_when_observed_too);
+  tcase_add_test(ev, evidence_predicted_when_only_predicted);
+  tcase_add_test(ev, evidence_of_plugins);
+  tcase_add_test(ev, names_of_locations);
+  suite_add_tcase(s, ev);
   return s;
 }

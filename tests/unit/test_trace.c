@@ -762,6 +762,56 @@ START_TEST(writer_names_and_errors) {
 }
 END_TEST
 
+/* "#name" directives: written by the writer, registered by atom_trace_feed() (the display name
+ * wins over the token), loc names included; bad directives are parse errors; other comments
+ * stay comments. */
+START_TEST(name_directives) {
+  char path[64];
+  temp_path(path, sizeof path);
+  atom_trace_writer *w;
+  ck_assert_int_eq(atom_trace_writer_open(&w, path), 0);
+  atom_event ev = {ATOM_READ, 0, 1, 0x7f00, 94};
+  ck_assert_int_eq(atom_trace_writer_write_name(w, ATOM_SPACE_VAR, 0x7f00, "counter"), 0);
+  ck_assert_int_eq(atom_trace_writer_write_name(w, ATOM_SPACE_LOC, 94, "transfer at bank.c:42"), 0);
+  ck_assert_int_eq(atom_trace_writer_write(w, &ev), 0);
+  ck_assert_int_eq(atom_trace_writer_write_name(w, ATOM_SPACE_THREAD, 1, "main thread"), 0);
+  ck_assert_int_eq(atom_trace_writer_write_name(w, 5, 1, "x"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_write_name(w, ATOM_SPACE_LOC, 1, ""), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_write_name(w, ATOM_SPACE_LOC, 1, "a\nb"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_write_name(w, ATOM_SPACE_LOC, 1, " a"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_write_name(NULL, ATOM_SPACE_LOC, 1, "a"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_close(w), 0);
+  char *s = slurp(path, NULL);
+  ck_assert_str_eq(s, "#name var V32512 counter\n"
+                      "#name loc 94 transfer at bank.c:42\n"
+                      "T1|r(V32512)|94\n"
+                      "#name thread T1 main thread\n");
+  atom_session *ss = NULL;
+  ck_assert_int_eq(atom_session_new(&ss, NULL), 0);
+  ck_assert_int_eq(tu_feed_std(ss, s, NULL), 0);
+  ck_assert_str_eq(atom_get_name(ss, ATOM_SPACE_VAR, 1), "counter");
+  ck_assert_str_eq(atom_get_name(ss, ATOM_SPACE_THREAD, 1), "main thread");
+  ck_assert_str_eq(atom_get_name(ss, ATOM_SPACE_LOC, 94), "transfer at bank.c:42");
+  atom_session_free(ss);
+  free(s);
+  unlink(path);
+
+  static const char *const bad[] = {
+      "#name\tbogus 1 x\n", "#name loc 12a x\n", "#name loc 99999999999999999999 x\n",
+      "#name var a(b) x\n", "#name loc 5   \n", "#name thread\n"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    ck_assert_int_eq(atom_session_new(&ss, NULL), 0);
+    ck_assert_msg(tu_feed_std(ss, bad[i], NULL) == ATOM_EPARSE, "%s", bad[i]);
+    ck_assert_ptr_nonnull(strstr(atom_last_error(), ":1: #name"));
+    atom_session_free(ss);
+  }
+  ck_assert_int_eq(atom_session_new(&ss, NULL), 0);
+  ck_assert_int_eq(tu_feed_std(ss, "#names loc 1 x\n#name\n# name loc 1 x\nT1|r(x)|1\n", NULL), 0);
+  ck_assert_ptr_null(atom_get_name(ss, ATOM_SPACE_LOC, 1));
+  atom_session_free(ss);
+}
+END_TEST
+
 /* Output errors surface, at the latest from close: /dev/full accepts open, fails writes. */
 START_TEST(writer_io_error) {
   atom_trace_writer *w;
@@ -1180,6 +1230,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, feed_finished_session);
   tcase_add_test(t, feed_with_checker);
   tcase_add_test(t, feed_flagged);
+  tcase_add_test(t, name_directives);
   suite_add_tcase(s, t);
   return s;
 }

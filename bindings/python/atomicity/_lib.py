@@ -183,6 +183,8 @@ _PROTOTYPES = (
     ("atom_report_var_count", c_size_t, (c_void_p,)),
     ("atom_report_var", c_uint64, (c_void_p, c_size_t)),
     ("atom_report_var_name", c_char_p, (c_void_p, c_size_t)),
+    ("atom_report_evidence", c_int, (c_void_p,)),
+    ("atom_evidence_name", c_char_p, (c_int,)),
     # trace.h
     ("atom_trace_reader_open", c_int, (P_void_p, c_char_p)),
     ("atom_trace_reader_free", None, (c_void_p,)),

@@ -72,16 +72,20 @@ class Report:
         count: occurrences of the same violation (same checker, kind and begin locations)
             when the report was copied; ``Session.reports`` gives fresh counts.
         message: one line, using registered names.
+        evidence: ``"observed"`` (an online checker saw it), ``"predicted"`` (a predictive
+            checker found a feasible interleaving) or ``"confirmed"`` (predicted, and an
+            observed report of the session involves the same atomic blocks); see
+            ``atom_report_evidence``. ``Session.reports`` gives the evidence after finish.
         transactions: list of :class:`Transaction`, in role order (a cycle: its order).
         events: list of witness :class:`Event`.
         variables: list of the variables named by the report (names where known, else keys).
     """
 
     __slots__ = ("checker", "checker_index", "kind", "event_index", "count", "message",
-                 "transactions", "events", "variables")
+                 "transactions", "events", "variables", "evidence")
 
     def __init__(self, checker, checker_index, kind, event_index, count, message,
-                 transactions, events, variables):
+                 transactions, events, variables, evidence="observed"):
         self.checker = checker
         self.checker_index = checker_index
         self.kind = kind
@@ -91,6 +95,7 @@ class Report:
         self.transactions = transactions
         self.events = events
         self.variables = variables
+        self.evidence = evidence
 
     def _fields(self):
         return tuple(getattr(self, name) for name in self.__slots__)
@@ -119,15 +124,24 @@ class Report:
             "event_index": self.event_index,
             "count": self.count,
             "message": self.message,
+            "evidence": self.evidence,
             "transactions": [t._asdict() for t in self.transactions],
             "events": [dict(e._asdict(), kind=_kind_text(e.kind)) for e in self.events],
             "variables": list(self.variables),
         }
 
-    def _with_count(self, count):
+    def _with_count(self, count, evidence=None):
         fields = list(self._fields())
         fields[self.__slots__.index("count")] = count
+        if evidence is not None:
+            fields[self.__slots__.index("evidence")] = evidence
         return Report(*fields)
+
+
+def evidence_of(lib, rep):
+    """"observed", "predicted" or "confirmed" for the report at address ``rep``."""
+    name = lib.atom_evidence_name(lib.atom_report_evidence(rep))
+    return "observed" if name is None else _lib.text(name)
 
 
 def snapshot(lib, session, rep):
@@ -178,4 +192,5 @@ def snapshot(lib, session, rep):
         transactions=transactions,
         events=events,
         variables=variables,
+        evidence=evidence_of(lib, rep),
     )

@@ -9,7 +9,7 @@ import weakref
 
 from . import _lib
 from .errors import TraceWarning
-from .report import snapshot, target_space
+from .report import evidence_of, snapshot, target_space
 
 __all__ = ["Session", "check_trace"]
 
@@ -452,8 +452,9 @@ class Session:
             rep = lib.atom_report_get(h, i)
             if rep is not None:
                 occurrences = lib.atom_report_occurrences(rep)
-                if occurrences != report.count:
-                    self._reports[i] = report._with_count(occurrences)
+                evidence = evidence_of(lib, rep)  # a prediction may be confirmed later
+                if occurrences != report.count or evidence != report.evidence:
+                    self._reports[i] = report._with_count(occurrences, evidence)
         return list(self._reports)
 
     @property
