@@ -2727,15 +2727,6 @@ static void tso_destroy(void *self) {
   atom__mem_free(c->mem, c, sizeof *c);
 }
 
-static int yes_no(atom_env *env, const char *key, int *out) {
-  const char *v = atom_env_arg(env, key);
-  if (!v) return 0;
-  if (strcmp(v, "yes") == 0 || strcmp(v, "") == 0) *out = 1;
-  else if (strcmp(v, "no") == 0) *out = 0;
-  else return atom_env_error(env, ATOM_EINVAL, "%s must be yes or no, not \"%s\"", key, v);
-  return 0;
-}
-
 static int tso_create(void **self, atom_env *env) {
   int mode = MODE_AUTO, fenced = 0, robust = 0, rc;
   uint64_t max_work = 100000000u;
@@ -2744,7 +2735,8 @@ static int tso_create(void **self, atom_env *env) {
   else if (strcmp(v, "execution") == 0) mode = MODE_EXEC;
   else if (strcmp(v, "trace") == 0) mode = MODE_TRACE;
   else return atom_env_error(env, ATOM_EINVAL, "mode must be auto, execution or trace, not \"%s\"", v);
-  if ((rc = yes_no(env, "fenced", &fenced)) || (rc = yes_no(env, "robust", &robust))) return rc;
+  if ((rc = atom__env_arg_yes_no(env, "fenced", &fenced)) ||
+      (rc = atom__env_arg_yes_no(env, "robust", &robust))) return rc;
   if (fenced && mode == MODE_EXEC)
     return atom_env_error(env, ATOM_EINVAL, "fenced=yes applies to mode=trace (or auto), not to "
                                             "mode=execution");

@@ -926,54 +926,8 @@ START_TEST(random_all) {
 }
 END_TEST
 
-#define CHECKER "block"
-/* A lock block nobody declared atomic (T1) and an unprotected write (T2): a unit only with
- * lock_blocks=yes, the default. */
-static const char *const lock_block_trace =
-    "T0|fork(T1)|1\nT0|fork(T2)|2\nT1|acq(L)|10\nT1|r(x)|11\nT1|w(x)|12\nT1|rel(L)|13\n"
-    "T2|w(x)|21\nT2|acq(L)|22\nT2|r(x)|23\nT2|rel(L)|24\n";
-/* A transaction under L and a lock block that also takes L: never interleaved, either way. */
-static const char *const guarded_trace =
-    "T0|fork(T1)|1\nT0|fork(T2)|2\nT1|begin|9\nT1|acq(L)|10\nT1|r(x)|11\nT1|w(x)|12\n"
-    "T1|rel(L)|13\nT1|end|14\nT2|acq(L)|22\nT2|w(x)|23\nT2|rel(L)|24\n";
-
-START_TEST(lock_blocks_argument) {
-  static const char *const yes[] = {CHECKER, CHECKER ":lock_blocks=yes", CHECKER ":lock_blocks",
-                                    NULL};
-  for (size_t i = 0; yes[i]; i++) {
-    atom_session *s = tu_session((const char *const[]){yes[i], NULL});
-    ck_assert_int_eq(tu_feed_std(s, lock_block_trace, NULL), 0);
-    ck_assert_uint_eq(atom_report_count(s), 1);
-    atom_session_free(s);
-  }
-  atom_session *s = tu_session((const char *const[]){CHECKER ":lock_blocks=no", NULL});
-  ck_assert_int_eq(tu_feed_std(s, lock_block_trace, NULL), 0);
-  ck_assert_uint_eq(atom_report_count(s), 0);
-  atom_session_free(s);
-  /* Not a unit, but its lock still decides what can interleave. */
-  s = tu_session((const char *const[]){CHECKER ":lock_blocks=no", NULL});
-  ck_assert_int_eq(tu_feed_std(s, guarded_trace, NULL), 0);
-  ck_assert_uint_eq(atom_report_count(s), 0);
-  atom_session_free(s);
-  /* Without the lock in T2, the transaction is reported either way. */
-  s = tu_session((const char *const[]){CHECKER ":lock_blocks=no", NULL});
-  ck_assert_int_eq(atom_session_attach(s, CHECKER), 0);
-  ck_assert_int_eq(tu_feed_std(s,
-                               "T0|fork(T1)|1\nT0|fork(T2)|2\nT1|begin|9\nT1|acq(L)|10\n"
-                               "T1|r(x)|11\nT1|w(x)|12\nT1|rel(L)|13\nT1|end|14\nT2|w(x)|23\n",
-                               NULL),
-                   0);
-  ck_assert_uint_eq(tu_report_count(s, 0), 1);
-  ck_assert_uint_eq(tu_report_count(s, 1), 1);
-  atom_session_free(s);
-  atom_session *bad = NULL;
-  ck_assert_int_eq(atom_session_new(&bad, NULL), 0);
-  ck_assert_int_eq(atom_session_attach(bad, CHECKER ":lock_blocks=maybe"), ATOM_EINVAL);
-  ck_assert_ptr_nonnull(strstr(atom_last_error(), "lock_blocks must be yes or no"));
-  atom_session_free(bad);
-}
+START_TEST(lock_blocks_argument) { tu_check_lock_blocks_argument("block"); }
 END_TEST
-#undef CHECKER
 
 Suite *atom_test_suite_block(void) {
   Suite *s = suite_create("block");

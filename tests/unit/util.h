@@ -60,4 +60,7 @@ extern const atom_checker tu_recorder_checker; /* every kind; args: note, fail_a
 /* The recorder attached as checker index ci (its self pointer). */
 tu_recorder *tu_recorder_of(atom_session *s, size_t ci);
 
+/* Asserts what lock_blocks=yes|no does for @p checker (commit-node, block) on fixed traces. */
+void tu_check_lock_blocks_argument(const char *checker);
+
 #endif
