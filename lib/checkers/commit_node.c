@@ -859,6 +859,17 @@ static int conflict_edges(commit_node *c, const uint32_t *ids, size_t lo, size_t
   return 0;
 }
 
+/* Write w of another thread happens before read r (sync order, fork/join): r may still read
+ * it, when w runs after r's own previous write, so w is one of r's potential
+ * write-predecessors (Fig. 5's S(e)) although r and w get no inter-edge (the ordering links
+ * already connect them). Without this, a read that follows a release by sync order and whose
+ * transaction wrote the variable before would be silent in view mode. */
+static int ordered_writer(const commit_node *c, uint32_t w, uint32_t r) {
+  const cn_node *nw = &c->nodes[w], *nr = &c->nodes[r];
+  return nw->unit != nr->unit && c->units[nw->unit].thread != c->units[nr->unit].thread &&
+         atom__periods_before(&c->per, nw->period, nr->period);
+}
+
 static int view_edges(commit_node *c, const uint32_t *ids, size_t lo, size_t hi) {
   int rc, added;
   uint32_t *s = NULL;
@@ -869,9 +880,13 @@ static int view_edges(commit_node *c, const uint32_t *ids, size_t lo, size_t hi)
     ns = 0; /* Fig. 5: S(e) = {} */
     for (size_t j = lo; j < hi; j++) {
       uint32_t w = ids[j];
-      if (!is_write(&c->nodes[w]) || !concurrent(c, r, w)) continue;
-      if ((rc = inter_edge(c, r, w, &added))) goto out;
-      if (!added) continue;
+      if (!is_write(&c->nodes[w])) continue;
+      if (concurrent(c, r, w)) {
+        if ((rc = inter_edge(c, r, w, &added))) goto out;
+        if (!added) continue;
+      } else if (!ordered_writer(c, w, r)) {
+        continue;
+      }
       /* The other potential write-predecessors of r (its own previous write included) get
        * edges with w: r may read either. */
       uint32_t ew = c->nodes[r].wrep;

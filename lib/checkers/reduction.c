@@ -474,10 +474,11 @@ static rd_break first_break(const reduction *r, const rd_entry *ent, size_t nent
     }
   }
   uint64_t il = has_l ? first_l->index : NO_INDEX;
-  uint64_t c = i1 < il ? i1 : il;
+  /* A racy release write is a non-mover and a left mover at one index: the non-mover first. */
+  uint64_t c = i1 <= il ? i1 : il;
   if (c == NO_INDEX) return b; /* no non-mover, no left mover: R and B only */
   uint64_t f = NO_INDEX;
-  if (i1 < il) {
+  if (i1 <= il) {
     b.c = named_access(r, &ent[n1], 0);
     if (i2 != NO_INDEX) {
       f = i2;
@@ -1075,6 +1076,8 @@ static int on_end(reduction *r, uint32_t t, const atom_ev *ev) {
 
 /* ---------------------------------------------------------------- events */
 
+static int access_event(reduction *r, rd_thread *th, uint32_t t, const atom_ev *ev);
+
 static int rd_event(void *self, const atom_ev *ev) {
   reduction *r = self;
   uint32_t t = ev->thread;
@@ -1116,40 +1119,53 @@ static int rd_event(void *self, const atom_ev *ev) {
   case ATOM_READ:
   case ATOM_WRITE: {
     int rc;
-    uint32_t k = NONE;
     if (ev->flags & (ATOM_EV_ACQUIRE | ATOM_EV_RELEASE)) {
-      /* A synchronizing access is classified as a lock operation is: an acquire read is a
-       * right mover, a release write a left mover; it is not one of its variable's accesses
-       * in the race analysis (a lock's operations are not either), and it orders the
-       * accesses around it by happens-before. */
+      /* A synchronizing access orders the accesses around it by happens-before (an acquire
+       * read starts a segment that follows the releases of its variable, a release write
+       * ends its segment), and it is an access of its variable too: another thread's access
+       * of that variable may run right before an acquire read (the release it synchronizes
+       * with) or right after a release write, so at best an acquire read is a right mover and
+       * a release write a left mover, as lock operations are, and only when the race analysis
+       * finds them race-free; racy, they are non-movers (a transaction that reads a flag
+       * twice around another thread's release is not atomic). Noted as both: the mover, and
+       * the access (a non-mover when racy, else a both-mover), in the order that makes the
+       * pair mean the weaker of the two (R then N is N; N then L is N). */
       rc = ev->kind == ATOM_READ ? hb_acquire(r, t, ev->target) : 0;
-      if (!rc && th->in_txn) rc = txn_note_sync(r, th, ev);
+      if (!rc && th->in_txn && ev->kind == ATOM_READ) rc = txn_note_sync(r, th, ev);
+      if (!rc) rc = access_event(r, th, t, ev);
+      if (!rc && th->in_txn && ev->kind == ATOM_WRITE) rc = txn_note_sync(r, th, ev);
       if (!rc && ev->kind == ATOM_WRITE) rc = hb_release(r, t, ev->target);
       return rc;
     }
-    if (r->mode == MODE_PRECISE) {
-      uint32_t s;
-      if ((rc = current_snap(r, t, &s))) return rc;
-      if ((rc = key_get(r, ev->target, t, s, th->held, ev->kind == ATOM_WRITE, &k))) return rc;
-      rd_key *key = &r->key[k];
-      if (key->first_index == NO_INDEX) key->first_index = ev->index;
-    } else {
-      /* If this fails half-way the access stays "shared": a non-mover as soon as the variable
-       * is racy, the conservative side. */
-      uint32_t seg = NONE;
-      rc = eraser_access(r, ev, th->held, &seg);
-      if (th->in_txn && ev->target < r->var_cap) { /* (not if the variable has no state) */
-        int rc2 = key_get(r, ev->target, t, seg, 0, 0, &k);
-        if (!rc2) rc2 = txn_note_access(r, th, k, ev);
-        if (!rc) rc = rc2;
-      }
-      return rc;
-    }
-    return th->in_txn ? txn_note_access(r, th, k, ev) : 0;
+    return access_event(r, th, t, ev);
   }
   default:
     return 0;
   }
+}
+
+/* A READ or WRITE of thread t: its class in the race analysis, its place in t's transaction. */
+static int access_event(reduction *r, rd_thread *th, uint32_t t, const atom_ev *ev) {
+  int rc;
+  uint32_t k = NONE;
+  if (r->mode == MODE_PRECISE) {
+    uint32_t s;
+    if ((rc = current_snap(r, t, &s))) return rc;
+    if ((rc = key_get(r, ev->target, t, s, th->held, ev->kind == ATOM_WRITE, &k))) return rc;
+    rd_key *key = &r->key[k];
+    if (key->first_index == NO_INDEX) key->first_index = ev->index;
+    return th->in_txn ? txn_note_access(r, th, k, ev) : 0;
+  }
+  /* If this fails half-way the access stays "shared": a non-mover as soon as the variable is
+   * racy, the conservative side. */
+  uint32_t seg = NONE;
+  rc = eraser_access(r, ev, th->held, &seg);
+  if (th->in_txn && ev->target < r->var_cap) { /* (not if the variable has no state) */
+    int rc2 = key_get(r, ev->target, t, seg, 0, 0, &k);
+    if (!rc2) rc2 = txn_note_access(r, th, k, ev);
+    if (!rc) rc = rc2;
+  }
+  return rc;
 }
 
 /* ---------------------------------------------------------------- precise: finish */

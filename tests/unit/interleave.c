@@ -55,6 +55,10 @@ typedef struct trace {
   uint32_t *vtid;     /* first thread that accessed it */
   uint8_t *vmulti;    /* accessed by two threads or more */
   uint8_t *vwritten;  /* written at least once */
+  /* sync order: an acquire READ i may run only when, for every s in [sfirst[i], sfirst[i + 1]),
+   * thread sthr[s] has run its first sneed[s] events (its last earlier release WRITE of the
+   * variable is among them). Separate allocations: their size is known after the first pass. */
+  uint32_t *sfirst, *sthr, *sneed;
   /* the memory of all the arrays above (and of the scratch of trace_build) */
   uint32_t *words;
   uint8_t *bytes;
@@ -63,6 +67,9 @@ typedef struct trace {
 
 static void trace_free(trace *tr) {
   if (!tr) return;
+  free(tr->sfirst);
+  free(tr->sthr);
+  free(tr->sneed);
   free(tr->words);
   free(tr->bytes);
   free(tr->quads);
@@ -76,6 +83,54 @@ static uint32_t find_key(const uint64_t *keys, uint32_t count, uint64_t key) {
   for (uint32_t i = 0; i < count; i++)
     if (keys[i] == key) return i;
   return NONE;
+}
+
+/* Sync order (interleave.h, FEASIBLE SCHEDULES): for each acquire READ, the threads it waits
+ * for and how far. One pass in trace order with, per variable and thread, 1 + the position
+ * (within the thread) of its latest release WRITE so far; positions count the thread's
+ * events, as the machine's do. */
+static int sync_order(trace *tr) {
+  size_t vt = (size_t)tr->V * tr->T, nreq = 0;
+  uint32_t *last = calloc(vt + 1, sizeof *last), *kpos = calloc((size_t)tr->T + 1, sizeof *kpos);
+  tr->sfirst = calloc((size_t)tr->n + 1, sizeof *tr->sfirst);
+  if (!last || !kpos || !tr->sfirst) goto nomem;
+  /* First pass: count the requirements; second: fill them. */
+  for (int pass = 0; pass < 2; pass++) {
+    memset(last, 0, (vt + 1) * sizeof *last);
+    memset(kpos, 0, ((size_t)tr->T + 1) * sizeof *kpos);
+    size_t r = 0;
+    if (pass == 1) {
+      tr->sthr = malloc((nreq + 1) * sizeof *tr->sthr);
+      tr->sneed = malloc((nreq + 1) * sizeof *tr->sneed);
+      if (!tr->sthr || !tr->sneed) goto nomem;
+    }
+    for (uint32_t i = 0; i < tr->n; i++) {
+      const atom_event *e = &tr->ev[i];
+      uint32_t t = tr->thread[i], k = kpos[t]++;
+      if (pass == 1) tr->sfirst[i] = (uint32_t)r;
+      if (e->kind == ATOM_WRITE && (e->flags & ATOM_FLAG_RELEASE))
+        last[(size_t)tr->var[i] * tr->T + t] = k + 1;
+      if (e->kind != ATOM_READ || !(e->flags & ATOM_FLAG_ACQUIRE)) continue;
+      for (uint32_t u = 0; u < tr->T; u++) {
+        uint32_t need = last[(size_t)tr->var[i] * tr->T + u];
+        if (u == t || need == 0) continue;
+        if (pass == 1) {
+          tr->sthr[r] = u;
+          tr->sneed[r] = need;
+        }
+        r++;
+      }
+    }
+    if (pass == 0) nreq = r;
+    else tr->sfirst[tr->n] = (uint32_t)r;
+  }
+  free(last);
+  free(kpos);
+  return 0;
+nomem:
+  free(last);
+  free(kpos);
+  return -1;
 }
 
 /* Validate, intern keys, cut units (interleave.h, UNITS) and schedule steps. */
@@ -128,8 +183,9 @@ static int trace_build(const atom_event *ev, size_t n, trace **out) {
   for (size_t i = 0; i < n && rc == 0; i++) {
     const atom_event *e = &ev[i];
     tr->var[i] = tr->lock[i] = tr->child[i] = tr->read[i] = NONE;
-    if (e->flags != 0) {
-      rc = fail("event %zu: non-zero flags", i);
+    if (e->flags != 0 && !(e->kind == ATOM_READ && e->flags == ATOM_FLAG_ACQUIRE) &&
+        !(e->kind == ATOM_WRITE && e->flags == ATOM_FLAG_RELEASE)) {
+      rc = fail("event %zu: flags other than ACQUIRE on a READ or RELEASE on a WRITE", i);
       break;
     }
     if (e->kind == ATOM_COMMIT) {
@@ -273,6 +329,10 @@ static int trace_build(const atom_event *ev, size_t n, trace **out) {
   for (size_t i = 0; i < n; i++) {
     uint32_t t = tr->thread[i];
     tr->tev[tr->first[t] + pos[t]++] = (uint32_t)i;
+  }
+  if (sync_order(tr)) {
+    trace_free(tr);
+    return fail("out of memory");
   }
   /* Schedule steps: each visible event with the invisible ones before it; the thread's last
    * invisible events join its last step (a thread with no visible event is one step). */
@@ -486,6 +546,10 @@ static int machine_step(const trace *tr, const layout *y, uint32_t *st, uint32_t
     break;
   case ATOM_JOIN:
     if (!finished(tr, y, st, tr->child[e])) return 0;
+    break;
+  case ATOM_READ:
+    for (uint32_t r = tr->sfirst[e]; r < tr->sfirst[e + 1]; r++)
+      if (st[tr->sthr[r]] < tr->sneed[r]) return 0;
     break;
   default:
     break;

@@ -5,7 +5,8 @@
  * (reference.h is a different question: conflict serializability of the ONE observed trace.)
  *
  * INPUT. A trace ev[0..n) in push order. It must be well-formed as the session understands it
- * (DESIGN §3), otherwise il_check() returns -1 and il_error() names the event: flags 0; END
+ * (DESIGN §3), otherwise il_check() returns -1 and il_error() names the event: flags 0, or
+ * ATOM_FLAG_ACQUIRE on a READ, or ATOM_FLAG_RELEASE on a WRITE (doc/api.md "Synchronization"); END
  * only inside a BEGIN; RELEASE only of a lock the thread holds; ACQUIRE only of a free lock or
  * of one the thread holds (re-entrant); no event of a thread after it was joined; FORK(u) only
  * of a thread never seen before (so it precedes every event of u), never of itself; JOIN(u)
@@ -21,12 +22,18 @@
  * as a prefix of its program, in order. It is feasible when, at every step, the event that
  * runs is enabled: its thread has started; an ACQUIRE(l) needs l free or already held by the
  * same thread (locks are re-entrant: l is free again when the holder's outermost RELEASE
- * runs); a JOIN(u) needs u to have started and run all its events; every other event is
- * always enabled.
+ * runs); a JOIN(u) needs u to have started and run all its events; an acquire READ of v
+ * (ATOM_FLAG_ACQUIRE) needs every release WRITE of v (ATOM_FLAG_RELEASE) that another thread
+ * made before it in the trace to have run (sync order: release writes happen before later
+ * acquire reads of their variable, whether or not the read reads from them); every other
+ * event is always enabled. So happens-before is program order + fork/join + sync order, and
+ * feasibility adds lock exclusion. Otherwise the flags change nothing: a flagged access is a
+ * READ or WRITE like any other for conflicts, reads-from and final writes.
  * A feasible schedule is COMPLETE when it contains every event. It DEADLOCKS when it is not
  * complete and no thread with events left has an enabled next event (lock-order inversion,
  * a JOIN of a thread that waits for a lock the joiner holds, a thread that ends its events
- * while holding a lock that another thread still has to acquire, ...). potential_deadlock = 1
+ * while holding a lock that another thread still has to acquire, an acquire READ waiting for
+ * a release WRITE of a thread that waits for a lock the reader holds, ...). potential_deadlock = 1
  * iff some feasible schedule deadlocks. Deadlocking schedules take no part in the verdicts.
  * The observed trace is itself a complete feasible schedule, so there is always one.
  *
@@ -85,7 +92,8 @@
  * for that question only). The verdict search stops as soon as both verdicts are 0.
  * `interleavings` counts the complete schedules the verdict search reached: at most the
  * number of complete feasible schedules, usually far fewer because of (1), (2) and the early
- * stop. When it would exceed max_interleavings, or when the state tables of a search pass
+ * stop. (A release WRITE or acquire READ that takes part in sync order is visible: its
+ * variable is written and accessed by two threads.) When it would exceed max_interleavings, or when the state tables of a search pass
  * 256 MiB, truncated = 1 and the verdicts speak only of the explored part (a 0 is still
  * backed by a real witness).
  *

@@ -54,6 +54,10 @@ void rt_params_default(rt_params *p) {
   p->twopl = 0;
   p->p_unprotected = 0.0;
   p->p_fence = 0.0;
+  p->sync_vars = 0;
+  p->p_sync = 0.0;
+  p->p_rmw = 0.0;
+  p->p_plain = 0.0;
 }
 
 static double uniform(rt_rng *r, double lo, double hi) {
@@ -88,6 +92,15 @@ void rt_params_random(rt_params *p, uint64_t seed, size_t max_events) {
   p->p_fence = rt_rng_chance(&r, 0.3) ? uniform(&r, 0.0, 0.3) : 0.0;
 }
 
+void rt_params_sync(rt_params *p, uint64_t seed) {
+  rt_rng r;
+  rt_rng_seed(&r, seed ^ 0x3c6ef372fe94f82bull);
+  p->sync_vars = rt_rng_chance(&r, 0.3) ? 2 : 1;
+  p->p_sync = uniform(&r, 0.35, 0.65);
+  p->p_rmw = rt_rng_chance(&r, 0.2) ? 0.0 : uniform(&r, 0.2, 0.6);
+  p->p_plain = rt_rng_chance(&r, 0.3) ? uniform(&r, 0.0, 0.3) : 0.0;
+}
+
 /* ---- generator ------------------------------------------------------------------------- */
 
 enum { TH_UNSTARTED, TH_RUNNING, TH_FINISHED, TH_JOINED };
@@ -108,7 +121,7 @@ typedef struct gen {
   unsigned *count; /* re-entrancy count */
 } gen;
 
-static void emit(gen *g, uint32_t kind, unsigned t, uint64_t target) {
+static void emit_flagged(gen *g, uint32_t kind, uint32_t flags, unsigned t, uint64_t target) {
   if (g->failed) return;
   if (g->n == g->cap) {
     size_t cap = g->cap ? g->cap * 2 : 64;
@@ -122,12 +135,16 @@ static void emit(gen *g, uint32_t kind, unsigned t, uint64_t target) {
   }
   atom_event *e = &g->ev[g->n];
   e->kind = kind;
-  e->flags = 0;
+  e->flags = flags;
   e->thread = (uint64_t)t + 1;
   e->target = target;
   e->loc = (uint64_t)g->n;
   g->n++;
   g->seen[t] = 1;
+}
+
+static void emit(gen *g, uint32_t kind, unsigned t, uint64_t target) {
+  emit_flagged(g, kind, 0, t, target);
 }
 
 static uint64_t var_key(unsigned v) { return RT_VAR_BASE + v; }
@@ -153,6 +170,23 @@ static void release(gen *g, unsigned t, unsigned l) {
 
 static void access_var(gen *g, unsigned t, unsigned v) {
   emit(g, rt_rng_chance(&g->rng, g->p->p_write) ? ATOM_WRITE : ATOM_READ, t, var_key(v));
+}
+
+/* A synchronizing access of a random sync variable (randtrace.h). */
+static void sync_access(gen *g, unsigned t) {
+  const rt_params *p = g->p;
+  rt_rng *r = &g->rng;
+  uint64_t x = RT_SYNC_BASE + rt_rng_below(r, p->sync_vars);
+  uint32_t acq = rt_rng_chance(r, p->p_plain) ? 0 : ATOM_FLAG_ACQUIRE;
+  if (rt_rng_chance(r, p->p_rmw)) {
+    uint32_t rel = rt_rng_chance(r, p->p_plain) ? 0 : ATOM_FLAG_RELEASE;
+    emit_flagged(g, ATOM_READ, acq, t, x);
+    emit_flagged(g, ATOM_WRITE, rel, t, x);
+  } else if (rt_rng_chance(r, p->p_write)) {
+    emit_flagged(g, ATOM_WRITE, acq ? ATOM_FLAG_RELEASE : 0, t, x);
+  } else {
+    emit_flagged(g, ATOM_READ, acq, t, x);
+  }
 }
 
 /* Pick uniformly among the indices i < n with pred(i) true; -1 if none. */
@@ -269,6 +303,10 @@ static void step(gen *g, unsigned t) {
       return;
     }
   }
+  if (p->sync_vars > 0 && rt_rng_chance(r, p->p_sync)) {
+    sync_access(g, t);
+    return;
+  }
   if (p->twopl) {
     (void)twopl_access(g, t);
     return;
@@ -350,8 +388,14 @@ void rt_write_std(FILE *f, const atom_event *ev, size_t n) {
     unsigned long long th = (unsigned long long)e->thread, tg = (unsigned long long)e->target;
     unsigned long long loc = (unsigned long long)e->loc;
     switch (e->kind) {
-    case ATOM_READ: fprintf(f, "t%llu|r(v%llu)|%llu\n", th, tg, loc); break;
-    case ATOM_WRITE: fprintf(f, "t%llu|w(v%llu)|%llu\n", th, tg, loc); break;
+    case ATOM_READ:
+      fprintf(f, "t%llu|r%s(v%llu)|%llu\n", th, e->flags & ATOM_FLAG_ACQUIRE ? ".acq" : "", tg,
+              loc);
+      break;
+    case ATOM_WRITE:
+      fprintf(f, "t%llu|w%s(v%llu)|%llu\n", th, e->flags & ATOM_FLAG_RELEASE ? ".rel" : "", tg,
+              loc);
+      break;
     case ATOM_ACQUIRE: fprintf(f, "t%llu|acq(l%llu)|%llu\n", th, tg, loc); break;
     case ATOM_RELEASE: fprintf(f, "t%llu|rel(l%llu)|%llu\n", th, tg, loc); break;
     case ATOM_FORK: fprintf(f, "t%llu|fork(t%llu)|%llu\n", th, tg, loc); break;

@@ -8,6 +8,12 @@
  * FORK before every event of the child, JOIN after the child's last event (the child has
  * closed its transactions and released its locks by then) and nothing of the child after.
  *
+ * Synchronizing accesses (doc/api.md "Synchronization") are off by default (sync_vars = 0):
+ * with sync_vars > 0, some accesses go to the sync variables RT_SYNC_BASE + i instead, as
+ * acquire READs and release WRITEs (or a READ|ACQUIRE then WRITE|RELEASE pair: a seq_cst
+ * read-modify-write), never under the generator's locks. With sync_vars = 0 no random number
+ * is drawn for them, so the traces of every other parameter set are unchanged.
+ *
  * The same parameters and seed always give the same trace (own PRNG, no global state).
  */
 #ifndef ATOM_TEST_RANDTRACE_H
@@ -21,6 +27,7 @@
 
 #define RT_VAR_BASE 100u
 #define RT_LOCK_BASE 200u
+#define RT_SYNC_BASE 300u
 #define RT_MAX_THREADS 64u
 
 /** Generation parameters. Probabilities are in [0, 1]. */
@@ -48,6 +55,10 @@ typedef struct rt_params {
   int twopl;
   double p_unprotected; /**< twopl: an access skips its lock */
   double p_fence;       /**< an access is replaced by a FENCE (an event of the thread only) */
+  unsigned sync_vars;   /**< sync variables (0: no synchronizing accesses) */
+  double p_sync;        /**< an access goes to a sync variable (also in twopl: unprotected) */
+  double p_rmw;         /**< a sync access is an acquire READ then a release WRITE */
+  double p_plain;       /**< a sync access (or each half of a pair) carries no flag */
 } rt_params;
 
 /** Fill @p p with moderate defaults for small traces (2 threads, 2 vars, 1 lock, 20 events). */
@@ -56,13 +67,17 @@ void rt_params_default(rt_params *p);
 /** Derive varied small-trace parameters from @p seed (2-4 threads, 1-4 vars, 0-2 locks, ...). */
 void rt_params_random(rt_params *p, uint64_t seed, size_t max_events);
 
+/** Turn on synchronizing accesses in @p p with varied parameters derived from @p seed (1-2
+ *  sync variables, ...); the other parameters are untouched. */
+void rt_params_sync(rt_params *p, uint64_t seed);
+
 /**
  * Generate a trace. *@p out receives a malloc'd array (free with free()) of *@p n events.
  * @return 0, or -1 on bad parameters or out of memory.
  */
 int rt_generate(const rt_params *p, uint64_t seed, atom_event **out, size_t *n);
 
-/** Write events in STD form (`t1|r(v100)|7`), one per line, to @p f. */
+/** Write events in STD form (`t1|r(v100)|7`, `t2|w.rel(v300)|8`), one per line, to @p f. */
 void rt_write_std(FILE *f, const atom_event *ev, size_t n);
 
 /** A small deterministic PRNG (splitmix64), exposed for tests that need their own draws. */

@@ -8,7 +8,9 @@
  * BEGIN/END and re-entrant inner ACQUIRE/RELEASE are dropped; a transaction still open at the
  * end is closed there. Conflicting pairs e before e' (003 §2): same thread; e = fork(u) and e'
  * of u; e of u and e' = join(u); two accesses of one variable, not both reads; e = rel(l) and
- * e' = acq(l). FENCE is an event of its thread only. COMMIT is not supported.
+ * e' = acq(l). FENCE is an event of its thread only. COMMIT is not supported. The flags of
+ * synchronizing accesses (ATOM_FLAG_ACQUIRE/RELEASE) are ignored: for the ONE observed trace a
+ * release write followed by an acquire read of its variable is already a conflicting pair.
  */
 #ifndef ATOM_TEST_REFERENCE_H
 #define ATOM_TEST_REFERENCE_H

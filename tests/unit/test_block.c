@@ -874,6 +874,24 @@ START_TEST(random_two_units) {
   ck_assert_uint_ge(stats[0], k);
   ck_assert_uint_gt(stats[1], stats[0] / 10);  /* both verdicts well represented */
   ck_assert_uint_lt(stats[1], stats[0] * 9 / 10);
+  /* the same claim on the generator's traces with synchronizing accesses (half as many) */
+  unsigned sstats[3] = {0, 0, 0};
+  tries = 0;
+  for (unsigned long long seed = first; sstats[0] < k && tries < 30 * k; seed++, tries++) {
+    rt_params p;
+    rt_params_random(&p, seed, 16);
+    rt_params_sync(&p, seed);
+    atom_event *rev;
+    size_t n;
+    if (rt_generate(&p, seed, &rev, &n)) continue;
+    compare_two(rev, n, seed, "randtrace with sync", sstats);
+    free(rev);
+  }
+  fprintf(stderr, "block, two units: %u traces (%u not atomic); with sync accesses: %u (%u not "
+          "atomic, %u with a potential deadlock)\n", stats[0], stats[1], sstats[0], sstats[1],
+          sstats[2]);
+  ck_assert_uint_ge(sstats[0], k);
+  ck_assert_uint_gt(sstats[1], sstats[0] / 20);
 }
 END_TEST
 
@@ -883,10 +901,13 @@ END_TEST
  * difference): 000's algorithm decides pairs in isolation, so that direction is not checked. */
 START_TEST(random_all) {
   unsigned long long first = env_number("ATOM_BLOCK_SEED", 1), k = cases();
-  unsigned checked = 0, general = 0;
-  for (unsigned long long seed = first; seed < first + k; seed++) {
+  unsigned checked = 0, general = 0, schecked = 0;
+  /* the seeds once as they are, then (half as many) with synchronizing accesses */
+  for (unsigned long long i = 0; i < k + k / 2; i++) {
+    unsigned long long seed = first + (i < k ? i : i - k);
     rt_params p;
     rt_params_random(&p, seed, 18);
+    if (i >= k) rt_params_sync(&p, seed);
     atom_event *ev;
     size_t n;
     if (rt_generate(&p, seed, &ev, &n)) continue;
@@ -902,7 +923,8 @@ START_TEST(random_all) {
     size_t viol = count_kind(s, NULL), gen = count_kind(s, "unserializable-interleaving");
     int bound = count_kind(s, "bound-reached") != 0;
     atom_session_free(s);
-    checked++;
+    checked += i < k;
+    schecked += i >= k;
     general += gen != 0;
     char what[160];
     if (!bound && !r.view_atomic && viol == 0) {
@@ -922,6 +944,7 @@ START_TEST(random_all) {
     free(ev);
   }
   ck_assert_uint_gt(checked, k / 2);
+  ck_assert_uint_gt(schecked, k / 4);
   ck_assert_uint_gt(general, 0);
 }
 END_TEST

@@ -218,6 +218,19 @@ static int enabled(const model *m, mstate *s, size_t t) {
     return s->lcount[l] == 0 || s->lowner[l] == t;
   }
   if (e->kind == ATOM_JOIN) return done(m, s, thread_of_key(m, e->target));
+  if (e->kind == ATOM_READ && (e->flags & ATOM_FLAG_ACQUIRE)) {
+    /* sync order: every earlier release WRITE of the variable by another thread has run */
+    size_t i = m->prog[t][s->pos[t]];
+    for (size_t u = 0; u < m->T; u++) {
+      if (u == t) continue;
+      for (size_t k = s->pos[u]; k < m->len[u]; k++) {
+        const atom_event *f = &m->ev[m->prog[u][k]];
+        if (m->prog[u][k] < i && f->kind == ATOM_WRITE && (f->flags & ATOM_FLAG_RELEASE) &&
+            f->target == e->target)
+          return 0;
+      }
+    }
+  }
   return 1;
 }
 
@@ -507,6 +520,31 @@ static void reorder(const atom_event *ev, size_t n, const size_t *order, atom_ev
   for (size_t j = 0; j < n; j++) out[j] = ev[order[j]];
 }
 
+/* Sync order is taken from the trace order (a release WRITE happens before the LATER acquire
+ * READs), so a trace with flags observed in another feasible order may have more sync order:
+ * its feasible schedules are a subset of the original's, it is atomic if the original is,
+ * and its deadlocks may differ. Without flags the verdicts are the same. */
+static int flagged(const atom_event *ev, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (ev[i].flags) return 1;
+  return 0;
+}
+
+/* Does some acquire READ follow a release WRITE of its variable by another thread? */
+static int sync_edge(const atom_event *ev, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    for (size_t j = 0; j < i; j++)
+      if (ev[i].kind == ATOM_READ && (ev[i].flags & ATOM_FLAG_ACQUIRE) &&
+          ev[j].kind == ATOM_WRITE && (ev[j].flags & ATOM_FLAG_RELEASE) &&
+          ev[j].target == ev[i].target && ev[j].thread != ev[i].thread)
+        return 1;
+  return 0;
+}
+
+static int same_or_fewer(const il_result *r2, int conflict, int view) {
+  return r2->conflict_atomic >= conflict && r2->view_atomic >= view;
+}
+
 static void expect(const char *spec, int conflict, int view, int deadlock) {
   atom_event ev[MAXE];
   size_t n = trace_of(spec, ev);
@@ -531,8 +569,9 @@ static void expect(const char *spec, int conflict, int view, int deadlock) {
     atom_event re[MAXE];
     reorder(ev, n, order, re);
     il_result r2 = check(re, n);
-    ck_assert_msg(r2.conflict_atomic == conflict && r2.view_atomic == view &&
-                      r2.potential_deadlock == deadlock,
+    ck_assert_msg(flagged(ev, n) ? same_or_fewer(&r2, conflict, view)
+                                 : r2.conflict_atomic == conflict && r2.view_atomic == view &&
+                                       r2.potential_deadlock == deadlock,
                   "%s, observed in another order (round %d): conflict %d view %d deadlock %d",
                   spec, round, r2.conflict_atomic, r2.view_atomic, r2.potential_deadlock);
     il_result_free(&r2);
@@ -901,6 +940,35 @@ START_TEST(test_deadlock) {
 }
 END_TEST
 
+/* ---- sync order ------------------------------------------------------------------------- */
+
+START_TEST(test_sync_order) {
+  /* a flag handoff: T2's acquire cannot run before T1's release, so T1 runs first */
+  expect("1:begin 1:w(d) 1:w.rel(f) 1:end 2:begin 2:r.acq(f) 2:r(d) 2:end", 1, 1, 0);
+  /* the same without flags: T2 reads f, T1 writes d and f, T2 reads d */
+  expect("1:begin 1:w(d) 1:w(f) 1:end 2:begin 2:r(f) 2:r(d) 2:end", 0, 0, 0);
+  /* only the acquire flag, or only the release flag: no order */
+  expect("1:begin 1:w(d) 1:w(f) 1:end 2:begin 2:r.acq(f) 2:r(d) 2:end", 0, 0, 0);
+  expect("1:begin 1:w(d) 1:w.rel(f) 1:end 2:begin 2:r(f) 2:r(d) 2:end", 0, 0, 0);
+  /* an acquire before the release in the trace is not ordered after it */
+  expect("2:begin 2:r.acq(f) 1:begin 1:w(d) 1:w.rel(f) 1:end 2:r(d) 2:end", 0, 0, 0);
+  /* the acquire follows every earlier release of f, also one it does not read from */
+  expect("1:begin 1:w(d) 1:w.rel(f) 1:end 3:w(f) 2:begin 2:r.acq(f) 2:r(d) 2:end", 1, 1, 0);
+  /* a release by the acquiring thread itself orders nothing */
+  expect("2:w.rel(f) 1:begin 1:w(d) 1:w(d) 1:end 2:begin 2:r.acq(f) 2:r(d) 2:end", 0, 0, 0);
+  /* T2 waits for f while holding the lock T1 needs to release f: a deadlock */
+  expect("1:acq(l) 1:w.rel(f) 1:rel(l) 2:acq(l) 2:r.acq(f) 2:rel(l)", 1, 1, 1);
+  /* the schedules of a witness respect sync order (expect() checks witnesses against the
+   * independent model); a barrier between two phases orders them */
+  expect("1:begin 1:w(a) 1:end 1:r.acq(b) 1:w.rel(b) 2:begin 2:w(x) 2:w(y) 2:end 2:r.acq(b) "
+         "2:w.rel(b) 1:r.acq(b) 2:r.acq(b) 1:begin 1:r(x) 1:r(y) 1:end 2:begin 2:r(a) 2:end",
+         1, 1, 0);
+  expect("1:begin 1:w(a) 1:end 1:r(b) 1:w(b) 2:begin 2:w(x) 2:w(y) 2:end 2:r(b) "
+         "2:w(b) 1:r(b) 2:r(b) 1:begin 1:r(x) 1:r(y) 1:end 2:begin 2:r(a) 2:end",
+         0, 0, 0);
+}
+END_TEST
+
 /* ---- truncation --------------------------------------------------------------------------- */
 
 START_TEST(test_truncation) {
@@ -948,7 +1016,7 @@ END_TEST
 /* A random trace (rt_params_random) with at most @p max_threads threads; @p locky: more lock
  * operations (one case in three), which makes deadlocks more frequent. */
 static void random_trace(uint64_t seed, size_t max_events, unsigned max_threads, int locky,
-                         atom_event **ev, size_t *n) {
+                         int sync, atom_event **ev, size_t *n) {
   rt_params p;
   rt_params_random(&p, seed, max_events);
   if (p.threads > max_threads) p.threads = max_threads;
@@ -956,102 +1024,133 @@ static void random_trace(uint64_t seed, size_t max_events, unsigned max_threads,
     p.locks = 2;
     p.p_lock = 0.35;
   }
+  if (sync) rt_params_sync(&p, seed);
   ck_assert_int_eq(rt_generate(&p, seed, ev, n), 0);
   ck_assert_uint_le(*n, MAXE);
 }
 
 /* Properties on random traces of 3 threads at most and about 14 events (up to 14 drawn, plus
- * the ENDs and RELEASEs that close them). */
+ * the ENDs and RELEASEs that close them); the second pass (sync) has synchronizing accesses
+ * (rt_params_sync). */
 START_TEST(test_random_properties) {
   unsigned long long cases = env_number("ATOM_INTERLEAVE_CASES", under_valgrind() ? 150 : 3000);
   unsigned long long seed0 = env_number("ATOM_INTERLEAVE_SEED", 1);
-  size_t not_conflict = 0, not_view = 0, deadlocks = 0, view_only = 0;
-  for (unsigned long long c = 0; c < cases; c++) {
-    uint64_t seed = seed0 + c;
-    atom_event *ev;
-    size_t n;
-    random_trace(seed, 14, 3, 1, &ev, &n);
-    model m;
-    model_build(&m, ev, n);
-    il_result r;
-    int rc = il_check(ev, n, NULL, &r);
-    if (rc != 0 || r.truncated || (r.conflict_atomic && !r.view_atomic)) {
-      fprintf(stderr, "seed %llu: rc %d (%s) truncated %d conflict %d view %d\n",
-              (unsigned long long)seed, rc, il_error(), r.truncated, r.conflict_atomic,
-              r.view_atomic);
-      dump(ev, n);
-      ck_abort_msg("random trace failed; seed %llu", (unsigned long long)seed);
-    }
-    not_conflict += !r.conflict_atomic;
-    not_view += !r.view_atomic;
-    view_only += !r.conflict_atomic && r.view_atomic;
-    deadlocks += (size_t)r.potential_deadlock;
-    if (!r.conflict_atomic) check_witness(&m, r.conflict_witness, r.n_conflict_witness, 0);
-    if (!r.view_atomic) check_witness(&m, r.view_witness, r.n_view_witness, 1);
-
-    /* The observed trace is one of the schedules; a few random ones too. */
-    size_t order[MAXE];
-    rt_rng rng;
-    rt_rng_seed(&rng, seed * 7919u);
-    for (int s = 0; s < 4; s++) {
-      if (s == 0) {
-        for (size_t i = 0; i < n; i++) order[i] = i;
-      } else if (!random_schedule(&m, &rng, order)) {
-        continue;
-      }
-      int cs = il_schedule_conflict_serializable(ev, n, order, n);
-      int vs = il_schedule_view_serializable(ev, n, order, n);
-      ck_assert(cs >= 0 && vs >= 0);
-      int ok = (!cs || vs) && (cs || !r.conflict_atomic) && (vs || !r.view_atomic);
-      if (ok && !lock_held_at_end(ev, n)) {
-        atom_event tx[3 * MAXE];
-        size_t k = units_as_transactions(&m, order, tx);
-        int ref = ref_conflict_serializable(tx, k, NULL);
-        ck_assert_msg(ref >= 0, "reference: %s", ref_error());
-        ok = ref == cs;
-      }
-      if (ok && s == 1) { /* the trace observed in this order has the same verdicts */
-        atom_event re[MAXE];
-        reorder(ev, n, order, re);
-        il_result r2;
-        ok = il_check(re, n, NULL, &r2) == 0 && r2.conflict_atomic == r.conflict_atomic &&
-             r2.view_atomic == r.view_atomic && r2.potential_deadlock == r.potential_deadlock;
-        il_result_free(&r2);
-      }
-      if (ok && s < 2 && serial_orders(&m) <= NAIVE_LIMIT)
-        ok = naive_serializable(&m, order, 0) == cs && naive_serializable(&m, order, 1) == vs;
-      if (!ok) {
-        fprintf(stderr, "seed %llu schedule %d: conflict %d view %d; atomic %d %d\n",
-                (unsigned long long)seed, s, cs, vs, r.conflict_atomic, r.view_atomic);
+  for (int sync = 0; sync < 2; sync++) {
+    size_t not_conflict = 0, not_view = 0, deadlocks = 0, view_only = 0, ordered = 0, synced = 0;
+    for (unsigned long long c = 0; c < cases; c++) {
+      uint64_t seed = seed0 + c;
+      atom_event *ev;
+      size_t n;
+      random_trace(seed, 14, 3, 1, sync, &ev, &n);
+      model m;
+      model_build(&m, ev, n);
+      il_result r;
+      int rc = il_check(ev, n, NULL, &r);
+      if (rc != 0 || r.truncated || (r.conflict_atomic && !r.view_atomic)) {
+        fprintf(stderr, "seed %llu: rc %d (%s) truncated %d conflict %d view %d\n",
+                (unsigned long long)seed, rc, il_error(), r.truncated, r.conflict_atomic,
+                r.view_atomic);
         dump(ev, n);
-        ck_abort_msg("schedule verdicts inconsistent; seed %llu", (unsigned long long)seed);
+        ck_abort_msg("random trace failed; seed %llu", (unsigned long long)seed);
+      }
+      not_conflict += !r.conflict_atomic;
+      not_view += !r.view_atomic;
+      view_only += !r.conflict_atomic && r.view_atomic;
+      deadlocks += (size_t)r.potential_deadlock;
+      if (sync) { /* sync order only removes schedules: the trace without flags is no more atomic */
+        atom_event plain[MAXE];
+        for (size_t i = 0; i < n; i++) plain[i] = ev[i], plain[i].flags = 0;
+        il_result rp;
+        ck_assert_int_eq(il_check(plain, n, NULL, &rp), 0);
+        if (rp.conflict_atomic > r.conflict_atomic || rp.view_atomic > r.view_atomic) {
+          dump(ev, n);
+          ck_abort_msg("flags made a trace less atomic; seed %llu", (unsigned long long)seed);
+        }
+        ordered += rp.conflict_atomic < r.conflict_atomic || rp.view_atomic < r.view_atomic;
+        synced += sync_edge(ev, n);
+        il_result_free(&rp);
+      }
+      if (!r.conflict_atomic) check_witness(&m, r.conflict_witness, r.n_conflict_witness, 0);
+      if (!r.view_atomic) check_witness(&m, r.view_witness, r.n_view_witness, 1);
+
+      /* The observed trace is one of the schedules; a few random ones too. */
+      size_t order[MAXE];
+      rt_rng rng;
+      rt_rng_seed(&rng, seed * 7919u);
+      for (int s = 0; s < 4; s++) {
+        if (s == 0) {
+          for (size_t i = 0; i < n; i++) order[i] = i;
+        } else if (!random_schedule(&m, &rng, order)) {
+          continue;
+        }
+        int cs = il_schedule_conflict_serializable(ev, n, order, n);
+        int vs = il_schedule_view_serializable(ev, n, order, n);
+        ck_assert(cs >= 0 && vs >= 0);
+        int ok = (!cs || vs) && (cs || !r.conflict_atomic) && (vs || !r.view_atomic);
+        if (ok && !lock_held_at_end(ev, n)) {
+          atom_event tx[3 * MAXE];
+          size_t k = units_as_transactions(&m, order, tx);
+          int ref = ref_conflict_serializable(tx, k, NULL);
+          ck_assert_msg(ref >= 0, "reference: %s", ref_error());
+          ok = ref == cs;
+        }
+        if (ok && s == 1) { /* the trace observed in this order has the same verdicts */
+          atom_event re[MAXE];
+          reorder(ev, n, order, re);
+          il_result r2;
+          ok = il_check(re, n, NULL, &r2) == 0 &&
+               (flagged(ev, n) ? same_or_fewer(&r2, r.conflict_atomic, r.view_atomic)
+                               : r2.conflict_atomic == r.conflict_atomic &&
+                                     r2.view_atomic == r.view_atomic &&
+                                     r2.potential_deadlock == r.potential_deadlock);
+          il_result_free(&r2);
+        }
+        if (ok && s < 2 && serial_orders(&m) <= NAIVE_LIMIT)
+          ok = naive_serializable(&m, order, 0) == cs && naive_serializable(&m, order, 1) == vs;
+        if (!ok) {
+          fprintf(stderr, "seed %llu schedule %d: conflict %d view %d; atomic %d %d\n",
+                  (unsigned long long)seed, s, cs, vs, r.conflict_atomic, r.view_atomic);
+          dump(ev, n);
+          ck_abort_msg("schedule verdicts inconsistent; seed %llu", (unsigned long long)seed);
+        }
+      }
+      il_result_free(&r);
+      free(ev);
+    }
+    /* the generator must exercise every outcome */
+    if (cases >= 1000) {
+      ck_assert_uint_gt(not_conflict, cases / 20);
+      ck_assert_uint_gt(not_view, cases / 20);
+      ck_assert_uint_gt(view_only, 0);
+      ck_assert_uint_gt(deadlocks, 0);
+      ck_assert_uint_gt(cases - not_conflict, cases / 20);
+      if (sync) { /* sync order really occurs, and matters */
+        ck_assert_uint_gt(synced, cases / 10);
+        ck_assert_uint_gt(ordered, 0);
       }
     }
-    il_result_free(&r);
-    free(ev);
-  }
-  /* the generator must exercise every outcome */
-  if (cases >= 1000) {
-    ck_assert_uint_gt(not_conflict, cases / 20);
-    ck_assert_uint_gt(not_view, cases / 20);
-    ck_assert_uint_gt(view_only, 0);
-    ck_assert_uint_gt(deadlocks, 0);
-    ck_assert_uint_gt(cases - not_conflict, cases / 20);
+    if (sync)
+      fprintf(stderr,
+              "interleave, %llu traces with sync accesses: %zu not conflict-atomic, %zu not "
+              "view-atomic, %zu potential deadlocks, %zu with sync order, %zu atomic only "
+              "thanks to it\n",
+              cases, not_conflict, not_view, deadlocks, synced, ordered);
   }
 }
 END_TEST
 
 /* il_check against the enumeration of every schedule, event by event, with no reduction:
- * the three verdicts must be equal. */
+ * the three verdicts must be equal; on the same seeds without, then with synchronizing
+ * accesses. */
 START_TEST(test_random_exhaustive) {
   unsigned long long cases = env_number("ATOM_INTERLEAVE_CASES", under_valgrind() ? 150 : 3000);
   unsigned long long seed0 = env_number("ATOM_INTERLEAVE_SEED", 1);
   cases = cases / 3 + 1;
-  for (unsigned long long c = 0; c < cases; c++) {
-    uint64_t seed = 1000003u + seed0 + c;
+  for (unsigned long long c = 0; c < 2 * cases; c++) {
+    uint64_t seed = 1000003u + seed0 + c % cases;
     atom_event *ev;
     size_t n;
-    random_trace(seed, 12, c % 4 == 0 ? 2 : 3, 1, &ev, &n);
+    random_trace(seed, 12, c % 4 == 0 ? 2 : 3, 1, c >= cases, &ev, &n);
     model m;
     model_build(&m, ev, n);
     if (multinomial(m.len, m.T) > MERGE_LIMIT) { /* too long to enumerate one by one */
@@ -1106,6 +1205,7 @@ Suite *atom_test_suite_interleave(void) {
   tcase_add_test(cv, test_deciders_errors);
   tcase_add_test(cv, test_ill_formed);
   tcase_add_test(cv, test_deadlock);
+  tcase_add_test(cv, test_sync_order);
   tcase_add_test(cv, test_truncation);
   suite_add_tcase(s, cv);
   TCase *rnd = tcase_create("random");

@@ -1,10 +1,13 @@
-/* lib/support: the accounted allocator, growable arrays and the u64 hash map. (Vector clocks
- * and the digraph are tested with the checkers that use them.) */
+/* lib/support: the accounted allocator, growable arrays, the u64 hash map and the sync order
+ * of thread periods (release/acquire). (Vector clocks, the digraph and the fork/join order of
+ * periods are tested with the checkers that use them.) */
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomicity/error.h"
 #include "support/mem.h"
+#include "support/periods.h"
 #include "support/u64map.h"
 
 Suite *atom_test_suite_support(void);
@@ -122,6 +125,119 @@ START_TEST(u64map_out_of_memory_leaves_it_unchanged) {
 }
 END_TEST
 
+/* ---- periods: sync order ----------------------------------------------------------------- */
+
+START_TEST(periods_release_acquire) {
+  atom__mem m;
+  atom__mem_init(&m, NULL);
+  atom__periods ps;
+  atom__periods_init(&ps, &m);
+  enum { X = 5, Y = 9 };
+  uint32_t a0, a1, b0, b1, c1, d0, e1, q;
+  int moved = -1;
+  ck_assert_int_eq(atom__periods_of(&ps, 0, &a0), 0);
+  ck_assert_int_eq(atom__periods_of(&ps, 1, &a1), 0);
+  ck_assert(atom__periods_concurrent(&ps, a0, a1));
+  /* thread 0 releases X in a0: a0 ends there, its next event starts b0 */
+  ck_assert_int_eq(atom__periods_release(&ps, 0, X), 0);
+  ck_assert_int_eq(atom__periods_of(&ps, 0, &b0), 0);
+  ck_assert_uint_ne(b0, a0);
+  ck_assert(atom__periods_before(&ps, a0, b0));
+  ck_assert_int_eq(atom__periods_of(&ps, 0, &q), 0); /* one cut, one new period */
+  ck_assert_uint_eq(q, b0);
+  /* an acquire of a variable nobody released changes nothing */
+  ck_assert_int_eq(atom__periods_acquire(&ps, 1, Y, &moved), 0);
+  ck_assert_int_eq(moved, 0);
+  ck_assert_int_eq(atom__periods_of(&ps, 1, &q), 0);
+  ck_assert_uint_eq(q, a1);
+  /* thread 1 acquires X: a new period after a0, still concurrent with b0 */
+  ck_assert_int_eq(atom__periods_acquire(&ps, 1, X, &moved), 0);
+  ck_assert_int_eq(moved, 1);
+  ck_assert_int_eq(atom__periods_of(&ps, 1, &b1), 0);
+  ck_assert(atom__periods_before(&ps, a1, b1));
+  ck_assert(atom__periods_before(&ps, a0, b1));
+  ck_assert(!atom__periods_before(&ps, b1, a0));
+  ck_assert(atom__periods_concurrent(&ps, b0, b1));
+  ck_assert(atom__periods_concurrent(&ps, a0, a1)); /* what came before is unchanged */
+  /* acquiring again teaches nothing: no new period (spinning on a flag is free) */
+  ck_assert_int_eq(atom__periods_acquire(&ps, 1, X, &moved), 0);
+  ck_assert_int_eq(moved, 0);
+  ck_assert_int_eq(atom__periods_acquire(&ps, 1, X, NULL), 0);
+  ck_assert_int_eq(atom__periods_of(&ps, 1, &q), 0);
+  ck_assert_uint_eq(q, b1);
+  /* a thread's own release orders nothing for itself */
+  ck_assert_int_eq(atom__periods_acquire(&ps, 0, X, &moved), 0);
+  ck_assert_int_eq(moved, 0);
+  /* thread 1 releases Y; thread 0 acquires it: b0 is cut there, d0 follows a1 and b1 */
+  ck_assert_int_eq(atom__periods_release(&ps, 1, Y), 0);
+  ck_assert_int_eq(atom__periods_acquire(&ps, 0, Y, &moved), 0);
+  ck_assert_int_eq(moved, 1);
+  ck_assert_int_eq(atom__periods_of(&ps, 0, &d0), 0);
+  ck_assert(atom__periods_before(&ps, b0, d0));
+  ck_assert(atom__periods_before(&ps, b1, d0));
+  ck_assert(atom__periods_before(&ps, a1, d0));
+  /* thread 1's next event starts c1 (after its release), concurrent with d0 */
+  ck_assert_int_eq(atom__periods_of(&ps, 1, &c1), 0);
+  ck_assert(atom__periods_before(&ps, b1, c1));
+  ck_assert(atom__periods_concurrent(&ps, c1, d0));
+  /* the clock of X joins every release: a second release of X by thread 0 (in d0, which
+   * follows b1) and a third thread's acquire of X follows a0, d0 and, through d0, b1 */
+  ck_assert_int_eq(atom__periods_release(&ps, 0, X), 0);
+  ck_assert_int_eq(atom__periods_acquire(&ps, 2, X, &moved), 0);
+  ck_assert_int_eq(moved, 1);
+  ck_assert_int_eq(atom__periods_of(&ps, 2, &e1), 0);
+  ck_assert(atom__periods_before(&ps, a0, e1));
+  ck_assert(atom__periods_before(&ps, d0, e1));
+  ck_assert(atom__periods_before(&ps, b1, e1));
+  ck_assert(atom__periods_concurrent(&ps, c1, e1));
+  /* a join after a release needs no extra period: the cut is consumed */
+  ck_assert_int_eq(atom__periods_release(&ps, 2, Y), 0);
+  ck_assert_int_eq(atom__periods_join(&ps, 2, 1), 0);
+  ck_assert_int_eq(atom__periods_of(&ps, 2, &q), 0);
+  ck_assert(atom__periods_before(&ps, e1, q));
+  ck_assert(atom__periods_before(&ps, c1, q));
+  uint32_t q2;
+  ck_assert_int_eq(atom__periods_of(&ps, 2, &q2), 0);
+  ck_assert_uint_eq(q2, q);
+  ck_assert_uint_gt(atom__periods_bytes(&ps), 0);
+  atom__periods_destroy(&ps);
+  ck_assert_uint_eq(m.bytes, 0);
+}
+END_TEST
+
+/* Every allocation of release/acquire may fail: ATOM_ENOMEM, nothing leaks, the order stays
+ * usable (a retry succeeds). */
+START_TEST(periods_sync_out_of_memory) {
+  int failures = 0;
+  for (long at = 1; at < 200; at++) {
+    failing f = {0, at};
+    atom__allocator al = {f_malloc, f_realloc, f_free, &f};
+    atom__mem m;
+    atom__mem_init(&m, &al);
+    atom__periods ps;
+    atom__periods_init(&ps, &m);
+    uint32_t p;
+    int moved;
+    for (uint32_t step = 0; step < 12; step++) {
+      uint32_t t = step % 3, x = 100 + step % 2;
+      int rc = step % 2 ? atom__periods_acquire(&ps, t, x, &moved)
+                        : atom__periods_release(&ps, t, x);
+      if (rc) {
+        ck_assert_int_eq(rc, ATOM_ENOMEM);
+        failures++;
+        rc = step % 2 ? atom__periods_acquire(&ps, t, x, &moved)
+                      : atom__periods_release(&ps, t, x);
+        ck_assert_int_eq(rc, 0);
+      }
+      if (atom__periods_of(&ps, t, &p) == ATOM_ENOMEM) failures++;
+    }
+    atom__periods_destroy(&ps);
+    ck_assert_uint_eq(m.bytes, 0);
+  }
+  ck_assert_int_gt(failures, 5);
+}
+END_TEST
+
 Suite *atom_test_suite_support(void) {
   Suite *s = suite_create("support");
   TCase *tc = tcase_create("support");
@@ -129,6 +245,8 @@ Suite *atom_test_suite_support(void) {
   tcase_add_test(tc, grow_keeps_contents_and_fails_cleanly);
   tcase_add_test(tc, u64map_put_get_replace_grow);
   tcase_add_test(tc, u64map_out_of_memory_leaves_it_unchanged);
+  tcase_add_test(tc, periods_release_acquire);
+  tcase_add_test(tc, periods_sync_out_of_memory);
   suite_add_tcase(s, tc);
   return s;
 }
