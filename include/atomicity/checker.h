@@ -164,6 +164,22 @@ typedef struct atom_report_spec {
  */
 ATOM_API int atom_env_report(atom_env *env, const atom_report_spec *spec);
 
+/**
+ * The checker could not decide everything: it stopped at a bound (a work or memory bound of
+ * its own, e.g. tso's max_work) at event @p event_index. Its reports so far stay true; the
+ * session marks the checker INCOMPLETE with this reason (printf-style, one line; the first
+ * call's reason is kept, later calls change nothing). A checker that hits such a bound calls
+ * this INSTEAD of making a report: an inconclusive search is never a violation. The checker
+ * keeps receiving events. See atom_checker_status_get().
+ * @return 0, ATOM_EINVAL (NULL @p env or @p fmt).
+ * @since 0.2
+ */
+ATOM_API int atom_env_incomplete(atom_env *env, uint64_t event_index, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
 #ifdef __cplusplus
 }
 #endif

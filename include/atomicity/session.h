@@ -109,9 +109,12 @@ ATOM_API const struct atom_checker *atom_checker_builtin(size_t i);
  * event index, accepted or not.
  *
  * Out of memory: ATOM_ENOMEM means the session could not take the event and changed nothing
- * (pushing it again is safe). A checker that runs out of memory while processing an accepted
- * event is disabled instead (it gets no more events, its reports are incomplete); the push
- * still succeeds, and atom_finish() returns ATOM_ENOMEM naming the checker.
+ * (pushing it again is safe). A checker that runs out of memory (ATOM_ENOMEM) or reaches one of
+ * its documented limits (ATOM_ELIMIT, e.g. aerodrome's max_threads) while processing an
+ * accepted event is disabled instead (it gets no more events, its reports are incomplete, and
+ * atom_checker_status_get() says ATOM_CHECKER_DISABLED with the event index and the reason);
+ * the push still succeeds, and atom_finish() returns that code naming the checker. @since 0.2
+ * for ATOM_ELIMIT (0.1 returned it from the push and kept the checker).
  * @return 0 or a negative ATOM_E* code; ATOM_ESTATE after atom_finish().
  * @since 0.1
  */
@@ -163,8 +166,11 @@ ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set);
  * End of the execution: close every open transaction (as if its thread pushed END, in order of
  * first appearance of the threads), then let every checker finish. Idempotent (later calls
  * return the same status).
- * @return 0, the first error of a checker's finish, or ATOM_ENOMEM if a checker was disabled
- *         for lack of memory at any point (atom_last_error() names it).
+ * A checker's finish that fails with ATOM_ENOMEM or ATOM_ELIMIT disables it (as in atom_push).
+ * @return 0, the first other error of a checker's finish, or else ATOM_ENOMEM / ATOM_ELIMIT if
+ *         a checker was disabled at any point (atom_last_error() names it). A checker that is
+ *         only INCOMPLETE (atom_env_incomplete) does not make it fail: see
+ *         atom_checker_status_get().
  * @since 0.1
  */
 ATOM_API int atom_finish(atom_session *s);
@@ -212,12 +218,45 @@ typedef struct atom_checker_stats {
   uint64_t nodes;        /**< checker-specific: graph nodes, transactions, tuples held */
   uint64_t edges;        /**< checker-specific: graph edges held */
   uint64_t clocks;       /**< checker-specific: vector clocks held */
-  uint64_t disabled;     /**< 1 if it ran out of memory and stopped checking (see atom_push) */
+  uint64_t disabled;     /**< 1 if it stopped checking (out of memory or a limit, see atom_push
+                              and atom_checker_status_get) */
 } atom_checker_stats;
 #define ATOM_CHECKER_STATS_VERSION 1
 
 /** @return 0, or ATOM_EINVAL (NULL, @p i out of range, unknown version). @since 0.1 */
 ATOM_API int atom_checker_stats_get(const atom_session *s, size_t i, atom_checker_stats *out);
+
+/** atom_checker_status::state: the checker saw every event and decided. @since 0.2 */
+#define ATOM_CHECKER_COMPLETE 1
+/** atom_checker_status::state: it stopped at a bound of its own (atom_env_incomplete): its
+ *  reports are true, but the absence of reports proves nothing. @since 0.2 */
+#define ATOM_CHECKER_INCOMPLETE 2
+/** atom_checker_status::state: a limit (ATOM_ELIMIT) or lack of memory (ATOM_ENOMEM) made it
+ *  stop checking; it got no events after stopped_at. Reports made before stay true. @since 0.2 */
+#define ATOM_CHECKER_DISABLED 3
+
+/** Whether a checker's verdict is complete, for atom_checker_status_get(). Fields are only
+ *  appended. @since 0.2 */
+typedef struct atom_checker_status {
+  uint32_t version;     /**< set by the caller to ATOM_CHECKER_STATUS_VERSION */
+  uint32_t state;       /**< ATOM_CHECKER_COMPLETE, _INCOMPLETE or _DISABLED */
+  uint64_t stopped_at;  /**< event index where it stopped (INCOMPLETE, DISABLED); 0 otherwise.
+                             A checker stopped in its end-of-run analysis names the event count */
+  const char *reason;   /**< one line, owned by the session, valid until atom_session_free;
+                             NULL when COMPLETE */
+  int32_t error;        /**< the ATOM_E* code that disabled it (ATOM_ELIMIT, ATOM_ENOMEM), else 0 */
+  uint32_t reserved;    /**< 0 */
+} atom_checker_status;
+#define ATOM_CHECKER_STATUS_VERSION 1
+
+/**
+ * Whether attached checker @p i decided everything. Reading it before atom_finish() gives the
+ * state so far (checkers that decide at finish can still stop there).
+ * @param out its version must be ATOM_CHECKER_STATUS_VERSION; filled on success.
+ * @return 0, or ATOM_EINVAL (NULL, @p i out of range, unknown version).
+ * @since 0.2
+ */
+ATOM_API int atom_checker_status_get(const atom_session *s, size_t i, atom_checker_status *out);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,7 @@
 /* The checker environment: what a checker may ask of its session (checker.h). */
 #include "core/env.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -21,6 +22,7 @@ int atom__env_arg_yes_no(atom_env *env, const char *key, int *out) {
 void atom__env_free(atom_env *env) {
   if (!env) return;
   atom__mem *core = &env->session->mem;
+  atom__mem_free(core, env->reason, env->reason_size);
   if (env->args) atom__mem_free(&env->mem, env->args, strlen(env->args) + 1);
   atom__mem_free(&env->mem, env->arg_keys, env->args_size * sizeof *env->arg_keys);
   atom__mem_free(&env->mem, env->arg_values, env->args_size * sizeof *env->arg_values);
@@ -82,4 +84,62 @@ ATOM_API int atom_env_var_set(const atom_env *env, uint32_t var, uint64_t *set) 
 ATOM_API int atom_env_report(atom_env *env, const atom_report_spec *spec) {
   if (!env) return atom__error(ATOM_EINVAL, "atom_env_report: NULL environment");
   return atom__report_add(env->session, env, spec);
+}
+
+/* ---- incomplete and disabled checkers (atom_checker_status) ---- */
+
+/* Why a status has no reason text: its copy could not be allocated. */
+static char no_memory_reason[] = "the reason could not be stored (out of memory)";
+
+/* Replace env's reason with a copy of text (one line: control characters become spaces). */
+static void set_reason(atom_env *env, const char *text) {
+  atom__mem *core = &env->session->mem;
+  atom__mem_free(core, env->reason, env->reason_size);
+  env->reason = NULL;
+  env->reason_size = 0;
+  size_t n = strlen(text) + 1;
+  char *copy = atom__mem_realloc(core, NULL, 0, n);
+  if (!copy) {
+    env->reason = no_memory_reason; /* reason_size 0: never freed */
+    return;
+  }
+  for (size_t i = 0; i < n; i++) copy[i] = (text[i] > 0 && text[i] < 0x20) ? ' ' : text[i];
+  env->reason = copy;
+  env->reason_size = n;
+}
+
+void atom__env_disable(atom_env *env, uint64_t index, int err) {
+  if (env->disabled) return;
+  env->disabled = 1;
+  env->state = ATOM_CHECKER_DISABLED;
+  env->stopped_at = index;
+  env->error = err;
+  /* atom_env_error() prefixes "name: "; a message without it is not the checker's (stale). */
+  const char *msg = atom_last_error();
+  size_t len = strlen(env->vt->name);
+  char buf[512];
+  if (msg && strncmp(msg, env->vt->name, len) == 0 && msg[len] == ':' && msg[len + 1] == ' ' &&
+      msg[len + 2])
+    snprintf(buf, sizeof buf, "%s", msg + len + 2);
+  else if (err == ATOM_ENOMEM)
+    snprintf(buf, sizeof buf, "out of memory");
+  else
+    snprintf(buf, sizeof buf, "%s (%s)", atom_strerror(err), atom_error_name(err));
+  set_reason(env, buf);
+}
+
+ATOM_API int atom_env_incomplete(atom_env *env, uint64_t event_index, const char *fmt, ...) {
+  if (!env || !fmt) return atom__error(ATOM_EINVAL, "atom_env_incomplete: NULL argument");
+  /* The first reason is kept; a disabled checker keeps the stronger state. */
+  if (env->state == ATOM_CHECKER_INCOMPLETE || env->state == ATOM_CHECKER_DISABLED) return 0;
+  char msg[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  env->state = ATOM_CHECKER_INCOMPLETE;
+  env->stopped_at = event_index;
+  env->error = 0;
+  set_reason(env, msg);
+  return 0;
 }

@@ -93,15 +93,15 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* A checker that runs out of memory is disabled rather than failing the push: the event was
- * accepted by the session and the other checkers, so the caller must not push it again (a
- * push that returns ATOM_ENOMEM has changed nothing). atom_finish reports the disabled
- * checkers. Other errors a checker returns (ATOM_ELIMIT) are returned to the caller. */
-static int checker_failed(atom_session *s, const atom__sub *sub, const atom_ev *ev, int err) {
-  if (err != ATOM_ENOMEM) return err;
-  sub->env->disabled = 1;
-  sub->env->disabled_at = ev->index;
-  (void)s;
+/* A checker that runs out of memory or reaches one of its limits is disabled rather than
+ * failing the push: the event was accepted by the session and the other checkers, so the
+ * caller must not push it again (a push that returns ATOM_ENOMEM has changed nothing), and a
+ * checker that missed an event cannot go on deciding. atom_finish reports the disabled
+ * checkers; atom_checker_status_get says where and why. Other errors a checker returns reach
+ * the caller. */
+static int checker_failed(const atom__sub *sub, const atom_ev *ev, int err) {
+  if (err != ATOM_ENOMEM && err != ATOM_ELIMIT) return err;
+  atom__env_disable(sub->env, ev->index, err);
   return 0;
 }
 
@@ -115,7 +115,7 @@ int atom__dispatch(atom_session *s, const atom_ev *ev) {
     uint64_t t0 = profile ? now_ns() : 0;
     int err = sub[i].on_event(sub[i].self, ev);
     if (profile) sub[i].env->time_ns += now_ns() - t0;
-    if (err < 0 && (err = checker_failed(s, &sub[i], ev, err)) < 0 && !first_err)
+    if (err < 0 && (err = checker_failed(&sub[i], ev, err)) < 0 && !first_err)
       first_err = err;
   }
   return first_err;

@@ -218,19 +218,27 @@ ATOM_API int atom_finish(atom_session *s) {
         env->time_ns += (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec -
                         (uint64_t)a.tv_nsec;
       }
-      if (e == ATOM_ENOMEM) {
-        env->disabled = 1;
-        env->disabled_at = s->next_index;
+      if (e == ATOM_ENOMEM || e == ATOM_ELIMIT) {
+        /* at finish the checker "stopped at" the end of the events */
+        atom__env_disable(env, s->next_index, e);
       } else if (e && !err) {
         err = e;
       }
     }
-    for (size_t i = 0; i < s->n_envs && !err; i++)
-      if (s->envs[i]->disabled)
+    for (size_t i = 0; i < s->n_envs && !err; i++) {
+      const atom_env *env = s->envs[i];
+      if (!env->disabled) continue;
+      if (env->error == ATOM_ENOMEM)
         err = atom__error(ATOM_ENOMEM,
                           "checker %s ran out of memory at event %llu and stopped checking: its "
                           "reports are incomplete",
-                          s->envs[i]->vt->name, (unsigned long long)s->envs[i]->disabled_at);
+                          env->vt->name, (unsigned long long)env->stopped_at);
+      else
+        err = atom__error(env->error,
+                          "checker %s stopped checking at event %llu: %s; its reports are "
+                          "incomplete",
+                          env->vt->name, (unsigned long long)env->stopped_at, env->reason);
+    }
     s->finished = 1;
     s->finish_status = err;
   }
@@ -276,5 +284,17 @@ ATOM_API int atom_checker_stats_get(const atom_session *s, size_t i, atom_checke
       out->clocks = c.clocks;
     }
   }
+  return 0;
+}
+
+ATOM_API int atom_checker_status_get(const atom_session *s, size_t i, atom_checker_status *out) {
+  if (!s || !out || i >= s->n_envs || out->version != ATOM_CHECKER_STATUS_VERSION)
+    return atom__error(ATOM_EINVAL, "atom_checker_status_get: bad argument");
+  const atom_env *env = s->envs[i];
+  out->state = env->state ? env->state : ATOM_CHECKER_COMPLETE;
+  out->stopped_at = env->state ? env->stopped_at : 0;
+  out->reason = env->state ? env->reason : NULL;
+  out->error = env->state == ATOM_CHECKER_DISABLED ? env->error : 0;
+  out->reserved = 0;
   return 0;
 }

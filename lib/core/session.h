@@ -58,8 +58,14 @@ struct atom_env {
   uint64_t time_ns;
   uint64_t reports;
   uint64_t occurrences;
-  int disabled;          /* ran out of memory: gets no more events (its verdict is partial) */
-  uint64_t disabled_at;  /* the event it could not process */
+  int disabled;          /* out of memory or a limit: gets no more events (verdict partial) */
+  /* Its atom_checker_status: state ATOM_CHECKER_*, where it stopped, why (reason allocated in
+   * the session's core memory, reason_size bytes; freed with the env), the disabling code. */
+  uint32_t state;
+  uint64_t stopped_at;
+  char *reason;
+  size_t reason_size;
+  int error;
 };
 
 /* A checker subscribed to one kind. */
@@ -117,5 +123,11 @@ const char *atom__key_label(const atom_session *s, int space, uint64_t key, char
                             size_t size);
 
 void atom__env_free(atom_env *env);
+
+/* Mark env DISABLED at event index because its callback failed with err (ATOM_ENOMEM or
+ * ATOM_ELIMIT): it gets no more events. The reason is the checker's last-error message when
+ * it set one, else the code's description. Never fails (a reason that cannot be stored is
+ * replaced by a fixed one). */
+void atom__env_disable(atom_env *env, uint64_t index, int err);
 
 #endif

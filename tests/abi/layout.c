@@ -43,6 +43,14 @@ int main(void) {
   PIN(offsetof(atom_checker_stats, disabled), 72);
   PIN(sizeof(atom_checker_stats), 80);
 
+  PIN(offsetof(atom_checker_status, version), 0);
+  PIN(offsetof(atom_checker_status, state), 4);
+  PIN(offsetof(atom_checker_status, stopped_at), 8);
+  PIN(offsetof(atom_checker_status, reason), 16);
+  PIN(offsetof(atom_checker_status, error), 24);
+  PIN(offsetof(atom_checker_status, reserved), 28);
+  PIN(sizeof(atom_checker_status), 32);
+
   PIN(offsetof(atom_checker, abi_version), 0);
   PIN(offsetof(atom_checker, event_mask), 4);
   PIN(offsetof(atom_checker, name), 8);
@@ -68,6 +76,10 @@ int main(void) {
   /* Pinned constants */
   PIN(ATOM_OPTIONS_VERSION, 1);
   PIN(ATOM_CHECKER_ABI_VERSION, 1);
+  PIN(ATOM_CHECKER_STATUS_VERSION, 1);
+  PIN(ATOM_CHECKER_COMPLETE, 1);
+  PIN(ATOM_CHECKER_INCOMPLETE, 2);
+  PIN(ATOM_CHECKER_DISABLED, 3);
   PIN(ATOM_THREADSAFE, 1);
   PIN(ATOM_PROFILE, 2);
   PIN(ATOM_SPACE_THREAD, 1);

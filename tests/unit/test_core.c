@@ -489,6 +489,13 @@ START_TEST(reports_cap) {
 }
 END_TEST
 
+/* The status of checker ci, checked for its version field. */
+static atom_checker_status status_of(atom_session *s, size_t ci) {
+  atom_checker_status st = {.version = ATOM_CHECKER_STATUS_VERSION};
+  ck_assert_int_eq(atom_checker_status_get(s, ci, &st), 0);
+  return st;
+}
+
 START_TEST(checker_out_of_memory_disables_it) {
   atom_session *s = NULL;
   ck_assert_int_eq(atom_session_new(&s, NULL), 0);
@@ -502,6 +509,14 @@ START_TEST(checker_out_of_memory_disables_it) {
   ck_assert_uint_eq(st.disabled, 1);
   ck_assert_int_eq(atom_checker_stats_get(s, 1, &st), 0);
   ck_assert_uint_eq(st.disabled, 0);
+  atom_checker_status cs = status_of(s, 0);
+  ck_assert_uint_eq(cs.state, ATOM_CHECKER_DISABLED);
+  ck_assert_uint_eq(cs.stopped_at, 2);
+  ck_assert_int_eq(cs.error, ATOM_ENOMEM);
+  ck_assert_str_eq(cs.reason, "out of memory");
+  cs = status_of(s, 1);
+  ck_assert_uint_eq(cs.state, ATOM_CHECKER_COMPLETE);
+  ck_assert_ptr_null(cs.reason);
   ck_assert_int_eq(atom_finish(s), ATOM_ENOMEM);
   ck_assert_ptr_nonnull(strstr(atom_last_error(), "checker recorder ran out of memory at event 2"));
   ck_assert_int_eq(atom_finish(s), ATOM_ENOMEM); /* the same status again */
@@ -511,20 +526,79 @@ START_TEST(checker_out_of_memory_disables_it) {
 }
 END_TEST
 
-START_TEST(checker_errors_surface) {
-  /* Errors other than out of memory (a checker refusing an event) reach the caller, and the
-   * checker stays attached. */
+START_TEST(checker_limit_disables_it) {
+  /* A checker that reaches a documented limit (ATOM_ELIMIT) missed an event: it is disabled
+   * like one out of memory, the push succeeds (the others took the event), and the status
+   * names the event and the checker's own message. */
   atom_session *s = NULL;
   ck_assert_int_eq(atom_session_new(&s, NULL), 0);
   ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, "fail_at=2,fail_code=-8"),
                    0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, NULL), 0);
   ck_assert_int_eq(atom_write(s, 1, 1, 0), 0);
-  ck_assert_int_eq(atom_write(s, 1, 1, 0), ATOM_ELIMIT);
-  ck_assert_int_eq(atom_write(s, 1, 1, 0), ATOM_ELIMIT);
+  atom_env_error(NULL, ATOM_EINVAL, "a stale message of someone else");
+  ck_assert_int_eq(atom_write(s, 1, 1, 0), 0);
+  ck_assert_int_eq(atom_write(s, 1, 1, 0), 0);
+  ck_assert_uint_eq(tu_recorder_of(s, 0)->count, 1);
+  ck_assert_uint_eq(tu_recorder_of(s, 1)->count, 3);
+  atom_checker_status cs = status_of(s, 0);
+  ck_assert_uint_eq(cs.state, ATOM_CHECKER_DISABLED);
+  ck_assert_uint_eq(cs.stopped_at, 1);
+  ck_assert_int_eq(cs.error, ATOM_ELIMIT);
+  /* the recorder set no message: the stale one is not taken for its reason */
+  ck_assert_ptr_null(strstr(cs.reason, "stale"));
+  ck_assert_ptr_nonnull(strstr(cs.reason, "ATOM_ELIMIT"));
+  ck_assert_int_eq(atom_finish(s), ATOM_ELIMIT);
+  ck_assert_ptr_nonnull(strstr(atom_last_error(), "checker recorder stopped checking at event 1"));
+  atom_session_free(s);
+}
+END_TEST
+
+START_TEST(checker_errors_surface) {
+  /* Errors other than out of memory or a limit (a checker refusing an event) reach the caller,
+   * and the checker stays attached. */
+  atom_session *s = NULL;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, "fail_at=2,fail_code=-1"),
+                   0);
+  ck_assert_int_eq(atom_write(s, 1, 1, 0), 0);
+  ck_assert_int_eq(atom_write(s, 1, 1, 0), -1);
+  ck_assert_int_eq(atom_write(s, 1, 1, 0), -1);
   atom_checker_stats st = {.version = ATOM_CHECKER_STATS_VERSION};
   ck_assert_int_eq(atom_checker_stats_get(s, 0, &st), 0);
   ck_assert_uint_eq(st.disabled, 0);
+  ck_assert_uint_eq(status_of(s, 0).state, ATOM_CHECKER_COMPLETE);
   ck_assert_int_eq(atom_finish(s), 0);
+  atom_session_free(s);
+}
+END_TEST
+
+START_TEST(checker_incomplete_status) {
+  /* atom_env_incomplete marks the checker INCOMPLETE with the first reason; it keeps getting
+   * events; finish succeeds; the status says where it stopped. */
+  atom_session *s = NULL;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, "incomplete_at=2"), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, NULL), 0);
+  ck_assert_uint_eq(status_of(s, 0).state, ATOM_CHECKER_COMPLETE);
+  for (int i = 0; i < 4; i++) ck_assert_int_eq(atom_write(s, 1, 1, 0), 0);
+  ck_assert_uint_eq(tu_recorder_of(s, 0)->count, 4);
+  ck_assert_int_eq(atom_finish(s), 0);
+  ck_assert_int_eq(tu_recorder_of(s, 0)->finished, 1);
+  atom_checker_status cs = status_of(s, 0);
+  ck_assert_uint_eq(cs.state, ATOM_CHECKER_INCOMPLETE);
+  ck_assert_uint_eq(cs.stopped_at, 1);
+  ck_assert_str_eq(cs.reason, "bound 2 reached at event 1"); /* the first call's */
+  ck_assert_int_eq(cs.error, 0);
+  ck_assert_uint_eq(status_of(s, 1).state, ATOM_CHECKER_COMPLETE);
+  /* bad arguments */
+  atom_checker_status bad = {.version = 2};
+  ck_assert_int_eq(atom_checker_status_get(s, 0, &bad), ATOM_EINVAL);
+  bad.version = ATOM_CHECKER_STATUS_VERSION;
+  ck_assert_int_eq(atom_checker_status_get(s, 2, &bad), ATOM_EINVAL);
+  ck_assert_int_eq(atom_checker_status_get(NULL, 0, &bad), ATOM_EINVAL);
+  ck_assert_int_eq(atom_checker_status_get(s, 0, NULL), ATOM_EINVAL);
+  ck_assert_int_eq(atom_env_incomplete(NULL, 0, "x"), ATOM_EINVAL);
   atom_session_free(s);
 }
 END_TEST
@@ -750,7 +824,9 @@ Suite *atom_test_suite_core(void) {
   tcase_add_test(tc, reports_dedup_counts_callback_and_contents);
   tcase_add_test(tc, reports_cap);
   tcase_add_test(tc, checker_out_of_memory_disables_it);
+  tcase_add_test(tc, checker_limit_disables_it);
   tcase_add_test(tc, checker_errors_surface);
+  tcase_add_test(tc, checker_incomplete_status);
   tcase_add_test(tc, push_many_counts);
   tcase_add_test(tc, threadsafe_pushes_from_8_threads);
   suite_add_tcase(s, tc);

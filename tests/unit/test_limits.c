@@ -33,17 +33,18 @@ START_TEST(thread_keys_2_pow_20) {
   ck_assert_int_eq(atom_session_new(&s, NULL), 0);
   ck_assert_int_eq(atom_session_attach(s, "velodrome"), 0);
   ck_assert_int_eq(atom_session_attach(s, "aerodrome:max_threads=1000"), 0);
-  size_t limited = 0;
-  for (uint64_t t = 0; t < n; t++) {
-    int rc = atom_write(s, 0x100000000ULL + t, 7, t);
-    ok_or_limit(rc);
-    if (rc == ATOM_ELIMIT) {
-      limited++;
-      ck_assert_ptr_nonnull(strstr(atom_last_error(), "max_threads=1000"));
-    }
-  }
-  ck_assert_uint_eq(limited, n - 1000);
-  ck_assert_int_eq(atom_finish(s), 0);
+  for (uint64_t t = 0; t < n; t++) ck_assert_int_eq(atom_write(s, 0x100000000ULL + t, 7, t), 0);
+  /* aerodrome stopped at the first thread beyond the limit, and says so */
+  atom_checker_status cs = {.version = ATOM_CHECKER_STATUS_VERSION};
+  ck_assert_int_eq(atom_checker_status_get(s, 1, &cs), 0);
+  ck_assert_uint_eq(cs.state, ATOM_CHECKER_DISABLED);
+  ck_assert_uint_eq(cs.stopped_at, 1000);
+  ck_assert_int_eq(cs.error, ATOM_ELIMIT);
+  ck_assert_ptr_nonnull(strstr(cs.reason, "max_threads=1000"));
+  ck_assert_int_eq(atom_checker_status_get(s, 0, &cs), 0);
+  ck_assert_uint_eq(cs.state, ATOM_CHECKER_COMPLETE);
+  ck_assert_int_eq(atom_finish(s), ATOM_ELIMIT);
+  ck_assert_ptr_nonnull(strstr(atom_last_error(), "checker aerodrome stopped checking at event 1000"));
   atom_session_stats st = {.version = ATOM_SESSION_STATS_VERSION};
   ck_assert_int_eq(atom_session_stats_get(s, &st), 0);
   ck_assert_uint_eq(st.threads, n);

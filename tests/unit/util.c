@@ -147,6 +147,8 @@ static int rec_create(void **self, atom_env *env) {
   if (fail) r->fail_on_event = atoi(fail);
   const char *code = atom_env_arg(env, "fail_code");
   r->fail_code = code ? atoi(code) : ATOM_ENOMEM;
+  const char *inc = atom_env_arg(env, "incomplete_at");
+  if (inc) r->incomplete_at = atoi(inc);
   *self = r;
   return 0;
 }
@@ -154,6 +156,12 @@ static int rec_create(void **self, atom_env *env) {
 static int rec_on_event(void *self, const atom_ev *ev) {
   tu_recorder *r = self;
   if (r->fail_on_event > 0 && r->count + 1 >= (size_t)r->fail_on_event) return r->fail_code;
+  /* from that event on it says every time that it stopped at a bound (the first call counts) */
+  if (r->incomplete_at > 0 && r->count + 1 >= (size_t)r->incomplete_at) {
+    int rc = atom_env_incomplete(r->env, ev->index, "bound %d reached at event %llu",
+                                 r->incomplete_at, (unsigned long long)ev->index);
+    if (rc) return rc;
+  }
   if (r->count == r->cap) {
     size_t ncap = r->cap ? 2 * r->cap : 64;
     atom_ev *n = realloc(r->events, ncap * sizeof *n);
@@ -176,7 +184,7 @@ static void rec_destroy(void *self) {
   atom_env_realloc(r->env, r, sizeof *r, 0);
 }
 
-static const char *const rec_keys[] = {"note", "fail_at", "fail_code", NULL};
+static const char *const rec_keys[] = {"note", "fail_at", "fail_code", "incomplete_at", NULL};
 
 const atom_checker tu_recorder_checker = {
     .abi_version = ATOM_CHECKER_ABI_VERSION,

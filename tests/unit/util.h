@@ -54,9 +54,11 @@ typedef struct tu_recorder {
   int finished;
   int fail_on_event; /* fail on_event with fail_code when >0 and count + 1 reaches it */
   int fail_code;     /* default ATOM_ENOMEM */
+  int incomplete_at; /* when >0: atom_env_incomplete at that event and every later one */
   atom_env *env;
 } tu_recorder;
-extern const atom_checker tu_recorder_checker; /* every kind; args: note, fail_at, fail_code */
+extern const atom_checker tu_recorder_checker; /* every kind; args: note, fail_at, fail_code,
+                                                     incomplete_at */
 /* The recorder attached as checker index ci (its self pointer). */
 tu_recorder *tu_recorder_of(atom_session *s, size_t ci);
 
