@@ -152,6 +152,7 @@ typedef struct commit_node {
   int finished;
   size_t max_edges; /* documented limit on inter-edges (argument max_edges) */
   int lo_truncated;  /* the lock-order graph reached max_edges / 4 edges and stopped growing */
+  uint64_t lo_truncated_at; /* the first acquire it did not record */
   atom__periods per;
   atom__lockorder lo;
   cn_thread *th;
@@ -526,6 +527,7 @@ static int lo_record(commit_node *c, uint32_t t, uint32_t to, const atom_ev *ev,
   /* Each acquire adds an edge (with its gate set) per held lock: bounded so that a thread
    * holding very many locks cannot exhaust memory; finish then says the analysis is partial. */
   if (c->lo.n >= c->max_edges / 4) {
+    if (!c->lo_truncated) c->lo_truncated_at = ev->index;
     c->lo_truncated = 1;
     return 0;
   }
@@ -1316,11 +1318,13 @@ static int cn_finish(void *self) {
   commit_node *c = self;
   if (c->finished) return 0;
   int rc = cn_analyze(c);
+  /* The atomicity verdict is complete but the deadlock search is not: INCOMPLETE, not
+   * disabled (its reports stay true). */
   if (rc == 0 && c->lo_truncated)
-    return atom_env_error(c->env, ATOM_ELIMIT,
-                          "the lock-order graph reached %zu edges (max_edges / 4): locks held "
-                          "in large numbers; potential deadlocks may be missed",
-                          c->max_edges / 4);
+    return atom_env_incomplete(c->env, c->lo_truncated_at,
+                               "the lock-order graph reached %zu edges (max_edges / 4): locks "
+                               "held in large numbers; potential deadlocks may be missed",
+                               c->max_edges / 4);
   return rc;
 }
 
