@@ -2,7 +2,7 @@
  *
  * Reads a STD trace in chunks into a session with the checkers given by -c, finishes the
  * session, and prints the reports as text, JSON or SARIF. Exit status: 0 no violation,
- * 1 violations, 2 usage or input error. Uses only the public API of libatomicity. */
+ * 1 violations, 2 usage or input error, 3 no violation but some checker stopped early. Uses only the public API of libatomicity. */
 #include "atomcheck.h"
 
 #include <errno.h>
@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { EXIT_CLEAN = 0, EXIT_VIOLATIONS = 1, EXIT_TROUBLE = 2 };
+enum { EXIT_CLEAN = 0, EXIT_VIOLATIONS = 1, EXIT_TROUBLE = 2, EXIT_INCOMPLETE = 3 };
 
 /* Events read per atom_trace_feed() call: large enough to make the call overhead vanish, small
  * enough to redraw the progress line a few times per second. */
@@ -54,7 +54,8 @@ static void usage(FILE *out) {
         "  -h, --help                 print this help and exit\n"
         "      --version              print the version and exit\n"
         "\n"
-        "Exit status: 0 no violation, 1 violations found, 2 usage or input error\n"
+        "Exit status: 0 no violation, 1 violations found, 2 usage or input error,\n"
+        "3 no violation found but some checker stopped early (INCOMPLETE or DISABLED)\n"
         "(including ill-formed events in the trace).\n",
         out);
 }
@@ -240,6 +241,9 @@ static int collect_reports(atc_run *run, const options *o) {
     c->spec = i < o->n_specs ? o->specs[i] : c->name;
     c->stats.version = ATOM_CHECKER_STATS_VERSION;
     c->have_stats = atom_checker_stats_get(s, i, &c->stats) == 0;
+    atom_checker_status st = {.version = ATOM_CHECKER_STATUS_VERSION};
+    if (atom_checker_status_get(s, i, &st) != 0) st.state = ATOM_CHECKER_COMPLETE;
+    c->status = st;
   }
   for (size_t k = 0; k < run->n_reports; k++) {
     size_t i = atom_report_checker_index(atom_report_get(s, k));
@@ -260,6 +264,18 @@ static int collect_reports(atc_run *run, const options *o) {
     c->occurrences += atom_report_occurrences(r);
   }
   return 0;
+}
+
+int atc_checker_partial(const atc_checker *c) {
+  return c->status.state == ATOM_CHECKER_INCOMPLETE || c->status.state == ATOM_CHECKER_DISABLED;
+}
+
+const char *atc_checker_state_name(const atc_checker *c) {
+  switch (c->status.state) {
+  case ATOM_CHECKER_INCOMPLETE: return "INCOMPLETE";
+  case ATOM_CHECKER_DISABLED: return "DISABLED";
+  default: return NULL;
+  }
 }
 
 static void free_run(atc_run *run) {
@@ -320,8 +336,11 @@ static int run_check(const options *o) {
   if (read_trace(&ctx, reader) != 0) goto out;
   int finish_rc = atom_finish(s);
   run->seconds = atc_now() - start;
-  /* A checker that failed (out of memory) leaves partial results: print them, then exit 2. */
-  if (finish_rc != 0) print_error("checking incomplete", finish_rc);
+  /* A checker that stopped (a limit, out of memory) leaves partial results: the outputs say
+   * which checker and why; atom_finish's own message is not repeated here. Any other failure
+   * of a checker's finish is an error (exit 2). */
+  if (finish_rc != 0 && finish_rc != ATOM_ENOMEM && finish_rc != ATOM_ELIMIT)
+    print_error("checking failed", finish_rc);
   if (collect_reports(run, o) != 0) {
     fputs("atomcheck: out of memory\n", stderr);
     goto out;
@@ -348,10 +367,14 @@ static int run_check(const options *o) {
     fprintf(stderr, "atomcheck: %" PRIu64 " ill-formed event%s dropped\n", run->rejected,
             atc_plural(run->rejected));
     status = EXIT_TROUBLE;
-  } else if (finish_rc != 0) {
+  } else if (finish_rc != 0 && finish_rc != ATOM_ENOMEM && finish_rc != ATOM_ELIMIT) {
     status = EXIT_TROUBLE;
   } else {
-    status = run->n_reports > 0 ? EXIT_VIOLATIONS : EXIT_CLEAN;
+    /* 1 for violations found (they are true even when a checker stopped early); else 3 when
+     * some checker did not decide everything: no violation found, but the check is partial. */
+    int partial = 0;
+    for (size_t i = 0; i < run->n_checkers; i++) partial |= atc_checker_partial(&run->checkers[i]);
+    status = run->n_reports > 0 ? EXIT_VIOLATIONS : partial ? EXIT_INCOMPLETE : EXIT_CLEAN;
   }
 
 out:

@@ -24,7 +24,13 @@ typedef struct atc_checker {
   uint64_t occurrences;        /* sum of the reports' counts */
   atom_checker_stats stats;    /* valid when have_stats */
   int have_stats;
+  atom_checker_status status;  /* state COMPLETE if the library could not say */
 } atc_checker;
+
+/** @return 1 if checker @p c did not decide everything (INCOMPLETE or DISABLED). */
+int atc_checker_partial(const atc_checker *c);
+/** @return "INCOMPLETE" or "DISABLED" for a partial checker, NULL for a complete one. */
+const char *atc_checker_state_name(const atc_checker *c);
 
 /* Everything the outputs need. */
 typedef struct atc_run {

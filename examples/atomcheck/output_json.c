@@ -32,7 +32,7 @@ void atc_json_stats(atc_json *j, const atc_run *run) {
     atc_json_member_uint(j, "edges", c->have_stats ? st->edges : 0);
     atc_json_member_uint(j, "clocks", c->have_stats ? st->clocks : 0);
     atc_json_key(j, "disabled");
-    atc_json_bool(j, c->have_stats && st->disabled);
+    atc_json_bool(j, (c->have_stats && st->disabled) || c->status.state == ATOM_CHECKER_DISABLED);
     atc_json_object_end(j);
   }
   atc_json_array_end(j);
@@ -59,6 +59,15 @@ int atc_output_json(FILE *out, const atc_run *run) {
     atc_json_member_string(&j, "spec", c->spec);
     atc_json_member_uint(&j, "violations", c->n_reports);
     atc_json_member_uint(&j, "occurrences", c->occurrences);
+    /* complete: false when it stopped early (absence of reports proves nothing) */
+    atc_json_key(&j, "complete");
+    atc_json_bool(&j, !atc_checker_partial(c));
+    atc_json_key(&j, "disabled");
+    atc_json_bool(&j, c->status.state == ATOM_CHECKER_DISABLED);
+    if (atc_checker_partial(c)) {
+      atc_json_member_uint(&j, "stopped_at", c->status.stopped_at);
+      atc_json_member_string(&j, "reason", c->status.reason ? c->status.reason : "");
+    }
     atc_json_key(&j, "reports");
     atc_json_array_begin(&j);
     size_t shown = c->n_reports < run->max_reports ? c->n_reports : run->max_reports;

@@ -154,6 +154,49 @@ static void write_result(atc_json *j, const atc_run *run, const atc_checker *c,
   atc_json_object_end(j);
 }
 
+/* The run's one invocation: a checker that stopped early is a tool execution notification
+ * (level "error" when disabled, "warning" when incomplete), and the execution did not succeed:
+ * zero results must not read as a clean trace. */
+static void write_invocation(atc_json *j, const atc_run *run) {
+  int partial = 0;
+  for (size_t i = 0; i < run->n_checkers; i++) partial |= atc_checker_partial(&run->checkers[i]);
+  atc_json_key(j, "invocations");
+  atc_json_array_begin(j);
+  atc_json_object_begin(j);
+  atc_json_key(j, "executionSuccessful");
+  atc_json_bool(j, !partial);
+  atc_json_key(j, "toolExecutionNotifications");
+  atc_json_array_begin(j);
+  for (size_t i = 0; i < run->n_checkers; i++) {
+    const atc_checker *c = &run->checkers[i];
+    if (!atc_checker_partial(c)) continue;
+    int disabled = c->status.state == ATOM_CHECKER_DISABLED;
+    atc_json_object_begin(j);
+    atc_json_member_string(j, "level", disabled ? "error" : "warning");
+    atc_json_key(j, "descriptor");
+    atc_json_object_begin(j);
+    atc_json_member_string(j, "id", disabled ? "checker-disabled" : "checker-incomplete");
+    atc_json_object_end(j);
+    char *text = atc_strdup_printf("%s: %s, stopped at event %" PRIu64 ": %s", c->spec,
+                                   atc_checker_state_name(c), c->status.stopped_at,
+                                   c->status.reason ? c->status.reason : "no reason given");
+    atc_json_key(j, "message");
+    atc_json_object_begin(j);
+    atc_json_member_string(j, "text", text ? text : "a checker stopped early (out of memory)");
+    atc_json_object_end(j);
+    free(text);
+    atc_json_key(j, "properties");
+    atc_json_object_begin(j);
+    atc_json_member_string(j, "checker", c->spec);
+    atc_json_member_uint(j, "stopped_at", c->status.stopped_at);
+    atc_json_object_end(j);
+    atc_json_object_end(j);
+  }
+  atc_json_array_end(j);
+  atc_json_object_end(j);
+  atc_json_array_end(j);
+}
+
 int atc_output_sarif(FILE *out, const atc_run *run) {
   const char **kinds = NULL;
   size_t n_kinds = 0;
@@ -184,6 +227,8 @@ int atc_output_sarif(FILE *out, const atc_run *run) {
   atc_json_array_end(&j);
   atc_json_object_end(&j);
   atc_json_object_end(&j);
+
+  write_invocation(&j, run);
 
   atc_json_key(&j, "results");
   atc_json_array_begin(&j);

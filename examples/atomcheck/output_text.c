@@ -80,11 +80,17 @@ int atc_output_text(FILE *out, const atc_run *run) {
   }
   for (size_t i = 0; i < run->n_checkers; i++) {
     const atc_checker *c = &run->checkers[i];
-    if (c->n_reports == 0)
-      fprintf(out, "%s: no violations\n", c->spec);
-    else
+    /* A checker that stopped early never reads "no violations": the absence of reports
+     * proves nothing then. */
+    if (c->n_reports > 0)
       fprintf(out, "%s: %zu violation%s (%" PRIu64 " occurrence%s)\n", c->spec, c->n_reports,
               atc_plural(c->n_reports), c->occurrences, atc_plural(c->occurrences));
+    if (atc_checker_partial(c))
+      fprintf(out, "%s: %s, stopped at event %" PRIu64 ": %s\n", c->spec,
+              atc_checker_state_name(c), c->status.stopped_at,
+              c->status.reason ? c->status.reason : "no reason given");
+    else if (c->n_reports == 0)
+      fprintf(out, "%s: no violations\n", c->spec);
   }
   if (fflush(out) != 0 || ferror(out)) return -1;
   return 0;

@@ -573,6 +573,107 @@ class Progress(unittest.TestCase):
         self.assertTrue(err.endswith("\r\x1b[K"), repr(err[-40:]))
 
 
+def interleaved_trace(threads):
+    """Two-variable transactions of every thread, interleaved so that commit-node predicts
+    violations; its inter-edges grow with the square of the thread count."""
+    lines = []
+    for t in range(threads):
+        lines += [f"t{t}|begin|{t}", f"t{t}|w(x)|{t}"]
+    for t in range(threads):
+        lines += [f"t{t}|r(y)|{t}", f"t{t}|w(y)|{t}", f"t{t}|end|{t}"]
+    return "\n".join(lines) + "\n"
+
+
+def threads_trace(threads):
+    """One transaction [w(x)] per thread, one thread after the other (serializable)."""
+    return "".join(f"t{t}|begin|{t}\nt{t}|w(x)|{t}\nt{t}|end|{t}\n" for t in range(threads))
+
+
+def two_phase_trace(transactions):
+    """Serializable two-phase-locked transactions of two threads without fences between the
+    writes and reads of one transaction, so tso:mode=trace must search."""
+    lines = []
+    for i in range(transactions):
+        t = i % 2 + 1
+        lines += [f"t{t}|begin|{i}", f"t{t}|acq(l)|{i}", f"t{t}|w(x)|{i}", f"t{t}|r(y)|{i}",
+                  f"t{t}|w(y)|{i}", f"t{t}|rel(l)|{i}", f"t{t}|end|{i}"]
+    return "\n".join(lines) + "\n"
+
+
+class Incomplete(unittest.TestCase):
+    """A checker that stopped early (a limit, a work bound) is marked in every format and the
+    exit status is 3, never a clean "no violations" (doc/atomcheck.md, Exit status)."""
+
+    def check_all_formats(self, path, spec, state, reason_part):
+        code, out, err = run("-c", spec, path)
+        self.assertEqual(code, 3, err)
+        self.assertNotIn("no violations", out)
+        self.assertRegex(out, rf"^{re.escape(spec)}: {state}, stopped at event \d+: .*"
+                              + re.escape(reason_part), out)
+        code, doc, err = run_json("-c", spec, path)
+        self.assertEqual(code, 3, err)
+        c = doc["checkers"][0]
+        self.assertEqual(c["violations"], 0)
+        self.assertIs(c["complete"], False)
+        self.assertIs(c["disabled"], state == "DISABLED")
+        self.assertIn(reason_part, c["reason"])
+        self.assertIsInstance(c["stopped_at"], int)
+        code, out, err = run("--format", "sarif", "-c", spec, path)
+        self.assertEqual(code, 3, err)
+        inv = json.loads(out)["runs"][0]["invocations"][0]
+        self.assertIs(inv["executionSuccessful"], False)
+        [note] = inv["toolExecutionNotifications"]
+        self.assertEqual(note["level"], "error" if state == "DISABLED" else "warning")
+        self.assertIn(reason_part, note["message"]["text"])
+        self.assertEqual(note["properties"]["stopped_at"], c["stopped_at"])
+        return c
+
+    def test_commit_node_max_edges(self):
+        with TempTrace(interleaved_trace(8)) as path:
+            c = self.check_all_formats(path, "commit-node:max_edges=20", "DISABLED",
+                                       "more than 20 inter-edges")
+            self.assertEqual(c["stopped_at"], 40)  # the end of the events: it stopped at finish
+            # under the limit the same trace has violations: exit 1, complete
+            code, doc, err = run_json("-c", "commit-node", path)
+            self.assertEqual(code, 1, err)
+            self.assertGreater(doc["checkers"][0]["violations"], 0)
+            self.assertIs(doc["checkers"][0]["complete"], True)
+            self.assertNotIn("stopped_at", doc["checkers"][0])
+
+    def test_aerodrome_max_threads(self):
+        with TempTrace(threads_trace(5)) as path:
+            c = self.check_all_formats(path, "aerodrome:max_threads=3", "DISABLED",
+                                       "beyond max_threads=3")
+            self.assertEqual(c["stopped_at"], 9)  # the first event of the fourth thread
+            code, out, err = run("-c", "aerodrome:max_threads=5", path)
+            self.assertEqual((code, out), (0, "aerodrome:max_threads=5: no violations\n"), err)
+
+    def test_tso_max_work_is_not_a_violation(self):
+        with TempTrace(two_phase_trace(6)) as path:
+            c = self.check_all_formats(path, "tso:mode=trace,max_work=10", "INCOMPLETE",
+                                       "max_work=10): the trace was only partly checked")
+            self.assertEqual(c["reports"], [])
+            code, out, err = run("-c", "tso:mode=trace", path)
+            self.assertEqual((code, out), (0, "tso:mode=trace: no violations\n"), err)
+
+    def test_violations_win_over_incomplete(self):
+        # exit 1 when a violation was found, even if another checker stopped early; both said
+        with TempTrace(interleaved_trace(8)) as path:
+            code, out, err = run("-c", "commit-node", "-c", "aerodrome:max_threads=2", path)
+            self.assertEqual(code, 1, err)
+            self.assertRegex(out, r"commit-node: \d+ violations")
+            self.assertIn("aerodrome:max_threads=2: DISABLED, stopped at event 4: ", out)
+
+    def test_complete_run_has_a_successful_invocation(self):
+        code, out, err = run("--format", "sarif", "-c", "aerodrome", SERIALIZABLE)
+        self.assertEqual(code, 0, err)
+        inv = json.loads(out)["runs"][0]["invocations"]
+        self.assertEqual(inv, [{"executionSuccessful": True, "toolExecutionNotifications": []}])
+        code, doc, err = run_json("-c", "aerodrome", SERIALIZABLE)
+        self.assertIs(doc["checkers"][0]["complete"], True)
+        self.assertIs(doc["checkers"][0]["disabled"], False)
+
+
 class JsonWriter(unittest.TestCase):
     def check(self, mode):
         if not JSON_WRITER_TEST:

@@ -62,6 +62,55 @@ START_TEST(thread_keys_2_pow_20) {
 }
 END_TEST
 
+START_TEST(out_of_memory_marks_the_checker_disabled) {
+  /* Fail each allocation of a small run in turn (only that one): a checker that loses its
+   * allocation is DISABLED with ATOM_ENOMEM and the event index, in on_event (aerodrome) and in
+   * the end-of-run analysis (commit-node), and atom_finish says so. */
+  size_t disabled[2] = {0, 0};
+  for (long n = 1; n < 400; n++) {
+    tu_failing f = tu_failing_at(n);
+    atom_options o;
+    tu_failing_options(&o, &f);
+    atom_session *s = NULL;
+    if (atom_session_new(&s, &o) != 0) continue;
+    if (atom_session_attach(s, "aerodrome") != 0 || atom_session_attach(s, "commit-node") != 0) {
+      atom_session_free(s);
+      continue;
+    }
+    uint64_t pushed = 0;
+    for (uint64_t i = 0; i < 40; i++) {
+      atom_event ev = {ATOM_WRITE, 0, i % 5, i % 3, i};
+      int rc = atom_push(s, &ev);
+      if (rc == ATOM_ENOMEM) rc = atom_push(s, &ev); /* the session changed nothing: again */
+      ck_assert_int_eq(rc, 0);
+      pushed++;
+    }
+    int frc = atom_finish(s);
+    int any = 0;
+    for (size_t c = 0; c < 2; c++) {
+      atom_checker_status st = {.version = ATOM_CHECKER_STATUS_VERSION};
+      ck_assert_int_eq(atom_checker_status_get(s, c, &st), 0);
+      if (st.state == ATOM_CHECKER_COMPLETE) continue;
+      ck_assert_uint_eq(st.state, ATOM_CHECKER_DISABLED);
+      ck_assert_int_eq(st.error, ATOM_ENOMEM);
+      ck_assert_str_eq(st.reason, "out of memory");
+      ck_assert_uint_le(st.stopped_at, pushed);
+      disabled[c]++;
+      any = 1;
+    }
+    if (any) {
+      ck_assert_int_eq(frc, ATOM_ENOMEM);
+      ck_assert_ptr_nonnull(strstr(atom_last_error(), "ran out of memory at event"));
+    }
+    atom_session_free(s);
+    ck_assert_int_eq(f.live, 0);
+    if (f.calls < n) break; /* every allocation of the run was failed once */
+  }
+  ck_assert_uint_gt(disabled[0], 0);
+  ck_assert_uint_gt(disabled[1], 0);
+}
+END_TEST
+
 START_TEST(distinct_keys_beyond_the_limit) {
   /* 2^32 distinct variable keys cannot all be interned (dense ids are 32-bit): the limit is
    * ATOM__MAX_IDS per space. It is checked here with a lowered limit. Keys themselves may be
@@ -155,6 +204,7 @@ Suite *atom_test_suite_limits(void) {
   TCase *tc = tcase_create("limits");
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, thread_keys_2_pow_20);
+  tcase_add_test(tc, out_of_memory_marks_the_checker_disabled);
   tcase_add_test(tc, distinct_keys_beyond_the_limit);
   tcase_add_test(tc, a_million_locks_held_at_once);
   tcase_add_test(tc, nesting_depth_of_a_million);
