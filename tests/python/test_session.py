@@ -229,6 +229,54 @@ class TestOptions(unittest.TestCase):
         self.assertEqual([c["name"] for c in st["checkers"]], ["aerodrome"])
         self.assertEqual(st["checkers"][0]["reports"], 1)
 
+    def test_status_complete(self):
+        with atomicity.Session(["aerodrome", "velodrome"]) as s:
+            helpers.replay(s, RHO2)
+            s.finish()
+            self.assertEqual([st.state for st in s.status], ["complete", "complete"])
+            st = s.checker_status(0)
+            self.assertEqual((st.name, st.complete, st.disabled, st.stopped_at, st.reason,
+                              st.error), ("aerodrome", True, False, 0, None, None))
+            with self.assertRaises(IndexError):
+                s.checker_status(2)
+
+    def test_status_aerodrome_max_threads(self):
+        # the fourth thread is beyond max_threads=3: aerodrome stops there, the session goes on
+        # (no "with": leaving it would finish again and raise again)
+        s = atomicity.Session(["aerodrome:max_threads=3", "velodrome"])
+        try:
+            for t in range(5):
+                s.begin(t)
+                s.write(t, "x")
+                s.end(t)
+            with self.assertRaises(atomicity.Error) as cm:
+                s.finish()
+            self.assertEqual(cm.exception.code, atomicity.ErrorCode.ELIMIT)
+            st = s.checker_status(0)
+            self.assertEqual(st.state, "disabled")
+            self.assertTrue(st.disabled)
+            self.assertFalse(st.complete)
+            self.assertEqual(st.stopped_at, 9)
+            self.assertIn("beyond max_threads=3", st.reason)
+            self.assertEqual(st.error, atomicity.ErrorCode.ELIMIT)
+            self.assertTrue(s.status[1].complete)
+        finally:
+            s.close()
+
+    def test_status_tso_max_work_is_incomplete_not_a_violation(self):
+        with atomicity.Session(["tso:mode=trace,max_work=3"]) as s:
+            for t, (a, b) in ((1, ("w", "w")), (2, ("r", "r"))):
+                s.begin(t)
+                getattr(s, helpers.OPS[a])(t, "x" if t == 1 else "y")
+                getattr(s, helpers.OPS[b])(t, "y" if t == 1 else "x")
+                s.end(t)
+            self.assertEqual(s.finish(), [])
+            st = s.checker_status(0)
+            self.assertEqual(st.state, "incomplete")
+            self.assertIsNone(st.error)
+            self.assertEqual(st.stopped_at, 7)
+            self.assertIn("max_work=3", st.reason)
+
     def test_generic_push(self):
         K = atomicity.Kind
         with atomicity.Session(["aerodrome"]) as s:

@@ -16,7 +16,7 @@ their members are also module attributes (``atomicity.READ``, ``atomicity.EENDNO
 from . import _lib
 from .errors import Error, TraceWarning
 from .report import Event, Report, Transaction
-from .session import Session, check_trace
+from .session import CheckerStatus, Session, check_trace
 
 Space = _lib.Space
 FLAG_ACQUIRE = _lib.FLAG_ACQUIRE
@@ -25,7 +25,7 @@ FLAG_RELEASE = _lib.FLAG_RELEASE
 __version__ = "0.1.0"
 
 __all__ = [
-    "Error", "TraceWarning", "Session", "check_trace", "Report", "Transaction", "Event",
+    "Error", "TraceWarning", "Session", "CheckerStatus", "check_trace", "Report", "Transaction", "Event",
     "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "Kind", "ErrorCode", "load", "library_path", "library_version",
 ]
 

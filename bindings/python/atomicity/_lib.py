@@ -33,6 +33,9 @@ else:
 OPTIONS_VERSION = 1          # ATOM_OPTIONS_VERSION
 SESSION_STATS_VERSION = 1    # ATOM_SESSION_STATS_VERSION
 CHECKER_STATS_VERSION = 1    # ATOM_CHECKER_STATS_VERSION
+CHECKER_STATUS_VERSION = 1   # ATOM_CHECKER_STATUS_VERSION
+# atom_checker_status::state: ATOM_CHECKER_COMPLETE, _INCOMPLETE, _DISABLED
+CHECKER_STATES = {1: "complete", 2: "incomplete", 3: "disabled"}
 THREADSAFE = 0x1             # ATOM_THREADSAFE
 PROFILE = 0x2                # ATOM_PROFILE
 FLAG_ACQUIRE = 0x1           # ATOM_FLAG_ACQUIRE (atom_event::flags on a READ)
@@ -127,6 +130,19 @@ class CCheckerStats(ctypes.Structure):
     ]
 
 
+class CCheckerStatus(ctypes.Structure):
+    """``atom_checker_status`` of version 1."""
+
+    _fields_ = [
+        ("version", c_uint32),
+        ("state", c_uint32),
+        ("stopped_at", c_uint64),
+        ("reason", c_char_p),
+        ("error", ctypes.c_int32),
+        ("reserved", c_uint32),
+    ]
+
+
 P_CEvent = ctypes.POINTER(CEvent)
 
 # name, restype, argtypes: every public function the binding uses (checker.h, the plugin
@@ -169,6 +185,7 @@ _PROTOTYPES = (
     ("atom_checker_count", c_size_t, (c_void_p,)),
     ("atom_checker_name", c_char_p, (c_void_p, c_size_t)),
     ("atom_checker_stats_get", c_int, (c_void_p, c_size_t, ctypes.POINTER(CCheckerStats))),
+    ("atom_checker_status_get", c_int, (c_void_p, c_size_t, ctypes.POINTER(CCheckerStatus))),
     # report.h
     ("atom_report_checker", c_char_p, (c_void_p,)),
     ("atom_report_checker_index", c_size_t, (c_void_p,)),

@@ -1,5 +1,6 @@
 """Sessions: push events, attach checkers, read reports; and check_trace() for files."""
 
+import collections
 import contextlib
 import ctypes
 import os
@@ -11,7 +12,18 @@ from . import _lib
 from .errors import TraceWarning
 from .report import evidence_of, snapshot, target_space
 
-__all__ = ["Session", "check_trace"]
+__all__ = ["Session", "check_trace", "CheckerStatus"]
+
+CheckerStatus = collections.namedtuple(
+    "CheckerStatus", ["name", "state", "complete", "disabled", "stopped_at", "reason", "error"])
+CheckerStatus.__doc__ = """Whether a checker decided everything (atom_checker_status_get).
+
+``state`` is ``"complete"``, ``"incomplete"`` (it stopped at a bound of its own: its reports are
+true, the absence of reports proves nothing) or ``"disabled"`` (a limit or lack of memory made
+it stop checking). ``complete`` is ``state == "complete"``, ``disabled`` is
+``state == "disabled"``; ``stopped_at`` is the event index where it stopped (0 when complete),
+``reason`` one line (``None`` when complete), ``error`` the ErrorCode that disabled it
+(``ELIMIT``, ``ENOMEM``) or ``None``."""
 
 Space = _lib.Space
 
@@ -485,7 +497,8 @@ class Session:
         ``{"events", "rejected", "threads", "vars", "locks", "bytes", "checkers": [...]}``,
         each checker a dict with ``name``, ``bytes``, ``peak_bytes``, ``time_ns`` (with
         ``profile=True``), ``reports``, ``occurrences``, ``nodes``, ``edges``, ``clocks``,
-        ``disabled`` (1 if the checker ran out of memory and stopped)."""
+        ``disabled`` (1 if the checker stopped checking: out of memory or a limit; see
+        :meth:`checker_status`)."""
         lib, h = self._lib, self._h()
         out = _lib.CSessionStats()
         out.version = _lib.SESSION_STATS_VERSION
@@ -503,6 +516,31 @@ class Session:
             checkers.append(entry)
         result["checkers"] = checkers
         return result
+
+    def checker_status(self, i):
+        """The :class:`CheckerStatus` of attached checker ``i`` (attach order). Read it after
+        :meth:`finish`: checkers that decide at the end can still stop there. A
+        :meth:`finish` that raised because a checker was disabled leaves it readable."""
+        lib, h = self._lib, self._h()
+        if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < lib.atom_checker_count(h):
+            raise IndexError(f"no checker {i!r}")
+        st = _lib.CCheckerStatus()
+        st.version = _lib.CHECKER_STATUS_VERSION
+        self._check(lib.atom_checker_status_get(h, i, ctypes.byref(st)))
+        state = _lib.CHECKER_STATES.get(st.state, "complete")
+        return CheckerStatus(
+            name=_lib.text(lib.atom_checker_name(h, i)), state=state,
+            complete=state == "complete", disabled=state == "disabled",
+            stopped_at=st.stopped_at if state != "complete" else 0,
+            reason=_lib.text(st.reason) if st.reason is not None else None,
+            error=lib.code(st.error) if st.error else None)
+
+    @property
+    def status(self):
+        """The :class:`CheckerStatus` of every attached checker, in attach order."""
+        if self._handle is None:
+            return []
+        return [self.checker_status(i) for i in range(self._lib.atom_checker_count(self._handle))]
 
     # -- trace files ---------------------------------------------------------------------------
 
