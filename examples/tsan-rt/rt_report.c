@@ -200,6 +200,13 @@ typedef struct per_checker {
   uint64_t occurrences;
 } per_checker;
 
+/* Whether checker c decided everything (COMPLETE if the library cannot say). */
+static atom_checker_status status_of(const atom_session *s, size_t c) {
+  atom_checker_status st = {.version = ATOM_CHECKER_STATUS_VERSION};
+  if (atom_checker_status_get(s, c, &st) != 0) st.state = ATOM_CHECKER_COMPLETE;
+  return st;
+}
+
 size_t rt_report_all(FILE *out, const rt_output *o) {
   size_t nc = atom_checker_count(o->session);
   size_t total = atom_report_count(o->session);
@@ -233,6 +240,16 @@ size_t rt_report_all(FILE *out, const rt_output *o) {
       atc_json_member_string(&j, "spec", spec_of(o, c));
       atc_json_member_uint(&j, "violations", pc[c].n);
       atc_json_member_uint(&j, "occurrences", pc[c].occurrences);
+      /* as atomcheck: a checker that stopped early is never a clean result */
+      atom_checker_status st = status_of(o->session, c);
+      atc_json_key(&j, "complete");
+      atc_json_bool(&j, st.state == ATOM_CHECKER_COMPLETE);
+      atc_json_key(&j, "disabled");
+      atc_json_bool(&j, st.state == ATOM_CHECKER_DISABLED);
+      if (st.state != ATOM_CHECKER_COMPLETE) {
+        atc_json_member_uint(&j, "stopped_at", st.stopped_at);
+        atc_json_member_string(&j, "reason", st.reason ? st.reason : "");
+      }
       atc_json_key(&j, "reports");
       atc_json_array_begin(&j);
       size_t shown = 0;
@@ -260,16 +277,24 @@ size_t rt_report_all(FILE *out, const rt_output *o) {
         fprintf(out, "atomicity-rt: %s: %zu more report%s not shown (max_reports=%ld)\n",
                 spec_of(o, c), pc[c].n - shown, plural(pc[c].n - shown), o->opt->max_reports);
     }
-    if (o->opt->verbosity >= 1 || total)
+    int partial = 0;
+    for (size_t c = 0; c < nc; c++)
+      partial |= status_of(o->session, c).state != ATOM_CHECKER_COMPLETE;
+    if (o->opt->verbosity >= 1 || total || partial)
       for (size_t c = 0; c < nc; c++) {
-        if (!pc[c].n)
-          fprintf(out, "atomicity-rt: %s: no violations\n", spec_of(o, c));
-        else
+        atom_checker_status st = status_of(o->session, c);
+        if (pc[c].n)
           fprintf(out, "atomicity-rt: %s: %zu violation%s (%" PRIu64 " occurrence%s)\n",
                   spec_of(o, c), pc[c].n, plural(pc[c].n), pc[c].occurrences,
                   plural(pc[c].occurrences));
+        if (st.state != ATOM_CHECKER_COMPLETE)
+          fprintf(out, "atomicity-rt: %s: %s, stopped at event %" PRIu64 ": %s\n", spec_of(o, c),
+                  st.state == ATOM_CHECKER_DISABLED ? "DISABLED" : "INCOMPLETE", st.stopped_at,
+                  st.reason ? st.reason : "no reason given");
+        else if (!pc[c].n)
+          fprintf(out, "atomicity-rt: %s: no violations\n", spec_of(o, c));
       }
-    if (o->opt->verbosity >= 1 || total) rt_perturb_summary(out);
+    if (o->opt->verbosity >= 1 || total || partial) rt_perturb_summary(out);
     check_written(out, o);
   }
   free(pc);
