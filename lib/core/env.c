@@ -22,7 +22,7 @@ int atom__env_arg_yes_no(atom_env *env, const char *key, int *out) {
 void atom__env_free(atom_env *env) {
   if (!env) return;
   atom__mem *core = &env->session->mem;
-  atom__mem_free(core, env->reason, env->reason_size);
+  if (env->reason_size) atom__mem_free(core, env->reason, env->reason_size); /* 0: static */
   if (env->args) atom__mem_free(&env->mem, env->args, strlen(env->args) + 1);
   atom__mem_free(&env->mem, env->arg_keys, env->args_size * sizeof *env->arg_keys);
   atom__mem_free(&env->mem, env->arg_values, env->args_size * sizeof *env->arg_values);
@@ -94,7 +94,7 @@ static char no_memory_reason[] = "the reason could not be stored (out of memory)
 /* Replace env's reason with a copy of text (one line: control characters become spaces). */
 static void set_reason(atom_env *env, const char *text) {
   atom__mem *core = &env->session->mem;
-  atom__mem_free(core, env->reason, env->reason_size);
+  if (env->reason_size) atom__mem_free(core, env->reason, env->reason_size); /* 0: static */
   env->reason = NULL;
   env->reason_size = 0;
   size_t n = strlen(text) + 1;
