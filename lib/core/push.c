@@ -302,23 +302,31 @@ static int check_pushable(atom_session *s) {
 
 ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
   if (!s || !ev) return atom__error(ATOM_EINVAL, "atom_push: NULL argument");
+  /* Before the mutex: with ATOM_THREADSAFE the callback's thread holds it already. */
+  if (atom__reentered(s)) return atom__reentrant_error("atom_push");
   int threadsafe = s->opt.flags & ATOM_THREADSAFE;
   if (threadsafe) pthread_mutex_lock(&s->lock);
+  atom__call_begin(s);
   int err = check_pushable(s);
   if (!err) err = push_one(s, ev);
-  if (threadsafe) pthread_mutex_unlock(&s->lock);
+  atom__call_end(s, threadsafe);
   return err;
 }
 
 ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, size_t *done) {
   if (done) *done = 0;
   if (!s || (!ev && n)) return atom__error(ATOM_EINVAL, "atom_push_many: NULL argument");
+  if (atom__reentered(s)) return atom__reentrant_error("atom_push_many");
   int threadsafe = s->opt.flags & ATOM_THREADSAFE;
   if (threadsafe) pthread_mutex_lock(&s->lock);
+  atom__call_begin(s);
   int err = check_pushable(s);
   size_t i = 0;
-  while (!err && i < n) err = push_one(s, &ev[i++]);
-  if (threadsafe) pthread_mutex_unlock(&s->lock);
+  while (!err && i < n && !s->free_pending) err = push_one(s, &ev[i++]);
+  if (!err && i < n)
+    err = atom__error(ATOM_ESTATE, "event %zu of %zu: the report callback freed the session", i,
+                      n);
+  atom__call_end(s, threadsafe);
   if (done) *done = i;
   return err;
 }
