@@ -84,9 +84,10 @@ ATOM_API int atom_session_new(atom_session **out, const atom_options *opt);
 /**
  * Free a session, its checkers and its reports. Accepts NULL.
  * From inside a callback of @p s: the free is deferred until the call that ran the callback
- * returns; no further callback runs and that call then frees the session (atom_push_many()
- * stops after the current event and, like atom_finish(), returns ATOM_ESTATE if work was
- * left). Do not use @p s after this call in either case.
+ * returns; no further callback runs, and that call (atom_push(), atom_push_many(),
+ * atom_finish(), atom_session_attach_checker()) frees the session and returns ATOM_ESTATE
+ * (atom_push_many() stops after the current event). Do not use @p s after this call in
+ * either case.
  * @since 0.1
  */
 ATOM_API void atom_session_free(atom_session *s);

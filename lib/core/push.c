@@ -309,7 +309,7 @@ ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
   atom__call_begin(s);
   int err = check_pushable(s);
   if (!err) err = push_one(s, ev);
-  atom__call_end(s, threadsafe);
+  if (atom__call_end(s, threadsafe)) err = atom__freed_error("atom_push");
   return err;
 }
 
@@ -323,10 +323,7 @@ ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, siz
   int err = check_pushable(s);
   size_t i = 0;
   while (!err && i < n && !s->free_pending) err = push_one(s, &ev[i++]);
-  if (!err && i < n)
-    err = atom__error(ATOM_ESTATE, "event %zu of %zu: the report callback freed the session", i,
-                      n);
-  atom__call_end(s, threadsafe);
+  if (atom__call_end(s, threadsafe)) err = atom__freed_error("atom_push_many");
   if (done) *done = i;
   return err;
 }

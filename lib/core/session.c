@@ -30,6 +30,10 @@ int atom__reentrant_error(const char *fn) {
                      fn);
 }
 
+int atom__freed_error(const char *fn) {
+  return atom__error(ATOM_ESTATE, "%s: a callback freed the session during the call", fn);
+}
+
 void atom__call_begin(atom_session *s) {
   atomic_store_explicit(&s->busy_owner, self_marker(), memory_order_relaxed);
 }
@@ -184,7 +188,7 @@ ATOM_API int atom_session_attach_checker(atom_session *s, const atom_checker *vt
                        vt->name);
   atom__call_begin(s); /* create may be a plugin's code */
   int err = attach_checker(s, vt, args);
-  atom__call_end(s, 0);
+  if (atom__call_end(s, 0)) err = atom__freed_error("atom_session_attach_checker");
   return err;
 }
 
@@ -300,9 +304,7 @@ ATOM_API int atom_finish(atom_session *s) {
     s->finish_status = err;
   }
   int err = s->finish_status;
-  if (s->free_pending && !err)
-    err = atom__error(ATOM_ESTATE, "atom_finish: the report callback freed the session");
-  atom__call_end(s, threadsafe);
+  if (atom__call_end(s, threadsafe)) err = atom__freed_error("atom_finish");
   return err;
 }
 

@@ -134,5 +134,7 @@ int atom__reentered(const atom_session *s);
 int atom__reentrant_error(const char *fn);
 void atom__call_begin(atom_session *s);
 int atom__call_end(atom_session *s, int unlock);
+/* ATOM_ESTATE: the session was freed by a callback during fn (returned after atom__call_end). */
+int atom__freed_error(const char *fn);
 
 #endif

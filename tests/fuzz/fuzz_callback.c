@@ -2,7 +2,8 @@
  * decoded from the input as in fuzz_push.c; each report makes the callback take the next
  * action from the input: push, push_many, a helper, finish, attach, set_name, declare_set
  * (each must return ATOM_EREENTRANT), read the reports and statistics (must work), or free
- * the session (deferred: no callback may follow and the driver stops using it). Plain and
+ * the session (deferred: no callback may follow, the call returns ATOM_ESTATE and the driver
+ * stops using the session). Plain and
  * ATOM_THREADSAFE sessions. Invariants that do not hold are a trap; ASan/UBSan/LSan catch a
  * use-after-free or a leak. */
 #include <atomicity.h>
@@ -120,12 +121,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (mode & 2u) {
       int rc = atom_push(u.s, &ev[at]);
       done = 1;
-      if (u.freed) break;
+      if (u.freed) {
+        if (rc != ATOM_ESTATE) __builtin_trap();
+        break;
+      }
       if (rc == ATOM_EREENTRANT) __builtin_trap();
     } else {
       int rc = atom_push_many(u.s, ev + at, n - at, &done);
       if (u.freed) {
-        if (done < n - at && rc != ATOM_ESTATE) __builtin_trap();
+        if (rc != ATOM_ESTATE) __builtin_trap();
         break;
       }
       if (rc == ATOM_EREENTRANT) __builtin_trap();

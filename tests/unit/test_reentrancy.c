@@ -186,9 +186,13 @@ static void run_case(enum action a, enum where w, uint32_t flags, int many) {
   } else {
     for (int i = 0; i < N_WRITES && !freed; i++) {
       int rc = atom_push(c.s, &evs[i]);
-      ck_assert_msg(rc == 0, "push %d returned %d (%s)", i, rc, atom_last_error());
       pushed++;
-      if (a == ACT_FREE && c.acted) freed = 1;
+      if (a == ACT_FREE && c.acted) {
+        ck_assert_int_eq(rc, ATOM_ESTATE); /* the callback freed the session */
+        freed = 1;
+      } else {
+        ck_assert_msg(rc == 0, "push %d returned %d (%s)", i, rc, atom_last_error());
+      }
     }
   }
   if (!freed) {
@@ -245,6 +249,36 @@ START_TEST(every_call_from_every_callback) {
     for (int w = 0; w < WHERE_COUNT_; w++)
       for (int fl = 0; fl < 2; fl++)
         for (int many = 0; many < 2; many++) run_case((enum action)a, (enum where)w, flags[fl], many);
+}
+END_TEST
+
+/* A trace fed into a session whose callback frees it: the feed stops (ATOM_ESTATE) without
+ * touching the session again, and the session is freed. */
+START_TEST(trace_feed_stops_when_the_callback_frees) {
+  for (int last = 0; last < 2; last++) {
+    ctx c;
+    memset(&c, 0, sizeof c);
+    c.action = ACT_FREE;
+    c.where = IN_REPORT;
+    current = &c;
+    tu_failing f = tu_failing_at(0);
+    atom_options o;
+    tu_failing_options(&o, &f);
+    o.on_report = on_report;
+    o.report_payload = &c;
+    ck_assert_int_eq(atom_session_new(&c.s, &o), 0);
+    ck_assert_int_eq(atom_session_attach_checker(c.s, &reenter_checker, NULL), 0);
+    /* the first write is the first event, or the last one */
+    const char *text = last ? "t1|r(x)|1\nt1|r(y)|2\nt1|w(x)|3\n" : "t1|w(x)|1\nt1|w(y)|2\n";
+    atom_trace_reader *r = NULL;
+    ck_assert_int_eq(atom_trace_reader_open_memory(&r, text, strlen(text), "<test>"), 0);
+    uint64_t pushed = 0;
+    ck_assert_int_eq(atom_trace_feed(c.s, r, 0, &pushed, NULL, NULL), ATOM_ESTATE);
+    ck_assert_uint_eq(pushed, last ? 3 : 1);
+    atom_trace_reader_free(r);
+    ck_assert_uint_eq(c.callbacks, 1);
+    ck_assert_int_eq(f.live, 0);
+  }
 }
 END_TEST
 
@@ -348,6 +382,7 @@ Suite *atom_test_suite_reentrancy(void) {
   tcase_set_timeout(t, 30);
   tcase_add_test(t, every_call_from_every_callback);
   tcase_add_test(t, create_and_destroy_calling_back);
+  tcase_add_test(t, trace_feed_stops_when_the_callback_frees);
   tcase_add_test(t, threadsafe_callback_while_another_thread_pushes);
   suite_add_tcase(s, t);
   return s;
