@@ -332,11 +332,22 @@ class Session:
             target = self._slow_key(space, target)
         if type(loc) is not int or not 0 <= loc < _KEY_LIMIT:
             loc = _loc(loc)
-        h = self._enter()
+        lock = self._lock  # _enter() and _leave(), inline: this is the hot path
+        lock.acquire()
         try:
-            rc = fn(h, thread, target, loc)
+            h = self._handle
+            if h is None:
+                self._h()
+            self._depth += 1
+            try:
+                rc = fn(h, thread, target, loc)
+            finally:
+                self._depth -= 1
+                if self._close_pending and not self._depth:
+                    self._close_pending = False
+                    self.close()
         finally:
-            self._leave()
+            lock.release()
         if rc or self._pending:
             self._check(rc)
 
@@ -347,11 +358,22 @@ class Session:
             thread = self._slow_key(_THREAD, thread)
         if type(loc) is not int or not 0 <= loc < _KEY_LIMIT:
             loc = _loc(loc)
-        h = self._enter()
+        lock = self._lock  # _enter() and _leave(), inline: this is the hot path
+        lock.acquire()
         try:
-            rc = fn(h, thread, loc)
+            h = self._handle
+            if h is None:
+                self._h()
+            self._depth += 1
+            try:
+                rc = fn(h, thread, loc)
+            finally:
+                self._depth -= 1
+                if self._close_pending and not self._depth:
+                    self._close_pending = False
+                    self.close()
         finally:
-            self._leave()
+            lock.release()
         if rc or self._pending:
             self._check(rc)
 
