@@ -34,7 +34,8 @@ extern "C" {
   X(ENOPENDING, -14, "COMMIT without a pending WRITE of that variable")          \
   X(EFORK, -15, "FORK of a thread that already exists, or of itself")            \
   X(EJOIN, -16, "JOIN of the thread itself, or of a thread already joined")      \
-  X(ECHECKER, -17, "a checker failed")
+  X(ECHECKER, -17, "a checker failed")                                          \
+  X(EREENTRANT, -18, "called from inside the session's own callback")
 
 /** Error codes. Values are ABI: never renumbered. */
 typedef enum atom_error {
@@ -42,7 +43,7 @@ typedef enum atom_error {
 #define ATOM_ERROR_ENUM_(name, value, text) ATOM_##name = value,
   ATOM_ERROR_MAP(ATOM_ERROR_ENUM_)
 #undef ATOM_ERROR_ENUM_
-  ATOM_ERROR_MIN_ = -17 /* internal: smallest code; not part of the ABI */
+  ATOM_ERROR_MIN_ = -18 /* internal: smallest code; not part of the ABI */
 } atom_error;
 
 /**

@@ -24,7 +24,17 @@ extern "C" {
 /** A checking session. Opaque; create with atom_session_new(), free with atom_session_free(). */
 typedef struct atom_session atom_session;
 
-/** Called once for each new (non-duplicate) report. @p payload is atom_options::report_payload. */
+/**
+ * Called once for each new (non-duplicate) report. @p payload is atom_options::report_payload.
+ *
+ * Calls into the same session from inside a callback (this one, or a checker's functions),
+ * on the thread running it: the report and statistics readers (atom_report_count(),
+ * atom_report_get(), the atom_report_* accessors, atom_get_name(), atom_checker_count(),
+ * atom_checker_name(), atom_session_stats_get(), atom_checker_stats_get()) work;
+ * atom_session_free() is deferred until the call that ran the callback returns; every other
+ * function returns ATOM_EREENTRANT and changes nothing. Also with ATOM_THREADSAFE (no
+ * deadlock). See doc/threading.md.
+ */
 typedef void (*atom_report_fn)(const atom_report *report, void *payload);
 
 /** Allocator triple. All three or none. Each receives atom_options::alloc_payload. */
@@ -71,14 +81,23 @@ ATOM_API int atom_options_init(atom_options *opt, unsigned version);
  */
 ATOM_API int atom_session_new(atom_session **out, const atom_options *opt);
 
-/** Free a session, its checkers and its reports. Accepts NULL. @since 0.1 */
+/**
+ * Free a session, its checkers and its reports. Accepts NULL.
+ * From inside a callback of @p s: the free is deferred until the call that ran the callback
+ * returns; no further callback runs, and that call (atom_push(), atom_push_many(),
+ * atom_finish(), atom_session_attach_checker()) frees the session and returns ATOM_ESTATE
+ * (atom_push_many() stops after the current event). Do not use @p s after this call in
+ * either case.
+ * @since 0.1
+ */
 ATOM_API void atom_session_free(atom_session *s);
 
 /**
  * Attach a built-in checker by spec: "name" or "name:key=value,key=value" (for example
  * "commit-node:mode=view"). Checkers must be attached before the first event is pushed.
  * @return 0, ATOM_ENOTFOUND (unknown name), ATOM_EINVAL (bad or unknown argument; see
- *         atom_last_error()), ATOM_ESTATE (events already pushed), ATOM_ENOMEM.
+ *         atom_last_error()), ATOM_ESTATE (events already pushed), ATOM_ENOMEM,
+ *         ATOM_EREENTRANT (from a callback of @p s).
  * @since 0.1
  */
 ATOM_API int atom_session_attach(atom_session *s, const char *spec);
@@ -115,14 +134,16 @@ ATOM_API const struct atom_checker *atom_checker_builtin(size_t i);
  * atom_checker_status_get() says ATOM_CHECKER_DISABLED with the event index and the reason);
  * the push still succeeds, and atom_finish() returns that code naming the checker. @since 0.2
  * for ATOM_ELIMIT (0.1 returned it from the push and kept the checker).
- * @return 0 or a negative ATOM_E* code; ATOM_ESTATE after atom_finish().
+ * @return 0 or a negative ATOM_E* code; ATOM_ESTATE after atom_finish(); ATOM_EREENTRANT
+ *         from a callback of @p s (the event is not consumed).
  * @since 0.1
  */
 ATOM_API int atom_push(atom_session *s, const atom_event *ev);
 
 /**
  * Push @p n events in order. Stops at the first error and returns it; @p done (may be NULL)
- * receives the number of events consumed, including the failing one.
+ * receives the number of events consumed, including the failing one. ATOM_EREENTRANT from a
+ * callback of @p s (nothing consumed).
  * @since 0.1
  */
 ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, size_t *done);
@@ -144,7 +165,8 @@ ATOM_API int atom_commit(atom_session *s, uint64_t thread, uint64_t var, uint64_
 /**
  * Give a key a name used in report messages. @p what is an atom_space value. The name is
  * copied; a later call replaces it.
- * @return 0, ATOM_EINVAL (bad space, NULL name), ATOM_ENOMEM.
+ * @return 0, ATOM_EINVAL (bad space, NULL name), ATOM_ENOMEM, ATOM_EREENTRANT (from a
+ *         callback of @p s: a checker may be holding a name it looked up).
  * @since 0.1
  */
 ATOM_API int atom_set_name(atom_session *s, int what, uint64_t key, const char *name);
@@ -158,7 +180,8 @@ ATOM_API const char *atom_get_name(const atom_session *s, int what, uint64_t key
 
 /**
  * Declare that variable @p var belongs to atomic set @p set (race-automata). A later call
- * moves it. @return 0, ATOM_EINVAL, ATOM_ENOMEM. @since 0.1
+ * moves it. @return 0, ATOM_EINVAL, ATOM_ENOMEM, ATOM_EREENTRANT (from a callback of @p s).
+ * @since 0.1
  */
 ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set);
 
@@ -170,7 +193,8 @@ ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set);
  * @return 0, the first other error of a checker's finish, or else ATOM_ENOMEM / ATOM_ELIMIT if
  *         a checker was disabled at any point (atom_last_error() names it). A checker that is
  *         only INCOMPLETE (atom_env_incomplete) does not make it fail: see
- *         atom_checker_status_get().
+ *         atom_checker_status_get(). ATOM_EREENTRANT from a callback of @p s (nothing done:
+ *         finish after the call that ran it returns).
  * @since 0.1
  */
 ATOM_API int atom_finish(atom_session *s);

@@ -302,23 +302,28 @@ static int check_pushable(atom_session *s) {
 
 ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
   if (!s || !ev) return atom__error(ATOM_EINVAL, "atom_push: NULL argument");
+  /* Before the mutex: with ATOM_THREADSAFE the callback's thread holds it already. */
+  if (atom__reentered(s)) return atom__reentrant_error("atom_push");
   int threadsafe = s->opt.flags & ATOM_THREADSAFE;
   if (threadsafe) pthread_mutex_lock(&s->lock);
+  atom__call_begin(s);
   int err = check_pushable(s);
   if (!err) err = push_one(s, ev);
-  if (threadsafe) pthread_mutex_unlock(&s->lock);
+  if (atom__call_end(s, threadsafe)) err = atom__freed_error("atom_push");
   return err;
 }
 
 ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, size_t *done) {
   if (done) *done = 0;
   if (!s || (!ev && n)) return atom__error(ATOM_EINVAL, "atom_push_many: NULL argument");
+  if (atom__reentered(s)) return atom__reentrant_error("atom_push_many");
   int threadsafe = s->opt.flags & ATOM_THREADSAFE;
   if (threadsafe) pthread_mutex_lock(&s->lock);
+  atom__call_begin(s);
   int err = check_pushable(s);
   size_t i = 0;
-  while (!err && i < n) err = push_one(s, &ev[i++]);
-  if (threadsafe) pthread_mutex_unlock(&s->lock);
+  while (!err && i < n && !s->free_pending) err = push_one(s, &ev[i++]);
+  if (atom__call_end(s, threadsafe)) err = atom__freed_error("atom_push_many");
   if (done) *done = i;
   return err;
 }

@@ -260,7 +260,8 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
     confirm_new(rs, r);
   } else
     rs->dropped++;
-  if (s->opt.on_report) s->opt.on_report(r, s->opt.report_payload);
+  /* No more callbacks once the callback freed the session (the free waits for this call). */
+  if (s->opt.on_report && !s->free_pending) s->opt.on_report(r, s->opt.report_payload);
   if (!store) report_free(r, &s->mem);
   return 0;
 }

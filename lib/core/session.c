@@ -11,6 +11,44 @@
 #include "core/error.h"
 #include "core/registry.h"
 
+/* ---- re-entrancy ----
+ * One byte per thread whose address names the thread: a callback finds its own marker in
+ * busy_owner exactly when it runs inside a call on the same session (the thread cannot be in
+ * two places), whatever other threads are doing. */
+static _Thread_local char thread_marker;
+
+static uintptr_t self_marker(void) { return (uintptr_t)&thread_marker; }
+
+int atom__reentered(const atom_session *s) {
+  return atomic_load_explicit(&s->busy_owner, memory_order_relaxed) == self_marker();
+}
+
+int atom__reentrant_error(const char *fn) {
+  return atom__error(ATOM_EREENTRANT,
+                     "%s: called from inside a callback of the same session (on_report or a "
+                     "checker); nothing was changed",
+                     fn);
+}
+
+int atom__freed_error(const char *fn) {
+  return atom__error(ATOM_ESTATE, "%s: a callback freed the session during the call", fn);
+}
+
+void atom__call_begin(atom_session *s) {
+  atomic_store_explicit(&s->busy_owner, self_marker(), memory_order_relaxed);
+}
+
+static void session_destroy(atom_session *s);
+
+int atom__call_end(atom_session *s, int unlock) {
+  atomic_store_explicit(&s->busy_owner, 0, memory_order_relaxed);
+  int deferred_free = s->free_pending;
+  if (unlock) pthread_mutex_unlock(&s->lock);
+  if (!deferred_free) return 0;
+  session_destroy(s);
+  return 1;
+}
+
 ATOM_API int atom_options_init(atom_options *opt, unsigned version) {
   if (!opt) return atom__error(ATOM_EINVAL, "atom_options_init: NULL options");
   if (version != ATOM_OPTIONS_VERSION)
@@ -67,6 +105,18 @@ static void intern_free(atom__intern *in, atom__mem *mem) {
 
 ATOM_API void atom_session_free(atom_session *s) {
   if (!s) return;
+  if (atom__reentered(s)) {
+    /* From a callback: the call that runs it still uses s, so it frees s when it returns
+     * (atom__call_end) and calls no more callbacks. A second free while freeing is a no-op. */
+    s->free_pending = 1;
+    return;
+  }
+  /* Marked busy so that a checker's destroy cannot call back into the session it is leaving. */
+  atom__call_begin(s);
+  session_destroy(s);
+}
+
+static void session_destroy(atom_session *s) {
   for (size_t i = 0; i < s->n_envs; i++) {
     atom_env *env = s->envs[i];
     env->vt->destroy(env->self);
@@ -119,6 +169,8 @@ undo:
   return ATOM_ENOMEM;
 }
 
+static int attach_checker(atom_session *s, const atom_checker *vt, const char *args);
+
 ATOM_API int atom_session_attach_checker(atom_session *s, const atom_checker *vt,
                                          const char *args) {
   if (!s || !vt) return atom__error(ATOM_EINVAL, "atom_session_attach_checker: NULL argument");
@@ -130,9 +182,18 @@ ATOM_API int atom_session_attach_checker(atom_session *s, const atom_checker *vt
   if (vt->event_mask & ~0x7feu)
     return atom__error(ATOM_EINVAL, "checker %s: event mask 0x%x has unknown kinds", vt->name,
                        (unsigned)vt->event_mask);
+  if (atom__reentered(s)) return atom__reentrant_error("atom_session_attach_checker");
   if (s->next_index > 0 || s->finished)
     return atom__error(ATOM_ESTATE, "checker %s: attach checkers before the first event",
                        vt->name);
+  atom__call_begin(s); /* create may be a plugin's code */
+  int err = attach_checker(s, vt, args);
+  if (atom__call_end(s, 0)) err = atom__freed_error("atom_session_attach_checker");
+  return err;
+}
+
+/* The attach proper, with the session marked busy. */
+static int attach_checker(atom_session *s, const atom_checker *vt, const char *args) {
   if (ATOM__GROW(&s->mem, s->envs, s->envs_cap, s->n_envs + 1))
     return atom__error(ATOM_ENOMEM, "checker %s: out of memory", vt->name);
   atom_env *env = atom__mem_calloc(&s->mem, 1, sizeof *env);
@@ -175,6 +236,8 @@ ATOM_API int atom_session_attach(atom_session *s, const char *spec) {
 ATOM_API int atom_set_name(atom_session *s, int what, uint64_t key, const char *name) {
   if (!s || !name || what < ATOM_SPACE_THREAD || what > ATOM_SPACE_LOC)
     return atom__error(ATOM_EINVAL, "atom_set_name: bad space %d or NULL argument", what);
+  /* Refused from a callback: a checker may hold a name it looked up while it reports. */
+  if (atom__reentered(s)) return atom__reentrant_error("atom_set_name");
   if (atom__names_set(&s->names, &s->mem, what, key, name))
     return atom__error(ATOM_ENOMEM, "atom_set_name: out of memory");
   return 0;
@@ -186,6 +249,7 @@ ATOM_API const char *atom_get_name(const atom_session *s, int what, uint64_t key
 
 ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set) {
   if (!s) return atom__error(ATOM_EINVAL, "atom_declare_set: NULL session");
+  if (atom__reentered(s)) return atom__reentrant_error("atom_declare_set");
   if (s->n_set_keys >= UINT32_MAX - 1 ||
       ATOM__GROW(&s->mem, s->set_keys, s->set_keys_cap, s->n_set_keys + 1))
     return atom__error(ATOM_ENOMEM, "atom_declare_set: out of memory");
@@ -197,7 +261,12 @@ ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set) {
 
 ATOM_API int atom_finish(atom_session *s) {
   if (!s) return atom__error(ATOM_EINVAL, "atom_finish: NULL session");
-  if (s->opt.flags & ATOM_THREADSAFE) pthread_mutex_lock(&s->lock);
+  /* Refused from a callback: finishing in the middle of a push or of another finish would
+   * judge half-processed events and lose the reports still to come. */
+  if (atom__reentered(s)) return atom__reentrant_error("atom_finish");
+  int threadsafe = s->opt.flags & ATOM_THREADSAFE;
+  if (threadsafe) pthread_mutex_lock(&s->lock);
+  atom__call_begin(s);
   if (!s->finished) {
     int err = 0;
     /* Close open transactions in thread order so every checker decides on complete ones. A
@@ -207,7 +276,7 @@ ATOM_API int atom_finish(atom_session *s) {
         int e = atom__close_transaction(s, t, s->next_index++);
         if (e && !err) err = e;
       }
-    for (size_t i = 0; i < s->n_envs; i++) {
+    for (size_t i = 0; i < s->n_envs && !s->free_pending; i++) {
       atom_env *env = s->envs[i];
       if (!env->vt->finish || env->disabled) continue;
       struct timespec a, b;
@@ -243,7 +312,7 @@ ATOM_API int atom_finish(atom_session *s) {
     s->finish_status = err;
   }
   int err = s->finish_status;
-  if (s->opt.flags & ATOM_THREADSAFE) pthread_mutex_unlock(&s->lock);
+  if (atom__call_end(s, threadsafe)) err = atom__freed_error("atom_finish");
   return err;
 }
 

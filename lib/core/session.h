@@ -3,6 +3,7 @@
 #define ATOM_CORE_SESSION_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "atomicity/checker.h"
 #include "atomicity/session.h"
@@ -80,6 +81,12 @@ struct atom_session {
   atom__allocator alloc;
   atom__mem mem;            /* the core's own memory */
   pthread_mutex_t lock;     /* ATOM_THREADSAFE */
+  /* Re-entrancy guard (doc/threading.md "Callbacks"): while a call runs checkers or the report
+   * callback, the marker of the thread running it; 0 otherwise. Atomic because, with
+   * ATOM_THREADSAFE, other threads read it before they wait for the mutex; a thread only ever
+   * finds its own marker here when it is inside that call. */
+  atomic_uintptr_t busy_owner;
+  int free_pending;         /* atom_session_free was called from a callback: free on return */
   uint64_t next_index;
   uint64_t rejected;
   int finished;
@@ -129,5 +136,16 @@ void atom__env_free(atom_env *env);
  * it set one, else the code's description. Never fails (a reason that cannot be stored is
  * replaced by a fixed one). */
 void atom__env_disable(atom_env *env, uint64_t index, int err);
+/* Re-entrancy (session.c). A public function that changes the session or runs user code first
+ * checks atom__reentered() and fails with atom__reentrant_error(); the calls that run checkers
+ * or the report callback bracket that work with atom__call_begin() (after taking the mutex)
+ * and atom__call_end() (which releases the mutex and, if a callback freed the session, frees
+ * it: the caller must not touch s when it returns 1). */
+int atom__reentered(const atom_session *s);
+int atom__reentrant_error(const char *fn);
+void atom__call_begin(atom_session *s);
+int atom__call_end(atom_session *s, int unlock);
+/* ATOM_ESTATE: the session was freed by a callback during fn (returned after atom__call_end). */
+int atom__freed_error(const char *fn);
 
 #endif

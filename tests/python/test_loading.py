@@ -107,7 +107,8 @@ class TestTables(unittest.TestCase):
         self.assertEqual(Code.ENOMEM, -2)
         self.assertEqual(Code.EENDNOBEGIN, -10)
         self.assertEqual(Code.ECHECKER, -17)
-        self.assertGreaterEqual(len(Code), 17)
+        self.assertEqual(Code.EREENTRANT, -18)
+        self.assertGreaterEqual(len(Code), 18)
         self.assertIs(atomicity.EENDNOBEGIN, Code.EENDNOBEGIN)
         for code in Code:
             self.assertLess(code, 0)

@@ -64,6 +64,8 @@ START_TEST(strings_for_codes_and_kinds) {
   ck_assert_int_eq(ATOM_COMMIT, 10);
   ck_assert_int_eq(ATOM_EINVAL, -1);
   ck_assert_int_eq(ATOM_ECHECKER, -17);
+  ck_assert_int_eq(ATOM_EREENTRANT, -18);
+  ck_assert_str_eq(atom_error_name(ATOM_EREENTRANT), "ATOM_EREENTRANT");
 }
 END_TEST
 

@@ -87,7 +87,7 @@ def _report_trampoline(session_ref):
 
     def on_report(rep, payload):
         session = session_ref()
-        if session is None or session._handle is None:
+        if session is None or session._handle is None or session._close_pending:
             return
         try:
             report = snapshot(session._lib, session._handle, rep)
@@ -102,8 +102,10 @@ class Session:
     """A checking session: events go in, reports come out.
 
     ``checkers`` lists checker specs as ``atom_session_attach`` takes them (``"aerodrome"``,
-    ``"commit-node:mode=view"``); a single string is one spec. ``threadsafe=True`` lets several
-    Python threads push at once (the library serializes them). ``max_reports`` caps the
+    ``"commit-node:mode=view"``); a single string is one spec. Every session may be used from
+    several Python threads: the binding serializes the calls on a session (one at a time, in
+    the order the threads get its lock), so Python code cannot corrupt it; ``threadsafe=True``
+    also sets ATOM_THREADSAFE on the C session. ``max_reports`` caps the
     reports kept for :attr:`reports` (0 = no cap; :attr:`dropped` counts the others).
     ``on_report`` is called with each new :class:`Report` as soon as it is found; an exception
     it raises is re-raised by the session call during which the report was made.
@@ -114,9 +116,13 @@ class Session:
     integer key of its own per space and is registered as that key's name, so reports show
     it.
 
-    A session is not thread-safe unless created with ``threadsafe=True``, and even then only
-    the event methods may run concurrently. Free it with :meth:`close` or a ``with`` block;
-    leaving the block normally also calls :meth:`finish`.
+    Inside ``on_report``, the session's readers (:attr:`reports`, :meth:`stats`, ...) work;
+    event methods, :meth:`finish`, :meth:`set_name` and :meth:`declare_set` raise Error with
+    code EREENTRANT (re-raised by the call that ran the callback); :meth:`close` is deferred
+    until that call returns, and no further report is delivered.
+
+    Free it with :meth:`close` or a ``with`` block; leaving the block normally also calls
+    :meth:`finish`.
     """
 
     def __init__(self, checkers=("aerodrome",), threadsafe=False, max_reports=0,
@@ -127,7 +133,11 @@ class Session:
         self._closed_reports = None
         self._callback = None
         self._lib = lib = _lib.load()
-        self._key_lock = threading.Lock()
+        # Serializes every call into the C session (doc/python.md "Threads"). Re-entrant: the
+        # report callback runs on the thread that holds it.
+        self._lock = threading.RLock()
+        self._depth = 0              # calls into C in progress (under _lock)
+        self._close_pending = False  # close() was called from inside the callback
         self._string_keys = {Space.THREAD: {}, Space.VAR: {}, Space.LOCK: {}, _SET_SPACE: {}}
         self._key_strings = {Space.THREAD: {}, Space.VAR: {}, Space.LOCK: {}, _SET_SPACE: {}}
         self._on_report = on_report
@@ -174,13 +184,20 @@ class Session:
 
     def close(self):
         """Free the C session. Reports stay readable; every other method raises Error.
-        Calling it again does nothing."""
-        if self._handle is None:
-            return
-        try:
-            self._closed_reports = self._collect_reports()
-        finally:
-            self._free()
+        Calling it again does nothing. From inside ``on_report`` the close is deferred until
+        the call that ran the callback returns."""
+        with self._lock:
+            if self._handle is None:
+                return
+            if self._depth:
+                # We hold the lock and a call is in progress: it is on this thread's stack,
+                # below the callback. Freeing now would pull the session from under it.
+                self._close_pending = True
+                return
+            try:
+                self._closed_reports = self._collect_reports()
+            finally:
+                self._free()
 
     def _free(self):
         handle, self._handle = self._handle, None
@@ -224,6 +241,33 @@ class Session:
         if handle is None:
             raise self._lib.make_error(self._lib.ErrorCode.ESTATE, "the session is closed")
         return handle
+
+    def _enter(self):
+        """Take the session for one call into C; returns the handle. Pair with _leave()."""
+        self._lock.acquire()
+        handle = self._handle
+        if handle is None:
+            self._lock.release()
+            self._h()  # raises
+        self._depth += 1
+        return handle
+
+    def _leave(self):
+        self._depth -= 1
+        try:
+            if not self._depth and self._close_pending:
+                self._close_pending = False
+                self.close()
+        finally:
+            self._lock.release()
+
+    def _call(self, fn, *args):
+        """fn(handle, *args) with the session taken; returns fn's result."""
+        h = self._enter()
+        try:
+            return fn(h, *args)
+        finally:
+            self._leave()
 
     def _keep_callback_error(self, exc):
         local = self._pending_local
@@ -274,14 +318,14 @@ class Session:
 
     def _new_string_key(self, space, key):
         encoded = _c_string(key, "a string key")
-        with self._key_lock:
+        with self._lock:
             table = self._string_keys[space]
             value = table.get(key)
             if value is not None:
                 return value
             value = _STRING_BASE + len(table) + 1
             if space != _SET_SPACE:
-                rc = self._lib.atom_set_name(self._h(), space, value, encoded)
+                rc = self._call(self._lib.atom_set_name, space, value, encoded)
                 if rc:
                     raise self._lib.error(rc)
             table[key] = value
@@ -292,8 +336,7 @@ class Session:
     # 2**63, an int loc, no error) is checked inline.
 
     def _push_target(self, fn, space, thread, target, loc):
-        h = self._handle
-        if h is None:
+        if self._handle is None:
             self._h()
         if type(thread) is not int or not 0 <= thread < _STRING_BASE:
             thread = self._slow_key(_THREAD, thread)
@@ -301,19 +344,48 @@ class Session:
             target = self._slow_key(space, target)
         if type(loc) is not int or not 0 <= loc < _KEY_LIMIT:
             loc = _loc(loc)
-        rc = fn(h, thread, target, loc)
+        lock = self._lock  # _enter() and _leave(), inline: this is the hot path
+        lock.acquire()
+        try:
+            h = self._handle
+            if h is None:
+                self._h()
+            self._depth += 1
+            try:
+                rc = fn(h, thread, target, loc)
+            finally:
+                self._depth -= 1
+                if self._close_pending and not self._depth:
+                    self._close_pending = False
+                    self.close()
+        finally:
+            lock.release()
         if rc or self._pending:
             self._check(rc)
 
     def _push_plain(self, fn, thread, loc):
-        h = self._handle
-        if h is None:
+        if self._handle is None:
             self._h()
         if type(thread) is not int or not 0 <= thread < _STRING_BASE:
             thread = self._slow_key(_THREAD, thread)
         if type(loc) is not int or not 0 <= loc < _KEY_LIMIT:
             loc = _loc(loc)
-        rc = fn(h, thread, loc)
+        lock = self._lock  # _enter() and _leave(), inline: this is the hot path
+        lock.acquire()
+        try:
+            h = self._handle
+            if h is None:
+                self._h()
+            self._depth += 1
+            try:
+                rc = fn(h, thread, loc)
+            finally:
+                self._depth -= 1
+                if self._close_pending and not self._depth:
+                    self._close_pending = False
+                    self.close()
+        finally:
+            lock.release()
         if rc or self._pending:
             self._check(rc)
 
@@ -345,7 +417,7 @@ class Session:
         ev.thread = self._key(Space.THREAD, thread)
         ev.target = self._key(Space.VAR, var)
         ev.loc = _loc(loc)
-        self._check(self._lib.atom_push(self._h(), ctypes.byref(ev)))
+        self._check(self._call(self._lib.atom_push, ctypes.byref(ev)))
 
     def acquire(self, thread, lock, loc=0):
         """``thread`` acquires ``lock`` (re-entrant: only the outermost pair counts)."""
@@ -404,7 +476,7 @@ class Session:
             ev.target = self._key(space, target)
         ev.loc = _loc(loc)
         ev.flags = flags
-        self._check(lib.atom_push(self._h(), ctypes.byref(ev)))
+        self._check(self._call(lib.atom_push, ctypes.byref(ev)))
 
     @contextlib.contextmanager
     def transaction(self, thread, loc=0, end_loc=None):
@@ -424,13 +496,14 @@ class Session:
         space = _space(what)
         encoded = _c_string(name, "name")
         value = self._key(space, key)
-        self._check(self._lib.atom_set_name(self._h(), space, value, encoded))
+        self._check(self._call(self._lib.atom_set_name, space, value, encoded))
 
     def get_name(self, what, key):
         """The name registered for ``key`` of space ``what``, or None."""
         space = _space(what)
         value = self._key(space, key)
-        return _lib.text(self._lib.atom_get_name(self._h(), space, value))
+        with self._lock:
+            return _lib.text(self._lib.atom_get_name(self._h(), space, value))
 
     def key(self, what, key):
         """The integer key the library sees for ``key`` (itself for an int; the mapped key
@@ -441,15 +514,15 @@ class Session:
     def declare_set(self, var, set):  # named as in C
         """Declare that variable ``var`` belongs to atomic set ``set`` (an int or a str);
         a later call moves it."""
-        self._check(self._lib.atom_declare_set(self._h(), self._key(Space.VAR, var),
-                                               self._key(_SET_SPACE, set)))
+        self._check(self._call(self._lib.atom_declare_set, self._key(Space.VAR, var),
+                               self._key(_SET_SPACE, set)))
 
     # -- end and results ---------------------------------------------------------------------
 
     def finish(self):
         """End of the execution: close every open transaction and let every checker finish.
         Idempotent. Returns :attr:`reports`."""
-        self._check(self._lib.atom_finish(self._h()))
+        self._check(self._call(self._lib.atom_finish))
         return self.reports
 
     def _collect_reports(self):
@@ -474,23 +547,26 @@ class Session:
         """The stored reports (a new list of :class:`Report`, in order of discovery, with
         current occurrence counts). Readable during the run, after finish() and after
         close()."""
-        if self._handle is None:
-            return list(self._closed_reports or ())
-        return self._collect_reports()
+        with self._lock:
+            if self._handle is None:
+                return list(self._closed_reports or ())
+            return self._collect_reports()
 
     @property
     def dropped(self):
         """Distinct reports found but not stored because of ``max_reports``."""
-        return self._lib.atom_report_dropped(self._h())
+        with self._lock:
+            return self._lib.atom_report_dropped(self._h())
 
     @property
     def checkers(self):
         """Names of the attached checkers, in attach order."""
-        if self._handle is None:
-            return []
-        lib = self._lib
-        return [_lib.text(lib.atom_checker_name(self._handle, i))
-                for i in range(lib.atom_checker_count(self._handle))]
+        with self._lock:
+            if self._handle is None:
+                return []
+            lib = self._lib
+            return [_lib.text(lib.atom_checker_name(self._handle, i))
+                    for i in range(lib.atom_checker_count(self._handle))]
 
     def stats(self):
         """Counters of the session and of each checker, as a dict:
@@ -499,6 +575,10 @@ class Session:
         ``profile=True``), ``reports``, ``occurrences``, ``nodes``, ``edges``, ``clocks``,
         ``disabled`` (1 if the checker stopped checking: out of memory or a limit; see
         :meth:`checker_status`)."""
+        with self._lock:
+            return self._stats()
+
+    def _stats(self):
         lib, h = self._lib, self._h()
         out = _lib.CSessionStats()
         out.version = _lib.SESSION_STATS_VERSION
@@ -521,6 +601,10 @@ class Session:
         """The :class:`CheckerStatus` of attached checker ``i`` (attach order). Read it after
         :meth:`finish`: checkers that decide at the end can still stop there. A
         :meth:`finish` that raised because a checker was disabled leaves it readable."""
+        with self._lock:
+            return self._checker_status(i)
+
+    def _checker_status(self, i):
         lib, h = self._lib, self._h()
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < lib.atom_checker_count(h):
             raise IndexError(f"no checker {i!r}")
@@ -538,9 +622,11 @@ class Session:
     @property
     def status(self):
         """The :class:`CheckerStatus` of every attached checker, in attach order."""
-        if self._handle is None:
-            return []
-        return [self.checker_status(i) for i in range(self._lib.atom_checker_count(self._handle))]
+        with self._lock:
+            if self._handle is None:
+                return []
+            return [self._checker_status(i)
+                    for i in range(self._lib.atom_checker_count(self._handle))]
 
     # -- trace files ---------------------------------------------------------------------------
 
@@ -567,7 +653,7 @@ class Session:
         callback = _lib.REJECT_FN(on_reject)
         try:
             while True:
-                rc = lib.atom_trace_feed(self._h(), reader, _FEED_CHUNK, None, callback, None)
+                rc = self._call(lib.atom_trace_feed, reader, _FEED_CHUNK, None, callback, None)
                 if rc == 1:
                     self._check(0)
                     continue
