@@ -68,9 +68,13 @@ static const unsigned char cls[256] = {
 #define IS_BLANK(c) ((c) == ' ' || (c) == '\t')
 
 const char *atom__trace_name_problem(const char *s, size_t n) {
+  if (n > ATOM__TRACE_MAX_NAME) return "name too long";
+  return atom__trace_name_chars_problem(s, n);
+}
+
+const char *atom__trace_name_chars_problem(const char *s, size_t n) {
   if (n == 0) return "empty name";
   if (s[0] == '#') return "name starts with '#'";
-  if (n > ATOM__TRACE_MAX_NAME) return "name too long";
   for (size_t i = 0; i < n; i++) {
     switch (cls[(unsigned char)s[i]]) {
       case C_NAME: break;
