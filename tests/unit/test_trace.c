@@ -854,6 +854,34 @@ START_TEST(writer_stdout) {
 }
 END_TEST
 
+/* A file truncated by someone else while it is read: the reader ends with ATOM_EIO naming the
+ * problem (a mapped file would have killed the process with SIGBUS). Deterministic: the file
+ * is truncated between two calls of atom_trace_reader_next. */
+START_TEST(reader_file_truncated_while_read) {
+  char path[64];
+  temp_path(path, sizeof path);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  for (int i = 0; i < 100000; i++) fprintf(f, "T%d|r(x%d)|%d\n", i % 4 + 1, i % 100, i);
+  ck_assert_int_eq(fclose(f), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open(&r, path), 0);
+  atom_event ev;
+  ck_assert_int_eq(atom_trace_reader_next(r, &ev), 1);
+  ck_assert_int_eq(truncate(path, 0), 0);
+  int rc;
+  uint64_t n = 1;
+  while ((rc = atom_trace_reader_next(r, &ev)) == 1) n++;
+  ck_assert_int_eq(rc, ATOM_EIO);
+  ck_assert_msg(strstr(atom_last_error(), "the file shrank while being read") != NULL, "%s",
+                atom_last_error());
+  ck_assert_uint_lt(n, 100000);
+  ck_assert_int_eq(atom_trace_reader_next(r, &ev), ATOM_EIO); /* sticky */
+  atom_trace_reader_free(r);
+  unlink(path);
+}
+END_TEST
+
 /* Names over 64 KiB are written as they are (they read back), and a line too long to read
  * back is refused: never a default name in place of a given one. */
 START_TEST(writer_long_names) {
@@ -1269,6 +1297,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, writer_default_names);
   tcase_add_test(t, writer_names_and_errors);
   tcase_add_test(t, writer_long_names);
+  tcase_add_test(t, reader_file_truncated_while_read);
   tcase_add_test(t, writer_io_error);
   tcase_add_test(t, writer_stdout);
   tcase_add_test(t, round_trips);
