@@ -712,9 +712,10 @@ static size_t end_write(void) {
       /* Blame inlining only when every entered function could be named: code that could not
        * be is where an atomic function may have run unrecognized. */
       if (i < g.opt.n_atomic && g.unnamed_code)
-        rt_note("atomic function '%s' was never recognized: %llu entered functions could not "
-                "be named (their object's symbol table could not be read)",
-                g.opt.atomic[i], (unsigned long long)g.unnamed_code);
+        rt_note("atomic function '%s' was never recognized: %llu entered function%s could not "
+                "be named (a symbol table that could not be read)",
+                g.opt.atomic[i], (unsigned long long)g.unnamed_code,
+                g.unnamed_code == 1 ? "" : "s");
       else if (i < g.opt.n_atomic)
         rt_note("atomic function '%s' was never entered: not called, inlined (build with "
                 "-fno-inline or -O0), or not compiled with -fsanitize=thread",
