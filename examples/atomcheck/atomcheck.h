@@ -65,6 +65,12 @@ const char *atc_loc_name(const atc_run *run, uint64_t loc);
 
 /** @return the plural suffix for a count of @p n: "" for 1, "s" otherwise. */
 const char *atc_plural(uint64_t n);
+/* Write s for a terminal: control characters a name or message could carry are written as
+ * \xNN per byte (C0 and DEL; C1, U+0080-U+009F, as UTF-8 0xC2 0x80-0x9F; and bytes that are not
+ * valid UTF-8, such as a raw 0x9B, which some terminals take as a C1 CSI), so a trace cannot send
+ * escape sequences to the user's terminal. Everything else, other UTF-8 included, is written
+ * as is. */
+void atc_put_text(FILE *out, const char *s);
 
 /** @return a string formatted as by printf, allocated with malloc (free it), or NULL. */
 char *atc_strdup_printf(const char *fmt, ...)

@@ -15,11 +15,15 @@ static void print_txns(FILE *out, const atc_run *run, const atom_report *r) {
     if (atom_report_txn(r, i, &thread, &index, &loc) != 0) continue;
     char buf[NAME_BUF];
     const char *at = atc_loc_name(run, loc);
-    fprintf(out, "    %s@%" PRIu64, atc_name(run, ATOM_SPACE_THREAD, thread, buf, sizeof buf),
-            index);
+    fputs("    ", out);
+    atc_put_text(out, atc_name(run, ATOM_SPACE_THREAD, thread, buf, sizeof buf));
+    fprintf(out, "@%" PRIu64, index);
     /* A named location reads as the runtime prints it: "T1@5: increment at counter.c:12". */
-    if (at) fprintf(out, ": %s\n", at);
-    else fprintf(out, " (loc %" PRIu64 ")\n", loc);
+    if (at) {
+      fputs(": ", out);
+      atc_put_text(out, at);
+      fputc('\n', out);
+    } else fprintf(out, " (loc %" PRIu64 ")\n", loc);
   }
 }
 
@@ -31,7 +35,8 @@ static void print_vars(FILE *out, const atc_run *run, const atom_report *r) {
     char buf[NAME_BUF];
     const char *name = atom_report_var_name(r, i);
     if (!name) name = atc_name(run, ATOM_SPACE_VAR, atom_report_var(r, i), buf, sizeof buf);
-    fprintf(out, "%s %s", i ? "," : "", name);
+    fputs(i ? ", " : " ", out);
+    atc_put_text(out, name);
   }
   fputc('\n', out);
 }
@@ -45,14 +50,21 @@ static void print_events(FILE *out, const atc_run *run, const atom_report *r) {
     uint64_t index = 0;
     if (atom_report_event(r, i, &ev, &index) != 0) continue;
     char tbuf[NAME_BUF], obuf[NAME_BUF];
-    fprintf(out, "    %" PRIu64 ": %s %s", index,
-            atc_name(run, ATOM_SPACE_THREAD, ev.thread, tbuf, sizeof tbuf),
-            atc_kind_name(ev.kind));
+    fprintf(out, "    %" PRIu64 ": ", index);
+    atc_put_text(out, atc_name(run, ATOM_SPACE_THREAD, ev.thread, tbuf, sizeof tbuf));
+    fprintf(out, " %s", atc_kind_name(ev.kind));
     int space = atc_target_space(ev.kind);
-    if (space) fprintf(out, "(%s)", atc_name(run, space, ev.target, obuf, sizeof obuf));
+    if (space) {
+      fputc('(', out);
+      atc_put_text(out, atc_name(run, space, ev.target, obuf, sizeof obuf));
+      fputc(')', out);
+    }
     const char *at = atc_loc_name(run, ev.loc);
-    if (at) fprintf(out, " in %s\n", at);
-    else fprintf(out, " (loc %" PRIu64 ")\n", ev.loc);
+    if (at) {
+      fputs(" in ", out);
+      atc_put_text(out, at);
+      fputc('\n', out);
+    } else fprintf(out, " (loc %" PRIu64 ")\n", ev.loc);
   }
 }
 
@@ -62,7 +74,9 @@ static void print_report(FILE *out, const atc_run *run, const atc_checker *c,
   fprintf(out, "%s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s, %s)\n", c->spec,
           atom_report_kind(r), atom_report_event_index(r), count, atc_plural(count),
           atc_evidence_name(r));
-  fprintf(out, "  %s\n", atom_report_message(r));
+  fputs("  ", out);
+  atc_put_text(out, atom_report_message(r));
+  fputc('\n', out);
   print_txns(out, run, r);
   print_vars(out, run, r);
   print_events(out, run, r);

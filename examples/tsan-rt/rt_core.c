@@ -46,6 +46,7 @@ static struct {
   rt_map pc_atomic;      /* return address in a function -> 1 + atomic */
   rt_map fn_atomic;      /* function start -> 1 + atomic */
   unsigned char *matched; /* per atomic name / range: was it ever entered */
+  uint64_t unnamed_code;  /* distinct function entry pcs no symbol table named (pc_lock) */
   uint64_t events, rejected;
   char first_reject[300];
   char program[4096];
@@ -413,7 +414,10 @@ static int name_matches(const char *pattern, const rt_symbol *s) {
 /* Decide whether the function containing pc is declared atomic (caller holds pc_lock). */
 static uint64_t decide(uint64_t pc) {
   rt_symbol s;
-  if (rt_sym_code(pc, &s) != 0 || !s.function) return 0;
+  if (rt_sym_code(pc, &s) != 0 || !s.function) {
+    g.unnamed_code++;
+    return 0;
+  }
   uint64_t v;
   if (rt_map_get(&g.fn_atomic, s.start, &v)) return v - 1;
   int atomic = 0;
@@ -705,7 +709,14 @@ static size_t end_write(void) {
               (unsigned long long)g.rejected, g.first_reject);
     for (size_t i = 0; g.matched && i < g.opt.n_atomic + g.opt.n_ranges; i++) {
       if (g.matched[i]) continue;
-      if (i < g.opt.n_atomic)
+      /* Blame inlining only when every entered function could be named: code that could not
+       * be is where an atomic function may have run unrecognized. */
+      if (i < g.opt.n_atomic && g.unnamed_code)
+        rt_note("atomic function '%s' was never recognized: %llu entered function%s could not "
+                "be named (a symbol table that could not be read)",
+                g.opt.atomic[i], (unsigned long long)g.unnamed_code,
+                g.unnamed_code == 1 ? "" : "s");
+      else if (i < g.opt.n_atomic)
         rt_note("atomic function '%s' was never entered: not called, inlined (build with "
                 "-fno-inline or -O0), or not compiled with -fsanitize=thread",
                 g.opt.atomic[i]);

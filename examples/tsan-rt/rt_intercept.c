@@ -357,22 +357,45 @@ static void cond_woken(pthread_cond_t *c, pthread_mutex_t *m, int rc, uint64_t p
   if (rc == 0) sync_access(c, 1, 0, pc);
 }
 
+/* A wait is a cancellation point, and a thread cancelled in it owns the mutex again before its
+ * cleanup handlers run (POSIX pthread_cond_wait): the handler that unlocks it must find the lock
+ * held. The waits register a handler of their own, innermost, that records that ACQUIRE; it
+ * runs after the C library re-locked the mutex and before the program's handlers. What the wait
+ * needs after the handler is registered (a setjmp) is read from this addressable struct, which
+ * a longjmp cannot clobber. */
+typedef struct cond_waiter {
+  pthread_mutex_t *m;
+  uint64_t pc;
+  int (*clockwait)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *);
+} cond_waiter;
+
+static void cond_cancelled(void *arg) {
+  const cond_waiter *w = arg;
+  rt_sync(ATOM_ACQUIRE, ADDR(w->m), w->pc);
+}
+
 RT_EXPORT int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m);
 int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
-  uint64_t pc = PC();
-  rt_sync(ATOM_RELEASE, ADDR(m), pc);
-  int rc = REAL(pthread_cond_wait)(c, m);
-  cond_woken(c, m, rc, pc);
+  cond_waiter w = {m, PC(), NULL};
+  rt_sync(ATOM_RELEASE, ADDR(m), w.pc);
+  int rc;
+  pthread_cleanup_push(cond_cancelled, &w);
+  rc = REAL(pthread_cond_wait)(c, w.m);
+  pthread_cleanup_pop(0);
+  cond_woken(c, m, rc, w.pc);
   return rc;
 }
 
 RT_EXPORT int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
                                      const struct timespec *abstime);
 int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime) {
-  uint64_t pc = PC();
-  rt_sync(ATOM_RELEASE, ADDR(m), pc);
-  int rc = REAL(pthread_cond_timedwait)(c, m, abstime);
-  cond_woken(c, m, rc, pc);
+  cond_waiter w = {m, PC(), NULL};
+  rt_sync(ATOM_RELEASE, ADDR(m), w.pc);
+  int rc;
+  pthread_cleanup_push(cond_cancelled, &w);
+  rc = REAL(pthread_cond_timedwait)(c, w.m, abstime);
+  pthread_cleanup_pop(0);
+  cond_woken(c, m, rc, w.pc);
   return rc;
 }
 
@@ -381,13 +404,14 @@ RT_EXPORT int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, cloc
                                      const struct timespec *abstime);
 int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
                            const struct timespec *abstime) {
-  int (*real)(pthread_cond_t *, pthread_mutex_t *, clockid_t, const struct timespec *) =
-      NEXT(cond_clockwait, "pthread_cond_clockwait");
-  if (!real) return ENOSYS;
-  uint64_t pc = PC();
-  rt_sync(ATOM_RELEASE, ADDR(m), pc);
-  int rc = real(c, m, clock, abstime);
-  cond_woken(c, m, rc, pc);
+  cond_waiter w = {m, PC(), NEXT(cond_clockwait, "pthread_cond_clockwait")};
+  if (!w.clockwait) return ENOSYS;
+  rt_sync(ATOM_RELEASE, ADDR(m), w.pc);
+  int rc;
+  pthread_cleanup_push(cond_cancelled, &w);
+  rc = w.clockwait(c, w.m, clock, abstime);
+  pthread_cleanup_pop(0);
+  cond_woken(c, m, rc, w.pc);
   return rc;
 }
 

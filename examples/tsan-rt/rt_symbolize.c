@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <fcntl.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -64,6 +65,34 @@ typedef struct scan {
   unsigned long long adds;
 } scan;
 
+/* The file mapped at addr, from /proc/self/maps, into out: what the kernel resolved when the
+ * object was mapped, whatever name it was loaded by. 0 on success, -1 if none (anonymous
+ * memory, the vDSO, no /proc). */
+static int mapped_path(uint64_t addr, char *out, size_t size) {
+  FILE *f = fopen("/proc/self/maps", "re");
+  if (!f) return -1;
+  char line[4096 + 128];
+  int found = -1;
+  while (found < 0 && fgets(line, sizeof line, f)) {
+    unsigned long long lo, hi;
+    int at = 0;
+    if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &at) < 2 || !at) continue;
+    if (addr < lo || addr >= hi) continue;
+    char *path = line + at, *nl = strchr(path, '\n');
+    if (nl) *nl = '\0';
+    /* " (deleted)" ends the name of a file removed since: it cannot be read any more */
+    size_t n = strlen(path);
+    if (path[0] == '/' && n < size && (n < 10 || strcmp(path + n - 10, " (deleted)") != 0)) {
+      memcpy(out, path, n + 1);
+      found = 0;
+    } else {
+      break;
+    }
+  }
+  fclose(f);
+  return found;
+}
+
 static int add_module(struct dl_phdr_info *info, size_t size, void *payload) {
   (void)size;
   scan *sc = payload;
@@ -76,7 +105,6 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *payload) {
     exe[n] = '\0';
     name = exe;
   }
-  if (name[0] != '/') return 0; /* the vDSO has no file */
   uint64_t lo = UINT64_MAX, hi = 0;
   for (int i = 0; i < info->dlpi_phnum; i++) {
     const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -86,6 +114,14 @@ static int add_module(struct dl_phdr_info *info, size_t size, void *payload) {
     if (a + ph->p_memsz > hi) hi = a + ph->p_memsz;
   }
   if (lo >= hi) return 0;
+  /* The name is what the object was loaded by: dlopen("./lib.so") or a search of
+   * LD_LIBRARY_PATH=. gives a relative one, which the current directory may no longer resolve
+   * (and would then be read as another file). Ask the kernel which file is mapped there. */
+  char real[4096];
+  if (name[0] != '/') {
+    if (mapped_path(lo, real, sizeof real) != 0) return 0; /* the vDSO has no file */
+    name = real;
+  }
   if (sc->n == sc->cap) {
     size_t cap = sc->cap ? sc->cap * 2 : 16;
     rt_module *v = realloc(sc->v, cap * sizeof *v);

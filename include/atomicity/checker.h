@@ -9,9 +9,10 @@
  * Lifecycle: create() runs once at attach; if it fails, destroy() is not called. on_event()
  * receives, in order, the normalized events whose kind bit is in event_mask; finish() runs
  * once at atom_finish() after the session closed every open transaction; destroy() runs once
- * at atom_session_free() (whether or not finish ran). A callback returning a negative code
- * makes the session call that returned it fail with the same code; the checker must leave its
- * own state consistent.
+ * at atom_session_free() (whether or not finish ran). A callback returning a negative ATOM_E*
+ * code makes the session call that returned it fail with the same code; the checker must leave
+ * its own state consistent. Any other non-zero value (positive, or not an ATOM_E* code) makes
+ * that call fail with ATOM_ECHECKER and a message naming the checker and the callback.
  *
  * Normalization done by the session, once, for all checkers: only the outermost BEGIN/END of a
  * thread and the outermost ACQUIRE/RELEASE of a re-entrant lock are forwarded; ill-formed

@@ -27,7 +27,10 @@ extern "C" {
 typedef struct atom_trace_reader atom_trace_reader;
 
 /**
- * Open @p path for reading ("-" reads standard input). Regular files are memory-mapped.
+ * Open @p path for reading ("-" reads standard input). Files are read with read(), never
+ * mapped, so a file truncated while it is read cannot crash the process: a regular file that
+ * ends before the size it had at open makes atom_trace_reader_next() return ATOM_EIO
+ * ("the file shrank while being read").
  * @return 0, ATOM_EINVAL, ATOM_EIO (cannot open; message in atom_last_error()), ATOM_ENOMEM.
  * @since 0.1
  */

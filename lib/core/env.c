@@ -19,6 +19,19 @@ int atom__env_arg_yes_no(atom_env *env, const char *key, int *out) {
   return 0;
 }
 
+int atom__env_rc(const atom_env *env, const char *callback, int rc) {
+  const char *name = env->vt->name;
+  if (rc == 0) return 0;
+  if (rc > 0 || atom_error_name(rc) == NULL)
+    return atom__error(ATOM_ECHECKER, "checker %s: %s returned %d, which is not an error code",
+                       name, callback, rc);
+  /* A known code: keep the checker's own message (atom_env_error() prefixes its name); if it
+   * set none, the message left is someone else's, so replace it. */
+  if (strstr(atom_last_error(), name) == NULL)
+    atom__error(rc, "checker %s: %s failed: %s", name, callback, atom_strerror(rc));
+  return rc;
+}
+
 void atom__env_free(atom_env *env) {
   if (!env) return;
   atom__mem *core = &env->session->mem;

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/env.h"
 #include "core/error.h"
 #include "core/kinds.h"
 #include "core/session.h"
@@ -115,6 +116,7 @@ int atom__dispatch(atom_session *s, const atom_ev *ev) {
     uint64_t t0 = profile ? now_ns() : 0;
     int err = sub[i].on_event(sub[i].self, ev);
     if (profile) sub[i].env->time_ns += now_ns() - t0;
+    if (err) err = atom__env_rc(sub[i].env, "on_event", err);
     if (err < 0 && (err = checker_failed(&sub[i], ev, err)) < 0 && !first_err)
       first_err = err;
   }

@@ -65,7 +65,8 @@ static uint64_t signature_hash(const signature *g) {
 static int signature_matches(const atom_report *r, const signature *g) {
   return r->checker_index == g->checker_index && r->extra == g->extra && r->n_txns == g->n &&
          strcmp(r->kind, g->kind) == 0 &&
-         memcmp(r->sorted_locs, g->locs, g->n * sizeof(uint64_t)) == 0;
+         /* n == 0: a report without transactions has no array (NULL) to compare */
+         (g->n == 0 || memcmp(r->sorted_locs, g->locs, g->n * sizeof(uint64_t)) == 0);
 }
 
 static void report_free(atom_report *r, atom__mem *mem) {

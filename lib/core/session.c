@@ -205,11 +205,9 @@ static int attach_checker(atom_session *s, const atom_checker *vt, const char *a
   int err = atom__args_parse(env, args);
   if (!err) {
     err = vt->create(&env->self, env);
-    if (err >= 0 && err != 0) err = 0;
     if (err) {
-      /* create failed: destroy is not called (checker.h lifecycle) */
-      if (strstr(atom_last_error(), vt->name) == NULL)
-        atom__error(err, "checker %s: creation failed: %s", vt->name, atom_strerror(err));
+      /* create failed (a positive value too): destroy is not called (checker.h lifecycle) */
+      err = atom__env_rc(env, "create", err);
     } else if ((err = subscribe(s, env)) != 0) {
       vt->destroy(env->self);
       atom__error(err, "checker %s: out of memory", vt->name);
@@ -282,6 +280,7 @@ ATOM_API int atom_finish(atom_session *s) {
       struct timespec a, b;
       if (s->opt.flags & ATOM_PROFILE) clock_gettime(CLOCK_MONOTONIC, &a);
       int e = env->vt->finish(env->self);
+      if (e) e = atom__env_rc(env, "finish", e);
       if (s->opt.flags & ATOM_PROFILE) {
         clock_gettime(CLOCK_MONOTONIC, &b);
         env->time_ns += (uint64_t)(b.tv_sec - a.tv_sec) * 1000000000u + (uint64_t)b.tv_nsec -

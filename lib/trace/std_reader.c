@@ -16,7 +16,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -68,9 +67,13 @@ static const unsigned char cls[256] = {
 #define IS_BLANK(c) ((c) == ' ' || (c) == '\t')
 
 const char *atom__trace_name_problem(const char *s, size_t n) {
+  if (n > ATOM__TRACE_MAX_NAME) return "name too long";
+  return atom__trace_name_chars_problem(s, n);
+}
+
+const char *atom__trace_name_chars_problem(const char *s, size_t n) {
   if (n == 0) return "empty name";
   if (s[0] == '#') return "name starts with '#'";
-  if (n > ATOM__TRACE_MAX_NAME) return "name too long";
   for (size_t i = 0; i < n; i++) {
     switch (cls[(unsigned char)s[i]]) {
       case C_NAME: break;
@@ -120,7 +123,7 @@ typedef struct arena_block {
   char data[];
 } arena_block;
 
-enum { SRC_MEMORY, SRC_MAP, SRC_STREAM };
+enum { SRC_MEMORY, SRC_STREAM };
 
 struct atom_trace_reader {
   const unsigned char *pos; /* next byte to parse */
@@ -138,11 +141,10 @@ struct atom_trace_reader {
   uint64_t total;   /* size when known, else 0 */
   uint64_t end_off; /* real input size once known (the added '\n' is not input) */
 
-  /* memory and mapped sources */
+  /* memory sources */
   const unsigned char *data;
   size_t size;
   const unsigned char *body_end; /* after the last '\n' of data */
-  size_t page, released;         /* mapped files: page size, bytes handed back */
   int stage;                     /* 0 body, 1 tail, 2 done */
   char *tail;                    /* copy of an unterminated last line, plus '\n' */
   size_t tail_size;
@@ -151,6 +153,7 @@ struct atom_trace_reader {
   int fd;
   int own_fd;
   int eof;
+  int shrink_check; /* a regular file: reading fewer than `total` bytes means it shrank */
   unsigned char *buf;
   size_t buf_cap, fill;
 
@@ -386,15 +389,7 @@ static int refill_memory(atom_trace_reader *r) {
     return 0;
   }
   if (r->pos < r->body_end) {
-    /* The next window of the body, up to a line end. Pages of a mapped file that were parsed
-     * are handed back, so the resident size stays flat however long the trace. */
-    if (r->src == SRC_MAP) {
-      size_t done = (size_t)(r->pos - r->data) & ~(r->page - 1);
-      if (done > r->released) {
-        (void)madvise((void *)(r->data + r->released), done - r->released, MADV_DONTNEED);
-        r->released = done;
-      }
-    }
+    /* The next window of the body, up to a line end. */
     size_t left = (size_t)(r->body_end - r->pos);
     if (left > MAP_WINDOW)
       r->lim = (const unsigned char *)memchr(r->pos + MAP_WINDOW, '\n', left - MAP_WINDOW) + 1;
@@ -461,6 +456,12 @@ static int refill_stream(atom_trace_reader *r) {
     if (n == 0) {
       r->eof = 1;
       r->end_off = r->base + r->fill;
+      if (r->shrink_check && r->end_off < r->total) {
+        r->lineno++;
+        return fail(r, ATOM_EIO,
+                    "the file shrank while being read (%" PRIu64 " bytes read of %" PRIu64 ")",
+                    r->end_off, r->total);
+      }
       continue;
     }
     const unsigned char *nl = memrchr(r->buf + r->fill, '\n', (size_t)n);
@@ -921,30 +922,20 @@ ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
     atom_trace_reader_free(r);
     return rc;
   }
-  /* Regular files are mapped; a size of 0 may be a /proc-like file, so it is streamed. */
-  if (!is_stdin && S_ISREG(st.st_mode) && st.st_size > 0 &&
-      (uint64_t)st.st_size <= (uint64_t)SIZE_MAX) {
-    void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, r->fd, 0);
-    if (map != MAP_FAILED) {
-      (void)madvise(map, (size_t)st.st_size, MADV_SEQUENTIAL);
-      long page = sysconf(_SC_PAGESIZE);
-      r->page = page > 0 && !((size_t)page & ((size_t)page - 1)) ? (size_t)page : 4096;
-      r->src = SRC_MAP;
-      setup_memory(r, map, (size_t)st.st_size);
-      close(r->fd);
-      r->fd = -1;
-      r->own_fd = 0;
-      *out = r;
-      return 0;
-    }
-  }
+  /* Every file is read with read(), never mapped: a mapped file truncated by another process
+   * while it is read would kill this one with SIGBUS, and reading costs no more here (a copy
+   * into a buffer that stays in the cache; doc/trace-format.md). A regular file that ends before
+   * the size it had at open is an error (it shrank), not a silent end of the trace. */
   if (setup_stream(r)) {
     atom_trace_reader_free(r);
     return atom__error(ATOM_ENOMEM, "atom_trace_reader_open: out of memory");
   }
   if (S_ISREG(st.st_mode) && st.st_size > 0) {
     off_t at = lseek(r->fd, 0, SEEK_CUR);
-    if (at >= 0 && at <= st.st_size) r->total = (uint64_t)(st.st_size - at);
+    if (at >= 0 && at <= st.st_size) {
+      r->total = (uint64_t)(st.st_size - at);
+      r->shrink_check = 1;
+    }
   }
   *out = r;
   return 0;
@@ -952,7 +943,6 @@ ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
 
 ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
   if (!r) return;
-  if (r->src == SRC_MAP && r->data) munmap((void *)r->data, r->size);
   if (r->own_fd && r->fd >= 0) close(r->fd);
   atom__mem_free(&r->mem, r->buf, r->buf_cap);
   atom__mem_free(&r->mem, r->tail, r->tail_size);

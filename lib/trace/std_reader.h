@@ -9,12 +9,14 @@
 
 /* The longest line accepted, not counting its LF or CR LF (doc/trace-format.md). */
 #define ATOM__TRACE_MAX_LINE ((size_t)1 << 20)
-/* The longest name the writer accepts, so that every line it writes can be read back. */
+/* The longest #name key and set-file name (a name inside an event line is bounded by the line). */
 #define ATOM__TRACE_MAX_NAME ((size_t)1 << 16)
 
 /* NULL if s[0..n) is a valid name (doc/trace-format.md: non-empty, no '|', '(', ')', white space
  * or control bytes, not starting with '#'), else a short reason. */
 const char *atom__trace_name_problem(const char *s, size_t n);
+/* The same rules without the length bound (names inside event lines, bounded by the line). */
+const char *atom__trace_name_chars_problem(const char *s, size_t n);
 
 /* Events read ahead by atom_trace_feed(). It lives in the reader so that events read but not
  * yet pushed (the feed stopped on a callback or a session error) are not lost: the next feed

@@ -108,6 +108,15 @@ static int put_name(atom_trace_writer *w, int space, uint64_t key) {
   return put(w, d, (size_t)(tmp + 21 - d));
 }
 
+/* Length of what put_name writes for this key. */
+static size_t name_len(const atom_trace_writer *w, int space, uint64_t key) {
+  const wspace *sp = &w->spaces[space - 1];
+  uint32_t at;
+  if (sp->index.count && atom__u64map_get(&sp->index, key, &at)) return sp->names[at].len;
+  char tmp[20];
+  return 1 + (size_t)(tmp + 20 - u64_digits(tmp, key));
+}
+
 ATOM_API int atom_trace_writer_open(atom_trace_writer **out, const char *path) {
   if (out) *out = NULL;
   if (!out || !path) return atom__error(ATOM_EINVAL, "atom_trace_writer_open: NULL argument");
@@ -146,7 +155,12 @@ ATOM_API int atom_trace_writer_set_name(atom_trace_writer *w, int what, uint64_t
     return atom__error(ATOM_EINVAL, "atom_trace_writer_set_name: bad space %d or NULL argument",
                        what);
   size_t len = strlen(name);
-  const char *why = atom__trace_name_problem(name, len);
+  /* A name in an event line may be as long as a line (the reader's only bound there), so the
+   * 64 KiB bound of #name keys and set files does not apply: refusing a name the reader takes
+   * would make a copied trace use default names. atom_trace_writer_write refuses a line too
+   * long to read back. */
+  const char *why = len > ATOM__TRACE_MAX_LINE ? "name longer than a line may be"
+                                               : atom__trace_name_chars_problem(name, len);
   if (why) return atom__error(ATOM_EINVAL, "atom_trace_writer_set_name: %s", why);
   wspace *sp = &w->spaces[what - 1];
   char *copy = atom__mem_strdup(&w->mem, name);
@@ -180,6 +194,9 @@ ATOM_API int atom_trace_writer_write_name(atom_trace_writer *w, int what, uint64
       return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: name contains a control byte");
   if (text[0] == ' ' || text[len - 1] == ' ')
     return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: name starts or ends with a space");
+  if (what != ATOM_SPACE_LOC && name_len(w, what, key) > ATOM__TRACE_MAX_NAME)
+    return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: the %s's name is longer than "
+                       "a #name key may be (%zu bytes)", words[what], ATOM__TRACE_MAX_NAME);
   if (w->err) return atom__error(w->err, "%s", w->msg);
   char tmp[21];
   int rc = put(w, "#name ", 6);
@@ -215,21 +232,31 @@ ATOM_API int atom_trace_writer_write(atom_trace_writer *w, const atom_event *ev)
       return atom__error(ATOM_EINVAL, "atom_trace_writer_write: invalid flags 0x%x for a %s",
                          (unsigned)ev->flags, atom_kind_name((int)kind));
   }
+  int has_target = kind != ATOM_BEGIN && kind != ATOM_END && kind != ATOM_FENCE;
+  int space = kind == ATOM_ACQUIRE || kind == ATOM_RELEASE ? ATOM_SPACE_LOCK
+              : kind == ATOM_FORK || kind == ATOM_JOIN     ? ATOM_SPACE_THREAD
+                                                           : ATOM_SPACE_VAR;
+  /* Refuse a line the reader would reject as too long (long names): never write what does
+   * not read back. */
+  char tmp[22];
+  size_t line = name_len(w, ATOM_SPACE_THREAD, ev->thread) + 1 + strlen(op_names[kind]) +
+                strlen(suffix) + (has_target ? 2 + name_len(w, space, ev->target) : 0) + 1 +
+                (size_t)(tmp + 21 - u64_digits(tmp + 1, ev->loc));
+  if (line > ATOM__TRACE_MAX_LINE)
+    return atom__error(ATOM_EINVAL,
+                       "atom_trace_writer_write: the names make a line of %zu bytes, longer than "
+                       "a reader accepts (%zu)", line, ATOM__TRACE_MAX_LINE);
   if (w->err) return atom__error(w->err, "%s", w->msg);
   int rc = put_name(w, ATOM_SPACE_THREAD, ev->thread);
   if (!rc) rc = put(w, "|", 1);
   if (!rc) rc = put(w, op_names[kind], strlen(op_names[kind]));
   if (!rc && *suffix) rc = put(w, suffix, 4);
-  if (!rc && kind != ATOM_BEGIN && kind != ATOM_END && kind != ATOM_FENCE) {
-    int space = kind == ATOM_ACQUIRE || kind == ATOM_RELEASE ? ATOM_SPACE_LOCK
-                : kind == ATOM_FORK || kind == ATOM_JOIN     ? ATOM_SPACE_THREAD
-                                                             : ATOM_SPACE_VAR;
+  if (!rc && has_target) {
     rc = put(w, "(", 1);
     if (!rc) rc = put_name(w, space, ev->target);
     if (!rc) rc = put(w, ")", 1);
   }
   if (!rc) {
-    char tmp[22];
     tmp[21] = '\n';
     char *d = u64_digits(tmp + 1, ev->loc);
     *--d = '|';

@@ -415,6 +415,26 @@ class Text(unittest.TestCase):
         self.assertEqual(err, "")
 
 
+    def test_control_characters_are_escaped(self):
+        # C1 controls as UTF-8 (U+0085, U+009B = CSI) and as raw bytes (0x9b: a CSI for some
+        # terminals) in names and a location name never reach the terminal; other UTF-8 does.
+        var = b"x\xc2\x85\xc2\x9b31m\x9b2J\xc3\xa9"
+        trace = (b"T\xc2\x9b|begin|10\nT\xc2\x9b|r(" + var + b")|11\nT2|w(" + var + b")|20\n"
+                 b"T\xc2\x9b|w(" + var + b")|12\nT\xc2\x9b|end|13\n"
+                 b"#name loc 10 start\x9b[2J\tat \xc2\x90f.c:1\n")
+        with TempTrace(trace) as path:
+            p = subprocess.run([ATOMCHECK, "-c", "aerodrome", path], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        out = p.stdout
+        for raw in (b"\x9b", b"\x85", b"\x90", b"\t"):
+            self.assertNotIn(raw, out)
+        text = out.decode("utf-8")
+        self.assertIn(r"T\xc2\x9b@0: start\x9b[2J\x09at \xc2\x90f.c:1", text)
+        self.assertIn(r"variables: x\xc2\x85\xc2\x9b31m\x9b2J" + "\u00e9\n", text)
+        self.assertIn(r"w(x\xc2\x85\xc2\x9b31m\x9b2J", text)
+
+
 # T1's transaction (begin at loc 10) split by T2's write (observed), and the same events in a
 # serial order (only predicted).
 INTERLEAVED = "T1|begin|10\nT1|r(x)|11\nT2|w(x)|20\nT1|w(x)|12\nT1|end|13\n"

@@ -72,6 +72,58 @@ class TestCheckers(unittest.TestCase):
             atomicity.Session(["aerodrome"], max_reports=-1)
 
 
+class TestIntegerRanges(unittest.TestCase):
+    """Every int the binding hands to C is range-checked: ctypes alone keeps the low bits."""
+
+    def test_max_reports(self):
+        for bad in (2 ** 64 + 1, 2 ** 64, -1):
+            with self.assertRaises(ValueError, msg=bad):
+                atomicity.Session(["aerodrome"], max_reports=bad)
+        for bad in ("3", 1.0, True):
+            with self.assertRaises(TypeError, msg=repr(bad)):
+                atomicity.Session(["aerodrome"], max_reports=bad)
+        with self.assertRaises(ValueError):
+            atomicity.check_trace("-", max_reports=2 ** 64 + 1)
+        with atomicity.Session(["aerodrome"], max_reports=2 ** 64 - 1):
+            pass
+
+    def test_max_reports_is_not_wrapped(self):
+        # 2**64 + 1 used to become 1: only one of the two reports was kept.
+        with atomicity.Session(["aerodrome", "velodrome"], max_reports=2 ** 64 - 1) as s:
+            s.begin(1)
+            s.read(1, "x")
+            s.write(2, "x")
+            s.write(1, "x")
+            s.end(1)
+            s.finish()
+            self.assertEqual(len(s.reports), 2)
+            self.assertEqual(s.dropped, 0)
+
+    def test_push_fields(self):
+        with atomicity.Session(["aerodrome"]) as s:
+            with self.assertRaises(ValueError):
+                s.push("read", 1, 1, flags=2 ** 32 + 1)  # was FLAG_ACQUIRE after wrapping
+            with self.assertRaises(ValueError):
+                s.push("read", 1, 1, flags=-1)
+            with self.assertRaises(TypeError):
+                s.push("read", 1, 1, flags=1.0)
+            with self.assertRaises(ValueError):
+                s.push(2 ** 64 + 1, 1, 1)  # kind
+            with self.assertRaises(ValueError):
+                s.push("read", 2 ** 64 + 1, 1)
+            with self.assertRaises(ValueError):
+                s.push("read", 1, 1, loc=2 ** 64 + 1)
+            with self.assertRaises(ValueError):
+                s.set_name(2 ** 64 + 2, 1, "a")  # space
+            with self.assertRaises(ValueError):
+                s.set_name("var", 2 ** 64 + 1, "a")
+            with self.assertRaises(ValueError):
+                s.get_name("var", 2 ** 64 + 1)
+            with self.assertRaises(ValueError):
+                s.declare_set(1, 2 ** 64 + 1)
+            self.assertEqual(s.stats()["events"], 0)
+
+
 class TestKeys(unittest.TestCase):
     def test_key_types(self):
         with atomicity.Session(["aerodrome"]) as s:

@@ -36,9 +36,10 @@ def demo_options(name):
     return m.group(1)
 
 
-def run(cmd, options=None, timeout=60, **kw):
+def run(cmd, options=None, timeout=60, extra_env=None, **kw):
     env = dict(os.environ)
     env.pop("ATOMICITY_OPTIONS", None)
+    env.update(extra_env or {})
     if options is not None:
         env["ATOMICITY_OPTIONS"] = options
     return subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -277,6 +278,65 @@ class Behaviour(Base):
                                  sum("|end|" in l for l in lines))
                 rc, _ = self.atomcheck(trace)
                 self.assertEqual(rc, 0)
+
+    def test_library_loaded_by_a_relative_path(self):
+        """Atomic functions of an object loaded as ./lib.so (dlopen, or LD_LIBRARY_PATH=.) are
+        found: the runtime reads the file the kernel mapped, not the name it was loaded by."""
+        lib = self.path("libdlbump.so")
+        p = subprocess.run([CLANG] + RECOMMENDED + ["-shared", "-fPIC",
+                                                    os.path.join(PROGRAMS, "dl_lib.c"), "-o", lib],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        src = os.path.join(PROGRAMS, "dl_main.c")
+        by_dlopen = self.build(src, "dl_main", extra=["-pthread", "-ldl"])
+        linked = self.build(src, "dl_linked",
+                            extra=["-DLINKED", "-pthread", "-L" + self.tmp, "-ldlbump"])
+        for name, exe in (("dlopen", by_dlopen), ("LD_LIBRARY_PATH=.", linked)):
+            with self.subTest(loaded_by=name):
+                p, doc = self.json_report([exe], "atomic=bump checkers=aerodrome verbosity=1",
+                                          cwd=self.tmp, extra_env={"LD_LIBRARY_PATH": "."})
+                self.assertEqual(p.stdout, "1\n", p.stderr)
+                self.assertNotIn("never entered", p.stderr)
+                self.assertGreater(violations(doc)["aerodrome"], 0, p.stderr)
+                functions = {l["function"] for l in doc["locations"].values()}
+                self.assertIn("bump", functions)
+
+    def test_unreadable_object_is_not_blamed_on_inlining(self):
+        """When code was entered that no symbol table could name (here: the library's file was
+        removed after it was loaded), the exit note says so instead of blaming inlining."""
+        lib = self.path("libgone.so")
+        p = subprocess.run([CLANG] + RECOMMENDED + ["-shared", "-fPIC",
+                                                    os.path.join(PROGRAMS, "dl_lib.c"), "-o", lib],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                           universal_newlines=True)
+        self.assertEqual(p.returncode, 0, p.stdout)
+        exe = self.build(os.path.join(PROGRAMS, "dl_main.c"), "dl_main", extra=["-pthread", "-ldl"])
+        p = run([exe, lib, "unlink"], "atomic=bump checkers=aerodrome verbosity=1")
+        self.assertEqual((p.stdout, p.returncode), ("1\n", 0), p.stderr)
+        self.assertRegex(p.stderr, r"atomic function 'bump' was never recognized: \d+ entered "
+                         r"functions? could not be named")
+        self.assertNotIn("inlined", p.stderr)
+
+    def test_cancelled_in_cond_wait(self):
+        """A thread cancelled in pthread_cond_wait inside an atomic function owns the mutex
+        again when its cleanup handler unlocks it: no ill-formed release."""
+        exe = self.build(os.path.join(PROGRAMS, "cancel.c"), "cancel", extra=["-pthread"])
+        trace = self.path("t.std")
+        p, doc = self.json_report([exe], "atomic=wait_in_transaction checkers=aerodrome "
+                                  "verbosity=1 record=" + trace)
+        self.assertEqual(p.stdout, "cancelled 2\n", p.stderr)
+        self.assertNotIn("ill-formed", p.stderr)
+        self.assertNotIn("does not hold", p.stderr)
+        self.assertEqual(doc["rejected"], 0, p.stderr)
+        # The waiter's transaction lets main take the mutex in its middle: a real violation.
+        self.assertEqual(violations(doc), {"aerodrome": 1})
+        with open(trace) as f:
+            t1 = [l.split("|")[1] for l in f.read().split() if l.startswith("T1|")]
+        ops = [op[:3] for op in t1 if op.startswith(("acq", "rel"))]
+        self.assertEqual(ops, ["acq", "rel", "acq", "rel"], t1)
+        rc, _ = self.atomcheck(trace)
+        self.assertEqual(rc, 1)
 
     def test_cxx(self):
         if not CLANGXX:

@@ -854,6 +854,88 @@ START_TEST(writer_stdout) {
 }
 END_TEST
 
+/* A file truncated by someone else while it is read: the reader ends with ATOM_EIO naming the
+ * problem (a mapped file would have killed the process with SIGBUS). Deterministic: the file
+ * is truncated between two calls of atom_trace_reader_next. */
+START_TEST(reader_file_truncated_while_read) {
+  char path[64];
+  temp_path(path, sizeof path);
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  for (int i = 0; i < 100000; i++) fprintf(f, "T%d|r(x%d)|%d\n", i % 4 + 1, i % 100, i);
+  ck_assert_int_eq(fclose(f), 0);
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open(&r, path), 0);
+  atom_event ev;
+  ck_assert_int_eq(atom_trace_reader_next(r, &ev), 1);
+  ck_assert_int_eq(truncate(path, 0), 0);
+  int rc;
+  uint64_t n = 1;
+  while ((rc = atom_trace_reader_next(r, &ev)) == 1) n++;
+  ck_assert_int_eq(rc, ATOM_EIO);
+  ck_assert_msg(strstr(atom_last_error(), "the file shrank while being read") != NULL, "%s",
+                atom_last_error());
+  ck_assert_uint_lt(n, 100000);
+  ck_assert_int_eq(atom_trace_reader_next(r, &ev), ATOM_EIO); /* sticky */
+  atom_trace_reader_free(r);
+  unlink(path);
+}
+END_TEST
+
+/* Names over 64 KiB are written as they are (they read back), and a line too long to read
+ * back is refused: never a default name in place of a given one. */
+START_TEST(writer_long_names) {
+  char path[64];
+  temp_path(path, sizeof path);
+  size_t n = ((size_t)64 << 10) + 100;
+  char *name = malloc(n + 1);
+  ck_assert_ptr_nonnull(name);
+  memset(name, 'v', n);
+  name[n] = '\0';
+  atom_trace_writer *w;
+  ck_assert_int_eq(atom_trace_writer_open(&w, path), 0);
+  ck_assert_int_eq(atom_trace_writer_set_name(w, ATOM_SPACE_VAR, 1, name), 0);
+  atom_event ev = {ATOM_READ, 0, 1, 1, 5};
+  ck_assert_int_eq(atom_trace_writer_write(w, &ev), 0);
+  /* a #name directive names the key by its name, which a #name key may not be that long */
+  ck_assert_int_eq(atom_trace_writer_write_name(w, ATOM_SPACE_VAR, 1, "x"), ATOM_EINVAL);
+  /* a name as long as a line: set, but an event line using it is refused */
+  size_t big = (size_t)1 << 20;
+  char *huge = malloc(big + 2);
+  ck_assert_ptr_nonnull(huge);
+  memset(huge, 'w', big + 1);
+  huge[big + 1] = '\0';
+  ck_assert_int_eq(atom_trace_writer_set_name(w, ATOM_SPACE_VAR, 2, huge), ATOM_EINVAL);
+  huge[big] = '\0';
+  ck_assert_int_eq(atom_trace_writer_set_name(w, ATOM_SPACE_VAR, 2, huge), 0);
+  ev.target = 2;
+  ck_assert_int_eq(atom_trace_writer_write(w, &ev), ATOM_EINVAL);
+  ck_assert_ptr_nonnull(strstr(atom_last_error(), "longer than a reader accepts"));
+  /* the same name with a leading '#' or a '|' inside is refused whatever its length */
+  huge[0] = '#';
+  ck_assert_int_eq(atom_trace_writer_set_name(w, ATOM_SPACE_VAR, 3, huge), ATOM_EINVAL);
+  huge[0] = 'w';
+  huge[big - 5] = '|';
+  ck_assert_int_eq(atom_trace_writer_set_name(w, ATOM_SPACE_VAR, 3, huge), ATOM_EINVAL);
+  ck_assert_int_eq(atom_trace_writer_close(w), 0);
+  free(huge);
+
+  atom_trace_reader *r;
+  ck_assert_int_eq(atom_trace_reader_open(&r, path), 0);
+  atom_event got;
+  ck_assert_int_eq(atom_trace_reader_next(r, &got), 1);
+  uint64_t target = got.target;
+  ck_assert_int_eq(atom_trace_reader_next(r, &got), 0);
+  const char *back = atom_trace_reader_name(r, ATOM_SPACE_VAR, target);
+  ck_assert_ptr_nonnull(back);
+  ck_assert_uint_eq(strlen(back), n);
+  ck_assert(strcmp(back, name) == 0);
+  atom_trace_reader_free(r);
+  unlink(path);
+  free(name);
+}
+END_TEST
+
 /* Read a trace, write it with the reader's names, read it back: same events, same names. */
 static void round_trip(const char *text, size_t size) {
   outcome a, b;
@@ -1214,6 +1296,8 @@ Suite *atom_test_suite_trace(void) {
   tcase_set_timeout(t, 60);
   tcase_add_test(t, writer_default_names);
   tcase_add_test(t, writer_names_and_errors);
+  tcase_add_test(t, writer_long_names);
+  tcase_add_test(t, reader_file_truncated_while_read);
   tcase_add_test(t, writer_io_error);
   tcase_add_test(t, writer_stdout);
   tcase_add_test(t, round_trips);

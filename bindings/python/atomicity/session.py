@@ -69,6 +69,18 @@ def _c_string(value, what):
     return value.encode("utf-8")
 
 
+def _uint(value, bits, what):
+    """``value`` as an unsigned C integer of ``bits`` bits. ctypes would silently keep only the
+    low bits (2**64 + 1 becomes 1), so every int the binding hands to C that is not a key or a
+    loc (those have their own checks) goes through here."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError("%s must be an int, not %s" % (what, type(value).__name__))
+    value = int(value)
+    if not 0 <= value < (1 << bits):
+        raise ValueError("%s must be an int in [0, 2**%d), not %d" % (what, bits, value))
+    return value
+
+
 def _loc(loc):
     if type(loc) is int and 0 <= loc < _KEY_LIMIT:
         return loc
@@ -147,8 +159,7 @@ class Session:
         if isinstance(checkers, str):
             checkers = [checkers]
         specs = [_c_string(spec, "checker spec") for spec in checkers]
-        if not isinstance(max_reports, int) or max_reports < 0:
-            raise ValueError("max_reports must be an int >= 0")
+        max_reports = _uint(max_reports, 8 * ctypes.sizeof(ctypes.c_size_t), "max_reports")
         if on_report is not None and not callable(on_report):
             raise TypeError("on_report must be callable")
 
@@ -475,7 +486,7 @@ class Session:
                 raise TypeError("a %s event needs a target" % kind.name.lower())
             ev.target = self._key(space, target)
         ev.loc = _loc(loc)
-        ev.flags = flags
+        ev.flags = _uint(flags, 32, "flags")
         self._check(self._call(lib.atom_push, ctypes.byref(ev)))
 
     @contextlib.contextmanager
