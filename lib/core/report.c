@@ -189,7 +189,8 @@ static int confirms(const atom_report *o, const atom_report *p) {
  * the count of unconfirmed ones keeps the observed path free while there are none. */
 static void confirm_new(atom__reports *rs, atom_report *r) {
   if (r->evidence == ATOM_EVIDENCE_PREDICTED) {
-    for (size_t i = 0; i < rs->count; i++)
+    /* without observed reports (offline checkers alone) the scan would be quadratic for nothing */
+    for (size_t i = 0; i < rs->count && rs->observed; i++)
       if (rs->list[i] != r && rs->list[i]->evidence == ATOM_EVIDENCE_OBSERVED &&
           confirms(rs->list[i], r)) {
         r->evidence = ATOM_EVIDENCE_CONFIRMED;
@@ -198,6 +199,7 @@ static void confirm_new(atom__reports *rs, atom_report *r) {
     rs->unconfirmed++;
     return;
   }
+  rs->observed++;
   for (size_t i = 0; i < rs->count && rs->unconfirmed; i++)
     if (rs->list[i]->evidence == ATOM_EVIDENCE_PREDICTED && confirms(r, rs->list[i])) {
       rs->list[i]->evidence = ATOM_EVIDENCE_CONFIRMED;
