@@ -21,11 +21,16 @@ enum { EXIT_CLEAN = 0, EXIT_VIOLATIONS = 1, EXIT_TROUBLE = 2, EXIT_INCOMPLETE = 
 /* Ill-formed events printed as warnings; the rest are only counted. */
 #define MAX_WARNINGS 20
 
+/* Default of --max-stored: distinct reports kept per checker. A trace can make millions of
+ * distinct reports (each costs a few hundred bytes); beyond this they are only counted. */
+#define DEFAULT_MAX_STORED 10000u
+
 typedef struct options {
   const char **specs; /* -c arguments, in order */
   size_t n_specs;
   int format;
   size_t max_reports;
+  size_t max_stored; /* --max-stored: 0 = no limit */
   int stats, progress, quiet;
   const char *sets; /* --sets FILE */
   const char *path;
@@ -45,6 +50,8 @@ static void usage(FILE *out) {
         "                             (e.g. -c velodrome -c aerodrome:variant=basic)\n"
         "      --format=FORMAT        text (default), json or sarif\n"
         "      --max-reports=N        print at most N reports per checker (counts stay exact)\n"
+        "      --max-stored=N         keep at most N distinct reports per checker (default\n"
+        "                             10000; 0 = no limit); the others are only counted\n"
         "      --sets=FILE            atomic sets of the variables (race-automata): one\n"
         "                             'variable set' pair per line\n"
         "      --stats                per-checker time and memory (on standard error;\n"
@@ -86,11 +93,15 @@ static int parse_count(const char *s, size_t *out) {
 
 /* @return -1 to go on, or an exit status. */
 static int parse_options(int argc, char **argv, options *o) {
-  enum { OPT_FORMAT = 256, OPT_MAX_REPORTS, OPT_STATS, OPT_PROGRESS, OPT_VERSION, OPT_SETS };
+  enum {
+    OPT_FORMAT = 256, OPT_MAX_REPORTS, OPT_STATS, OPT_PROGRESS, OPT_VERSION, OPT_SETS,
+    OPT_MAX_STORED
+  };
   static const struct option longopts[] = {
       {"checker", required_argument, NULL, 'c'},
       {"format", required_argument, NULL, OPT_FORMAT},
       {"max-reports", required_argument, NULL, OPT_MAX_REPORTS},
+      {"max-stored", required_argument, NULL, OPT_MAX_STORED},
       {"sets", required_argument, NULL, OPT_SETS},
       {"stats", no_argument, NULL, OPT_STATS},
       {"progress", no_argument, NULL, OPT_PROGRESS},
@@ -106,6 +117,7 @@ static int parse_options(int argc, char **argv, options *o) {
   }
   o->format = ATC_FORMAT_TEXT;
   o->max_reports = SIZE_MAX;
+  o->max_stored = DEFAULT_MAX_STORED;
   opterr = 0; /* our own messages */
   int c;
   while ((c = getopt_long(argc, argv, ":c:qh", longopts, NULL)) != -1) {
@@ -126,6 +138,10 @@ static int parse_options(int argc, char **argv, options *o) {
     case OPT_MAX_REPORTS:
       if (parse_count(optarg, &o->max_reports) != 0)
         return usage_error("--max-reports needs a non-negative number, not '%s'", optarg);
+      break;
+    case OPT_MAX_STORED:
+      if (parse_count(optarg, &o->max_stored) != 0)
+        return usage_error("--max-stored needs a non-negative number, not '%s'", optarg);
       break;
     case OPT_SETS:
       if (o->sets) return usage_error("--sets given twice");
@@ -263,6 +279,15 @@ static int collect_reports(atc_run *run, const options *o) {
     c->reports[c->n_reports++] = r;
     c->occurrences += atom_report_occurrences(r);
   }
+  /* Reports beyond --max-stored were counted by the session, not stored: the checker's own
+   * figures give the true totals. */
+  for (size_t i = 0; i < n_checkers; i++) {
+    atc_checker *c = &run->checkers[i];
+    if (c->have_stats && c->stats.reports > c->n_reports) {
+      c->dropped = (size_t)(c->stats.reports - c->n_reports);
+      c->occurrences = c->stats.occurrences;
+    }
+  }
   return 0;
 }
 
@@ -297,7 +322,10 @@ static int run_check(const options *o) {
     return EXIT_TROUBLE;
   }
   if (o->stats) opt.flags |= ATOM_PROFILE;
-  opt.max_reports = 0; /* keep every distinct report: counts must be exact */
+  /* Counts stay exact whatever is stored: the session counts the reports it drops. */
+  opt.max_reports = 0;
+  opt.max_reports_per_checker = o->max_stored;
+  run->max_stored = o->max_stored;
 
   atom_session *s = NULL;
   int rc = atom_session_new(&s, &opt);

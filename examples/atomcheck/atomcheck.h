@@ -20,8 +20,9 @@ typedef struct atc_checker {
   const char *name;            /* atom_checker_name(): "aerodrome" */
   const char *spec;            /* as given with -c: "aerodrome:variant=basic" */
   const atom_report **reports; /* borrowed from the session */
-  size_t n_reports;
-  uint64_t occurrences;        /* sum of the reports' counts */
+  size_t n_reports;            /* stored (at most --max-stored) */
+  size_t dropped;              /* distinct reports beyond --max-stored: counted, not stored */
+  uint64_t occurrences;        /* all occurrences, of dropped reports too */
   atom_checker_stats stats;    /* valid when have_stats */
   int have_stats;
   atom_checker_status status;  /* state COMPLETE if the library could not say */
@@ -42,6 +43,7 @@ typedef struct atc_run {
   double seconds;              /* wall time of reading, checking and finishing */
   int want_stats;              /* --stats */
   size_t max_reports;          /* reports printed per checker (SIZE_MAX: all) */
+  size_t max_stored;           /* --max-stored (0: no limit) */
   atc_checker *checkers;       /* in attach order */
   size_t n_checkers;
   size_t n_reports;            /* all checkers together */

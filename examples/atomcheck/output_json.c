@@ -57,7 +57,8 @@ int atc_output_json(FILE *out, const atc_run *run) {
     atc_json_object_begin(&j);
     atc_json_member_string(&j, "name", c->name);
     atc_json_member_string(&j, "spec", c->spec);
-    atc_json_member_uint(&j, "violations", c->n_reports);
+    atc_json_member_uint(&j, "violations", c->n_reports + c->dropped);
+    atc_json_member_uint(&j, "dropped", c->dropped); /* counted, not stored (--max-stored) */
     atc_json_member_uint(&j, "occurrences", c->occurrences);
     /* complete: false when it stopped early (absence of reports proves nothing) */
     atc_json_key(&j, "complete");

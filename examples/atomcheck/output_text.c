@@ -96,9 +96,13 @@ int atc_output_text(FILE *out, const atc_run *run) {
     const atc_checker *c = &run->checkers[i];
     /* A checker that stopped early never reads "no violations": the absence of reports
      * proves nothing then. */
-    if (c->n_reports > 0)
-      fprintf(out, "%s: %zu violation%s (%" PRIu64 " occurrence%s)\n", c->spec, c->n_reports,
-              atc_plural(c->n_reports), c->occurrences, atc_plural(c->occurrences));
+    size_t violations = c->n_reports + c->dropped;
+    if (violations > 0)
+      fprintf(out, "%s: %zu violation%s (%" PRIu64 " occurrence%s)\n", c->spec, violations,
+              atc_plural(violations), c->occurrences, atc_plural(c->occurrences));
+    if (c->dropped > 0)
+      fprintf(out, "%s: %zu distinct report%s counted but not stored (--max-stored %zu)\n",
+              c->spec, c->dropped, atc_plural(c->dropped), run->max_stored);
     if (atc_checker_partial(c))
       fprintf(out, "%s: %s, stopped at event %" PRIu64 ": %s\n", c->spec,
               atc_checker_state_name(c), c->status.stopped_at,

@@ -48,7 +48,7 @@ typedef void (*atom_free_fn)(void *ptr, void *payload);
 #define ATOM_PROFILE 0x2u
 
 /** The current version of atom_options. */
-#define ATOM_OPTIONS_VERSION 1
+#define ATOM_OPTIONS_VERSION 2
 
 /**
  * Session options. Initialize with atom_options_init(); fields are only ever appended.
@@ -63,11 +63,18 @@ typedef struct atom_options {
   atom_realloc_fn realloc_fn;
   atom_free_fn free_fn;
   void *alloc_payload; /**< passed to the allocator functions */
+  /* ---- version 2 (@since 0.2) ---- */
+  size_t max_reports_per_checker; /**< distinct reports kept for polling per checker; 0 = no
+                                       limit. A report beyond it (or beyond max_reports) is
+                                       still delivered to on_report once and deduplicated, and
+                                       counted by atom_report_dropped() and, per checker, by
+                                       atom_checker_stats::reports minus its stored reports */
 } atom_options;
 
 /**
- * Fill @p opt with defaults for @p version.
- * @return 0, or ATOM_EINVAL if @p opt is NULL or @p version is unknown.
+ * Fill @p opt with defaults for @p version: every field 0 or NULL (no cap on stored reports).
+ * Version 1 (a caller built against a 0.1 header) writes only the fields of version 1.
+ * @return 0, or ATOM_EINVAL if @p opt is NULL or @p version is unknown (not 1 or 2).
  * @since 0.1
  */
 ATOM_API int atom_options_init(atom_options *opt, unsigned version);
@@ -199,13 +206,15 @@ ATOM_API int atom_declare_set(atom_session *s, uint64_t var, uint64_t set);
  */
 ATOM_API int atom_finish(atom_session *s);
 
-/** @return the number of stored reports (at most atom_options::max_reports). @since 0.1 */
+/** @return the number of stored reports (at most atom_options::max_reports, and at most
+ *  max_reports_per_checker from each checker). @since 0.1 */
 ATOM_API size_t atom_report_count(const atom_session *s);
 
 /** @return stored report @p i in order of discovery, or NULL if out of range. @since 0.1 */
 ATOM_API const atom_report *atom_report_get(const atom_session *s, size_t i);
 
-/** @return distinct reports that were delivered but not stored because of max_reports. @since 0.1 */
+/** @return distinct reports that were delivered but not stored because of max_reports or
+ *  max_reports_per_checker (all checkers together). @since 0.1 */
 ATOM_API size_t atom_report_dropped(const atom_session *s);
 
 /** Counters of a session, for atom_session_stats(). Fields are only appended. */
@@ -237,7 +246,8 @@ typedef struct atom_checker_stats {
   uint64_t bytes;        /**< memory the checker holds now */
   uint64_t peak_bytes;   /**< the most it ever held */
   uint64_t time_ns;      /**< time spent in it (only with ATOM_PROFILE; else 0) */
-  uint64_t reports;      /**< distinct reports it made */
+  uint64_t reports;      /**< distinct reports it made, stored or not: those beyond the caps of
+                              atom_options (dropped) are the ones not among atom_report_get() */
   uint64_t occurrences;  /**< all reports it made, duplicates included */
   uint64_t nodes;        /**< checker-specific: graph nodes, transactions, tuples held */
   uint64_t edges;        /**< checker-specific: graph edges held */

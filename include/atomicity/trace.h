@@ -78,8 +78,9 @@ ATOM_API void atom_trace_reader_progress(const atom_trace_reader *r, uint64_t *c
  * (variables of the file that never appear in the trace are ignored). Call it once per reader,
  * before the first atom_trace_feed(). On error no set is loaded.
  * @return 0, ATOM_EINVAL (NULL argument), ATOM_EIO (cannot open or read @p path),
- *         ATOM_EPARSE (malformed line or a variable listed twice; atom_last_error() says
- *         "path:line: message"), ATOM_ESTATE (sets already loaded, or variables already handed
+ *         ATOM_EPARSE (malformed line, a NUL byte, a line over 1 MiB, or a variable listed
+ *         twice; atom_last_error() says "path:line: message"; the file is read line by line,
+ *         so this comes at the first bad line), ATOM_ESTATE (sets already loaded, or variables already handed
  *         to a session), ATOM_ENOMEM.
  * @since 0.1
  */

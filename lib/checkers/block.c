@@ -24,7 +24,10 @@
  * scope=all adds 000 §5.4: the UR-FW projections (uninitialized reads, final writes, lock
  * operations) of each group of related units are interleaved in every feasible way, up to
  * max_interleavings, and each interleaving is checked for view serializability
- * (analyse_all()).
+ * (analyse_all()). max_work bounds the steps of all groups together.
+ *
+ * A pair or group that a bound leaves undecided is never reported as a violation: the checker
+ * becomes INCOMPLETE (atom_env_incomplete) with the first such reason and their count.
  *
  * Deduplication: units with the same thread, periods, begin location and lock usage form a
  * *site*; blocks, accesses and 2-blocks are kept once per site and content, so a loop that
@@ -181,6 +184,10 @@ typedef struct block {
   int scope_all;
   int lock_blocks; /* a lock block outside transactions is a unit (004 §2); else unary events */
   uint64_t max_il;
+  uint64_t max_work;  /* scope=all: steps of all groups together */
+  uint64_t events;    /* 1 + the largest event index seen: where an end-of-run bound stops */
+  uint64_t undecided; /* pairs and groups a bound left undecided */
+  char undecided_why[400]; /* the first one's reason */
   atom__periods periods;
   bk_thread *th;
   size_t th_cap;
@@ -430,6 +437,7 @@ static int bk_event(void *self, const atom_ev *ev) {
   uint32_t t = ev->thread, p;
   int rc;
   if (b->analysed) return 0;
+  if (ev->index >= b->events) b->events = ev->index + 1;
   if ((rc = ensure_thread(b, t))) return rc;
   bk_thread *th = &b->th[t];
   switch (ev->kind) {
@@ -607,6 +615,21 @@ static int report(block *b, const char *kind, const uint32_t *units, size_t nu, 
   spec.message = msg;
   spec.signature_extra = extra;
   return atom_env_report(b->env, &spec);
+}
+
+/* Keep msg (truncated) as the reason the checker gives. */
+static void set_why(block *b, const char *msg) {
+  size_t n = strlen(msg);
+  if (n >= sizeof b->undecided_why) n = sizeof b->undecided_why - 1;
+  memcpy(b->undecided_why, msg, n);
+  b->undecided_why[n] = '\0';
+}
+
+/* A bound left a pair or group undecided: no report (an undecided search is not a violation);
+ * the checker ends INCOMPLETE with the first reason and the count (bk_finish). */
+static int undecided(block *b, const char *msg) {
+  if (b->undecided++ == 0) set_why(b, msg);
+  return 0;
 }
 
 /* Is this the first report with this signature? Only then is its message worth formatting (a
@@ -1338,8 +1361,7 @@ static int forced_pair(block *b, bk_grid *g, uint32_t uf, uint32_t us) {
       snprintf(msg, sizeof msg,
                "fork/join partly orders %s and %s; their %zu x %zu relevant events are too many "
                "for the exact search: atomicity of the pair is undecided", tf, ts, nf, ns);
-    uint32_t units[2] = {uf, us};
-    return report(b, "bound-reached", units, 2, NULL, 0, msg, 1);
+    return undecided(b, msg);
   }
   /* fork/join requirements, from the periods (periods.h: exact at event level) */
   for (int s = 0; s < 2; s++) {
@@ -1536,6 +1558,9 @@ out:
  * pair decides it); a group of two units is decided by the pairs (Thm 5.4). */
 
 #define ALL_MAX_UNITS 64
+/* Default max_work: steps (search steps plus serializability-test steps) of all the groups of
+ * scope=all together; about a second or two of search (doc/limits.md). */
+#define BK_MAX_WORK 100000000ull
 
 typedef struct bk_pev {
   uint32_t pos, kind, target, period; /* target: variable or lock (group-local in a group) */
@@ -1590,6 +1615,8 @@ typedef struct bk_all {
   size_t rmask_cap;
   uint64_t interleavings, steps, check_steps;
   int truncated;
+  uint64_t work, max_work; /* steps of every group so far (max_work), its bound */
+  int exhausted;           /* work reached max_work: the remaining groups are not searched */
 } bk_all;
 
 static void all_free(atom__mem *m, bk_all *a) {
@@ -1793,8 +1820,9 @@ static int all_dependent(const bk_pev *x, const bk_pev *y) {
  * (a->fin) of the schedule? Depth-first over the units that may come next. */
 static int all_place(bk_all *a, uint64_t mask, uint64_t placed) {
   if (placed == mask) return 1;
-  if (++a->check_steps > (1u << 20)) { /* per schedule checked */
+  if (++a->check_steps > (1u << 20) || ++a->work > a->max_work) { /* per schedule; in all */
     a->truncated = 1;
+    a->exhausted |= a->work > a->max_work;
     return 1; /* undecided: counted as serializable, and the bound is reported */
   }
   for (uint32_t i = 0; i < a->k; i++) {
@@ -1917,12 +1945,13 @@ static int all_report(block *b, bk_all *a, uint64_t mask) {
 }
 
 static int all_bound(block *b, bk_all *a, const char *why) {
-  char msg[512];
+  char msg[512], first[96];
+  label_txn(b, a->unit[0], first, sizeof first);
   snprintf(msg, sizeof msg,
-           "scope=all: %s on a group of %u related transactions (%" PRIu64
+           "scope=all: %s on a group of %u related transactions from %s (%" PRIu64
            " interleavings explored): its atomicity is undecided",
-           why, a->k, a->interleavings);
-  return report(b, "bound-reached", a->unit, a->k < 64 ? a->k : 64, NULL, 0, msg, 300);
+           why, a->k, first, a->interleavings);
+  return undecided(b, msg);
 }
 
 /* A non-serializable schedule was found: shrink it to a smallest set of units that is still
@@ -1933,6 +1962,7 @@ static int all_found(block *b, bk_all *a) {
     uint64_t m = mask & ~(1ull << i);
     if (!all_serializable(a, m)) mask = m;
   }
+  if (a->exhausted) return 0;
   if (a->truncated) return all_bound(b, a, "the serializability test ran out of steps");
   uint32_t n = 0, bad = 0;
   for (uint32_t i = 0; i < a->k; i++)
@@ -1974,6 +2004,10 @@ static int all_search(block *b, bk_all *a) {
       continue;
     }
     if (++a->steps > b->max_il * 64 + total) return all_bound(b, a, "max_interleavings reached");
+    if (++a->work > a->max_work) {
+      a->exhausted = 1;
+      return 0;
+    }
     uint32_t i = (uint32_t)__builtin_ctzll(f->todo);
     f->todo &= f->todo - 1;
     const bk_pev *p = &a->gev[a->off[i] + a->pos[i]];
@@ -1990,6 +2024,7 @@ static int all_search(block *b, bk_all *a) {
     if (a->ns == total) {
       a->interleavings++;
       if (!all_serializable(a, full)) return all_found(b, a);
+      if (a->exhausted) return 0;
       if (a->truncated) return all_bound(b, a, "the serializability test ran out of steps");
       if (a->interleavings >= b->max_il) {
         /* done only if nothing is left to explore */
@@ -2010,6 +2045,7 @@ static int all_search(block *b, bk_all *a) {
 static int analyse_all(block *b) {
   bk_all a;
   memset(&a, 0, sizeof a);
+  a.max_work = b->max_work;
   int rc = all_project(b, &a);
   size_t nu = b->unit_n;
   if (!rc && (ATOM__GROW(b->mem, a.uf, a.uf_cap, nu + 1) ||
@@ -2111,6 +2147,26 @@ static int analyse_all(block *b) {
     a.k = (uint32_t)count;
     if ((rc = all_group(b, &a))) break;
     rc = all_search(b, &a);
+    if (!rc && a.exhausted) {
+      /* the total bound: this group and every later one are left undecided */
+      uint64_t left = 1;
+      for (size_t h = ge; h < no;) {
+        uint32_t r2 = uf_find(a.uf, order[h]);
+        size_t he = h;
+        while (he < no && uf_find(a.uf, order[he]) == r2) he++;
+        left += he - h > 2;
+        h = he;
+      }
+      char msg[400];
+      snprintf(msg, sizeof msg,
+               "scope=all: the search stopped after %" PRIu64 " steps (max_work=%" PRIu64
+               "): %" PRIu64 " group%s of more than two related transactions not searched",
+               a.work - 1, b->max_work, left, left == 1 ? "" : "s");
+      /* counted as one more undecided item, its reason preferred: it is the one to raise */
+      b->undecided++;
+      set_why(b, msg);
+      break;
+    }
   }
   atom__mem_free(b->mem, order, (nu + 1) * sizeof *order);
 out:
@@ -2146,6 +2202,12 @@ static int bk_finish(void *self) {
   if (!rc) rc = analyse_free_pairs(b);
   if (!rc) rc = analyse_forced_pairs(b);
   if (!rc && b->scope_all) rc = analyse_all(b);
+  if (!rc && b->undecided) {
+    char more[64] = "";
+    if (b->undecided > 1)
+      snprintf(more, sizeof more, " (%" PRIu64 " bounds reached in all)", b->undecided);
+    rc = atom_env_incomplete(b->env, b->events, "%s%s", b->undecided_why, more);
+  }
   /* Decided: nothing needs to stay (the reports belong to the session). */
   b->units_done = b->unit_n;
   b->periods_done = b->periods.n;
@@ -2200,7 +2262,7 @@ static int bk_stats(void *self, atom_checker_counters *out) {
 
 static int bk_create(void **self, atom_env *env) {
   int scope_all = 0;
-  uint64_t max_il = 100000;
+  uint64_t max_il = 100000, max_work = BK_MAX_WORK;
   const char *scope = atom_env_arg(env, "scope");
   if (scope) {
     if (strcmp(scope, "all") == 0) scope_all = 1;
@@ -2216,6 +2278,15 @@ static int bk_create(void **self, atom_env *env) {
                             "max_interleavings must be an integer in 1..2^48, not \"%s\"", mi);
     max_il = v;
   }
+  const char *mw = atom_env_arg(env, "max_work");
+  if (mw) {
+    char *end;
+    unsigned long long v = strtoull(mw, &end, 10);
+    if (!*mw || *end || v == 0 || v > (1ull << 62) || mw[0] == '-')
+      return atom_env_error(env, ATOM_EINVAL,
+                            "max_work must be an integer in 1..2^62, not \"%s\"", mw);
+    max_work = v;
+  }
   int lock_blocks = 1;
   int rc = atom__env_arg_yes_no(env, "lock_blocks", &lock_blocks);
   if (rc) return rc;
@@ -2227,6 +2298,7 @@ static int bk_create(void **self, atom_env *env) {
   b->scope_all = scope_all;
   b->lock_blocks = lock_blocks;
   b->max_il = max_il;
+  b->max_work = max_work;
   atom__periods_init(&b->periods, mem);
   atom__ls_init(&b->ls, mem);
   tset_init(&b->sites, KW_SITE);
@@ -2236,7 +2308,8 @@ static int bk_create(void **self, atom_env *env) {
   return 0;
 }
 
-static const char *const bk_keys[] = {"scope", "max_interleavings", "lock_blocks", NULL};
+static const char *const bk_keys[] = {"scope", "max_interleavings", "max_work", "lock_blocks",
+                                     NULL};
 
 const atom_checker atom__checker_block = {
     ATOM_CHECKER_ABI_VERSION,

@@ -37,8 +37,16 @@
  *
  * Reports (kind "not-reducible") name the transaction and the two events where the form
  * breaks: two non-movers; a non-mover after a left mover; or a right mover after a non-mover
- * or a left mover. */
+ * or a left mover.
+ *
+ * Work bound (precise): the race analysis compares the classes of one variable pairwise, which
+ * is quadratic in the classes of a variable. It stops after max_work comparisons; classes not
+ * yet found racy are then taken as race free. Making an access a non-mover can only break a
+ * form, never repair one, so every report made is still true; the checker ends INCOMPLETE
+ * (atom_env_incomplete) because some may be missing. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -57,6 +65,9 @@ enum { MODE_PRECISE = 0, MODE_ERASER = 1 };
  * only makes accesses look less protected (more races, more reports: still sound) and keeps
  * the hash-consed sets small when a thread holds thousands of locks. */
 #define HELD_MAX 64u
+
+/* Default max_work: class comparisons of the precise race analysis, about a second. */
+#define RD_MAX_WORK 100000000ull
 
 /* A fork/join vector clock, sparse: the components of the threads that precede through FORK
  * and JOIN, sorted by thread. Usually a handful, whatever the number of threads. */
@@ -214,6 +225,10 @@ typedef struct reduction {
   size_t isn_cap;
   size_t done; /* precise: transactions judged at finish */
   int finished;
+  uint64_t max_work;    /* precise: class comparisons the race analysis may make */
+  uint64_t events;      /* 1 + the largest event index seen: where the end-of-run bound stops */
+  uint64_t work;        /* comparisons made */
+  uint32_t vars_cut;    /* variables whose comparisons the bound cut short */
   /* signatures reported already (direct-mapped): a repeat needs no message */
   struct rd_seen {
     uint64_t loc, extra;
@@ -1081,6 +1096,7 @@ static int access_event(reduction *r, rd_thread *th, uint32_t t, const atom_ev *
 static int rd_event(void *self, const atom_ev *ev) {
   reduction *r = self;
   uint32_t t = ev->thread;
+  if (ev->index >= r->events) r->events = ev->index + 1;
   if (ensure_thread(r, t) || start_thread(r, t)) return ATOM_ENOMEM;
   rd_thread *th = &r->th[t];
 
@@ -1175,6 +1191,8 @@ static int access_event(reduction *r, rd_thread *th, uint32_t t, const atom_ev *
  * ordered by happens-before. */
 static int race_analysis(reduction *r) {
   uint32_t nvar = 0;
+  r->work = 0; /* a retry after running out of memory starts over */
+  r->vars_cut = 0;
   for (size_t k = 0; k < r->nkey; k++)
     if (r->key[k].var + 1 > nvar) nvar = r->key[k].var + 1;
   size_t *start = atom__mem_calloc(r->mem, (size_t)nvar + 1, sizeof *start);
@@ -1216,21 +1234,36 @@ static int race_analysis(reduction *r) {
       common = i == n;
     }
     if (common) continue;
-    for (size_t i = 0; i < n; i++) {
+    if (r->work >= r->max_work) { /* the bound was reached on an earlier variable */
+      r->vars_cut++;
+      continue;
+    }
+    /* left: classes not yet racy; once none is, no comparison can change anything */
+    size_t left = n;
+    for (size_t i = 0; i < n && left; i++) {
       rd_key *a = &r->key[g[i]];
       for (size_t j = i + 1; j < n; j++) {
         rd_key *b = &r->key[g[j]];
         if (a->racy && b->racy) continue;
+        if (++r->work > r->max_work) break;
         if (a->thread == b->thread || !(a->write || b->write)) continue;
         if (!atom__ls_disjoint(&r->ls, a->ls, b->ls) || hb_ordered(r, a, b)) continue;
         if (!a->racy) {
           a->racy = 1;
           a->partner = g[j];
+          left--;
         }
         if (!b->racy) {
           b->racy = 1;
           b->partner = g[i];
+          left--;
         }
+        if (!left) break;
+      }
+      if (r->work > r->max_work) {
+        r->work = r->max_work;
+        r->vars_cut++;
+        break;
       }
     }
   }
@@ -1289,6 +1322,7 @@ static void release_tables(reduction *r) {
   r->w_free = NONE;
   r->done = keep.done;
   r->finished = keep.finished;
+  r->max_work = keep.max_work;
   atom__ls_init(&r->ls, keep.mem);
 }
 
@@ -1303,6 +1337,12 @@ static int rd_finish(void *self) {
   }
   int rc = race_analysis(r);
   if (rc) return rc;
+  if (r->vars_cut)
+    atom_env_incomplete(r->env, r->events,
+                        "the race analysis stopped after %" PRIu64 " comparisons (max_work=%" PRIu64
+                        "): accesses of %" PRIu32 " variable%s were taken as race free, so some "
+                        "transactions were not fully checked",
+                        r->work, r->max_work, r->vars_cut, r->vars_cut == 1 ? "" : "s");
   /* r->done: transactions already judged by an earlier attempt that ran out of memory */
   for (; r->done < r->ntxn; r->done++) {
     rd_txn *t = r->txn[r->done];
@@ -1338,12 +1378,23 @@ static int rd_create(void **self, atom_env *env) {
     mode = MODE_ERASER;
   else
     return atom_env_error(env, ATOM_EINVAL, "lockset must be precise or eraser, not \"%s\"", ls);
+  uint64_t max_work = RD_MAX_WORK;
+  const char *mw = atom_env_arg(env, "max_work");
+  if (mw) {
+    char *end;
+    unsigned long long v = strtoull(mw, &end, 10);
+    if (!*mw || *end || v == 0 || v > (1ull << 62) || mw[0] == '-')
+      return atom_env_error(env, ATOM_EINVAL,
+                            "max_work must be an integer in 1..2^62, not \"%s\"", mw);
+    max_work = v;
+  }
   atom__mem *m = atom__env_mem(env);
   reduction *r = atom__mem_calloc(m, 1, sizeof *r);
   if (!r) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
   r->env = env;
   r->mem = m;
   r->mode = mode;
+  r->max_work = max_work;
   r->w_free = NONE;
   atom__ls_init(&r->ls, m);
   *self = r;
@@ -1358,7 +1409,7 @@ static int rd_stats(void *self, atom_checker_counters *out) {
   return 0;
 }
 
-static const char *const rd_keys[] = {"lockset", NULL};
+static const char *const rd_keys[] = {"lockset", "max_work", NULL};
 
 const atom_checker atom__checker_reduction = {
     ATOM_CHECKER_ABI_VERSION,

@@ -190,7 +190,8 @@ static int confirms(const atom_report *o, const atom_report *p) {
  * the count of unconfirmed ones keeps the observed path free while there are none. */
 static void confirm_new(atom__reports *rs, atom_report *r) {
   if (r->evidence == ATOM_EVIDENCE_PREDICTED) {
-    for (size_t i = 0; i < rs->count; i++)
+    /* without observed reports (offline checkers alone) the scan would be quadratic for nothing */
+    for (size_t i = 0; i < rs->count && rs->observed; i++)
       if (rs->list[i] != r && rs->list[i]->evidence == ATOM_EVIDENCE_OBSERVED &&
           confirms(rs->list[i], r)) {
         r->evidence = ATOM_EVIDENCE_CONFIRMED;
@@ -199,6 +200,7 @@ static void confirm_new(atom__reports *rs, atom_report *r) {
     rs->unconfirmed++;
     return;
   }
+  rs->observed++;
   for (size_t i = 0; i < rs->count && rs->unconfirmed; i++)
     if (rs->list[i]->evidence == ATOM_EVIDENCE_PREDICTED && confirms(r, rs->list[i])) {
       rs->list[i]->evidence = ATOM_EVIDENCE_CONFIRMED;
@@ -206,8 +208,8 @@ static void confirm_new(atom__reports *rs, atom_report *r) {
     }
 }
 
-/* Map value of a signature whose report was not stored (max_reports): only its hash is kept,
- * so it is still delivered once. */
+/* Map value of a signature whose report was not stored (max_reports, max_reports_per_checker):
+ * only its hash is kept (about 16 bytes), so it is still delivered once and counted once. */
 #define DROPPED_MARK (UINT32_MAX - 2)
 
 int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spec) {
@@ -240,13 +242,19 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
   env->occurrences++;
   if (duplicate) return 0;
 
-  atom_report *r;
-  int err = report_build(s, env, spec, &r);
-  if (err) {
-    env->occurrences--;
-    return atom__error(err, "%s: out of memory while reporting", env->vt->name);
+  /* Stored within both caps (the session's and this checker's); a dropped report is built
+   * only for the callback, so a capped session without one spends no memory on it beyond its
+   * signature's map entry (which keeps the deduplication exact). */
+  int store = (!s->opt.max_reports || rs->count < s->opt.max_reports) &&
+              (!s->opt.max_reports_per_checker || env->stored < s->opt.max_reports_per_checker);
+  atom_report *r = NULL;
+  if (store || s->opt.on_report) {
+    int err = report_build(s, env, spec, &r);
+    if (err) {
+      env->occurrences--;
+      return atom__error(err, "%s: out of memory while reporting", env->vt->name);
+    }
   }
-  int store = !s->opt.max_reports || rs->count < s->opt.max_reports;
   if (rs->count >= DROPPED_MARK ||
       (store && ATOM__GROW(&s->mem, rs->list, rs->cap, rs->count + 1)) ||
       atom__u64map_put(&rs->by_signature, &s->mem, key,
@@ -258,6 +266,7 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
   env->reports++;
   if (store) {
     rs->list[rs->count++] = r;
+    env->stored++;
     confirm_new(rs, r);
   } else
     rs->dropped++;

@@ -11,8 +11,9 @@ typedef struct atom__reports {
   atom_report **list;  /* stored reports in order of discovery */
   size_t count, cap;
   atom__u64map by_signature; /* signature -> index in list */
-  size_t dropped;      /* distinct reports not stored (max_reports) */
+  size_t dropped;      /* distinct reports not stored (max_reports, max_reports_per_checker) */
   size_t unconfirmed;  /* stored reports whose evidence is ATOM_EVIDENCE_PREDICTED */
+  size_t observed;     /* stored reports whose evidence is ATOM_EVIDENCE_OBSERVED */
 } atom__reports;
 
 struct atom_session;

@@ -2,6 +2,7 @@
  * their normalization live in push.c. */
 #include "core/session.h"
 
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -49,12 +50,23 @@ int atom__call_end(atom_session *s, int unlock) {
   return 1;
 }
 
+/* Size of atom_options in each version it had: a caller built against an older header has a
+ * shorter struct, so only that prefix may be read or written. 0 for an unknown version. */
+static size_t options_size(unsigned version) {
+  switch (version) {
+  case 1: return offsetof(atom_options, max_reports_per_checker);
+  case 2: return sizeof(atom_options);
+  default: return 0;
+  }
+}
+
 ATOM_API int atom_options_init(atom_options *opt, unsigned version) {
   if (!opt) return atom__error(ATOM_EINVAL, "atom_options_init: NULL options");
-  if (version != ATOM_OPTIONS_VERSION)
+  size_t size = options_size(version);
+  if (!size)
     return atom__error(ATOM_EINVAL, "atom_options_init: unknown options version %u", version);
-  memset(opt, 0, sizeof *opt);
-  opt->version = ATOM_OPTIONS_VERSION;
+  memset(opt, 0, size);
+  opt->version = version;
   return 0;
 }
 
@@ -64,10 +76,11 @@ ATOM_API int atom_session_new(atom_session **out, const atom_options *opt) {
   atom_options o;
   atom_options_init(&o, ATOM_OPTIONS_VERSION);
   if (opt) {
-    if (opt->version != ATOM_OPTIONS_VERSION)
+    size_t size = options_size(opt->version);
+    if (!size)
       return atom__error(ATOM_EINVAL, "atom_session_new: unknown options version %u",
                          (unsigned)opt->version);
-    o = *opt;
+    memcpy(&o, opt, size); /* fields of later versions keep their defaults */
   }
   if (o.flags & ~(ATOM_THREADSAFE | ATOM_PROFILE))
     return atom__error(ATOM_EINVAL, "atom_session_new: unknown flags 0x%x", (unsigned)o.flags);

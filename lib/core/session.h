@@ -57,7 +57,8 @@ struct atom_env {
   const char **arg_values;
   size_t n_args;
   uint64_t time_ns;
-  uint64_t reports;
+  uint64_t reports;      /* distinct reports made, stored or dropped */
+  uint64_t stored;       /* of them, stored (max_reports_per_checker caps it) */
   uint64_t occurrences;
   int disabled;          /* out of memory or a limit: gets no more events (verdict partial) */
   /* Its atom_checker_status: state ATOM_CHECKER_*, where it stopped, why (reason allocated in

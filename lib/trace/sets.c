@@ -97,57 +97,14 @@ int atom__trace_sets_lookup(const atom__trace_sets *t, const char *var, uint64_t
   return 1;
 }
 
-/* The whole file, NUL-terminated, through mem. */
-static int slurp(atom__mem *mem, const char *path, char **out, size_t *size, size_t *cap) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return atom__error(ATOM_EIO, "cannot open %s: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t n = 0, c = 0;
-  for (;;) {
-    if (n + 1 >= c) {
-      size_t nc = c ? c * 2 : 4096;
-      char *nb = atom__mem_realloc(mem, buf, c, nc);
-      if (!nb) {
-        atom__mem_free(mem, buf, c);
-        fclose(f);
-        return atom__error(ATOM_ENOMEM, "%s: out of memory", path);
-      }
-      buf = nb;
-      c = nc;
-    }
-    size_t got = fread(buf + n, 1, c - n - 1, f);
-    n += got;
-    if (got == 0) break;
-  }
-  int bad = ferror(f);
-  fclose(f);
-  if (bad) {
-    atom__mem_free(mem, buf, c);
-    return atom__error(ATOM_EIO, "cannot read %s", path);
-  }
-  buf[n] = '\0';
-  *out = buf;
-  *size = n;
-  *cap = c;
-  return 0;
-}
-
 #define IS_BLANK(c) ((c) == ' ' || (c) == '\t')
 
-/* Parse `text` into t; on error the message is set ("path:line: ...") and t may be partly
- * filled (the caller drops it). */
-static int parse(atom__trace_sets *t, atom__mem *mem, const char *path, const char *text,
-                 size_t size) {
-  uint64_t lineno = 0;
-  for (size_t at = 0; at < size;) {
-    const char *line = text + at;
-    const char *nl = memchr(line, '\n', size - at);
-    size_t len = nl ? (size_t)(nl - line) : size - at;
-    at += len + (nl ? 1 : 0);
-    lineno++;
+/* Parse line `lineno` (without its LF) into t; on error the message is set ("path:line: ...")
+ * and t may be partly filled (the caller drops it). */
+static int parse_line(atom__trace_sets *t, atom__mem *mem, const char *path, const char *line,
+                      size_t len, uint64_t lineno) {
+  {
     if (len && line[len - 1] == '\r') len--;
-    if (memchr(line, '\0', len))
-      return atom__error(ATOM_EPARSE, "%s:%llu: NUL byte", path, (unsigned long long)lineno);
     /* Two names separated by blanks; blank lines and '#' comments are skipped. */
     const char *tok[3];
     size_t tlen[3], ntok = 0;
@@ -166,7 +123,7 @@ static int parse(atom__trace_sets *t, atom__mem *mem, const char *path, const ch
       ntok++;
       i = j;
     }
-    if (ntok == 0) continue;
+    if (ntok == 0) return 0;
     if (ntok != 2)
       return atom__error(ATOM_EPARSE, "%s:%llu: expected 'variable set', found %zu word%s",
                          path, (unsigned long long)lineno, ntok, ntok == 1 ? "" : "s");
@@ -191,6 +148,71 @@ static int parse(atom__trace_sets *t, atom__mem *mem, const char *path, const ch
   return 0;
 }
 
+/* Bytes read from the file at a time. */
+#define SETS_CHUNK 65536u
+
+/* Read the file line by line into t. Memory is bounded by one chunk, one line of at most
+ * ATOM__TRACE_MAX_LINE bytes (as for traces) and the table itself: a file that is not a sets
+ * file (a NUL byte, a line too long, /dev/zero, a binary) fails at its first bad line instead
+ * of being read whole. */
+static int parse_file(atom__trace_sets *t, atom__mem *mem, const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return atom__error(ATOM_EIO, "cannot open %s: %s", path, strerror(errno));
+  int rc = 0;
+  uint64_t lineno = 1;
+  size_t lcap = 0, llen = 0; /* the line being assembled, when it spans chunks */
+  char *line = NULL, *chunk = atom__mem_alloc(mem, SETS_CHUNK);
+  if (!chunk) rc = atom__error(ATOM_ENOMEM, "%s: out of memory", path);
+  while (!rc) {
+    size_t got = fread(chunk, 1, SETS_CHUNK, f);
+    if (got == 0) {
+      if (ferror(f)) rc = atom__error(ATOM_EIO, "cannot read %s: %s", path, strerror(errno));
+      else if (llen) rc = parse_line(t, mem, path, line, llen, lineno); /* no final LF */
+      break;
+    }
+    for (size_t at = 0; at < got && !rc;) {
+      const char *nl = memchr(chunk + at, '\n', got - at);
+      size_t seg = nl ? (size_t)(nl - (chunk + at)) : got - at;
+      if (memchr(chunk + at, '\0', seg)) {
+        rc = atom__error(ATOM_EPARSE, "%s:%llu: NUL byte (not a sets file?)", path,
+                         (unsigned long long)lineno);
+        break;
+      }
+      if (llen + seg > ATOM__TRACE_MAX_LINE) {
+        rc = atom__error(ATOM_EPARSE, "%s:%llu: line too long (more than %zu bytes)", path,
+                         (unsigned long long)lineno, (size_t)ATOM__TRACE_MAX_LINE);
+        break;
+      }
+      if (nl && llen == 0) { /* the whole line is in the chunk: no copy */
+        rc = parse_line(t, mem, path, chunk + at, seg, lineno++);
+      } else {
+        if (llen + seg > lcap) {
+          size_t ncap = lcap ? lcap : 256;
+          while (ncap < llen + seg) ncap *= 2;
+          char *grown = atom__mem_realloc(mem, line, lcap, ncap);
+          if (!grown) {
+            rc = atom__error(ATOM_ENOMEM, "%s: out of memory", path);
+            break;
+          }
+          line = grown;
+          lcap = ncap;
+        }
+        memcpy(line + llen, chunk + at, seg);
+        llen += seg;
+        if (nl) {
+          rc = parse_line(t, mem, path, line, llen, lineno++);
+          llen = 0;
+        }
+      }
+      at += seg + (nl ? 1 : 0);
+    }
+  }
+  atom__mem_free(mem, chunk, SETS_CHUNK);
+  atom__mem_free(mem, line, lcap);
+  fclose(f);
+  return rc;
+}
+
 ATOM_API int atom_trace_reader_load_sets(atom_trace_reader *r, const char *path) {
   if (!r || !path) return atom__error(ATOM_EINVAL, "atom_trace_reader_load_sets: NULL argument");
   atom__trace_sets **slot = atom__trace_reader_sets(r);
@@ -200,14 +222,10 @@ ATOM_API int atom_trace_reader_load_sets(atom_trace_reader *r, const char *path)
     return atom__error(ATOM_ESTATE, "atom_trace_reader_load_sets: variables were already "
                                     "handed to a session (load the sets before atom_trace_feed)");
   atom__mem *mem = atom__trace_reader_mem(r);
-  char *text = NULL;
-  size_t size = 0, cap = 0;
-  int rc = slurp(mem, path, &text, &size, &cap);
-  if (rc) return rc;
+  int rc;
   atom__trace_sets *t = atom__mem_calloc(mem, 1, sizeof *t);
   if (!t) rc = atom__error(ATOM_ENOMEM, "%s: out of memory", path);
-  else rc = parse(t, mem, path, text, size);
-  atom__mem_free(mem, text, cap);
+  else rc = parse_file(t, mem, path);
   if (rc) {
     atom__trace_sets_free(t, mem);
     return rc;

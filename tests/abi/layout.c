@@ -29,7 +29,8 @@ int main(void) {
   PIN(offsetof(atom_options, realloc_fn), 40);
   PIN(offsetof(atom_options, free_fn), 48);
   PIN(offsetof(atom_options, alloc_payload), 56);
-  PIN(sizeof(atom_options), 64);
+  PIN(offsetof(atom_options, max_reports_per_checker), 64);
+  PIN(sizeof(atom_options), 72);
 
   PIN(offsetof(atom_session_stats, version), 0);
   PIN(offsetof(atom_session_stats, events), 8);
@@ -74,7 +75,7 @@ int main(void) {
   PIN(sizeof(atom_report_spec), 88);
 
   /* Pinned constants */
-  PIN(ATOM_OPTIONS_VERSION, 1);
+  PIN(ATOM_OPTIONS_VERSION, 2);
   PIN(ATOM_CHECKER_ABI_VERSION, 1);
   PIN(ATOM_CHECKER_STATUS_VERSION, 1);
   PIN(ATOM_CHECKER_COMPLETE, 1);

@@ -67,6 +67,9 @@ int br_run(const char *prog, const char *spec, const tg_params *p, atom_event *b
   r->reports = atom_report_count(s) + atom_report_dropped(s);
   for (size_t i = 0; i < atom_report_count(s); i++)
     r->bound_reached += strcmp(atom_report_kind(atom_report_get(s, i)), "bound-reached") == 0;
+  atom_checker_status st = {.version = ATOM_CHECKER_STATUS_VERSION};
+  if (atom_checker_status_get(s, 0, &st) == 0 && st.state == ATOM_CHECKER_INCOMPLETE)
+    r->bound_reached++; /* a bound is reported through the status, not as a report */
   atom_session_free(s);
   return rc;
 }

@@ -21,7 +21,7 @@ typedef struct br_result {
   atom_checker_stats before; /* the checker's figures after the last push */
   atom_checker_stats after;  /* ... and after atom_finish */
   size_t reports;            /* distinct reports, stored or dropped */
-  size_t bound_reached;      /* reports of kind "bound-reached" */
+  size_t bound_reached;      /* reports of kind "bound-reached", plus 1 if it ended INCOMPLETE */
 } br_result;
 
 /**

@@ -549,6 +549,94 @@ class MaxReports(unittest.TestCase):
             self.assertEqual(len(json.loads(out)["runs"][0]["results"]), 2)
 
 
+class Bounds(unittest.TestCase):
+    """Every resource a trace can grow is bounded (doc/limits.md): stored reports, the
+    end-of-run work of reduction and block, the sets file."""
+
+    def test_max_stored_counts_what_it_drops(self):
+        with TempTrace(rho2_copies(5)) as path:
+            code, doc, err = run_json("--max-stored", "2", "-c", "aerodrome", "-c", "velodrome",
+                                      path)
+            self.assertEqual(code, 1, err)
+            for c in doc["checkers"]:
+                self.assertEqual(c["violations"], 5, c)
+                self.assertEqual(c["dropped"], 3, c)
+                self.assertEqual(len(c["reports"]), 2, c)
+                self.assertTrue(c["complete"], c)  # a cap on reports is not a bound of the check
+            code, out, err = run("--max-stored", "2", path)
+            self.assertEqual(code, 1, err)
+            self.assertIn("aerodrome: 5 violations (5 occurrences)\n"
+                          "aerodrome: 3 distinct reports counted but not stored (--max-stored 2)\n",
+                          out)
+            # the default (10000) and 0 (no limit) keep all five
+            for args in ((), ("--max-stored", "0")):
+                code, doc, err = run_json(*args, path)
+                self.assertEqual(code, 1, err)
+                self.assertEqual(doc["checkers"][0]["dropped"], 0)
+                self.assertEqual(len(doc["checkers"][0]["reports"]), 5)
+        code, _, err = run("--max-stored", "-1", VIOLATING)
+        self.assertEqual(code, 2)
+        self.assertIn("--max-stored needs a non-negative number, not '-1'", err)
+
+    def test_block_reports_are_capped_per_checker(self):
+        # n single-transaction threads on one variable: n(n-1)/2 distinct pair reports
+        n = 200
+        trace = "".join(f"T{t}|begin|{10 * t}\nT{t}|r(x)|{10 * t + 1}\nT{t}|w(x)|{10 * t + 2}\n"
+                        f"T{t}|end|{10 * t + 3}\n" for t in range(n))
+        with TempTrace(trace) as path:
+            code, doc, err = run_json("--max-stored", "100", "-c", "block", path)
+        self.assertEqual(code, 1, err)
+        c = doc["checkers"][0]
+        self.assertEqual(len(c["reports"]), 100)
+        self.assertEqual(c["violations"], c["dropped"] + 100)
+        self.assertGreaterEqual(c["violations"], n * (n - 1) // 2)
+
+    def test_reduction_and_block_work_bounds_are_incomplete(self):
+        # no lock is common to every write of x, but every cross pair shares one: the race
+        # analysis must compare all pairs (doc/checkers/reduction.md)
+        lines = ["T1|acq(p)|0", "T1|w(x)|1", "T1|rel(p)|2"]
+        for i in range(100):
+            lines += ["T1|acq(m)|3", f"T1|acq(a{i})|4", "T1|w(x)|5", f"T1|rel(a{i})|6",
+                      "T1|rel(m)|7", "T2|acq(m)|3", "T2|acq(p)|3", f"T2|acq(b{i})|4",
+                      "T2|w(x)|5", f"T2|rel(b{i})|6", "T2|rel(p)|7", "T2|rel(m)|7"]
+        with TempTrace("\n".join(lines) + "\n") as path:
+            code, out, err = run("-c", "reduction:max_work=50", path)
+            self.assertEqual(code, 3, err)
+            self.assertIn("reduction:max_work=50: INCOMPLETE, stopped at event 1203: the race "
+                          "analysis stopped after 50 comparisons (max_work=50)", out)
+            code, out, err = run("-c", "reduction", path)
+            self.assertEqual(code, 0, err)
+        ex16 = ("t1|begin|0\nt1|w(x)|1\nt2|begin|2\nt2|r(x)|3\nt2|w(z)|4\nt2|end|5\n"
+                "t3|begin|6\nt3|r(z)|7\nt3|r(y)|8\nt3|end|9\nt1|w(y)|10\nt1|end|11\n")
+        with TempTrace(ex16) as path:
+            code, doc, err = run_json("-c", "block:scope=all,max_work=5", path)
+            self.assertEqual(code, 3, err)
+            c = doc["checkers"][0]
+            self.assertEqual((c["violations"], c["complete"], c["disabled"], c["stopped_at"]),
+                             (0, False, False, 12), c)
+            self.assertIn("scope=all: the search stopped after 5 steps (max_work=5)", c["reason"])
+            code, doc, err = run_json("-c", "block:scope=all", path)
+            self.assertEqual(code, 1, err)
+
+    def test_sets_file_is_streamed(self):
+        trace = os.path.join(CORPUS, "hammer-fig3b.std")
+        # /dev/zero never ends: the first NUL byte ends the reading
+        code, _, err = run("-c", "race-automata", "--sets", "/dev/zero", trace, timeout=10)
+        self.assertEqual(code, 2)
+        self.assertIn("/dev/zero:1: NUL byte (not a sets file?)", err)
+        with TempTrace("x S\n" + "y" * (1 << 20) + " S\n") as sets:
+            code, _, err = run("-c", "race-automata", "--sets", sets, trace)
+        self.assertEqual(code, 2)
+        self.assertIn(f"{sets}:2: line too long (more than 1048576 bytes)", err)
+        # lines across the reader's chunks, and a last line without LF, still count
+        pad = " " * 200000
+        with TempTrace("# sets\n" + "".join(f"v{i} s{i}\n" for i in range(20000)) +
+                       f"y{pad}point\nx\tpoint") as sets:
+            code, doc, err = run_json("-c", "race-automata", "--sets", sets, trace)
+        self.assertEqual(code, 1, err)
+        self.assertIn("pattern-11", [r["kind"] for r in doc["checkers"][0]["reports"]])
+
+
 class Progress(unittest.TestCase):
     def test_progress_line_on_a_terminal(self):
         # Standard error is a pseudo-terminal; the trace arrives on standard input in two parts

@@ -44,7 +44,7 @@ static int failing_create(void **self, atom_env *env) {
 START_TEST(options_and_sessions) {
   atom_options o;
   EXPECT(atom_options_init(NULL, 1), ATOM_EINVAL, "NULL options");
-  EXPECT(atom_options_init(&o, 2), ATOM_EINVAL, "unknown options version 2");
+  EXPECT(atom_options_init(&o, 3), ATOM_EINVAL, "unknown options version 3");
   atom_options_init(&o, ATOM_OPTIONS_VERSION);
   atom_session *s;
   EXPECT(atom_session_new(NULL, &o), ATOM_EINVAL, "NULL output pointer");

@@ -2,6 +2,7 @@
  * mask, reports (dedup, counts, callback, cap), names, sets, thread safety, allocators. */
 #include <check.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,6 +492,82 @@ START_TEST(reports_cap) {
 }
 END_TEST
 
+/* Checker ci of s reports a cycle between begin locations a and b at event `at`. */
+static int report_by(atom_session *s, size_t ci, uint64_t loc_a, uint64_t loc_b, uint64_t at) {
+  tu_recorder *r = tu_recorder_of(s, ci);
+  atom_txn_ref txns[2] = {{0, 0, 0, loc_a}, {1, 1, 3, loc_b}};
+  atom_report_spec spec = {.version = ATOM_REPORT_SPEC_VERSION, .kind = "conflict-cycle",
+                           .event_index = at, .txns = txns, .n_txns = 2};
+  return atom_env_report(r->env, &spec);
+}
+
+/* max_reports_per_checker: each checker keeps its first N distinct reports; the rest are
+ * delivered once (with a callback), deduplicated and counted, per checker and in all. */
+START_TEST(reports_cap_per_checker) {
+  for (int with_callback = 0; with_callback < 2; with_callback++) {
+    atom_options o;
+    ck_assert_int_eq(atom_options_init(&o, ATOM_OPTIONS_VERSION), 0);
+    ck_assert_uint_eq(o.max_reports_per_checker, 0); /* no cap by default */
+    cb_log log = {0, ""};
+    if (with_callback) {
+      o.on_report = on_report;
+      o.report_payload = &log;
+    }
+    o.max_reports_per_checker = 2;
+    atom_session *s = recorder_session(&o);
+    ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, NULL), 0);
+    ck_assert_int_eq(atom_write(s, 1, 5, 0), 0);
+    ck_assert_int_eq(atom_write(s, 2, 5, 0), 0);
+    for (int round = 0; round < 2; round++)
+      for (size_t ci = 0; ci < 2; ci++)
+        for (uint64_t i = 0; i < 5; i++) ck_assert_int_eq(report_by(s, ci, i, 1000, i), 0);
+    ck_assert_uint_eq(atom_report_count(s), 4); /* 2 of each checker */
+    for (size_t k = 0; k < 4; k++)
+      ck_assert_uint_eq(atom_report_occurrences(atom_report_get(s, k)), 2);
+    ck_assert_uint_eq(atom_report_checker_index(atom_report_get(s, 3)), 1);
+    ck_assert_uint_eq(atom_report_dropped(s), 6); /* dropped ones are deduplicated too */
+    ck_assert_int_eq(log.calls, with_callback ? 10 : 0);
+    for (size_t ci = 0; ci < 2; ci++) {
+      atom_checker_stats cs = {.version = ATOM_CHECKER_STATS_VERSION};
+      ck_assert_int_eq(atom_checker_stats_get(s, ci, &cs), 0);
+      ck_assert_uint_eq(cs.reports, 5); /* 5 - 2 stored = 3 dropped */
+      ck_assert_uint_eq(cs.occurrences, 10);
+      /* a cap on reports is not a bound of the check: the verdict stays complete */
+      atom_checker_status st = {.version = ATOM_CHECKER_STATUS_VERSION};
+      ck_assert_int_eq(atom_checker_status_get(s, ci, &st), 0);
+      ck_assert_uint_eq(st.state, ATOM_CHECKER_COMPLETE);
+    }
+    atom_session_free(s);
+  }
+}
+END_TEST
+
+/* A caller built against the 0.1 header passes a version-1 atom_options, which is shorter:
+ * neither atom_options_init nor atom_session_new may touch the bytes after it. */
+START_TEST(options_version_1_still_accepted) {
+  union {
+    atom_options o;
+    unsigned char bytes[sizeof(atom_options)];
+  } u;
+  size_t v1 = offsetof(atom_options, max_reports_per_checker);
+  memset(u.bytes, 0xa5, sizeof u.bytes);
+  ck_assert_int_eq(atom_options_init(&u.o, 1), 0);
+  ck_assert_uint_eq(u.o.version, 1);
+  for (size_t i = v1; i < sizeof u.bytes; i++) ck_assert_uint_eq(u.bytes[i], 0xa5);
+  u.o.max_reports = 1; /* the v1 cap still works; the garbage after it is not read as a cap */
+  atom_session *s = recorder_session(&u.o);
+  ck_assert_int_eq(atom_write(s, 1, 5, 0), 0);
+  ck_assert_int_eq(atom_write(s, 2, 5, 0), 0);
+  for (uint64_t i = 0; i < 3; i++) ck_assert_int_eq(report_by(s, 0, i, 1000, i), 0);
+  ck_assert_uint_eq(atom_report_count(s), 1);
+  ck_assert_uint_eq(atom_report_dropped(s), 2);
+  atom_session_free(s);
+  ck_assert_int_eq(atom_options_init(&u.o, 3), ATOM_EINVAL);
+  u.o.version = 3;
+  ck_assert_int_eq(atom_session_new(&s, &u.o), ATOM_EINVAL);
+}
+END_TEST
+
 /* The status of checker ci, checked for its version field. */
 static atom_checker_status status_of(atom_session *s, size_t ci) {
   atom_checker_status st = {.version = ATOM_CHECKER_STATUS_VERSION};
@@ -825,6 +902,8 @@ Suite *atom_test_suite_core(void) {
   tcase_add_test(tc, names_and_sets);
   tcase_add_test(tc, reports_dedup_counts_callback_and_contents);
   tcase_add_test(tc, reports_cap);
+  tcase_add_test(tc, reports_cap_per_checker);
+  tcase_add_test(tc, options_version_1_still_accepted);
   tcase_add_test(tc, checker_out_of_memory_disables_it);
   tcase_add_test(tc, checker_limit_disables_it);
   tcase_add_test(tc, checker_errors_surface);
