@@ -2269,26 +2269,10 @@ static int bk_create(void **self, atom_env *env) {
     else if (strcmp(scope, "pairs") != 0)
       return atom_env_error(env, ATOM_EINVAL, "scope must be pairs or all, not \"%s\"", scope);
   }
-  const char *mi = atom_env_arg(env, "max_interleavings");
-  if (mi) {
-    char *end;
-    unsigned long long v = strtoull(mi, &end, 10);
-    if (!*mi || *end || v == 0 || v > (1ull << 48) || mi[0] == '-')
-      return atom_env_error(env, ATOM_EINVAL,
-                            "max_interleavings must be an integer in 1..2^48, not \"%s\"", mi);
-    max_il = v;
-  }
-  const char *mw = atom_env_arg(env, "max_work");
-  if (mw) {
-    char *end;
-    unsigned long long v = strtoull(mw, &end, 10);
-    if (!*mw || *end || v == 0 || v > (1ull << 62) || mw[0] == '-')
-      return atom_env_error(env, ATOM_EINVAL,
-                            "max_work must be an integer in 1..2^62, not \"%s\"", mw);
-    max_work = v;
-  }
   int lock_blocks = 1;
-  int rc = atom__env_arg_yes_no(env, "lock_blocks", &lock_blocks);
+  int rc = atom__env_arg_count(env, "max_interleavings", 1ull << 48, "2^48", &max_il);
+  if (!rc) rc = atom__env_arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
+  if (!rc) rc = atom__env_arg_yes_no(env, "lock_blocks", &lock_blocks);
   if (rc) return rc;
   atom__mem *mem = atom__env_mem(env);
   block *b = atom__mem_calloc(mem, 1, sizeof *b);

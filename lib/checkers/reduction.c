@@ -1379,15 +1379,8 @@ static int rd_create(void **self, atom_env *env) {
   else
     return atom_env_error(env, ATOM_EINVAL, "lockset must be precise or eraser, not \"%s\"", ls);
   uint64_t max_work = RD_MAX_WORK;
-  const char *mw = atom_env_arg(env, "max_work");
-  if (mw) {
-    char *end;
-    unsigned long long v = strtoull(mw, &end, 10);
-    if (!*mw || *end || v == 0 || v > (1ull << 62) || mw[0] == '-')
-      return atom_env_error(env, ATOM_EINVAL,
-                            "max_work must be an integer in 1..2^62, not \"%s\"", mw);
-    max_work = v;
-  }
+  int rc = atom__env_arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
+  if (rc) return rc;
   atom__mem *m = atom__env_mem(env);
   reduction *r = atom__mem_calloc(m, 1, sizeof *r);
   if (!r) return atom_env_error(env, ATOM_ENOMEM, "out of memory");

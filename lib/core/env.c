@@ -3,12 +3,26 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
 #include "core/session.h"
 
 atom__mem *atom__env_mem(atom_env *env) { return &env->mem; }
+
+int atom__env_arg_count(atom_env *env, const char *key, uint64_t max, const char *max_text,
+                        uint64_t *out) {
+  const char *v = atom_env_arg(env, key);
+  if (!v) return 0;
+  char *end;
+  unsigned long long x = strtoull(v, &end, 10);
+  if (!*v || *end || x == 0 || x > max || v[0] == '-')
+    return atom_env_error(env, ATOM_EINVAL, "%s must be an integer in 1..%s, not \"%s\"", key,
+                          max_text, v);
+  *out = x;
+  return 0;
+}
 
 int atom__env_arg_yes_no(atom_env *env, const char *key, int *out) {
   const char *v = atom_env_arg(env, key);
