@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "decode_events.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_EVENTS 512
@@ -78,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 2) return 0;
   /* byte 0: bit 0 ATOM_THREADSAFE, bit 1 push one at a time, bits 2..7 the checkers
    * (bit i+2 attaches built-in checker i; none set: all). byte 1: length of the action plan
-   * taken from the end of the input. The rest: 3 bytes per event, as in fuzz_push.c. */
+   * taken from the end of the input. The rest: 3 bytes per event (decode_events.h). */
   uint8_t mode = data[0];
   size_t plan_len = data[1] % 64u;
   data += 2;
@@ -91,17 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size -= plan_len;
 
   atom_event ev[MAX_EVENTS];
-  size_t n = 0;
-  for (size_t i = 0; i + 3 <= size && n < MAX_EVENTS; i += 3) {
-    uint8_t a = data[i], b = data[i + 1], c = data[i + 2];
-    atom_event e;
-    e.kind = a % 12u;
-    e.flags = (a & 0xf0) == 0xf0 ? 1u : 0u;
-    e.thread = 1u + b % 4u;
-    e.target = (b & 0x80) ? (uint64_t)c << 40 : 1u + c % 6u;
-    e.loc = i;
-    ev[n++] = e;
-  }
+  size_t n = fuzz_decode_events(data, size, ev, MAX_EVENTS);
 
   atom_options o;
   atom_options_init(&o, ATOM_OPTIONS_VERSION);

@@ -5,25 +5,15 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "decode_events.h"
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define MAX_EVENTS 512
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   atom_event ev[MAX_EVENTS];
-  size_t n = 0;
-  /* 3 bytes per event: kind (0..11, so 0 and 11 are invalid), thread (1..4), target (1..6);
-   * a fourth bit pattern sometimes sets flags or a big key. */
-  for (size_t i = 0; i + 3 <= size && n < MAX_EVENTS; i += 3) {
-    uint8_t a = data[i], b = data[i + 1], c = data[i + 2];
-    atom_event e;
-    e.kind = a % 12u;
-    e.flags = (a & 0xf0) == 0xf0 ? 1u : 0u;
-    e.thread = 1u + b % 4u;
-    e.target = (b & 0x80) ? (uint64_t)c << 40 : 1u + c % 6u;
-    e.loc = i;
-    ev[n++] = e;
-  }
+  size_t n = fuzz_decode_events(data, size, ev, MAX_EVENTS);
   atom_session *s = NULL;
   if (atom_session_new(&s, NULL) != 0) return 0;
   for (size_t i = 0; atom_checker_builtin(i); i++) {
