@@ -12,6 +12,8 @@
 #include "atomicity/error.h"
 #include "atomicity/event.h"
 #include "atomicity/report.h"
+#include "atomicity/location.h"
+#include "atomicity/output.h"
 #include "atomicity/session.h"
 #include "atomicity/checker.h"
 #include "atomicity/trace.h"

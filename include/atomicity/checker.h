@@ -56,8 +56,22 @@ typedef struct atom_checker_counters {
   uint64_t clocks; /**< vector clocks held */
 } atom_checker_counters;
 
-/** The current version of atom_checker. */
-#define ATOM_CHECKER_ABI_VERSION 1
+/** The current version of atom_checker (1: 0.1 layout; 2 adds properties, @since 0.3). */
+#define ATOM_CHECKER_ABI_VERSION 2
+
+/** @name atom_checker::properties: what a checker decides and when (--list-checkers). @since 0.3 */
+/** @{ */
+/** It decides as events arrive (reports come during atom_push). */
+#define ATOM_CHECKER_PROP_ONLINE 0x1u
+/** It decides at atom_finish() (reports come then). A checker may have both bits. */
+#define ATOM_CHECKER_PROP_AT_FINISH 0x2u
+/** Sound: every report is a real violation of its property in the observed execution. */
+#define ATOM_CHECKER_PROP_SOUND 0x4u
+/** Complete: it misses no violation of its property in the observed execution. */
+#define ATOM_CHECKER_PROP_COMPLETE 0x8u
+/** Predictive: it reasons about other feasible interleavings of the observed events. */
+#define ATOM_CHECKER_PROP_PREDICTIVE 0x10u
+/** @} */
 
 /** A checker: one algorithm behind one vtable. */
 typedef struct atom_checker {
@@ -72,6 +86,8 @@ typedef struct atom_checker {
   int (*finish)(void *self);     /**< optional (NULL) */
   void (*destroy)(void *self);
   int (*stats)(void *self, atom_checker_counters *out); /**< optional (NULL) */
+  /* ---- version 2 (@since 0.3) ---- */
+  uint32_t properties;           /**< ATOM_CHECKER_PROP_* bits; 0 = unknown */
 } atom_checker;
 
 /**
@@ -125,6 +141,16 @@ ATOM_API int atom_env_label(const atom_env *env, int space, uint32_t id, char *b
  */
 ATOM_API int atom_env_var_set(const atom_env *env, uint32_t var, uint64_t *set);
 
+/**
+ * Tell the session how far a long piece of work has come (typically finish() of a checker that
+ * decides at the end), so that a driver can show progress (atom_options::on_progress). Cheap
+ * enough to call often; the session forwards at most a few calls a second. @p total 0 means
+ * unknown.
+ * @return 0, ATOM_EINVAL (NULL @p env).
+ * @since 0.3
+ */
+ATOM_API int atom_env_progress(atom_env *env, uint64_t done, uint64_t total);
+
 /** A transaction named in a report. */
 typedef struct atom_txn_ref {
   uint32_t thread;       /**< dense thread id */
@@ -140,7 +166,34 @@ typedef struct atom_txn_ref {
  */
 #define ATOM_REPORT_PREDICTED 0x1u
 
-/** What a checker reports. May grow at the end; set version to ATOM_REPORT_SPEC_VERSION. */
+/**
+ * An edge of a reported cycle (spec version 2): the two conflicting witness events, as
+ * positions in atom_report_spec::events. The event @p from happened first; the edge says the
+ * transaction of @p from must come before the transaction of @p to in any serial order.
+ * @since 0.3
+ */
+typedef struct atom_edge_ref {
+  uint32_t from;   /**< position of the earlier event in atom_report_spec::events */
+  uint32_t to;     /**< position of the later event */
+  uint32_t flags;  /**< ATOM_EDGE_CLOSING or 0 */
+  uint32_t reserved; /**< 0 */
+} atom_edge_ref;
+
+/** atom_edge_ref::flags: the edge whose later event closed the cycle (shown highlighted). */
+#define ATOM_EDGE_CLOSING 0x1u
+
+/**
+ * What a checker reports. May grow at the end; set version to ATOM_REPORT_SPEC_VERSION.
+ *
+ * The message. Version 1: a literal line, shown as it is. Version 2: a template the session
+ * renders whenever the message is asked for (atom_report_message()), so that names registered
+ * after the report are used and every checker speaks one notation. In a template, `{tN}` is
+ * transaction N ("T1's transaction in withdraw at bank.c:30"), `{hN}` the thread of transaction
+ * N ("T1"), `{eN}` witness event N ("read balance at bank.c:31"), `{vN}` variable N, `{{` and
+ * `}}` literal braces; anything else between braces is an error (ATOM_EINVAL). NULL (either
+ * version) asks for the default: for a report with edges, the cycle told in plain words; else
+ * the transactions involved.
+ */
 typedef struct atom_report_spec {
   uint32_t version;
   uint32_t flags;               /**< ATOM_REPORT_PREDICTED or 0 (was `reserved`, always 0, in 0.1) */
@@ -154,13 +207,21 @@ typedef struct atom_report_spec {
   size_t n_vars;
   const char *message;          /**< one line; NULL for a default built from the above */
   uint64_t signature_extra;     /**< mixed into the dedup signature (0 if not needed) */
+  /* ---- version 2 (@since 0.3) ---- */
+  const atom_edge_ref *edges;   /**< the cycle's edges, in cycle order (NULL if none) */
+  size_t n_edges;
 } atom_report_spec;
-#define ATOM_REPORT_SPEC_VERSION 1
+#define ATOM_REPORT_SPEC_VERSION 2
 
 /**
  * Report a violation. The session copies everything, deduplicates by signature (checker,
- * kind, begin locations of the transactions, signature_extra) and calls on_report for new ones.
- * @return 0, ATOM_EINVAL, ATOM_ENOMEM.
+ * kind, the set of begin locations of the non-unary transactions, the set of locations of the
+ * edges' events, signature_extra: one bug, one report) and calls on_report for new ones. A
+ * long cycle is stored bounded: each run of consecutive transactions of one thread is kept as
+ * its first transaction with a count (atom_report_txn_run()), and at most
+ * ATOM_REPORT_MAX_TXNS runs are kept (atom_report_txns_omitted()).
+ * @return 0, ATOM_EINVAL (a malformed spec: an edge or event position out of range, a bad
+ *         template), ATOM_ENOMEM.
  * @since 0.1
  */
 ATOM_API int atom_env_report(atom_env *env, const atom_report_spec *spec);

@@ -19,6 +19,8 @@
 extern "C" {
 #endif
 
+struct atom_session;
+
 /** A violation found by a checker. Opaque. */
 typedef struct atom_report atom_report;
 
@@ -44,7 +46,12 @@ ATOM_API uint64_t atom_report_event_index(const atom_report *r);
  */
 ATOM_API uint64_t atom_report_occurrences(const atom_report *r);
 
-/** @return a one-line description using registered names where known. Never NULL. @since 0.1 */
+/**
+ * @return the one-line description in plain words, rendered with the names and locations
+ *         known at the time of the call (a name registered after the report is used). Never
+ *         NULL. Valid until the next call of it on the same report, or the session's free.
+ * @since 0.1
+ */
 ATOM_API const char *atom_report_message(const atom_report *r);
 
 /** @return the number of transactions involved, in role order (a cycle: its order). @since 0.1 */
@@ -134,6 +141,106 @@ ATOM_API int atom_report_evidence(const atom_report *r);
  * @since 0.2
  */
 ATOM_API const char *atom_evidence_name(int evidence);
+
+
+/** @name Cycles, runs and rendering. @since 0.3 */
+/** @{ */
+
+/** At most this many transaction runs are stored per report; the rest are counted. */
+#define ATOM_REPORT_MAX_TXNS 64
+
+/** atom_report_txn_run() flags: a unary transaction (one event outside BEGIN..END). */
+#define ATOM_TXN_UNARY 0x1u
+
+/**
+ * The run that transaction entry @p i stands for: a cycle through many consecutive
+ * transactions of one thread is stored as its first transaction (atom_report_txn()) with the
+ * number of transactions in the run and the begin index of the last one.
+ *
+ * @param r          the report
+ * @param i          0 <= i < atom_report_txn_count(r)
+ * @param flags      out (may be NULL): ATOM_TXN_UNARY or 0
+ * @param count      out (may be NULL): transactions in the run (1: not a run)
+ * @param last_index out (may be NULL): begin index of the run's last transaction
+ * @return 0, or ATOM_EINVAL if @p r is NULL or @p i out of range.
+ * @since 0.3
+ */
+ATOM_API int atom_report_txn_run(const atom_report *r, size_t i, uint32_t *flags,
+                                 uint64_t *count, uint64_t *last_index);
+
+/** @return how many transaction runs of the cycle were not stored (ATOM_REPORT_MAX_TXNS). @since 0.3 */
+ATOM_API uint64_t atom_report_txns_omitted(const atom_report *r);
+
+/**
+ * @return the position (in atom_report_txn()) of the transaction witness event @p i belongs
+ *         to, or SIZE_MAX if none of the listed ones (or @p i out of range).
+ * @since 0.3
+ */
+ATOM_API size_t atom_report_event_txn(const atom_report *r, size_t i);
+
+/** @return the number of edges of the report's cycle (0 for reports that are not cycles). @since 0.3 */
+ATOM_API size_t atom_report_edge_count(const atom_report *r);
+
+/**
+ * Edge @p i of the cycle, in cycle order: two conflicting witness events.
+ *
+ * @param r     the report
+ * @param i     0 <= i < atom_report_edge_count(r)
+ * @param from  out (may be NULL): position of the earlier event (for atom_report_event())
+ * @param to    out (may be NULL): position of the later event
+ * @param flags out (may be NULL): ATOM_EDGE_CLOSING for the edge that closed the cycle, or 0
+ * @return 0, or ATOM_EINVAL if @p r is NULL or @p i out of range.
+ * @since 0.3
+ */
+ATOM_API int atom_report_edge(const atom_report *r, size_t i, size_t *from, size_t *to,
+                              uint32_t *flags);
+
+/**
+ * A fingerprint of the violation that stays the same across runs of the same program: a hash
+ * of the checker, the kind and, for each transaction and edge event, its location as
+ * described by atom_set_location() (function, file, line) or else its loc value. Used for
+ * baselines and SARIF partialFingerprints.
+ * @return the fingerprint; 0 if @p r is NULL.
+ * @since 0.3
+ */
+ATOM_API uint64_t atom_report_fingerprint(const atom_report *r);
+
+/**
+ * Render the report's one-line message (as atom_report_message(), with the names and
+ * locations known now) into @p buf, snprintf-style.
+ * @return the length of the whole message (it was cut if >= @p size), or ATOM_EINVAL.
+ * @since 0.3
+ */
+ATOM_API int atom_report_describe(char *buf, size_t size, const atom_report *r);
+
+/**
+ * Render witness event @p i in the one notation of reports ("T2 wrote balance at
+ * bank.c:31"), snprintf-style.
+ * @return the length, or ATOM_EINVAL (NULL @p r, @p i out of range).
+ * @since 0.3
+ */
+ATOM_API int atom_report_describe_event(char *buf, size_t size, const atom_report *r, size_t i);
+
+/**
+ * Render transaction entry @p i ("T1's transaction in withdraw at bank.c:30, begun at event
+ * 12"; a run: "T4: 2931 transactions of withdraw, T4@74951 … T4@104189"), snprintf-style.
+ * @return the length, or ATOM_EINVAL.
+ * @since 0.3
+ */
+ATOM_API int atom_report_describe_txn(char *buf, size_t size, const atom_report *r, size_t i);
+
+/**
+ * Render a location ("withdraw at bank.c:30", its registered name, or "loc 42"),
+ * snprintf-style, with what session @p s knows now.
+ * @return the length, or ATOM_EINVAL.
+ * @since 0.3
+ */
+ATOM_API int atom_describe_location(char *buf, size_t size, const struct atom_session *s,
+                                    uint64_t loc);
+
+/** @return the session the report belongs to. @since 0.3 */
+ATOM_API const struct atom_session *atom_report_session(const atom_report *r);
+/** @} */
 
 #ifdef __cplusplus
 }

@@ -47,8 +47,18 @@ typedef void (*atom_free_fn)(void *ptr, void *payload);
 /** atom_options::flags: measure the time each checker spends (see atom_checker_stats). */
 #define ATOM_PROFILE 0x2u
 
+/**
+ * Called while a long piece of work goes on (a checker's end-of-run work at atom_finish()):
+ * checker @p checker_index (attach order) has done @p done units of @p total (0: unknown). At
+ * most a few calls a second. @p payload is atom_options::progress_payload. Same rules for
+ * calls into the session as atom_report_fn.
+ * @since 0.3
+ */
+typedef void (*atom_progress_fn)(size_t checker_index, uint64_t done, uint64_t total,
+                                 void *payload);
+
 /** The current version of atom_options. */
-#define ATOM_OPTIONS_VERSION 2
+#define ATOM_OPTIONS_VERSION 3
 
 /**
  * Session options. Initialize with atom_options_init(); fields are only ever appended.
@@ -69,12 +79,15 @@ typedef struct atom_options {
                                        still delivered to on_report once and deduplicated, and
                                        counted by atom_report_dropped() and, per checker, by
                                        atom_checker_stats::reports minus its stored reports */
+  /* ---- version 3 (@since 0.3) ---- */
+  atom_progress_fn on_progress; /**< optional: end-of-run progress of the checkers */
+  void *progress_payload;       /**< passed to on_progress */
 } atom_options;
 
 /**
  * Fill @p opt with defaults for @p version: every field 0 or NULL (no cap on stored reports).
- * Version 1 (a caller built against a 0.1 header) writes only the fields of version 1.
- * @return 0, or ATOM_EINVAL if @p opt is NULL or @p version is unknown (not 1 or 2).
+ * An older version (a caller built against an older header) writes only that version's fields.
+ * @return 0, or ATOM_EINVAL if @p opt is NULL or @p version is unknown (not 1, 2 or 3).
  * @since 0.1
  */
 ATOM_API int atom_options_init(atom_options *opt, unsigned version);

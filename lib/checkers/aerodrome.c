@@ -1027,4 +1027,5 @@ const atom_checker atom__checker_aerodrome = {
     .finish = NULL,
     .destroy = aero_destroy,
     .stats = aero_stats,
+    .properties = ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_SOUND | ATOM_CHECKER_PROP_COMPLETE,
 };

@@ -2308,4 +2308,5 @@ const atom_checker atom__checker_block = {
     bk_finish,
     bk_destroy,
     bk_stats,
+    .properties = ATOM_CHECKER_PROP_AT_FINISH | ATOM_CHECKER_PROP_PREDICTIVE,
 };

@@ -1471,4 +1471,5 @@ const atom_checker atom__checker_commit_node = {
     cn_finish,
     cn_destroy,
     cn_stats,
+    .properties = ATOM_CHECKER_PROP_AT_FINISH | ATOM_CHECKER_PROP_PREDICTIVE | ATOM_CHECKER_PROP_COMPLETE,
 };

@@ -26,4 +26,5 @@ const atom_checker atom__checker_null = {
     .finish = NULL,
     .destroy = null_destroy,
     .stats = NULL,
+    .properties = ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_SOUND,
 };

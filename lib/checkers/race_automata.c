@@ -1260,4 +1260,5 @@ const atom_checker atom__checker_race_automata = {
     NULL,
     ra_destroy,
     ra_stats,
+    .properties = ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_SOUND | ATOM_CHECKER_PROP_COMPLETE,
 };

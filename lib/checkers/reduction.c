@@ -1417,4 +1417,5 @@ const atom_checker atom__checker_reduction = {
     rd_finish,
     rd_destroy,
     rd_stats,
+    .properties = ATOM_CHECKER_PROP_AT_FINISH | ATOM_CHECKER_PROP_PREDICTIVE | ATOM_CHECKER_PROP_COMPLETE,
 };

@@ -2792,4 +2792,5 @@ const atom_checker atom__checker_tso = {
     .finish = tso_finish,
     .destroy = tso_destroy,
     .stats = tso_stats,
+    .properties = ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_AT_FINISH | ATOM_CHECKER_PROP_SOUND | ATOM_CHECKER_PROP_COMPLETE,
 };

@@ -381,4 +381,5 @@ const atom_checker atom__checker_velodrome = {
     NULL,
     vd_destroy,
     vd_stats,
+    .properties = ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_SOUND | ATOM_CHECKER_PROP_COMPLETE,
 };

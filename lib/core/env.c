@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "core/session.h"
@@ -168,5 +169,22 @@ ATOM_API int atom_env_incomplete(atom_env *env, uint64_t event_index, const char
   env->stopped_at = event_index;
   env->error = 0;
   set_reason(env, msg);
+  return 0;
+}
+
+/* Forwarded at most every PROGRESS_INTERVAL_NS, and always for the last unit (done == total),
+ * so a driver's line ends at 100 %. */
+#define PROGRESS_INTERVAL_NS 200000000u
+
+ATOM_API int atom_env_progress(atom_env *env, uint64_t done, uint64_t total) {
+  if (!env) return atom__error(ATOM_EINVAL, "atom_env_progress: NULL env");
+  atom_session *s = env->session;
+  if (!s->opt.on_progress) return 0;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  uint64_t now = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+  if (now - env->progress_ns < PROGRESS_INTERVAL_NS && !(total && done >= total)) return 0;
+  env->progress_ns = now;
+  s->opt.on_progress(env->index, done, total, s->opt.progress_payload);
   return 0;
 }

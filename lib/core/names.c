@@ -5,6 +5,7 @@
 int atom__names_set(atom__names *n, atom__mem *mem, int space, uint64_t key, const char *name) {
   char *copy = atom__mem_strdup(mem, name);
   if (!copy) return ATOM_ENOMEM;
+  n->generation++;
   uint32_t slot;
   if (atom__u64map_get(&n->index[space], key, &slot)) {
     atom__mem_strfree(mem, n->strings[slot]);

@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/kinds.h"
+#include "core/format.h"
 #include "core/session.h"
 
 typedef struct witness {
@@ -18,23 +19,45 @@ typedef struct witness {
 
 typedef struct txn {
   uint64_t thread, begin_index, begin_loc;
+  uint64_t count;      /* transactions in the run it stands for (1: not a run) */
+  uint64_t last_index; /* begin index of the run's last transaction */
   int unary;
 } txn;
 
+typedef struct edge {
+  size_t from, to; /* positions in events */
+  uint32_t flags;
+} edge;
+
+/* Bounds of one stored report (atom_env_report in checker.h): runs of transactions, witness
+ * events, edges. */
+#define MAX_EVENTS 256
+#define MAX_EDGES 128
+
 struct atom_report {
+  const atom_session *session;
   size_t checker_index;
   const char *checker;
   char *kind;
-  char *message;
+  char *message;       /* a literal (spec version 1) or a template (version 2) */
+  int literal;
+  char *rendered;      /* the template rendered (atom_report_message), rendered_size bytes */
+  size_t rendered_size;
+  uint64_t rendered_generation; /* of the session's names and locations when rendered */
   uint64_t event_index;
   uint64_t occurrences;
   uint64_t extra;
   int evidence; /* ATOM_EVIDENCE_* */
   txn *txns;
   size_t n_txns;
+  uint64_t txns_omitted;
   uint64_t *sorted_locs; /* the signature's locations */
+  size_t n_sorted_locs;
   witness *events;
+  size_t *event_txn;     /* per event: position in txns, or SIZE_MAX */
   size_t n_events;
+  edge *edges;
+  size_t n_edges;
   uint64_t *vars;
   char **var_names;
   size_t n_vars;
@@ -45,12 +68,12 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-
-/* The dedup signature: checker, kind, sorted begin locations, extra. */
+/* The dedup signature: checker, kind, the set of begin locations (sorted, each once: a cycle
+ * through 2 931 transactions of withdraw is the same bug as one through two), extra. */
 typedef struct signature {
   size_t checker_index;
   const char *kind;
-  const uint64_t *locs; /* sorted */
+  const uint64_t *locs; /* sorted, distinct */
   size_t n;
   uint64_t extra;
 } signature;
@@ -63,19 +86,33 @@ static uint64_t signature_hash(const signature *g) {
 }
 
 static int signature_matches(const atom_report *r, const signature *g) {
-  return r->checker_index == g->checker_index && r->extra == g->extra && r->n_txns == g->n &&
-         strcmp(r->kind, g->kind) == 0 &&
+  return r->checker_index == g->checker_index && r->extra == g->extra &&
+         r->n_sorted_locs == g->n && strcmp(r->kind, g->kind) == 0 &&
          /* n == 0: a report without transactions has no array (NULL) to compare */
          (g->n == 0 || memcmp(r->sorted_locs, g->locs, g->n * sizeof(uint64_t)) == 0);
+}
+
+/* Fill locs (room for n) with the spec's begin locations, sorted and distinct.
+ * @return how many. */
+static size_t signature_locs(const atom_report_spec *spec, uint64_t *locs) {
+  size_t n = spec->n_txns, k = 0;
+  for (size_t i = 0; i < n; i++) locs[i] = spec->txns[i].begin_loc;
+  qsort(locs, n, sizeof *locs, cmp_u64);
+  for (size_t i = 0; i < n; i++)
+    if (k == 0 || locs[k - 1] != locs[i]) locs[k++] = locs[i];
+  return k;
 }
 
 static void report_free(atom_report *r, atom__mem *mem) {
   if (!r) return;
   atom__mem_strfree(mem, r->kind);
   atom__mem_strfree(mem, r->message);
+  atom__mem_free(mem, r->rendered, r->rendered_size);
   atom__mem_free(mem, r->txns, r->n_txns * sizeof *r->txns);
-  atom__mem_free(mem, r->sorted_locs, r->n_txns * sizeof *r->sorted_locs);
+  atom__mem_free(mem, r->sorted_locs, r->n_sorted_locs * sizeof *r->sorted_locs);
   atom__mem_free(mem, r->events, r->n_events * sizeof *r->events);
+  atom__mem_free(mem, r->event_txn, r->n_events * sizeof *r->event_txn);
+  atom__mem_free(mem, r->edges, r->n_edges * sizeof *r->edges);
   if (r->var_names)
     for (size_t i = 0; i < r->n_vars; i++) atom__mem_strfree(mem, r->var_names[i]);
   atom__mem_free(mem, r->var_names, r->n_vars * sizeof *r->var_names);
@@ -83,24 +120,155 @@ static void report_free(atom_report *r, atom__mem *mem) {
   atom__mem_free(mem, r, sizeof *r);
 }
 
-/* The default one-line message: "<kind>: transactions a@1 (loc 7), b@4 (loc 9)". */
-static char *default_message(atom_session *s, const atom_report *r) {
-  char buf[512], label[96];
-  size_t n = (size_t)snprintf(buf, sizeof buf, "%s: transactions", r->kind);
-  for (size_t i = 0; i < r->n_txns && n < sizeof buf; i++)
-    n += (size_t)snprintf(buf + n, sizeof buf - n, "%s %s@%llu (loc %llu)", i ? "," : "",
-                          atom__key_label(s, ATOM_SPACE_THREAD, r->txns[i].thread, label,
-                                          sizeof label),
-                          (unsigned long long)r->txns[i].begin_index,
-                          (unsigned long long)r->txns[i].begin_loc);
-  return atom__mem_strdup(&s->mem, buf);
+/* Spec fields of version 2, or their defaults for a version-1 spec (shorter struct). */
+static size_t spec_n_edges(const atom_report_spec *spec) {
+  return spec->version >= 2 ? spec->n_edges : 0;
+}
+
+/* Is the spec well-formed? Positions in range, flags known. */
+static int spec_valid(const atom_report_spec *spec) {
+  if (!spec || spec->version < 1 || (spec->flags & ~ATOM_REPORT_PREDICTED) || !spec->kind ||
+      !*spec->kind || (spec->n_txns && !spec->txns) || (spec->n_events && !spec->events) ||
+      (spec->n_vars && !spec->vars))
+    return 0;
+  size_t n_edges = spec_n_edges(spec);
+  if (n_edges && !spec->edges) return 0;
+  for (size_t i = 0; i < n_edges; i++) {
+    const atom_edge_ref *e = &spec->edges[i];
+    if (e->from >= spec->n_events || e->to >= spec->n_events || (e->flags & ~ATOM_EDGE_CLOSING))
+      return 0;
+  }
+  return spec->version < 2 || !spec->message || atom__template_valid(spec->message);
+}
+
+/* Copy the spec's transactions as runs: consecutive transactions (in role order) of one thread
+ * become one entry with a count; at most ATOM_REPORT_MAX_TXNS entries. run_of[i] receives the
+ * entry of spec transaction i (SIZE_MAX if omitted). */
+static int copy_txns(atom_session *s, atom_report *r, const atom_report_spec *spec,
+                     size_t *run_of) {
+  size_t runs = 0;
+  for (size_t i = 0; i < spec->n_txns; i++)
+    if (i == 0 || spec->txns[i].thread != spec->txns[i - 1].thread ||
+        spec->txns[i].unary || spec->txns[i - 1].unary)
+      runs++;
+  size_t kept = runs < ATOM_REPORT_MAX_TXNS ? runs : ATOM_REPORT_MAX_TXNS;
+  if (!kept) return 0;
+  r->txns = atom__mem_calloc(&s->mem, kept, sizeof *r->txns);
+  if (!r->txns) return ATOM_ENOMEM;
+  r->n_txns = kept;
+  r->txns_omitted = runs - kept;
+  size_t at = SIZE_MAX;
+  for (size_t i = 0; i < spec->n_txns; i++) {
+    const atom_txn_ref *t = &spec->txns[i];
+    int starts = i == 0 || t->thread != spec->txns[i - 1].thread || t->unary ||
+                 spec->txns[i - 1].unary;
+    if (starts) at = at == SIZE_MAX ? 0 : at + 1;
+    if (at >= kept) {
+      run_of[i] = SIZE_MAX;
+      continue;
+    }
+    run_of[i] = at;
+    txn *x = &r->txns[at];
+    if (starts) {
+      x->thread = atom__intern_key(s, ATOM_SPACE_THREAD, t->thread);
+      x->begin_index = t->begin_index;
+      x->begin_loc = t->begin_loc;
+      x->unary = t->unary != 0;
+      x->count = 0;
+    }
+    x->count++;
+    x->last_index = t->begin_index;
+  }
+  return 0;
+}
+
+/* The entry of the transaction event e belongs to: among the spec's transactions of its thread,
+ * the one with the largest begin index <= the event's (a unary one only if it is the event). */
+static size_t txn_of_event(const atom_report_spec *spec, const size_t *run_of, const atom_ev *e) {
+  size_t best = SIZE_MAX;
+  for (size_t i = 0; i < spec->n_txns; i++) {
+    const atom_txn_ref *t = &spec->txns[i];
+    if (t->thread != e->thread || t->begin_index > e->index) continue;
+    if (t->unary && t->begin_index != e->index) continue;
+    if (best == SIZE_MAX || t->begin_index > spec->txns[best].begin_index) best = i;
+  }
+  return best == SIZE_MAX ? SIZE_MAX : run_of[best];
+}
+
+static int copy_events(atom_session *s, atom_report *r, const atom_report_spec *spec,
+                       const size_t *run_of) {
+  atom__mem *mem = &s->mem;
+  size_t n = spec->n_events < MAX_EVENTS ? spec->n_events : MAX_EVENTS;
+  if (!n) return 0;
+  r->events = atom__mem_calloc(mem, n, sizeof *r->events);
+  r->event_txn = atom__mem_calloc(mem, n, sizeof *r->event_txn);
+  if (!r->events || !r->event_txn) {
+    atom__mem_free(mem, r->events, n * sizeof *r->events);
+    atom__mem_free(mem, r->event_txn, n * sizeof *r->event_txn);
+    r->events = NULL;
+    r->event_txn = NULL;
+    return ATOM_ENOMEM;
+  }
+  r->n_events = n;
+  for (size_t i = 0; i < n; i++) {
+    const atom_ev *e = &spec->events[i];
+    int sp = atom__kind_space(e->kind);
+    r->events[i].index = e->index;
+    r->events[i].ev.kind = e->kind;
+    r->events[i].ev.flags = e->flags & (ATOM_EV_ACQUIRE | ATOM_EV_RELEASE);
+    r->events[i].ev.thread = atom__intern_key(s, ATOM_SPACE_THREAD, e->thread);
+    r->events[i].ev.target = sp ? atom__intern_key(s, sp, e->target) : 0;
+    r->events[i].ev.loc = e->loc;
+    r->event_txn[i] = txn_of_event(spec, run_of, e);
+  }
+  /* edges whose events were both kept, at most MAX_EDGES */
+  size_t n_edges = 0, total = spec_n_edges(spec);
+  for (size_t i = 0; i < total; i++)
+    if (spec->edges[i].from < n && spec->edges[i].to < n) n_edges++;
+  if (n_edges > MAX_EDGES) n_edges = MAX_EDGES;
+  if (!n_edges) return 0;
+  r->edges = atom__mem_calloc(mem, n_edges, sizeof *r->edges);
+  if (!r->edges) return ATOM_ENOMEM;
+  r->n_edges = n_edges;
+  for (size_t i = 0, k = 0; i < total && k < n_edges; i++) {
+    const atom_edge_ref *e = &spec->edges[i];
+    if (e->from >= n || e->to >= n) continue;
+    r->edges[k++] = (edge){e->from, e->to, e->flags & ATOM_EDGE_CLOSING};
+  }
+  return 0;
+}
+
+static int copy_vars(atom_session *s, atom_report *r, const atom_report_spec *spec) {
+  atom__mem *mem = &s->mem;
+  if (!spec->n_vars) return 0;
+  r->vars = atom__mem_calloc(mem, spec->n_vars, sizeof *r->vars);
+  if (!r->vars) return ATOM_ENOMEM;
+  r->var_names = atom__mem_calloc(mem, spec->n_vars, sizeof *r->var_names);
+  if (!r->var_names) {
+    atom__mem_free(mem, r->vars, spec->n_vars * sizeof *r->vars);
+    r->vars = NULL;
+    return ATOM_ENOMEM;
+  }
+  r->n_vars = spec->n_vars;
+  for (size_t i = 0; i < spec->n_vars; i++) {
+    r->vars[i] = atom__intern_key(s, ATOM_SPACE_VAR, spec->vars[i]);
+    const char *name = atom__names_get(&s->names, ATOM_SPACE_VAR, r->vars[i]);
+    if (name && !(r->var_names[i] = atom__mem_strdup(mem, name))) return ATOM_ENOMEM;
+  }
+  return 0;
 }
 
 static int report_build(atom_session *s, atom_env *env, const atom_report_spec *spec,
-                        atom_report **out) {
+                        const uint64_t *locs, size_t n_locs, atom_report **out) {
   atom__mem *mem = &s->mem;
   atom_report *r = atom__mem_calloc(mem, 1, sizeof *r);
   if (!r) return ATOM_ENOMEM;
+  size_t stack_runs[16], *run_of = stack_runs;
+  if (spec->n_txns > 16 && !(run_of = atom__mem_alloc(mem, spec->n_txns * sizeof *run_of))) {
+    atom__mem_free(mem, r, sizeof *r);
+    return ATOM_ENOMEM;
+  }
+  r->session = s;
   r->checker_index = env->index;
   r->checker = env->vt->name;
   r->event_index = spec->event_index;
@@ -108,65 +276,26 @@ static int report_build(atom_session *s, atom_env *env, const atom_report_spec *
   r->extra = spec->signature_extra;
   r->evidence = spec->flags & ATOM_REPORT_PREDICTED ? ATOM_EVIDENCE_PREDICTED
                                                      : ATOM_EVIDENCE_OBSERVED;
-  r->kind = atom__mem_strdup(mem, spec->kind);
-  if (!r->kind) goto oom;
-  if (spec->n_txns) {
-    r->txns = atom__mem_calloc(mem, spec->n_txns, sizeof *r->txns);
-    r->sorted_locs = atom__mem_calloc(mem, spec->n_txns, sizeof *r->sorted_locs);
-    if (!r->txns || !r->sorted_locs) {
-      atom__mem_free(mem, r->txns, spec->n_txns * sizeof *r->txns);
-      atom__mem_free(mem, r->sorted_locs, spec->n_txns * sizeof *r->sorted_locs);
-      r->txns = NULL;
-      r->sorted_locs = NULL;
-      goto oom;
-    }
-    r->n_txns = spec->n_txns;
-    for (size_t i = 0; i < spec->n_txns; i++) {
-      r->txns[i].thread = atom__intern_key(s, ATOM_SPACE_THREAD, spec->txns[i].thread);
-      r->txns[i].begin_index = spec->txns[i].begin_index;
-      r->txns[i].begin_loc = spec->txns[i].begin_loc;
-      r->txns[i].unary = spec->txns[i].unary != 0;
-      r->sorted_locs[i] = spec->txns[i].begin_loc;
-    }
-    qsort(r->sorted_locs, r->n_txns, sizeof *r->sorted_locs, cmp_u64);
+  r->literal = spec->version < 2 && spec->message;
+  int err = ATOM_ENOMEM;
+  if (!(r->kind = atom__mem_strdup(mem, spec->kind))) goto fail;
+  if (n_locs) {
+    if (!(r->sorted_locs = atom__mem_alloc(mem, n_locs * sizeof *locs))) goto fail;
+    memcpy(r->sorted_locs, locs, n_locs * sizeof *locs);
+    r->n_sorted_locs = n_locs;
   }
-  if (spec->n_events) {
-    r->events = atom__mem_calloc(mem, spec->n_events, sizeof *r->events);
-    if (!r->events) goto oom;
-    r->n_events = spec->n_events;
-    for (size_t i = 0; i < spec->n_events; i++) {
-      const atom_ev *e = &spec->events[i];
-      int sp = atom__kind_space(e->kind);
-      r->events[i].index = e->index;
-      r->events[i].ev.kind = e->kind;
-      r->events[i].ev.thread = atom__intern_key(s, ATOM_SPACE_THREAD, e->thread);
-      r->events[i].ev.target = sp ? atom__intern_key(s, sp, e->target) : 0;
-      r->events[i].ev.loc = e->loc;
-    }
-  }
-  if (spec->n_vars) {
-    r->vars = atom__mem_calloc(mem, spec->n_vars, sizeof *r->vars);
-    if (!r->vars) goto oom;
-    r->var_names = atom__mem_calloc(mem, spec->n_vars, sizeof *r->var_names);
-    if (!r->var_names) {
-      atom__mem_free(mem, r->vars, spec->n_vars * sizeof *r->vars);
-      r->vars = NULL;
-      goto oom;
-    }
-    r->n_vars = spec->n_vars;
-    for (size_t i = 0; i < spec->n_vars; i++) {
-      r->vars[i] = atom__intern_key(s, ATOM_SPACE_VAR, spec->vars[i]);
-      const char *name = atom__names_get(&s->names, ATOM_SPACE_VAR, r->vars[i]);
-      if (name && !(r->var_names[i] = atom__mem_strdup(mem, name))) goto oom;
-    }
-  }
-  r->message = spec->message ? atom__mem_strdup(mem, spec->message) : default_message(s, r);
-  if (!r->message) goto oom;
+  if ((err = copy_txns(s, r, spec, run_of)) || (err = copy_events(s, r, spec, run_of)) ||
+      (err = copy_vars(s, r, spec)))
+    goto fail;
+  err = ATOM_ENOMEM;
+  if (spec->message && !(r->message = atom__mem_strdup(mem, spec->message))) goto fail;
+  if (run_of != stack_runs) atom__mem_free(mem, run_of, spec->n_txns * sizeof *run_of);
   *out = r;
   return 0;
-oom:
+fail:
+  if (run_of != stack_runs) atom__mem_free(mem, run_of, spec->n_txns * sizeof *run_of);
   report_free(r, mem);
-  return ATOM_ENOMEM;
+  return err;
 }
 
 /* Does observed report o involve the atomic blocks of predicted report p? Every begin location
@@ -213,19 +342,15 @@ static void confirm_new(atom__reports *rs, atom_report *r) {
 #define DROPPED_MARK (UINT32_MAX - 2)
 
 int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spec) {
-  if (!spec || spec->version < 1 || (spec->flags & ~ATOM_REPORT_PREDICTED) || !spec->kind ||
-      !*spec->kind ||
-      (spec->n_txns && !spec->txns) || (spec->n_events && !spec->events) ||
-      (spec->n_vars && !spec->vars))
+  if (!spec_valid(spec))
     return atom__error(ATOM_EINVAL, "%s: malformed report", env->vt->name);
   /* Signature first: a duplicate (the common case in a loop) costs no allocation. */
   uint64_t stack_locs[16], *locs = stack_locs;
   size_t n = spec->n_txns;
   if (n > 16 && !(locs = atom__mem_alloc(&s->mem, n * sizeof *locs)))
     return atom__error(ATOM_ENOMEM, "%s: out of memory while reporting", env->vt->name);
-  for (size_t i = 0; i < n; i++) locs[i] = spec->txns[i].begin_loc;
-  qsort(locs, n, sizeof *locs, cmp_u64);
-  signature g = {env->index, spec->kind, locs, n, spec->signature_extra};
+  size_t n_locs = signature_locs(spec, locs);
+  signature g = {env->index, spec->kind, locs, n_locs, spec->signature_extra};
   atom__reports *rs = &s->reports;
   uint64_t key = signature_hash(&g);
   uint32_t at;
@@ -238,9 +363,11 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
     }
     key = atom__hash64(key + 1); /* a hash collision: probe on */
   }
-  if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
   env->occurrences++;
-  if (duplicate) return 0;
+  if (duplicate) {
+    if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
+    return 0;
+  }
 
   /* Stored within both caps (the session's and this checker's); a dropped report is built
    * only for the callback, so a capped session without one spends no memory on it beyond its
@@ -249,12 +376,15 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
               (!s->opt.max_reports_per_checker || env->stored < s->opt.max_reports_per_checker);
   atom_report *r = NULL;
   if (store || s->opt.on_report) {
-    int err = report_build(s, env, spec, &r);
+    int err = report_build(s, env, spec, locs, n_locs, &r);
+    if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
+    locs = stack_locs;
     if (err) {
       env->occurrences--;
       return atom__error(err, "%s: out of memory while reporting", env->vt->name);
     }
   }
+  if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
   if (rs->count >= DROPPED_MARK ||
       (store && ATOM__GROW(&s->mem, rs->list, rs->cap, rs->count + 1)) ||
       atom__u64map_put(&rs->by_signature, &s->mem, key,
@@ -309,7 +439,64 @@ ATOM_API const char *atom_evidence_name(int evidence) {
 }
 
 ATOM_API uint64_t atom_report_occurrences(const atom_report *r) { return r ? r->occurrences : 0; }
-ATOM_API const char *atom_report_message(const atom_report *r) { return r ? r->message : ""; }
+/* The message, rendered again when names or locations changed since the last rendering (the
+ * cache is not part of the report's value: the const is cast away for it alone). A rendering
+ * that cannot be stored (out of memory) falls back on the previous one, else the template. */
+ATOM_API const char *atom_report_message(const atom_report *r) {
+  if (!r) return "";
+  if (r->literal) return r->message;
+  atom_report *m = (atom_report *)r;
+  atom_session *s = (atom_session *)r->session;
+  uint64_t generation = s->names.generation;
+  if (m->rendered && m->rendered_generation == generation) return m->rendered;
+  int len = atom__report_render(NULL, 0, r);
+  if (len >= 0) {
+    size_t size = (size_t)len + 1;
+    char *text = atom__mem_alloc(&s->mem, size);
+    if (text) {
+      atom__report_render(text, size, r);
+      atom__mem_free(&s->mem, m->rendered, m->rendered_size);
+      m->rendered = text;
+      m->rendered_size = size;
+      m->rendered_generation = generation;
+    }
+  }
+  return m->rendered ? m->rendered : r->message ? r->message : r->kind;
+}
+
+const char *atom__report_template(const atom_report *r) { return r->message; }
+
+ATOM_API const struct atom_session *atom_report_session(const atom_report *r) {
+  return r ? r->session : NULL;
+}
+
+ATOM_API int atom_report_txn_run(const atom_report *r, size_t i, uint32_t *flags,
+                                 uint64_t *count, uint64_t *last_index) {
+  if (!r || i >= r->n_txns) return atom__error(ATOM_EINVAL, "no transaction %zu in report", i);
+  if (flags) *flags = r->txns[i].unary ? ATOM_TXN_UNARY : 0;
+  if (count) *count = r->txns[i].count;
+  if (last_index) *last_index = r->txns[i].last_index;
+  return 0;
+}
+
+ATOM_API uint64_t atom_report_txns_omitted(const atom_report *r) {
+  return r ? r->txns_omitted : 0;
+}
+
+ATOM_API size_t atom_report_event_txn(const atom_report *r, size_t i) {
+  return r && i < r->n_events ? r->event_txn[i] : SIZE_MAX;
+}
+
+ATOM_API size_t atom_report_edge_count(const atom_report *r) { return r ? r->n_edges : 0; }
+
+ATOM_API int atom_report_edge(const atom_report *r, size_t i, size_t *from, size_t *to,
+                              uint32_t *flags) {
+  if (!r || i >= r->n_edges) return atom__error(ATOM_EINVAL, "no edge %zu in report", i);
+  if (from) *from = r->edges[i].from;
+  if (to) *to = r->edges[i].to;
+  if (flags) *flags = r->edges[i].flags;
+  return 0;
+}
 ATOM_API size_t atom_report_txn_count(const atom_report *r) { return r ? r->n_txns : 0; }
 ATOM_API size_t atom_report_event_count(const atom_report *r) { return r ? r->n_events : 0; }
 ATOM_API size_t atom_report_var_count(const atom_report *r) { return r ? r->n_vars : 0; }

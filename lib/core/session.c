@@ -55,7 +55,8 @@ int atom__call_end(atom_session *s, int unlock) {
 static size_t options_size(unsigned version) {
   switch (version) {
   case 1: return offsetof(atom_options, max_reports_per_checker);
-  case 2: return sizeof(atom_options);
+  case 2: return offsetof(atom_options, on_progress);
+  case 3: return sizeof(atom_options);
   default: return 0;
   }
 }
@@ -145,6 +146,7 @@ static void session_destroy(atom_session *s) {
   atom__mem_free(mem, s->locks, s->locks_cap * sizeof *s->locks);
   for (int i = 0; i < 4; i++) intern_free(&s->ids[i], mem);
   atom__names_free(&s->names, mem);
+  atom__locations_free(&s->locations, mem);
   atom__u64map_free(&s->sets, mem);
   atom__mem_free(mem, s->set_keys, s->set_keys_cap * sizeof *s->set_keys);
   atom__reports_free(&s->reports, mem);
@@ -187,7 +189,7 @@ static int attach_checker(atom_session *s, const atom_checker *vt, const char *a
 ATOM_API int atom_session_attach_checker(atom_session *s, const atom_checker *vt,
                                          const char *args) {
   if (!s || !vt) return atom__error(ATOM_EINVAL, "atom_session_attach_checker: NULL argument");
-  if (vt->abi_version != ATOM_CHECKER_ABI_VERSION || !vt->name || !vt->create ||
+  if (vt->abi_version < 1 || vt->abi_version > ATOM_CHECKER_ABI_VERSION || !vt->name || !vt->create ||
       !vt->on_event || !vt->destroy)
     return atom__error(ATOM_EINVAL,
                        "checker %s: unsupported ABI version %u or missing functions",

@@ -7,6 +7,7 @@
 
 #include "atomicity/checker.h"
 #include "atomicity/session.h"
+#include "core/location.h"
 #include "core/names.h"
 #include "core/report.h"
 #include "support/mem.h"
@@ -57,6 +58,7 @@ struct atom_env {
   const char **arg_values;
   size_t n_args;
   uint64_t time_ns;
+  uint64_t progress_ns;  /* when atom_env_progress last forwarded (monotonic ns) */
   uint64_t reports;      /* distinct reports made, stored or dropped */
   uint64_t stored;       /* of them, stored (max_reports_per_checker caps it) */
   uint64_t occurrences;
@@ -107,6 +109,7 @@ struct atom_session {
   size_t n_subs[ATOM_KIND_MAX_ + 1];
 
   atom__names names;
+  atom__locations locations; /* described locs (location.c) */
   atom__u64map sets;        /* variable key -> index in set_keys */
   uint64_t *set_keys;
   size_t set_keys_cap, n_set_keys;

@@ -30,7 +30,9 @@ int main(void) {
   PIN(offsetof(atom_options, free_fn), 48);
   PIN(offsetof(atom_options, alloc_payload), 56);
   PIN(offsetof(atom_options, max_reports_per_checker), 64);
-  PIN(sizeof(atom_options), 72);
+  PIN(offsetof(atom_options, on_progress), 72);
+  PIN(offsetof(atom_options, progress_payload), 80);
+  PIN(sizeof(atom_options), 88);
 
   PIN(offsetof(atom_session_stats, version), 0);
   PIN(offsetof(atom_session_stats, events), 8);
@@ -62,7 +64,8 @@ int main(void) {
   PIN(offsetof(atom_checker, finish), 48);
   PIN(offsetof(atom_checker, destroy), 56);
   PIN(offsetof(atom_checker, stats), 64);
-  PIN(sizeof(atom_checker), 72);
+  PIN(offsetof(atom_checker, properties), 72);
+  PIN(sizeof(atom_checker), 80);
 
   PIN(sizeof(atom_ev), 32);
   PIN(offsetof(atom_ev, index), 16);
@@ -72,11 +75,35 @@ int main(void) {
   PIN(offsetof(atom_report_spec, flags), 4);
   PIN(offsetof(atom_report_spec, kind), 8);
   PIN(offsetof(atom_report_spec, signature_extra), 80);
-  PIN(sizeof(atom_report_spec), 88);
+  PIN(offsetof(atom_report_spec, edges), 88);
+  PIN(offsetof(atom_report_spec, n_edges), 96);
+  PIN(sizeof(atom_report_spec), 104);
+  PIN(sizeof(atom_edge_ref), 16);
+  PIN(offsetof(atom_output_options, format), 4);
+  PIN(offsetof(atom_output_options, tool), 16);
+  PIN(offsetof(atom_output_options, max_reports), 32);
+  PIN(offsetof(atom_output_options, seconds), 56);
+  PIN(offsetof(atom_output_options, n_baseline), 80);
+  PIN(sizeof(atom_output_options), 88);
 
   /* Pinned constants */
-  PIN(ATOM_OPTIONS_VERSION, 2);
-  PIN(ATOM_CHECKER_ABI_VERSION, 1);
+  PIN(ATOM_OPTIONS_VERSION, 3);
+  PIN(ATOM_CHECKER_ABI_VERSION, 2);
+  PIN(ATOM_OUTPUT_OPTIONS_VERSION, 1);
+  PIN(ATOM_FORMAT_TEXT, 1);
+  PIN(ATOM_FORMAT_JSON, 2);
+  PIN(ATOM_FORMAT_SARIF, 3);
+  PIN(ATOM_FORMAT_HTML, 4);
+  PIN(ATOM_FORMAT_DOT, 5);
+  PIN(ATOM_EDGE_CLOSING, 1);
+  PIN(ATOM_TXN_UNARY, 1);
+  PIN(ATOM_REPORT_MAX_TXNS, 64);
+  PIN(ATOM_MAX_STACK, 64);
+  PIN(ATOM_CHECKER_PROP_ONLINE, 1);
+  PIN(ATOM_CHECKER_PROP_AT_FINISH, 2);
+  PIN(ATOM_CHECKER_PROP_SOUND, 4);
+  PIN(ATOM_CHECKER_PROP_COMPLETE, 8);
+  PIN(ATOM_CHECKER_PROP_PREDICTIVE, 16);
   PIN(ATOM_CHECKER_STATUS_VERSION, 1);
   PIN(ATOM_CHECKER_COMPLETE, 1);
   PIN(ATOM_CHECKER_INCOMPLETE, 2);

@@ -406,15 +406,17 @@ class Options(Base):
                 self.assertEqual(p.returncode, 0)
 
     def test_max_reports_and_report_file(self):
-        exe = os.path.join(DEMO_DIR, "lazy_init")
+        # transfer has two distinct violations in every schedule (one per transaction of the
+        # two the demo's barriers interleave)
+        exe = os.path.join(DEMO_DIR, "transfer")
         report = self.path("r.txt")
-        p = run([exe], "atomic=get_config checkers=aerodrome max_reports=1 report=" + report)
+        p = run([exe], "atomic=transfer checkers=aerodrome max_reports=1 report=" + report)
         self.assertEqual(p.stderr, "")
         with open(report) as f:
             text = f.read()
         self.assertEqual(text.count("conflict-cycle at event"), 1)
         self.assertRegex(text, r"aerodrome: \d+ more reports? not shown \(max_reports=1\)")
-        _, doc = self.json_report([exe], "atomic=get_config max_reports=0")
+        _, doc = self.json_report([exe], "atomic=transfer max_reports=0")
         self.assertEqual(doc["checkers"][0]["reports"], [])
         self.assertGreater(doc["checkers"][0]["violations"], 0)
 

@@ -44,12 +44,12 @@ static int failing_create(void **self, atom_env *env) {
 START_TEST(options_and_sessions) {
   atom_options o;
   EXPECT(atom_options_init(NULL, 1), ATOM_EINVAL, "NULL options");
-  EXPECT(atom_options_init(&o, 3), ATOM_EINVAL, "unknown options version 3");
+  EXPECT(atom_options_init(&o, 4), ATOM_EINVAL, "unknown options version 4");
   atom_options_init(&o, ATOM_OPTIONS_VERSION);
   atom_session *s;
   EXPECT(atom_session_new(NULL, &o), ATOM_EINVAL, "NULL output pointer");
-  o.version = 3;
-  EXPECT(atom_session_new(&s, &o), ATOM_EINVAL, "unknown options version 3");
+  o.version = 4;
+  EXPECT(atom_session_new(&s, &o), ATOM_EINVAL, "unknown options version 4");
   atom_options_init(&o, ATOM_OPTIONS_VERSION);
   o.flags = 0x80;
   EXPECT(atom_session_new(&s, &o), ATOM_EINVAL, "unknown flags 0x80");
@@ -76,8 +76,8 @@ START_TEST(attaching) {
          "given twice");
   EXPECT(atom_session_attach_checker(s, NULL, NULL), ATOM_EINVAL, "NULL argument");
   atom_checker vt = tu_recorder_checker;
-  vt.abi_version = 2;
-  EXPECT(atom_session_attach_checker(s, &vt, NULL), ATOM_EINVAL, "unsupported ABI version 2");
+  vt.abi_version = 3;
+  EXPECT(atom_session_attach_checker(s, &vt, NULL), ATOM_EINVAL, "unsupported ABI version 3");
   vt = tu_recorder_checker;
   vt.destroy = NULL;
   EXPECT(atom_session_attach_checker(s, &vt, NULL), ATOM_EINVAL, "missing functions");
