@@ -524,3 +524,8 @@ ATOM_API uint64_t atom_report_var(const atom_report *r, size_t i) {
 ATOM_API const char *atom_report_var_name(const atom_report *r, size_t i) {
   return r && i < r->n_vars ? r->var_names[i] : NULL;
 }
+
+/* (to be written: locations as described, see report.h) */
+ATOM_API uint64_t atom_report_fingerprint(const atom_report *r) {
+  return r ? atom__hash_mix(r->checker_index, r->n_sorted_locs) : 0;
+}
