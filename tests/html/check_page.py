@@ -281,7 +281,7 @@ def case_rho2(tmp):
     out = os.environ.get("HTML_SCREENSHOT")  # doc/images/rho2.png is made this way
     if out:
         subprocess.run([BROWSER, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
-                        "--screenshot=" + os.path.abspath(out), "--window-size=1000,560",
+                        "--screenshot=" + os.path.abspath(out), "--window-size=1000,700",
                         "file://" + os.path.abspath(page)],
                        check=True, timeout=120, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL)
@@ -317,9 +317,9 @@ def case_python(tmp):
         s.end("t2")
         s.finish()
         reports = s.reports
-        s.write(page, format="html")
+        s.write_reports(page, format="html")
         with open(os.path.join(tmp, "py.json"), "w") as f:
-            s.write(f, format="json")
+            s.write_reports(f, format="json")
     expect(reports, "no report from the rho2 interleaving")
     raw = open(page, encoding="utf-8").read()
     static_checks(raw)
@@ -334,7 +334,7 @@ def case_python(tmp):
     # a file object and the other formats work too; a bad format is an error
     try:
         s2 = atomicity.Session("aerodrome")
-        s2.write(os.path.join(tmp, "x.html"), format="pdf")
+        s2.write_reports(os.path.join(tmp, "x.html"), format="pdf")
     except ValueError:
         pass
     else:
