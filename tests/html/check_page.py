@@ -289,7 +289,7 @@ def case_rho2(tmp):
 
 def case_many(tmp):
     # HTML_MANY=10000 for the measurement in doc/html.md; the default keeps the test short
-    n = int(os.environ.get("HTML_MANY", "2000"))
+    n = int(os.environ.get("HTML_MANY", "1000"))
     page, exp = os.path.join(tmp, "many.html"), os.path.join(tmp, "many.json")
     make("many", str(n), page, exp)
     root, sections, seconds = check_page(page, exp, want_sections=3)
