@@ -145,6 +145,33 @@ class CCheckerStatus(ctypes.Structure):
 
 P_CEvent = ctypes.POINTER(CEvent)
 
+# output.h: ATOM_OUTPUT_OPTIONS_VERSION and the ATOM_FORMAT_* values (pinned).
+OUTPUT_OPTIONS_VERSION = 1
+FORMATS = {"text": 1, "json": 2, "sarif": 3, "html": 4, "dot": 5}
+# int (*atom_write_fn)(const char *data, size_t len, void *payload); data is not
+# NUL-terminated, so it is taken as a raw pointer.
+WRITE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_size_t, c_void_p)
+
+
+class COutputOptions(ctypes.Structure):
+    """``atom_output_options`` of version 1."""
+
+    _fields_ = [
+        ("version", c_uint32),
+        ("format", c_uint32),
+        ("flags", c_uint32),
+        ("reserved", c_uint32),
+        ("tool", c_char_p),
+        ("input", c_char_p),
+        ("max_reports", c_size_t),
+        ("events", c_uint64),
+        ("rejected", c_uint64),
+        ("seconds", ctypes.c_double),
+        ("suppressions", c_void_p),
+        ("baseline", P_uint64),
+        ("n_baseline", c_size_t),
+    ]
+
 # name, restype, argtypes: every public function the binding uses (checker.h, the plugin
 # layer, is not bound).
 _PROTOTYPES = (
@@ -202,6 +229,9 @@ _PROTOTYPES = (
     ("atom_report_var_name", c_char_p, (c_void_p, c_size_t)),
     ("atom_report_evidence", c_int, (c_void_p,)),
     ("atom_evidence_name", c_char_p, (c_int,)),
+    # output.h
+    ("atom_output_options_init", c_int, (ctypes.POINTER(COutputOptions), c_uint)),
+    ("atom_session_write", c_int, (c_void_p, ctypes.POINTER(COutputOptions), WRITE_FN, c_void_p)),
     # trace.h
     ("atom_trace_reader_open", c_int, (P_void_p, c_char_p)),
     ("atom_trace_reader_free", None, (c_void_p,)),

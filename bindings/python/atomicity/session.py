@@ -639,6 +639,56 @@ class Session:
             return [self._checker_status(i)
                     for i in range(self._lib.atom_checker_count(self._handle))]
 
+    # -- output ------------------------------------------------------------------------------
+
+    def write_reports(self, path_or_file, format="html", *, tool="python", input=None,
+                      max_reports=0):
+        """(Not ``write``: that is the WRITE event.) Write the stored reports, the checkers' status and a summary, in ``format``:
+        ``"html"`` (one self-contained page with a picture of each violation, doc/html.md),
+        ``"json"``, ``"sarif"``, ``"text"`` or ``"dot"`` (doc/output.md), as atomcheck and
+        libatomicity-rt write them (atom_session_write). ``path_or_file`` is a path (the file
+        is replaced) or a file object open for writing, binary or text (UTF-8 is written).
+        ``input`` names what was checked in the output; ``max_reports`` caps the reports
+        shown per checker (0: all). Call :meth:`finish` first for the final verdict.
+
+        Raises ValueError for an unknown format, Error if the library fails, OSError if the
+        file cannot be written."""
+        if not isinstance(format, str) or format.lower() not in _lib.FORMATS:
+            raise ValueError("unknown format %r (use %s)"
+                             % (format, ", ".join(repr(f) for f in _lib.FORMATS)))
+        lib = self._lib
+        opts = _lib.COutputOptions()
+        rc = lib.atom_output_options_init(ctypes.byref(opts), _lib.OUTPUT_OPTIONS_VERSION)
+        if rc:
+            raise lib.error(rc)
+        opts.format = _lib.FORMATS[format.lower()]
+        tool_c = _c_string(tool, "tool")
+        input_c = None if input is None else _c_string(os.fspath(input), "input")
+        opts.tool = tool_c
+        opts.input = input_c
+        opts.max_reports = _uint(max_reports, 8 * ctypes.sizeof(ctypes.c_size_t), "max_reports")
+        chunks = []
+
+        def collect(data, length, _payload):
+            try:
+                chunks.append(ctypes.string_at(data, length))
+                return 0
+            except BaseException:  # nothing may unwind through C
+                return 1
+
+        callback = _lib.WRITE_FN(collect)
+        # The whole document is built first, so a failure leaves no half-written file.
+        self._check(self._call(lib.atom_session_write, ctypes.byref(opts), callback, None))
+        data = b"".join(chunks)
+        if hasattr(path_or_file, "write"):
+            try:
+                path_or_file.write(data)
+            except TypeError:  # a text file
+                path_or_file.write(data.decode("utf-8"))
+        else:
+            with open(path_or_file, "wb") as f:
+                f.write(data)
+
     # -- trace files ---------------------------------------------------------------------------
 
     def _feed_trace(self, path, strict):
