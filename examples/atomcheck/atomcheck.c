@@ -256,7 +256,7 @@ static int on_reject(const atom_trace_reader *r, int err, const char *message, v
   ctx->run.rejected++;
   if (ctx->run.rejected <= MAX_WARNINGS) {
     atc_progress_clear(&ctx->progress);
-    fprintf(stderr, "%s\n", message);
+    fprintf(stderr, "atomcheck: %s\n", message); /* "file:line: event N: ..." */
   }
   return 0;
 }

@@ -172,13 +172,14 @@ class ExitCodes(unittest.TestCase):
             self.assertEqual(code, 2, err)
             self.assertIn(f"{path}:1:", err)
             self.assertIn("1 ill-formed event dropped", err)
+            self.assertRegex(err, r"^atomcheck: \S+:[0-9]+: event [0-9]+: ")
             self.assertIn("aerodrome: 1 violation", out)
 
     def test_ill_formed_warnings_are_capped(self):
         with TempTrace("".join(f"t{i}|end|{i}\n" for i in range(30))) as path:
             code, _, err = run(path)
             self.assertEqual(code, 2)
-            warnings = [l for l in err.splitlines() if l.startswith(path + ":")]
+            warnings = [l for l in err.splitlines() if l.startswith(f"atomcheck: {path}:")]
             self.assertEqual(len(warnings), 20, err)
             self.assertIn("10 more ill-formed events not shown", err)
             self.assertIn("30 ill-formed events dropped", err)
