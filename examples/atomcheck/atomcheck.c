@@ -32,6 +32,7 @@ typedef struct options {
   size_t max_reports;
   size_t max_stored; /* --max-stored: 0 = no limit */
   int stats, progress, quiet;
+  int allow_empty; /* --allow-empty: a trace without events is not an error */
   const char *sets; /* --sets FILE */
   const char *path;
 } options;
@@ -41,6 +42,55 @@ typedef struct context {
   atc_run run;
   atc_progress progress;
 } context;
+
+/* When a checker decides, from its properties ("?" if its vtable does not say). */
+static const char *checker_when(const atom_checker *vt) {
+  uint32_t p = vt->abi_version >= 2 ? vt->properties : 0; /* properties came with version 2 */
+  uint32_t when = p & (ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_AT_FINISH);
+  if (when == (ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_AT_FINISH)) return "online+at finish";
+  if (when == ATOM_CHECKER_PROP_ONLINE) return "online";
+  if (when == ATOM_CHECKER_PROP_AT_FINISH) return "at finish";
+  return "?";
+}
+
+/* What its reports promise: "sound, complete, predictive" or a part of it; "-" for none. */
+static void checker_guarantees(const atom_checker *vt, char *buf, size_t size) {
+  uint32_t p = vt->abi_version >= 2 ? vt->properties : 0;
+  static const struct {
+    uint32_t bit;
+    const char *word;
+  } words[] = {{ATOM_CHECKER_PROP_SOUND, "sound"},
+               {ATOM_CHECKER_PROP_COMPLETE, "complete"},
+               {ATOM_CHECKER_PROP_PREDICTIVE, "predictive"}};
+  buf[0] = '\0';
+  for (size_t i = 0; i < sizeof words / sizeof words[0]; i++)
+    if (p & words[i].bit)
+      snprintf(buf + strlen(buf), size - strlen(buf), "%s%s", *buf ? ", " : "", words[i].word);
+  if (!*buf) snprintf(buf, size, "%s", p ? "-" : "?");
+}
+
+/* The built-in checkers, one line each: name, when it decides, what its reports promise and,
+ * with @p summaries, the checker's own one-line summary (--list-checkers; --help leaves it out
+ * to stay within 80 columns). */
+static void list_checkers(FILE *out, const char *indent, int summaries) {
+  for (size_t i = 0;; i++) {
+    const atom_checker *vt = atom_checker_builtin(i);
+    if (!vt) break;
+    char g[64];
+    checker_guarantees(vt, g, sizeof g);
+    if (summaries)
+      fprintf(out, "%s%-14s %-17s %-28s %s\n", indent, vt->name, checker_when(vt), g,
+              vt->summary ? vt->summary : "");
+    else
+      fprintf(out, "%s%-14s %-17s %s\n", indent, vt->name, checker_when(vt), g);
+  }
+}
+
+/* "aerodrome, velodrome, ...": the names of the built-in checkers, for an error message. */
+static void checker_names(FILE *out) {
+  for (size_t i = 0; atom_checker_builtin(i); i++)
+    fprintf(out, "%s%s", i ? ", " : "", atom_checker_builtin(i)->name);
+}
 
 static void usage(FILE *out) {
   fputs("Usage: atomcheck [OPTION]... FILE|-\n"
@@ -57,14 +107,23 @@ static void usage(FILE *out) {
         "      --stats                per-checker time and memory (on standard error;\n"
         "                             with --format json, a \"stats\" object)\n"
         "      --progress             progress line on standard error if it is a terminal\n"
+        "                             (reading, with % and ETA for a file; each\n"
+        "                             checker's end-of-run work)\n"
+        "      --allow-empty          accept a trace without events (exit 0, not 2)\n"
+        "      --list-checkers        list the checkers (as below, with summaries)\n"
         "  -q, --quiet                print nothing on standard output\n"
         "  -h, --help                 print this help and exit\n"
         "      --version              print the version and exit\n"
         "\n"
         "Exit status: 0 no violation, 1 violations found, 2 usage or input error,\n"
         "3 no violation found but some checker stopped early (INCOMPLETE or DISABLED)\n"
-        "(including ill-formed events in the trace).\n",
+        "(including ill-formed events in the trace, and a trace without events).\n"
+        "\n"
+        "Checkers (-c NAME): when each decides and what it promises (sound: every report\n"
+        "is real; complete: it misses no violation; predictive: it also judges other\n"
+        "orders of the same events). Which one to use: doc/choosing.md.\n",
         out);
+  list_checkers(out, "  ", 0);
 }
 
 #if defined(__GNUC__)
@@ -95,7 +154,7 @@ static int parse_count(const char *s, size_t *out) {
 static int parse_options(int argc, char **argv, options *o) {
   enum {
     OPT_FORMAT = 256, OPT_MAX_REPORTS, OPT_STATS, OPT_PROGRESS, OPT_VERSION, OPT_SETS,
-    OPT_MAX_STORED
+    OPT_MAX_STORED, OPT_LIST_CHECKERS, OPT_ALLOW_EMPTY
   };
   static const struct option longopts[] = {
       {"checker", required_argument, NULL, 'c'},
@@ -105,6 +164,8 @@ static int parse_options(int argc, char **argv, options *o) {
       {"sets", required_argument, NULL, OPT_SETS},
       {"stats", no_argument, NULL, OPT_STATS},
       {"progress", no_argument, NULL, OPT_PROGRESS},
+      {"allow-empty", no_argument, NULL, OPT_ALLOW_EMPTY},
+      {"list-checkers", no_argument, NULL, OPT_LIST_CHECKERS},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
@@ -153,6 +214,12 @@ static int parse_options(int argc, char **argv, options *o) {
     case OPT_PROGRESS:
       o->progress = 1;
       break;
+    case OPT_ALLOW_EMPTY:
+      o->allow_empty = 1;
+      break;
+    case OPT_LIST_CHECKERS:
+      list_checkers(stdout, "", 1);
+      return EXIT_CLEAN;
     case 'q':
       o->quiet = 1;
       break;
@@ -189,7 +256,7 @@ static int on_reject(const atom_trace_reader *r, int err, const char *message, v
   ctx->run.rejected++;
   if (ctx->run.rejected <= MAX_WARNINGS) {
     atc_progress_clear(&ctx->progress);
-    fprintf(stderr, "%s\n", message);
+    fprintf(stderr, "atomcheck: %s\n", message); /* "file:line: event N: ..." */
   }
   return 0;
 }
@@ -208,10 +275,14 @@ static int attach_checkers(atom_session *s, const options *o) {
     int rc = atom_session_attach(s, o->specs[i]);
     if (rc == 0) continue;
     const char *detail = atom_last_error();
-    if (rc == ATOM_ENOTFOUND)
-      fprintf(stderr, "atomcheck: unknown checker in '-c %s'%s%s\n", o->specs[i],
-              *detail ? ": " : "", detail);
-    else
+    if (rc == ATOM_ENOTFOUND) {
+      /* The name is what comes before the arguments: "-c foo:mode=x" names 'foo'. */
+      const char *colon = strchr(o->specs[i], ':');
+      int len = colon ? (int)(colon - o->specs[i]) : (int)strlen(o->specs[i]);
+      fprintf(stderr, "atomcheck: no checker named '%.*s'; known: ", len, o->specs[i]);
+      checker_names(stderr);
+      fputc('\n', stderr);
+    } else
       fprintf(stderr, "atomcheck: cannot attach '-c %s': %s\n", o->specs[i],
               *detail ? detail : atom_strerror(rc));
     return -1;
@@ -229,8 +300,8 @@ static int read_trace(context *ctx, atom_trace_reader *reader) {
     if (rc < 0) {
       atc_progress_clear(&ctx->progress);
       const char *detail = atom_last_error();
-      if (rc == ATOM_EPARSE && detail && *detail)
-        fprintf(stderr, "%s\n", detail); /* already "file:line: message" */
+      if (detail && *detail && (rc == ATOM_EPARSE || rc == ATOM_EIO))
+        fprintf(stderr, "atomcheck: %s\n", detail); /* "file:line: message" */
       else
         print_error(run->path, rc);
       return -1;
@@ -322,6 +393,12 @@ static int run_check(const options *o) {
     return EXIT_TROUBLE;
   }
   if (o->stats) opt.flags |= ATOM_PROFILE;
+  /* The checkers' end-of-run work shows on the same line as reading (progress.c). */
+  atc_progress_init(&ctx.progress, o->progress);
+  if (ctx.progress.enabled) {
+    opt.on_progress = atc_progress_finishing;
+    opt.progress_payload = &ctx.progress;
+  }
   /* Counts stay exact whatever is stored: the session counts the reports it drops. */
   opt.max_reports = 0;
   opt.max_reports_per_checker = o->max_stored;
@@ -334,6 +411,7 @@ static int run_check(const options *o) {
     return EXIT_TROUBLE;
   }
   run->session = s;
+  ctx.progress.session = s;
   int status = EXIT_TROUBLE;
   atom_trace_reader *reader = NULL;
 
@@ -350,19 +428,23 @@ static int run_check(const options *o) {
   run->reader = reader;
   if (o->sets && (rc = atom_trace_reader_load_sets(reader, o->sets)) != 0) {
     const char *detail = atom_last_error();
-    if (rc == ATOM_EPARSE && detail && *detail)
-      fprintf(stderr, "%s\n", detail); /* already "file:line: message" */
-    else if (detail && *detail)
+    if (detail && *detail) /* "file:line: message" or "file: message" */
       fprintf(stderr, "atomcheck: %s\n", detail);
     else
       fprintf(stderr, "atomcheck: %s: %s\n", o->sets, atom_strerror(rc));
     goto out;
   }
 
-  atc_progress_init(&ctx.progress, o->progress);
   double start = atc_now();
   if (read_trace(&ctx, reader) != 0) goto out;
+  if (run->events == 0 && !o->allow_empty) {
+    /* Most often a wrong file or an empty pipe: say so instead of "no violations". */
+    fprintf(stderr, "atomcheck: %s: no events read (--allow-empty accepts an empty trace)\n",
+            strcmp(o->path, "-") == 0 ? "<stdin>" : o->path); /* as the reader names it */
+    goto out;
+  }
   int finish_rc = atom_finish(s);
+  atc_progress_clear(&ctx.progress);
   run->seconds = atc_now() - start;
   /* A checker that stopped (a limit, out of memory) leaves partial results: the outputs say
    * which checker and why; atom_finish's own message is not repeated here. Any other failure

@@ -90,20 +90,40 @@ int atc_output_sarif(FILE *out, const atc_run *run);
 /* stats.c: the --stats lines (text, on standard error). */
 void atc_stats_text(FILE *out, const atc_run *run);
 
-/* progress.c: the --progress line on standard error. */
+/* progress.c: the --progress line on standard error, for reading and for the checkers'
+ * end-of-run work. */
 typedef struct atc_progress {
-  int enabled;       /* --progress given and standard error is a terminal */
-  int shown;         /* a line is on the screen and must be cleared before other output */
-  double start;      /* when reading started (atc_now) */
-  double last;       /* when the line was last drawn */
+  FILE *out;             /* standard error (a test's file for atc_progress_init_stream) */
+  int enabled;           /* --progress given and standard error is a terminal */
+  int shown;             /* a line is on the screen and must be cleared before other output */
+  double start;          /* when reading started (atc_now) */
+  double last;           /* when the line was last drawn */
+  atom_session *session; /* borrowed, for the checkers' names; set before atom_finish() */
+  size_t phase;          /* 1 + index of the checker whose finishing line is shown; 0 none */
+  double phase_start;    /* when that checker's first progress call came */
+  unsigned spin;         /* spinner position when the checker gives no total */
 } atc_progress;
 
 /** @return a monotonic time in seconds. */
 double atc_now(void);
+/** Start the line's clock; it is drawn only if @p requested and standard error is a terminal. */
 void atc_progress_init(atc_progress *p, int requested);
-/** Redraw the line if enough time passed since the last one. */
+/** The same, always drawn, on @p out (for tests). */
+void atc_progress_init_stream(atc_progress *p, FILE *out);
+/** Redraw the reading line if enough time passed since the last one. */
 void atc_progress_update(atc_progress *p, const atom_trace_reader *r, uint64_t events);
+/** An atom_progress_fn (atom_options::on_progress) with an atc_progress as @p payload: draws
+ *  "checker: finishing 37 % (ETA 4 s)", or a spinner with the count when @p total is 0. */
+void atc_progress_finishing(size_t checker_index, uint64_t done, uint64_t total, void *payload);
 /** Erase the line, so that other messages start on a clean line. */
 void atc_progress_clear(atc_progress *p);
+
+/* The texts of the two lines (without "\r" and erase), NUL-terminated, cut at @p size.
+ * @p elapsed is the time since reading (or the checker's end-of-run work) started; @p spin the
+ * spinner position. @return the length written. */
+size_t atc_progress_format_read(char *buf, size_t size, uint64_t events, uint64_t consumed,
+                                uint64_t total, double elapsed);
+size_t atc_progress_format_finish(char *buf, size_t size, const char *checker, uint64_t done,
+                                  uint64_t total, double elapsed, unsigned spin);
 
 #endif

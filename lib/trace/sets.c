@@ -157,7 +157,7 @@ static int parse_line(atom__trace_sets *t, atom__mem *mem, const char *path, con
  * of being read whole. */
 static int parse_file(atom__trace_sets *t, atom__mem *mem, const char *path) {
   FILE *f = fopen(path, "rb");
-  if (!f) return atom__error(ATOM_EIO, "cannot open %s: %s", path, strerror(errno));
+  if (!f) return atom__error(ATOM_EIO, "%s: cannot open: %s", path, strerror(errno));
   int rc = 0;
   uint64_t lineno = 1;
   size_t lcap = 0, llen = 0; /* the line being assembled, when it spans chunks */
@@ -166,7 +166,7 @@ static int parse_file(atom__trace_sets *t, atom__mem *mem, const char *path) {
   while (!rc) {
     size_t got = fread(chunk, 1, SETS_CHUNK, f);
     if (got == 0) {
-      if (ferror(f)) rc = atom__error(ATOM_EIO, "cannot read %s: %s", path, strerror(errno));
+      if (ferror(f)) rc = atom__error(ATOM_EIO, "%s: cannot read: %s", path, strerror(errno));
       else if (llen) rc = parse_line(t, mem, path, line, llen, lineno); /* no final LF */
       break;
     }

@@ -133,6 +133,7 @@ struct atom_trace_reader {
   int err;                  /* sticky error, or 0 */
   int src;
   int unterminated; /* the current region is a last line that had no line end */
+  int started;      /* the first region was seen (and a byte order mark skipped) */
   name_space names[3];
 
   /* progress: absolute offset of `origin` in the input */
@@ -797,6 +798,13 @@ static HOT_INLINE int read_event(atom_trace_reader *r, atom_event *ev) {
       int rc = refill(r);
       if (rc <= 0) return rc;
       p = r->pos;
+      if (UNLIKELY(!r->started)) {
+        /* A UTF-8 byte order mark, as some editors on Windows write, is not part of the
+         * trace: skip it at the very start of the input (a region holds the whole first
+         * line, so the three bytes are in it when they are there). */
+        r->started = 1;
+        if (r->lim - p >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF) p += 3;
+      }
       continue;
     }
     r->lineno++;

@@ -172,13 +172,14 @@ class ExitCodes(unittest.TestCase):
             self.assertEqual(code, 2, err)
             self.assertIn(f"{path}:1:", err)
             self.assertIn("1 ill-formed event dropped", err)
+            self.assertRegex(err, r"^atomcheck: \S+:[0-9]+: event [0-9]+: ")
             self.assertIn("aerodrome: 1 violation", out)
 
     def test_ill_formed_warnings_are_capped(self):
         with TempTrace("".join(f"t{i}|end|{i}\n" for i in range(30))) as path:
             code, _, err = run(path)
             self.assertEqual(code, 2)
-            warnings = [l for l in err.splitlines() if l.startswith(path + ":")]
+            warnings = [l for l in err.splitlines() if l.startswith(f"atomcheck: {path}:")]
             self.assertEqual(len(warnings), 20, err)
             self.assertIn("10 more ill-formed events not shown", err)
             self.assertIn("30 ill-formed events dropped", err)
@@ -493,7 +494,7 @@ class Stdin(unittest.TestCase):
             self.assertEqual(run("-", stdin=f.read())[0], 0)
 
     def test_empty_input(self):
-        code, doc, err = run_json("-", stdin=b"")
+        code, doc, err = run_json("--allow-empty", "-", stdin=b"")
         self.assertEqual(code, 0, err)
         self.assertEqual(doc["events"], 0)
 
@@ -679,6 +680,141 @@ class Progress(unittest.TestCase):
         self.assertRegex(err, r"\ratomcheck: [0-9.]+k? events, [0-9.]+[kMG]?B read")
         self.assertIn("events/s", err)
         self.assertTrue(err.endswith("\r\x1b[K"), repr(err[-40:]))
+
+    def test_reading_bar_for_a_file(self):
+        # A regular file: its size is known, so the line is a bar with % and ETA. It is drawn
+        # after the first chunk of 65536 events without waiting, so a file of more than one
+        # chunk shows it on every run, however fast the machine.
+        try:
+            master, slave = pty.openpty()
+        except OSError as e:
+            self.skipTest(f"no pseudo-terminal: {e}")
+        with TempTrace("".join(f"t1|r(x)|{i}\n" for i in range(150000))) as path:
+            p = subprocess.Popen([ATOMCHECK, "--progress", path], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.PIPE, stderr=slave)
+            os.close(slave)
+            chunks = []
+            while True:
+                try:
+                    data = os.read(master, 4096)
+                except OSError:
+                    break
+                if not data:
+                    break
+                chunks.append(data)
+            out = p.stdout.read()
+            p.stdout.close()
+            code = p.wait(timeout=60)
+        os.close(master)
+        err = b"".join(chunks).decode("utf-8", "replace")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(out, b"aerodrome: no violations\n")
+        self.assertRegex(err, r"\ratomcheck: reading \[[#.]{20}\] [0-9]{1,3} % [0-9.]+k events, "
+                              r"ETA ([0-9]+ s|\?)\x1b\[K")
+        self.assertTrue(err.endswith("\r\x1b[K"), repr(err[-40:]))
+
+    def test_no_line_without_a_terminal(self):
+        with TempTrace("".join(f"t1|r(x)|{i}\n" for i in range(70000))) as path:
+            code, out, err = run("--progress", path)
+        self.assertEqual((code, err), (0, ""))
+
+
+BUILTIN_NAMES = ["aerodrome", "velodrome", "commit-node", "block", "reduction", "race-automata",
+                 "tso", "null"]
+
+
+class Checkers(unittest.TestCase):
+    """--list-checkers, the list in --help, and the error for an unknown name."""
+
+    def test_list_checkers(self):
+        code, out, err = run("--list-checkers")
+        self.assertEqual(code, 0, err)
+        lines = out.splitlines()
+        self.assertEqual([l.split()[0] for l in lines], BUILTIN_NAMES)
+        row = {l.split()[0]: l for l in lines}
+        self.assertRegex(row["aerodrome"], r"^aerodrome +online +sound, complete +conflict ")
+        self.assertRegex(row["commit-node"], r"^commit-node +at finish +complete, predictive +\S")
+        self.assertRegex(row["block"], r"^block +at finish +predictive +view")
+        self.assertRegex(row["tso"], r"^tso +online\+at finish +sound, complete, predictive +TSO")
+
+    def test_help_lists_the_same_checkers(self):
+        code, out, _ = run("--help")
+        self.assertEqual(code, 0)
+        listed = run("--list-checkers")[1].splitlines()
+        epilogue = out[out.index("Checkers (-c NAME)"):].splitlines()
+        rows = [l for l in epilogue if l.startswith("  ")]
+        self.assertEqual(len(rows), len(listed))
+        for row, full in zip(rows, listed):
+            # The help leaves out the summary; the rest is the same text.
+            self.assertTrue(full.startswith(row.strip()), (row, full))
+        self.assertTrue(all(len(l) <= 80 for l in epilogue), "epilogue wider than 80")
+
+    def test_unknown_checker(self):
+        for spec in ("foo", "foo:mode=view"):
+            code, out, err = run("-c", spec, SERIALIZABLE)
+            self.assertEqual(code, 2)
+            self.assertEqual(out, "")
+            self.assertEqual(err, "atomcheck: no checker named 'foo'; known: "
+                             + ", ".join(BUILTIN_NAMES) + "\n")
+
+    def test_alias_is_known(self):
+        self.assertEqual(run("-c", "graph", SERIALIZABLE)[0], 0)
+
+
+class Inputs(unittest.TestCase):
+    """Empty traces, a byte order mark, and the shape of input errors."""
+
+    def test_empty_file_is_an_error(self):
+        for content in ("", "# only a comment\n\n#name thread 1 t1\n"):
+            with TempTrace(content) as path:
+                code, out, err = run(path)
+                self.assertEqual(code, 2, err)
+                self.assertEqual(out, "")
+                self.assertEqual(err, f"atomcheck: {path}: no events read "
+                                 "(--allow-empty accepts an empty trace)\n")
+                code, out, err = run("--allow-empty", path)
+                self.assertEqual((code, out, err), (0, "aerodrome: no violations\n", ""))
+
+    def test_empty_stdin_is_an_error(self):
+        code, _, err = run("-", stdin=b"")
+        self.assertEqual(code, 2)
+        self.assertIn("atomcheck: <stdin>: no events read", err)
+
+    def test_byte_order_mark_is_skipped(self):
+        with open(VIOLATING, "rb") as f:
+            trace = f.read()
+        want = run_json(VIOLATING)[1]
+        for where in ("file", "stdin"):
+            if where == "file":
+                with TempTrace(b"\xef\xbb\xbf" + trace) as path:
+                    code, doc, err = run_json(path)
+            else:
+                code, doc, err = run_json("-", stdin=b"\xef\xbb\xbf" + trace)
+            self.assertEqual(code, 1, err)
+            del doc["file"]
+            self.assertEqual(doc, {k: v for k, v in want.items() if k != "file"})
+        # Only at the very start: on line 2 the bytes are part of a name.
+        code, doc, err = run_json("-", stdin=b"t1|r(x)|1\n\xef\xbb\xbft1|r(x)|2\n")
+        self.assertEqual(code, 0, err)
+        self.assertEqual(doc["events"], 2)
+
+    def test_errors_have_one_shape(self):
+        # atomcheck: FILE:LINE: message for a parse error; atomcheck: FILE: message when
+        # there is no line (a file that cannot be opened).
+        with TempTrace("t1|r(x)|1\nt1|bad|2\n") as path:
+            code, _, err = run(path)
+            self.assertEqual(code, 2)
+            self.assertRegex(err, rf"^atomcheck: {re.escape(path)}:2: \S")
+        code, _, err = run("/nonexistent/trace.std")
+        self.assertEqual(code, 2)
+        self.assertRegex(err, r"^atomcheck: /nonexistent/trace.std: cannot open: ")
+        with TempTrace("x s\nbad line here\n") as sets:
+            code, _, err = run("--sets", sets, SERIALIZABLE)
+            self.assertEqual(code, 2)
+            self.assertRegex(err, rf"^atomcheck: {re.escape(sets)}:2: ")
+        code, _, err = run("--sets", "/nonexistent/sets", SERIALIZABLE)
+        self.assertEqual(code, 2)
+        self.assertRegex(err, r"^atomcheck: /nonexistent/sets: cannot open: ")
 
 
 def interleaved_trace(threads):
