@@ -212,7 +212,8 @@ ATOM_API uint64_t atom_report_fingerprint(const atom_report *r);
  * Render the report's one-line message (as atom_report_message(), with the names and
  * locations known now) into @p buf, snprintf-style: at most @p size - 1 bytes and a NUL
  * (@p buf may be NULL if @p size is 0). Every rendering of this family is one line of at most
- * 1000 bytes (a longer one is cut and ends in "…").
+ * 1000 bytes (a longer one is cut and ends in "…"); a literal message of a version-1 spec is
+ * given as it is.
  * @return the length of the whole message (it was cut if >= @p size), or ATOM_EINVAL (NULL
  *         @p r, NULL @p buf with @p size > 0).
  * @since 0.3

@@ -327,6 +327,61 @@ START_TEST(omitted_runs_are_counted) {
 }
 END_TEST
 
+/* A run inside a cycle is introduced once, with its first and last begin. */
+START_TEST(run_in_a_cycle_story) {
+  static const step steps[] = {{B, 1, 0, 10, 0},   {W, 1, 100, 11, 0}, {E, 1, 0, 19, 0},
+                               {B, 1, 0, 10, 0},   {R, 1, 101, 12, 0}, {E, 1, 0, 19, 0},
+                               {B, 2, 0, 20, 0},   {R, 2, 100, 21, 0}, {W, 2, 101, 22, 0},
+                               {E, 2, 0, 29, 0}};
+  memset(&the_plan, 0, sizeof the_plan);
+  size_t tx[] = {0, 3, 6}, ev[] = {1, 7, 8, 4};
+  memcpy(the_plan.txns, tx, sizeof tx);
+  the_plan.n_txns = 3;
+  memcpy(the_plan.events, ev, sizeof ev);
+  the_plan.n_events = 4;
+  the_plan.edges[0] = (atom_edge_ref){0, 1, 0, 0};
+  the_plan.edges[1] = (atom_edge_ref){2, 3, ATOM_EDGE_CLOSING, 0};
+  the_plan.n_edges = 2;
+  atom_session *s = run(steps, sizeof steps / sizeof steps[0], 0);
+  const atom_report *r = only_report(s);
+  ck_assert_uint_eq(atom_report_txn_count(r), 2);
+  ck_assert_str_eq(atom_report_message(r),
+                   "T1's 2 transactions at loc 10 (T1@0 \xe2\x80\xa6 T1@3) wrote x at loc 11, then "
+                   "T2's transaction at loc 20 (event 6) read x at loc 21 and wrote y at loc 22, "
+                   "then T1 read y at loc 12: no serial order of these 3 transactions gives this");
+  atom_session_free(s);
+}
+END_TEST
+
+/* A story too long for one line is cut in its middle: its conclusion and the count of the
+ * runs left out stay. */
+START_TEST(long_story_keeps_its_conclusion) {
+  static const step steps[] = {{B, 1, 0, 10, 0}, {W, 1, 100, 11, 0}, {E, 1, 0, 19, 0},
+                               {B, 2, 0, 20, 0}, {R, 2, 100, 21, 0}, {E, 2, 0, 29, 0}};
+  memset(&the_plan, 0, sizeof the_plan);
+  for (size_t i = 0; i < 70; i++) the_plan.txns[i] = i % 2 ? 3 : 0;
+  the_plan.n_txns = 70;
+  for (size_t i = 0; i < 16; i++) the_plan.events[i] = i % 2 ? 4 : 1;
+  the_plan.n_events = 16;
+  for (uint32_t i = 0; i < 8; i++) the_plan.edges[i] = (atom_edge_ref){2 * i, 2 * i + 1, 0, 0};
+  the_plan.n_edges = 8;
+  atom_session *s = run(steps, sizeof steps / sizeof steps[0], 0);
+  const atom_report *r = only_report(s);
+  char name[101];
+  memset(name, 'n', 100);
+  name[100] = '\0';
+  ck_assert_int_eq(atom_set_name(s, ATOM_SPACE_VAR, 100, name), 0);
+  const char *m = atom_report_message(r);
+  const char *tail = "\xe2\x80\xa6 (\xe2\x80\xa6 and 6 more runs of transactions): no serial "
+                     "order of these transactions gives this";
+  ck_assert_uint_le(strlen(m), 1000);
+  ck_assert_uint_ge(strlen(m), 990);
+  ck_assert_msg(strcmp(m + strlen(m) - strlen(tail), tail) == 0, "message: %s", m);
+  ck_assert_msg(strncmp(m, "T1's transaction at loc 10 (event 0) wrote nnn", 46) == 0, "message: %s", m);
+  atom_session_free(s);
+}
+END_TEST
+
 /* A message is one line of at most 1000 bytes, cut at a character with "…". */
 START_TEST(messages_are_one_bounded_line) {
   plan_two();
@@ -460,6 +515,8 @@ Suite *atom_test_suite_format(void) {
   tcase_add_test(c, bad_templates_are_rejected);
   tcase_add_test(c, runs_of_transactions);
   tcase_add_test(c, omitted_runs_are_counted);
+  tcase_add_test(c, run_in_a_cycle_story);
+  tcase_add_test(c, long_story_keeps_its_conclusion);
   tcase_add_test(c, messages_are_one_bounded_line);
   tcase_add_test(c, describe_functions_have_snprintf_semantics);
   tcase_add_test(c, fingerprints_are_stable_across_runs);
