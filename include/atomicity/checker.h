@@ -188,9 +188,10 @@ typedef struct atom_edge_ref {
  * The message. Version 1: a literal line, shown as it is. Version 2: a template the session
  * renders whenever the message is asked for (atom_report_message()), so that names registered
  * after the report are used and every checker speaks one notation. In a template, `{tN}` is
- * transaction N ("T1's transaction in withdraw at bank.c:30"), `{hN}` the thread of transaction
- * N ("T1"), `{eN}` witness event N ("read balance at bank.c:31"), `{vN}` variable N, `{{` and
- * `}}` literal braces; anything else between braces is an error (ATOM_EINVAL). NULL (either
+ * transaction N ("T1's transaction at withdraw at bank.c:30 (event 12)"), `{hN}` the thread of
+ * transaction N ("T1"), `{eN}` witness event N with its thread ("T2 read balance at bank.c:31
+ * (event 17)"), `{vN}` variable N, `{{` and `}}` literal braces; anything else between braces
+ * is an error (ATOM_EINVAL). NULL (either
  * version) asks for the default: for a report with edges, the cycle told in plain words; else
  * the transactions involved.
  */

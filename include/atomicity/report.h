@@ -196,35 +196,43 @@ ATOM_API int atom_report_edge(const atom_report *r, size_t i, size_t *from, size
                               uint32_t *flags);
 
 /**
- * A fingerprint of the violation that stays the same across runs of the same program: a hash
- * of the checker, the kind and, for each transaction and edge event, its location as
- * described by atom_set_location() (function, file, line) or else its loc value. Used for
- * baselines and SARIF partialFingerprints.
- * @return the fingerprint; 0 if @p r is NULL.
+ * A fingerprint of the violation that stays the same across runs of the same program, for
+ * baselines and SARIF partialFingerprints: a hash of the checker's name (not its attach
+ * position), the kind, and the sorted set of distinct locations of the transactions' begins
+ * (every transaction the checker named, runs included) and of the edges' events. A location
+ * counts by its description (function, file, line: atom_set_location()) when it has one, else
+ * by its loc value. Event indexes, thread keys and run lengths do not enter. Computed from
+ * what the session knows at the time of the call.
+ * @return the fingerprint (never 0 for a report); 0 if @p r is NULL.
  * @since 0.3
  */
 ATOM_API uint64_t atom_report_fingerprint(const atom_report *r);
 
 /**
  * Render the report's one-line message (as atom_report_message(), with the names and
- * locations known now) into @p buf, snprintf-style.
- * @return the length of the whole message (it was cut if >= @p size), or ATOM_EINVAL.
+ * locations known now) into @p buf, snprintf-style: at most @p size - 1 bytes and a NUL
+ * (@p buf may be NULL if @p size is 0). Every rendering of this family is one line of at most
+ * 1000 bytes (a longer one is cut and ends in "…"); a literal message of a version-1 spec is
+ * given as it is.
+ * @return the length of the whole message (it was cut if >= @p size), or ATOM_EINVAL (NULL
+ *         @p r, NULL @p buf with @p size > 0).
  * @since 0.3
  */
 ATOM_API int atom_report_describe(char *buf, size_t size, const atom_report *r);
 
 /**
  * Render witness event @p i in the one notation of reports ("T2 wrote balance at
- * bank.c:31"), snprintf-style.
+ * bank.c:31 (event 17)"), snprintf-style.
  * @return the length, or ATOM_EINVAL (NULL @p r, @p i out of range).
  * @since 0.3
  */
 ATOM_API int atom_report_describe_event(char *buf, size_t size, const atom_report *r, size_t i);
 
 /**
- * Render transaction entry @p i ("T1's transaction in withdraw at bank.c:30, begun at event
- * 12"; a run: "T4: 2931 transactions of withdraw, T4@74951 … T4@104189"), snprintf-style.
- * @return the length, or ATOM_EINVAL.
+ * Render transaction entry @p i ("T1's transaction at withdraw at bank.c:30 (event 12)"; a
+ * unary one: "T2's access outside any transaction at bank.c:41 (event 17)"; a run: "T4: 2931
+ * transactions at withdraw at bank.c:30, T4@74951 … T4@104189"), snprintf-style.
+ * @return the length, or ATOM_EINVAL (NULL @p r, @p i out of range).
  * @since 0.3
  */
 ATOM_API int atom_report_describe_txn(char *buf, size_t size, const atom_report *r, size_t i);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomicity/location.h"
 #include "core/error.h"
 #include "core/kinds.h"
 #include "core/format.h"
@@ -215,7 +216,9 @@ static int copy_events(atom_session *s, atom_report *r, const atom_report_spec *
     int sp = atom__kind_space(e->kind);
     r->events[i].index = e->index;
     r->events[i].ev.kind = e->kind;
-    r->events[i].ev.flags = e->flags & (ATOM_EV_ACQUIRE | ATOM_EV_RELEASE);
+    /* the public event speaks ATOM_FLAG_* (event.h), the checker's ATOM_EV_* (checker.h) */
+    r->events[i].ev.flags = ((e->flags & ATOM_EV_ACQUIRE) ? ATOM_FLAG_ACQUIRE : 0) |
+                            ((e->flags & ATOM_EV_RELEASE) ? ATOM_FLAG_RELEASE : 0);
     r->events[i].ev.thread = atom__intern_key(s, ATOM_SPACE_THREAD, e->thread);
     r->events[i].ev.target = sp ? atom__intern_key(s, sp, e->target) : 0;
     r->events[i].ev.loc = e->loc;
@@ -449,14 +452,17 @@ ATOM_API const char *atom_report_message(const atom_report *r) {
   atom_session *s = (atom_session *)r->session;
   uint64_t generation = s->names.generation;
   if (m->rendered && m->rendered_generation == generation) return m->rendered;
-  int len = atom__report_render(NULL, 0, r);
+  char text[ATOM__MESSAGE_MAX + 1]; /* a rendering is bounded: one pass on the stack */
+  int len = atom__report_render(text, sizeof text, r);
   if (len >= 0) {
     size_t size = (size_t)len + 1;
-    char *text = atom__mem_alloc(&s->mem, size);
-    if (text) {
-      atom__report_render(text, size, r);
-      atom__mem_free(&s->mem, m->rendered, m->rendered_size);
-      m->rendered = text;
+    char *copy = m->rendered && m->rendered_size == size
+                     ? m->rendered
+                     : atom__mem_alloc(&s->mem, size);
+    if (copy) {
+      memcpy(copy, text, size);
+      if (copy != m->rendered) atom__mem_free(&s->mem, m->rendered, m->rendered_size);
+      m->rendered = copy;
       m->rendered_size = size;
       m->rendered_generation = generation;
     }
@@ -464,7 +470,8 @@ ATOM_API const char *atom_report_message(const atom_report *r) {
   return m->rendered ? m->rendered : r->message ? r->message : r->kind;
 }
 
-const char *atom__report_template(const atom_report *r) { return r->message; }
+const char *atom__report_template(const atom_report *r) { return r->literal ? NULL : r->message; }
+const char *atom__report_literal(const atom_report *r) { return r->literal ? r->message : NULL; }
 
 ATOM_API const struct atom_session *atom_report_session(const atom_report *r) {
   return r ? r->session : NULL;
@@ -525,7 +532,54 @@ ATOM_API const char *atom_report_var_name(const atom_report *r, size_t i) {
   return r && i < r->n_vars ? r->var_names[i] : NULL;
 }
 
-/* (to be written: locations as described, see report.h) */
+/* ---- fingerprint ---- */
+
+/* FNV-1a over a string, then mixed into h: the same bytes give the same value on every run
+ * and every machine (no seed, no pointer). */
+static uint64_t mix_string(uint64_t h, const char *str) {
+  uint64_t f = 0xcbf29ce484222325ULL;
+  for (const unsigned char *p = (const unsigned char *)str; p && *p; p++)
+    f = (f ^ *p) * 0x100000001b3ULL;
+  return atom__hash_mix(h, f ^ (str ? 1 : 0));
+}
+
+/* What a location stands for across runs: its description (function, file, line) when it has
+ * one, else its loc value (a trace's location ids are stable; a pc is not, which is why a
+ * runtime describes them). */
+static uint64_t location_hash(const atom_session *s, uint64_t loc) {
+  const char *function, *file;
+  uint32_t line;
+  if (!atom_get_location(s, loc, &function, &file, &line)) return atom__hash_mix(0x10c, loc);
+  uint64_t h = mix_string(0xde5c, function);
+  h = mix_string(h, file);
+  return atom__hash_mix(h, line);
+}
+
+/* Hash of the checker's name (not its attach index), the kind and the sorted distinct set of
+ * the locations of the transactions' begins (every one the checker named, runs included) and
+ * of the edges' events. Event indexes, thread keys and the number of transactions stay out:
+ * they change from run to run of the same bug. */
 ATOM_API uint64_t atom_report_fingerprint(const atom_report *r) {
-  return r ? atom__hash_mix(r->checker_index, r->n_sorted_locs) : 0;
+  if (!r) return 0;
+  uint64_t stack[64], *set = stack;
+  size_t max = r->n_sorted_locs + 2 * r->n_edges, n = 0;
+  atom__mem *mem = &((atom_session *)r->session)->mem;
+  if (max > 64 && !(set = atom__mem_alloc(mem, max * sizeof *set))) {
+    /* out of memory: the begin locations alone still make a stable, if coarser, value */
+    set = stack;
+    max = 0;
+  }
+  for (size_t i = 0; i < r->n_sorted_locs && n < (max ? max : 64); i++)
+    set[n++] = location_hash(r->session, r->sorted_locs[i]);
+  for (size_t i = 0; max && i < r->n_edges; i++) {
+    set[n++] = location_hash(r->session, r->events[r->edges[i].from].ev.loc);
+    set[n++] = location_hash(r->session, r->events[r->edges[i].to].ev.loc);
+  }
+  qsort(set, n, sizeof *set, cmp_u64);
+  uint64_t h = mix_string(0xf1a9, r->checker);
+  h = mix_string(h, r->kind);
+  for (size_t i = 0; i < n; i++)
+    if (i == 0 || set[i] != set[i - 1]) h = atom__hash_mix(h, set[i]);
+  if (set != stack) atom__mem_free(mem, set, max * sizeof *set);
+  return h ? h : 1; /* 0 means "no report" */
 }
