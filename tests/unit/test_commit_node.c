@@ -725,6 +725,49 @@ START_TEST(cycle_through_three) {
 }
 END_TEST
 
+/* Each predictive checker tells the session how far its end-of-run work is: at least its
+ * last call (all of it done), which the session always forwards. */
+typedef struct progress_log {
+  uint64_t calls[4], done[4], total[4];
+} progress_log;
+
+static void on_progress(size_t ci, uint64_t done, uint64_t total, void *payload) {
+  progress_log *p = payload;
+  if (ci >= 4) return;
+  p->calls[ci]++;
+  ck_assert_uint_le(done, total ? total : done);
+  p->done[ci] = done;
+  p->total[ci] = total;
+}
+
+START_TEST(end_of_run_progress) {
+  progress_log log;
+  memset(&log, 0, sizeof log);
+  atom_options o;
+  ck_assert_int_eq(atom_options_init(&o, ATOM_OPTIONS_VERSION), 0);
+  o.on_progress = on_progress;
+  o.progress_payload = &log;
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, &o), 0);
+  static const char *const specs[] = {"commit-node", "block", "reduction", "block:scope=all"};
+  for (size_t i = 0; i < 4; i++) ck_assert_int_eq(atom_session_attach(s, specs[i]), 0);
+  for (uint64_t i = 0; i < 50; i++) {
+    uint64_t t = 1 + i % 3;
+    ck_assert_int_eq(atom_begin(s, t, 10 * t), 0);
+    ck_assert_int_eq(atom_read(s, t, i % 4, 10 * t + 1), 0);
+    ck_assert_int_eq(atom_write(s, t, (i + 1) % 4, 10 * t + 2), 0);
+    ck_assert_int_eq(atom_end(s, t, 10 * t + 3), 0);
+  }
+  ck_assert_int_eq(atom_finish(s), 0);
+  for (size_t i = 0; i < 4; i++) {
+    ck_assert_msg(log.calls[i] >= 1, "%s: no progress", specs[i]);
+    ck_assert_msg(log.total[i] > 0 && log.done[i] == log.total[i], "%s: ended at %llu of %llu",
+                  specs[i], (unsigned long long)log.done[i], (unsigned long long)log.total[i]);
+  }
+  atom_session_free(s);
+}
+END_TEST
+
 START_TEST(lock_blocks_argument) { tu_check_lock_blocks_argument("commit-node"); }
 END_TEST
 
@@ -741,6 +784,7 @@ Suite *atom_test_suite_commit_node(void) {
   tcase_add_test(r, deadlock_report);
   tcase_add_test(r, corpus_plain_words);
   tcase_add_test(r, cycle_through_three);
+  tcase_add_test(r, end_of_run_progress);
   tcase_add_test(r, arguments);
   tcase_add_test(r, lock_blocks_argument);
   tcase_add_test(r, trimming_and_dedup);
