@@ -1095,8 +1095,8 @@ static int report_violation(commit_node *c, const cn_graph *g, uint32_t blk, uin
   /* Plain words; the theorem behind it is named on the checker's doc page. */
   const char *msg =
       c->view ? "{t0} is not view-atomic: other transactions can run between {e0} and {e1}: "
-                "the first can read or overwrite {e2} or be overwritten by it, the second "
-                "likewise {e3}, and no serial order gives the same reads and final values"
+                "the order of the first and {e2}, and of the second and {e3}, changes what is "
+                "read or left, and no serial order gives the same reads and final values"
               : "{t0} is not conflict-atomic: other transactions can run between {e0} and {e1}: "
                 "the first conflicts with {e2}, the second with {e3}, and these conflicts lie "
                 "on a cycle that no serial order has";
