@@ -749,8 +749,8 @@ static void group_message(const bk_group *g, char *msg, size_t size) {
       "{e1} can run between {e0} and {e2}, and reads a value {h0} is still changing",
       "{e1} can run between {e0} and {e2}, so that the two reads see different values",
       "{e1} can run between {e0} and {e2}, so that the read does not see the write before it",
-      "{e1} can run between {e0} and {e2}, so that {h1}'s write is lost and {h0} writes from a "
-      "stale read"};
+      ("{e1} can run between {e0} and {e2}, so that {h1}'s write is lost and {h0} writes from a "
+       "stale read")};
   static const char *const fj = "fork and join make {h0} go first";
   size_t off = 0;
   atom__msg_append(msg, size, &off, "{t0} and {t1} are not atomic: ");
