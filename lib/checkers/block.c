@@ -210,7 +210,17 @@ typedef struct block {
   size_t site_bad_cap;
   uint8_t *unit_bad; /* this unit is in a reported pair */
   size_t unit_bad_cap;
-  atom__u64map seen; /* signatures reported so far: their message is not formatted again */
+  atom__u64map seen; /* findings made so far (fresh()): a repeat is not a new interleaving */
+  /* One report per pair of transactions: findings of two units (patterns, 2-blocks, fork/join
+   * orders) are grouped by the pair of begin locations and reported together at the end of the
+   * pair analysis (group_emit). */
+  struct bk_group *grp;
+  size_t grp_n, grp_cap;
+  atom__u64map grp_of;   /* hash of the begin locations -> group (probing on collision) */
+  atom__u64map grp_pair; /* (group, unit pair) seen: the group's occurrences */
+  uint64_t work;         /* units of end-of-run work done, for atom_env_progress */
+  uint64_t work_base;    /* where the current phase starts in work_total */
+  uint64_t work_total;   /* tuples (pairs) + sites (forced pairs) + units (scope=all) */
   bk_tset tup;
   bk_rep *rep;
   size_t rep_cap;
@@ -571,28 +581,23 @@ static void label_txn(const block *b, uint32_t u, char *buf, size_t size) {
   snprintf(buf, size, "%s@%" PRIu64, name, un->begin_index);
 }
 
-/* "write(x)#12" */
-static void label_ev(const block *b, const atom_ev *e, char *buf, size_t size) {
-  char name[64];
-  int space = e->kind == ATOM_ACQUIRE || e->kind == ATOM_RELEASE ? ATOM_SPACE_LOCK : ATOM_SPACE_VAR;
-  atom_env_label(b->env, space, e->target, name, sizeof name);
-  snprintf(buf, size, "%s(%s)#%" PRIu64, atom_kind_name((int)e->kind), name, e->index);
-}
 
 
-/* Report: kind, the transactions (u first), witness events, one-line message. The dedup
- * signature is the session's (kind, begin locations) plus the pattern and the locations of
- * the witness events, so each distinct pattern at distinct code is one report. */
+/* Report: kind, the transactions (u first), witness events, the message template (version 2:
+ * {tN} {hN} {eN} {vN}, rendered by the session). The dedup signature is the session's (kind,
+ * begin locations) plus extra: 0 for the pair reports, so one pair of transactions is one
+ * report. */
 static int report(block *b, const char *kind, const uint32_t *units, size_t nu, const atom_ev *evs,
-                  size_t ne, const char *msg, uint64_t pattern) {
+                  size_t ne, const char *msg, uint64_t extra) {
   atom_txn_ref refs[64];
   uint32_t vars[8];
   size_t nv = 0;
   if (nu > 64) nu = 64;
   for (size_t i = 0; i < nu; i++) txn_ref(b, units[i], &refs[i]);
-  uint64_t extra = atom__hash_mix(0, pattern), last = 0;
+  uint64_t last = 0;
+  for (size_t i = 0; i < nu; i++)
+    if (b->unit[units[i]].begin_index > last) last = b->unit[units[i]].begin_index;
   for (size_t i = 0; i < ne; i++) {
-    extra = atom__hash_mix(extra, evs[i].loc);
     if (evs[i].index > last) last = evs[i].index;
     if (evs[i].kind == ATOM_READ || evs[i].kind == ATOM_WRITE) {
       size_t k = 0;
@@ -657,6 +662,145 @@ static void mark_bad(block *b, uint32_t u) {
   uint32_t s = b->unit[u].site;
   if (s < b->site_bad_cap) b->site_bad[s] = 1;
   if (u < b->unit_bad_cap) b->unit_bad[u] = 1;
+}
+
+/* ---- one report per pair of transactions ---------------------------------------------------
+ *
+ * The pair analysis finds a violation of two transactions as several findings (a pattern per
+ * variable, 2-blocks, fork/join orders). A user acts on the pair, so they are grouped by the
+ * pair of begin locations (the session's signature of the report) and reported once, at the
+ * end of the pair analysis: the witness events of the smallest finding (earliest last event),
+ * the number of the others in the message, and one occurrence per pair of units. */
+
+/* Patterns of a pair that fork/join partly orders (forced_pair). */
+enum { FJ_NESTED = 1, FJ_READ_LATER, FJ_OVERWRITTEN, FJ_EARLY_READ, FJ_FINAL_WRITE, FJ_NO_SERIAL };
+
+/* What a finding says, for its message (group_message). */
+enum {
+  W_UP1 = 0, W_UP2, W_UP3, W_UP4, /* a block of t0 and an access of t1 (000 §5.2 UP1-UP4) */
+  W_2BLK = 8,                     /* two 2-blocks (000 §5.3) */
+  W_FJ = 16                       /* + FJ_* (forced_pair) */
+};
+
+typedef struct bk_group {
+  uint64_t loc[2];   /* the two begin locations, sorted: the key */
+  const char *kind;  /* of the shown finding */
+  uint32_t units[2]; /* of the shown finding, in its role order */
+  atom_ev ev[4];
+  uint32_t ne, what;
+  uint64_t last;     /* largest event index of the shown finding */
+  uint64_t findings; /* distinct findings */
+  uint64_t pairs;    /* distinct pairs of units: the report's occurrences */
+} bk_group;
+
+/* Record a finding of units[0], units[1] (different threads). */
+static int finding(block *b, const char *kind, unsigned what, const uint32_t units[2],
+                   const atom_ev *evs, size_t ne, uint64_t pattern) {
+  int distinct = fresh(b, kind, units, 2, evs, ne, pattern);
+  uint64_t la = b->unit[units[0]].begin_loc, lb = b->unit[units[1]].begin_loc;
+  uint64_t lo = la < lb ? la : lb, hi = la < lb ? lb : la;
+  uint64_t last = b->unit[units[0]].begin_index;
+  if (b->unit[units[1]].begin_index > last) last = b->unit[units[1]].begin_index;
+  for (size_t i = 0; i < ne; i++)
+    if (evs[i].index > last) last = evs[i].index;
+  uint64_t key = atom__hash_mix(atom__hash_mix(0xb10c, lo), hi);
+  uint32_t at;
+  while (atom__u64map_get(&b->grp_of, key, &at) &&
+         (b->grp[at].loc[0] != lo || b->grp[at].loc[1] != hi))
+    key = atom__hash64(key + 1); /* a hash collision: probe on */
+  bk_group *g;
+  if (!atom__u64map_get(&b->grp_of, key, &at)) {
+    if (b->grp_n >= UINT32_MAX - 1 || ATOM__GROW(b->mem, b->grp, b->grp_cap, b->grp_n + 1) ||
+        atom__u64map_put(&b->grp_of, b->mem, key, (uint32_t)b->grp_n))
+      return ATOM_ENOMEM;
+    at = (uint32_t)b->grp_n++;
+    g = &b->grp[at];
+    memset(g, 0, sizeof *g);
+    g->loc[0] = lo;
+    g->loc[1] = hi;
+    g->last = UINT64_MAX;
+  }
+  g = &b->grp[at];
+  if (distinct || g->findings == 0) {
+    g->findings++;
+    if (last < g->last) {
+      g->kind = kind;
+      g->units[0] = units[0];
+      g->units[1] = units[1];
+      g->ne = (uint32_t)(ne < 4 ? ne : 4);
+      memcpy(g->ev, evs, g->ne * sizeof *evs);
+      g->what = what;
+      g->last = last;
+    }
+  }
+  uint32_t u = units[0] < units[1] ? units[0] : units[1], v = units[0] ^ units[1] ^ u;
+  uint64_t pk = atom__hash_mix(atom__hash_mix(atom__hash_mix(0x9a17, at), u), v);
+  uint32_t seen;
+  if (!atom__u64map_get(&b->grp_pair, pk, &seen)) {
+    if (atom__u64map_put(&b->grp_pair, b->mem, pk, 1)) return ATOM_ENOMEM;
+    g->pairs++;
+  }
+  return 0;
+}
+
+/* The message template of a group: plain words, one notation ({tN} {hN} {eN}, core/format.c). */
+static void group_message(const bk_group *g, char *msg, size_t size) {
+  static const char *const up[4] = {
+      "{e1} can run between {e0} and {e2}, and reads a value {h0} is still changing",
+      "{e1} can run between {e0} and {e2}, so that the two reads see different values",
+      "{e1} can run between {e0} and {e2}, so that the read does not see the write before it",
+      ("{e1} can run between {e0} and {e2}, so that {h1}'s write is lost and {h0} writes from a "
+       "stale read")};
+  static const char *const fj = "fork and join make {h0} go first";
+  size_t off = 0;
+  atom__msg_append(msg, size, &off, "{t0} and {t1} are not atomic: ");
+  if (g->what <= W_UP4) {
+    atom__msg_append(msg, size, &off, "%s", up[g->what]);
+  } else if (g->what == W_2BLK) {
+    atom__msg_append(msg, size, &off, "they can run as {e0}, then {e1}, then {e2}, then {e3}, "
+                     "and no serial order reads and leaves the same values");
+  } else {
+    switch (g->what - W_FJ) {
+    case FJ_NESTED:
+      atom__msg_append(msg, size, &off, "fork and join force {h1}'s part to run inside "
+                       "{h0}'s, so no serial order exists");
+      break;
+    case FJ_NO_SERIAL:
+      atom__msg_append(msg, size, &off, "%s, but that order is not a feasible schedule", fj);
+      break;
+    case FJ_READ_LATER:
+      atom__msg_append(msg, size, &off, "%s, but {e0} can run after {e1} and read its value", fj);
+      break;
+    case FJ_OVERWRITTEN:
+      atom__msg_append(msg, size, &off, "%s, but {e1} can run between {e0} and {e2}", fj);
+      break;
+    case FJ_EARLY_READ:
+      atom__msg_append(msg, size, &off, "%s, but {e0} can run before {e1}, the last write "
+                       "{h0} makes to it", fj);
+      break;
+    default: /* FJ_FINAL_WRITE */
+      atom__msg_append(msg, size, &off, "%s, but {e0}, {h1}'s last write, can run before "
+                       "{e1}, so that {h0}'s value is left last", fj);
+    }
+  }
+  if (g->findings > 1)
+    atom__msg_append(msg, size, &off, " (%" PRIu64 " more interleaving%s of these two "
+                     "transactions %s not serializable either)", g->findings - 1,
+                     g->findings > 2 ? "s" : "", g->findings > 2 ? "are" : "is");
+}
+
+/* Report every group once, with one occurrence per pair of units; then forget them. */
+static int group_emit(block *b) {
+  int rc = 0;
+  for (size_t i = 0; i < b->grp_n && !rc; i++) {
+    const bk_group *g = &b->grp[i];
+    char msg[640];
+    group_message(g, msg, sizeof msg);
+    rc = report(b, g->kind, g->units, 2, g->ev, g->ne, msg, 0);
+    for (uint64_t k = 1; k < g->pairs && !rc; k++) /* repeats only count an occurrence */
+      rc = report(b, g->kind, g->units, 2, g->ev, g->ne, NULL, 0);
+  }
+  return rc;
 }
 
 /* ---- analysis: sites and tuples ------------------------------------------------------------- */
@@ -985,8 +1129,6 @@ static void sort_ids(const bk_tset *t, uint32_t *ids, uint32_t *tmp, size_t n) {
   if (src != ids) memcpy(ids, src, n * sizeof *ids);
 }
 
-static const char *const up_names[4] = {"UP1", "UP2", "UP3", "UP4"};
-
 /* The unserializable pattern a block (op1, op2) of t can form with a third event of t', or -1.
  * 000 §5.2: UP1 a read between two writes; UP2 a write between two reads; UP3 a write between
  * a write and a later read; UP4 the final write of t' between a read and a later write.
@@ -1009,17 +1151,14 @@ static int report_up(block *b, int up, uint32_t tb, uint32_t ta) {
   uint32_t units[2] = {rb->unit, ra->unit};
   mark_bad(b, rb->unit);
   mark_bad(b, ra->unit);
-  if (!fresh(b, "unserializable-pattern", units, 2, ev, 3, (uint64_t)up + 1))
-    return report(b, "unserializable-pattern", units, 2, ev, 3, NULL, (uint64_t)up + 1);
-  char t1[96], t2[96], e1[96], e2[96], e3[96], msg[512];
-  label_txn(b, rb->unit, t1, sizeof t1);
-  label_txn(b, ra->unit, t2, sizeof t2);
-  label_ev(b, &ev[0], e1, sizeof e1);
-  label_ev(b, &ev[1], e3, sizeof e3);
-  label_ev(b, &ev[2], e2, sizeof e2);
-  snprintf(msg, sizeof msg, "%s: %s of %s can occur between %s and %s of %s", up_names[up], e3, t2,
-           e1, e2, t1);
-  return report(b, "unserializable-pattern", units, 2, ev, 3, msg, (uint64_t)up + 1);
+  return finding(b, "unserializable-pattern", W_UP1 + (unsigned)up, units, ev, 3, (uint64_t)up + 1);
+}
+
+/* A unit of end-of-run work done; every 4096 the session hears how far the analysis is
+ * (done: the position in the work of the phases, b->work_total in all). */
+static void tick(block *b, uint64_t done) {
+  if (++b->work & 4095) return;
+  (void)atom_env_progress(b->env, done < b->work_total ? done : b->work_total, b->work_total);
 }
 
 static int pairs_1var(block *b, const uint32_t *ids, size_t n) {
@@ -1042,6 +1181,7 @@ static int pairs_1var(block *b, const uint32_t *ids, size_t n) {
       const bk_unit *ub = &b->unit[b->site_rep[kb[K_SITE]]];
       uint32_t op1 = kb[K_FLAGS] & 1u, op2 = kb[K_FLAGS] >> 1 & 1u;
       for (size_t k = a0; k < ae; k++) {
+        tick(b, j);
         const uint32_t *ka = tkey(&b->tup, ids[k]);
         int up = up_of(op1, op2, ka[K_FLAGS] & 1u, ka[K_FLAGS] >> 1 & 1u, ka[K_FLAGS] >> 2 & 1u);
         if (up < 0 || ka[K_SITE] == kb[K_SITE]) continue;
@@ -1073,19 +1213,7 @@ static int report_2blk(block *b, uint32_t ti, uint32_t tj, unsigned order) {
   uint64_t pattern = 16 + order * 64 + shape;
   mark_bad(b, ri->unit);
   mark_bad(b, rj->unit);
-  if (!fresh(b, "2-block", units, 2, seq, 4, pattern))
-    return report(b, "2-block", units, 2, seq, 4, NULL, pattern);
-  char t1[96], t2[96], msg[512], e[96];
-  size_t off = 0;
-  label_txn(b, ri->unit, t1, sizeof t1);
-  label_txn(b, rj->unit, t2, sizeof t2);
-  atom__msg_append(msg, sizeof msg, &off, "2-block: %s and %s can run as", t1, t2);
-  for (unsigned k = 0; k < 4; k++) {
-    label_ev(b, &seq[k], e, sizeof e);
-    atom__msg_append(msg, sizeof msg, &off, " %s", e);
-  }
-  atom__msg_append(msg, sizeof msg, &off, " (%s), equivalent to neither serial order", blk_orders[order]);
-  return report(b, "2-block", units, 2, seq, 4, msg, pattern);
+  return finding(b, "2-block", W_2BLK, units, seq, 4, pattern);
 }
 
 /* Feasibility of an order of the four events, by Thm 5.1 applied to each event that the order
@@ -1122,6 +1250,7 @@ static int pairs_2blk(block *b, const uint32_t *ids, size_t n) {
     }
     for (size_t i = g; i < ge; i++) {
       for (size_t j = i + 1; j < ge; j++) {
+        tick(b, b->work_base + i);
         uint32_t tb = ids[i], tc = ids[j];
         if (tkey(&b->tup, tc)[K_SITE] == tkey(&b->tup, tb)[K_SITE]) continue;
         if (b->unit[b->rep[tb].unit].begin_index > b->unit[b->rep[tc].unit].begin_index) {
@@ -1169,6 +1298,7 @@ static int analyse_free_pairs(block *b) {
   sort_ids(&b->tup, ids, tmp, n);
   atom__mem_free(b->mem, tmp, n * sizeof *tmp);
   int rc = pairs_1var(b, ids, n1);
+  b->work_base = n1;
   if (!rc) rc = pairs_2blk(b, ids + n1, n - n1);
   atom__mem_free(b->mem, ids, n * sizeof *ids);
   return rc;
@@ -1308,21 +1438,13 @@ static int horz_in(const bk_grid *g, size_t i, size_t lo, size_t hi) {
   return 0;
 }
 
-enum { FJ_NESTED = 1, FJ_READ_LATER, FJ_OVERWRITTEN, FJ_EARLY_READ, FJ_FINAL_WRITE, FJ_NO_SERIAL };
 
-static int report_fj(block *b, int pattern, uint32_t uf, uint32_t us, const atom_ev *ev, size_t ne,
-                     const char *what) {
-  char tf[96], ts[96], msg[512];
-  label_txn(b, uf, tf, sizeof tf);
-  label_txn(b, us, ts, sizeof ts);
-  if (pattern == FJ_NESTED)
-    snprintf(msg, sizeof msg, "fork/join forces %s to run inside %s: no serial order exists", ts, tf);
-  else
-    snprintf(msg, sizeof msg, "fork/join puts %s before %s, but %s", tf, ts, what);
+static int report_fj(block *b, int pattern, uint32_t uf, uint32_t us, const atom_ev *ev, size_t ne) {
   uint32_t units[2] = {uf, us};
   mark_bad(b, uf);
   mark_bad(b, us);
-  return report(b, "fork-join-order", units, 2, ev, ne, msg, 100 + (uint64_t)pattern);
+  return finding(b, "fork-join-order", W_FJ + (unsigned)pattern, units, ev, ne,
+                 100 + (uint64_t)pattern);
 }
 
 /* F (unit uf) must partly precede S (unit us). */
@@ -1397,13 +1519,12 @@ static int forced_pair(block *b, bk_grid *g, uint32_t uf, uint32_t us) {
     }
   if (!BR(g, 0, 0)) return 0; /* no complete schedule of the pair (a deadlock) */
   const bk_cev *F = g->c[0], *S = g->c[1];
-  char e1[96], e2[96], e3[96], what[400];
   atom_ev ev[3];
   /* F;S must be a feasible schedule */
   int serial = 1;
   for (size_t i = 0; i <= nf && serial; i++) serial = cell_ok(b, g, i, 0);
   for (size_t j = 0; j <= ns && serial; j++) serial = cell_ok(b, g, nf, j);
-  if (!serial) return report_fj(b, FJ_NO_SERIAL, uf, us, NULL, 0, "that order is not feasible");
+  if (!serial) return report_fj(b, FJ_NO_SERIAL, uf, us, NULL, 0);
   /* read-later: a read r of F (after its own last write w, if any) reads a write w' of S */
   for (size_t ir = 1; ir <= nf; ir++) {
     if (F[ir - 1].kind != RK_READ) continue;
@@ -1413,10 +1534,7 @@ static int forced_pair(block *b, bk_grid *g, uint32_t uf, uint32_t us) {
       if (!vert_in(g, jw, iw, ir - 1)) continue;
       ev[0] = rec_ev(b, uf, F[ir - 1].pos);
       ev[1] = rec_ev(b, us, S[jw - 1].pos);
-      label_ev(b, &ev[0], e1, sizeof e1);
-      label_ev(b, &ev[1], e2, sizeof e2);
-      snprintf(what, sizeof what, "%s of the first can read %s of the second", e1, e2);
-      return report_fj(b, FJ_READ_LATER, uf, us, ev, 2, what);
+      return report_fj(b, FJ_READ_LATER, uf, us, ev, 2);
     }
   }
   for (size_t jr = 1; jr <= ns; jr++) {
@@ -1430,12 +1548,7 @@ static int forced_pair(block *b, bk_grid *g, uint32_t uf, uint32_t us) {
         ev[0] = rec_ev(b, us, S[jp - 1].pos);
         ev[1] = rec_ev(b, uf, F[iw - 1].pos);
         ev[2] = rec_ev(b, us, S[jr - 1].pos);
-        label_ev(b, &ev[0], e1, sizeof e1);
-        label_ev(b, &ev[1], e2, sizeof e2);
-        label_ev(b, &ev[2], e3, sizeof e3);
-        snprintf(what, sizeof what, "%s of the first can occur between %s and %s of the second",
-                 e2, e1, e3);
-        return report_fj(b, FJ_OVERWRITTEN, uf, us, ev, 3, what);
+        return report_fj(b, FJ_OVERWRITTEN, uf, us, ev, 3);
       }
     } else { /* early-read: an uninitialized read of S before the final write of F */
       size_t ifw = 0;
@@ -1444,11 +1557,7 @@ static int forced_pair(block *b, bk_grid *g, uint32_t uf, uint32_t us) {
       if (ifw && vert_in(g, jr, 0, ifw - 1)) {
         ev[0] = rec_ev(b, us, S[jr - 1].pos);
         ev[1] = rec_ev(b, uf, F[ifw - 1].pos);
-        label_ev(b, &ev[0], e1, sizeof e1);
-        label_ev(b, &ev[1], e2, sizeof e2);
-        snprintf(what, sizeof what, "%s of the second can occur before %s, the final write of the first",
-                 e1, e2);
-        return report_fj(b, FJ_EARLY_READ, uf, us, ev, 2, what);
+        return report_fj(b, FJ_EARLY_READ, uf, us, ev, 2);
       }
     }
   }
@@ -1465,11 +1574,7 @@ static int forced_pair(block *b, bk_grid *g, uint32_t uf, uint32_t us) {
     if (ifw && vert_in(g, jf, 0, ifw - 1)) {
       ev[0] = rec_ev(b, us, S[jf - 1].pos);
       ev[1] = rec_ev(b, uf, F[ifw - 1].pos);
-      label_ev(b, &ev[0], e1, sizeof e1);
-      label_ev(b, &ev[1], e2, sizeof e2);
-      snprintf(what, sizeof what, "the final %s of the second can occur before the final %s of the first",
-               e1, e2);
-      return report_fj(b, FJ_FINAL_WRITE, uf, us, ev, 2, what);
+      return report_fj(b, FJ_FINAL_WRITE, uf, us, ev, 2);
     }
   }
   return 0;
@@ -1503,6 +1608,7 @@ static int analyse_forced_pairs(block *b) {
     /* only a unit that forks or joins, or keeps a lock for good, orders part of another */
     if (uc->pfirst == uc->plast && uc->forever == ATOM__LS_EMPTY) continue;
     for (size_t s = 0; s < ns && !rc; s++) {
+      tick(b, b->work_base + c);
       if (s == c) continue;
       const bk_unit *us = &b->unit[b->site_rep[s]];
       if ((us->pfirst != us->plast || us->forever != ATOM__LS_EMPTY) && s < c)
@@ -1531,7 +1637,7 @@ static int analyse_forced_pairs(block *b) {
           if (rel == REL_NESTED) {
             uint32_t outer = atom__periods_before(&b->periods, b->unit[u].pfirst, b->unit[v].pfirst)
                                  ? u : v;
-            rc = report_fj(b, FJ_NESTED, outer, outer == u ? v : u, NULL, 0, "");
+            rc = report_fj(b, FJ_NESTED, outer, outer == u ? v : u, NULL, 0);
           } else {
             rc = rel == REL_FWD ? forced_pair(b, &g, u, v) : forced_pair(b, &g, v, u);
           }
@@ -1924,24 +2030,28 @@ static int all_report(block *b, bk_all *a, uint64_t mask) {
     }
   atom_ev ev[48];
   size_t ne = 0;
-  char msg[512], lab[96];
-  size_t off = 0;
-  for (size_t i = 0; i < nu; i++) {
-    label_txn(b, units[i], lab, sizeof lab);
-    atom__msg_append(msg, sizeof msg, &off, "%s%s", i ? ", " : "", lab);
-  }
-  atom__msg_append(msg, sizeof msg, &off, " can run as");
   for (size_t s = 0; s < a->ns; s++) {
     uint32_t e = a->sched[s], i = a->uof[e];
     if (!(mask & 1ull << i) || a->gev[e].kind >= RK_ACQ) continue;
-    atom_ev x = rec_ev(b, a->unit[i], a->gev[e].pos);
-    label_ev(b, &x, lab, sizeof lab);
-    atom__msg_append(msg, sizeof msg, &off, " %s", lab);
-    if (ne < sizeof ev / sizeof ev[0]) ev[ne++] = x;
+    if (ne < sizeof ev / sizeof ev[0]) ev[ne++] = rec_ev(b, a->unit[i], a->gev[e].pos);
   }
-  atom__msg_append(msg, sizeof msg, &off, ", which is not view-serializable");
+  /* The session keeps consecutive transactions of one thread as one run: {tN} counts runs. */
+  size_t runs = 0;
+  for (size_t i = 0; i < nu; i++)
+    runs += i == 0 || b->unit[units[i]].thread != b->unit[units[i - 1]].thread;
+  char msg[1024];
+  size_t off = 0;
+  for (size_t i = 0; i < runs && i < 8; i++)
+    atom__msg_append(msg, sizeof msg, &off, "%s{t%zu}", i == 0 ? "" : i + 1 == runs ? " and " : ", ",
+                     i);
+  if (runs > 8) atom__msg_append(msg, sizeof msg, &off, " and others");
+  atom__msg_append(msg, sizeof msg, &off, " are not atomic together: they can run as");
+  for (size_t i = 0; i < ne && i < 12; i++)
+    atom__msg_append(msg, sizeof msg, &off, "%s{e%zu}", i ? ", then " : " ", i);
+  if (ne > 12) atom__msg_append(msg, sizeof msg, &off, ", ...");
+  atom__msg_append(msg, sizeof msg, &off, ", and no serial order reads and leaves the same values");
   for (size_t i = 0; i < nu; i++) mark_bad(b, units[i]);
-  return report(b, "unserializable-interleaving", units, nu, ev, ne, msg, 200);
+  return report(b, "unserializable-interleaving", units, nu, ev, ne, msg, 0);
 }
 
 static int all_bound(block *b, bk_all *a, const char *why) {
@@ -1987,6 +2097,7 @@ static int all_search(block *b, bk_all *a) {
   size_t depth = 0;
   a->fr[0] = (bk_frame){0, all_enabled_set(a), -1};
   for (;;) {
+    tick(b, b->work_base);
     bk_frame *f = &a->fr[depth];
     if (f->chosen >= 0) { /* undo the event chosen at this depth */
       uint32_t i = (uint32_t)f->chosen;
@@ -2199,9 +2310,15 @@ static int bk_finish(void *self) {
   if (!rc) rc = unit_locks(b);
   if (!rc) rc = build_sites(b);
   if (!rc) rc = build_tuples(b);
+  b->work_total = b->tup.n + b->sites.n + (b->scope_all ? b->unit_n : 0);
+  b->work_base = 0;
   if (!rc) rc = analyse_free_pairs(b);
+  b->work_base = b->tup.n;
   if (!rc) rc = analyse_forced_pairs(b);
+  b->work_base = b->tup.n + b->sites.n;
+  if (!rc) rc = group_emit(b);
   if (!rc && b->scope_all) rc = analyse_all(b);
+  if (!rc) (void)atom_env_progress(b->env, b->work_total, b->work_total);
   if (!rc && b->undecided) {
     char more[64] = "";
     if (b->undecided > 1)
@@ -2242,6 +2359,11 @@ static void bk_release(block *b) {
   atom__periods_destroy(&b->periods);
   atom__periods_init(&b->periods, b->mem);
   atom__u64map_free(&b->seen, b->mem);
+  atom__mem_free(b->mem, b->grp, b->grp_cap * sizeof *b->grp);
+  b->grp = NULL;
+  b->grp_n = b->grp_cap = 0;
+  atom__u64map_free(&b->grp_of, b->mem);
+  atom__u64map_free(&b->grp_pair, b->mem);
 }
 
 static void bk_destroy(void *self) {

@@ -170,6 +170,11 @@ typedef struct commit_node {
   cn_relvar *rel; /* per variable */
   size_t rel_cap;
   uint64_t n_txn_units, n_violations, n_deadlocks;
+  uint64_t work, work_done, work_total; /* end-of-run progress (tick) */
+  /* scratch of cycle_path(), nu entries each, allocated at the first violation */
+  uint32_t *bfs_mark, *bfs_prev, *bfs_queue;
+  uint32_t bfs_stamp;
+  size_t bfs_n;
   /* scratch */
   cn_stamp *stamp; /* per variable: last write leaf of the unit being closed */
   size_t stamp_cap;
@@ -817,6 +822,13 @@ static int inter_edge(commit_node *c, uint32_t e, uint32_t e2, int *added) {
 
 static int is_write(const cn_node *n) { return n->kind == K_WRITE; }
 
+/* A unit of end-of-run work; every 4096 the session hears how far the analysis is (work_done
+ * of work_total: variables whose edges are made, then transactions decided). */
+static void tick(commit_node *c) {
+  if (++c->work & 4095) return;
+  (void)atom_env_progress(c->env, c->work_done, c->work_total);
+}
+
 /* Leaves grouped by variable: ids[off[v] .. off[v+1]). */
 static int group_leaves(commit_node *c, uint32_t **ids, size_t **off, size_t *nvars) {
   size_t nv = 0;
@@ -851,6 +863,7 @@ static int conflict_edges(commit_node *c, const uint32_t *ids, size_t lo, size_t
   for (size_t i = lo; i < hi; i++)
     for (size_t j = i + 1; j < hi; j++) {
       uint32_t a = ids[i], b = ids[j];
+      tick(c);
       const cn_node *na = &c->nodes[a], *nb = &c->nodes[b];
       if (!is_write(na) && !is_write(nb)) continue;
       if (!concurrent(c, a, b)) continue;
@@ -882,6 +895,7 @@ static int view_edges(commit_node *c, const uint32_t *ids, size_t lo, size_t hi)
     ns = 0; /* Fig. 5: S(e) = {} */
     for (size_t j = lo; j < hi; j++) {
       uint32_t w = ids[j];
+      tick(c);
       if (!is_write(&c->nodes[w])) continue;
       if (concurrent(c, r, w)) {
         if ((rc = inter_edge(c, r, w, &added))) goto out;
@@ -923,6 +937,22 @@ out:
 
 /* ---- reports --------------------------------------------------------------------------- */
 
+/* Endpoints of the forest's edges (inter-edges, then links), per unit, for the decision. */
+typedef struct cn_inc {
+  uint32_t node;  /* this side's node */
+  uint32_t other; /* the other side's node */
+  uint32_t edge;  /* edge id in the unit graph */
+  uint32_t pad;
+} cn_inc;
+
+typedef struct cn_graph {
+  size_t nv, ne;     /* units, edges */
+  uint32_t *ea, *eb; /* edge endpoints as nodes */
+  size_t *off;       /* incidences of unit u: inc[off[u] .. off[u+1]) */
+  cn_inc *inc;
+  uint32_t *block;   /* per edge */
+} cn_graph;
+
 
 static atom_txn_ref unit_ref(const commit_node *c, uint32_t u) {
   const cn_unit *un = &c->units[u];
@@ -943,41 +973,83 @@ static atom_ev node_event(const commit_node *c, uint32_t id) {
   return ev;
 }
 
-static void node_label(const commit_node *c, uint32_t id, char *buf, size_t size) {
+
+/* The event standing for node id. A root stands for its unit's first event: BEGIN of a
+ * transaction, else the node after it when that is the same event (a lock block's acquire). */
+static atom_ev node_event_of(const commit_node *c, uint32_t id) {
   const cn_node *n = &c->nodes[id];
-  char name[64];
-  size_t off = 0;
-  switch (n->kind) {
-  case K_ROOT: {
-    const cn_unit *un = &c->units[n->unit];
-    atom_env_label(c->env, ATOM_SPACE_THREAD, un->thread, name, sizeof name);
-    atom__msg_append(buf, size, &off, "%s %s@%llu",
-           un->kind == U_TXN ? "transaction" : un->kind == U_LOCK ? "lock block" : "unit", name,
-           (unsigned long long)un->begin_index);
-    return;
+  if (n->kind == K_ROOT && c->units[n->unit].kind != U_TXN && id + 1 < n->end &&
+      c->nodes[id + 1].index == n->index)
+    return node_event(c, id + 1);
+  return node_event(c, id);
+}
+
+/* Longest cycle told in a report: edges along the path between the two other units. */
+#define CYCLE_MAX_PATH 60
+
+/* The shortest path of the forest's unit graph from unit `from` to unit `to` through edges of
+ * biconnected component blk, avoiding unit u (it exists: two edges of one component lie on a
+ * common simple cycle). Writes the incidences of the path, in order, to path (room for
+ * CYCLE_MAX_PATH; incidence k leaves the k-th unit of the path). @return its length, 0 when
+ * from == to, SIZE_MAX if none fits (or memory is short: the report is then made without the
+ * cycle's edges). */
+static size_t cycle_path(commit_node *c, const cn_graph *g, uint32_t blk, uint32_t u,
+                         uint32_t from, uint32_t to, uint32_t *path) {
+  if (from == to) return 0;
+  size_t nv = g->nv;
+  if (c->bfs_n < nv) {
+    atom__mem_free(c->mem, c->bfs_mark, c->bfs_n * sizeof *c->bfs_mark);
+    atom__mem_free(c->mem, c->bfs_prev, c->bfs_n * sizeof *c->bfs_prev);
+    atom__mem_free(c->mem, c->bfs_queue, c->bfs_n * sizeof *c->bfs_queue);
+    c->bfs_mark = atom__mem_calloc(c->mem, nv, sizeof *c->bfs_mark);
+    c->bfs_prev = atom__mem_alloc(c->mem, nv * sizeof *c->bfs_prev);
+    c->bfs_queue = atom__mem_alloc(c->mem, nv * sizeof *c->bfs_queue);
+    c->bfs_n = nv;
+    c->bfs_stamp = 0;
+    if (!c->bfs_mark || !c->bfs_prev || !c->bfs_queue) {
+      atom__mem_free(c->mem, c->bfs_mark, nv * sizeof *c->bfs_mark);
+      atom__mem_free(c->mem, c->bfs_prev, nv * sizeof *c->bfs_prev);
+      atom__mem_free(c->mem, c->bfs_queue, nv * sizeof *c->bfs_queue);
+      c->bfs_mark = c->bfs_prev = c->bfs_queue = NULL;
+      c->bfs_n = 0;
+      return SIZE_MAX;
+    }
   }
-  case K_LOCK:
-    atom_env_label(c->env, ATOM_SPACE_LOCK, n->target, name, sizeof name);
-    atom__msg_append(buf, size, &off, "block of %s acquired", name);
-    break;
-  case K_READ:
-  case K_WRITE:
-    atom_env_label(c->env, ATOM_SPACE_VAR, n->target, name, sizeof name);
-    atom__msg_append(buf, size, &off, "%s(%s)", n->kind == K_READ ? "r" : "w", name);
-    break;
-  default:
-    atom_env_label(c->env, ATOM_SPACE_THREAD, n->target, name, sizeof name);
-    atom__msg_append(buf, size, &off, "%s(%s)", n->kind == K_FORK ? "fork" : "join", name);
-    break;
+  if (++c->bfs_stamp == 0) {
+    memset(c->bfs_mark, 0, c->bfs_n * sizeof *c->bfs_mark);
+    c->bfs_stamp = 1;
   }
-  atom__msg_append(buf, size, &off, "@%llu (loc %llu)", (unsigned long long)n->index,
-         (unsigned long long)n->loc);
+  uint32_t st = c->bfs_stamp, *mark = c->bfs_mark, *prev = c->bfs_prev, *q = c->bfs_queue;
+  size_t head = 0, tail = 0;
+  mark[u] = st;
+  mark[from] = st;
+  q[tail++] = from;
+  while (head < tail && mark[to] != st) {
+    uint32_t v = q[head++];
+    for (size_t i = g->off[v]; i < g->off[v + 1]; i++) {
+      const cn_inc *x = &g->inc[i];
+      uint32_t w = c->nodes[x->other].unit;
+      if (g->block[x->edge] != blk || mark[w] == st) continue;
+      mark[w] = st;
+      prev[w] = (uint32_t)i;
+      q[tail++] = w;
+    }
+  }
+  if (mark[to] != st) return SIZE_MAX;
+  size_t n = 0;
+  for (uint32_t w = to; w != from; w = c->nodes[g->inc[prev[w]].node].unit)
+    if (++n > CYCLE_MAX_PATH) return SIZE_MAX;
+  size_t k = n;
+  for (uint32_t w = to; w != from; w = c->nodes[g->inc[prev[w]].node].unit) path[--k] = prev[w];
+  return n;
 }
 
 /* Transaction u has communication nodes a and b that do not contain each other, made so by
- * the edges to pa and pb (nodes of other units). */
-static int report_violation(commit_node *c, uint32_t u, uint32_t a, uint32_t pa, uint32_t b,
-                            uint32_t pb, int cycle) {
+ * the edges to pa and pb (nodes of other units), which lie on one cycle of the forest (edges
+ * of component blk). The report carries that cycle as edges, in cycle order: a to pa, along
+ * the path from pa's unit to pb's (each edge's two events), pb to b. */
+static int report_violation(commit_node *c, const cn_graph *g, uint32_t blk, uint32_t u,
+                            uint32_t a, uint32_t pa, uint32_t b, uint32_t pb) {
   if (c->nodes[a].index > c->nodes[b].index) {
     uint32_t x = a;
     a = b;
@@ -986,34 +1058,48 @@ static int report_violation(commit_node *c, uint32_t u, uint32_t a, uint32_t pa,
     pa = pb;
     pb = x;
   }
-  atom_txn_ref refs[3];
-  size_t nr = 0;
-  refs[nr++] = unit_ref(c, u);
   uint32_t ua = c->nodes[pa].unit, ub = c->nodes[pb].unit;
+  uint32_t path[CYCLE_MAX_PATH];
+  size_t np = cycle_path(c, g, blk, u, ua, ub, path);
+  atom_txn_ref refs[CYCLE_MAX_PATH + 2];
+  atom_ev evs[4 + 2 * CYCLE_MAX_PATH];
+  atom_edge_ref edges[CYCLE_MAX_PATH + 2];
+  size_t nr = 0, ne = 4, nedge = 0;
+  /* the transactions in cycle order: u, then the units of the path */
+  refs[nr++] = unit_ref(c, u);
   refs[nr++] = unit_ref(c, ua);
-  if (ub != ua) refs[nr++] = unit_ref(c, ub);
-  atom_ev evs[4] = {node_event(c, a), node_event(c, b), node_event(c, pa), node_event(c, pb)};
+  evs[0] = node_event_of(c, a);
+  evs[1] = node_event_of(c, b);
+  evs[2] = node_event_of(c, pa);
+  evs[3] = node_event_of(c, pb);
+  if (np != SIZE_MAX) {
+    edges[nedge++] = (atom_edge_ref){0, 2, 0, 0};
+    for (size_t i = 0; i < np; i++) {
+      const cn_inc *x = &g->inc[path[i]];
+      evs[ne] = node_event_of(c, x->node);
+      evs[ne + 1] = node_event_of(c, x->other);
+      edges[nedge++] = (atom_edge_ref){(uint32_t)ne, (uint32_t)ne + 1, 0, 0};
+      ne += 2;
+      refs[nr++] = unit_ref(c, c->nodes[x->other].unit);
+    }
+    edges[nedge++] = (atom_edge_ref){3, 1, ATOM_EDGE_CLOSING, 0};
+  } else if (ub != ua) {
+    refs[nr++] = unit_ref(c, ub);
+  }
   uint32_t vars[2];
   size_t nv = 0;
   if (c->nodes[a].kind == K_READ || c->nodes[a].kind == K_WRITE) vars[nv++] = c->nodes[a].target;
   if ((c->nodes[b].kind == K_READ || c->nodes[b].kind == K_WRITE) &&
       !(nv && vars[0] == c->nodes[b].target))
     vars[nv++] = c->nodes[b].target;
-  char msg[512], la[160], lb[160], lpa[160], lpb[160], lu[160];
-  node_label(c, c->units[u].first, lu, sizeof lu);
-  node_label(c, a, la, sizeof la);
-  node_label(c, b, lb, sizeof lb);
-  node_label(c, pa, lpa, sizeof lpa);
-  node_label(c, pb, lpb, sizeof lpb);
-  size_t off = 0;
-  atom__msg_append(msg, sizeof msg, &off, "%s is not %s-atomic: commit nodes %s and %s", lu,
-         c->view ? "view" : "conflict", la, lb);
-  char lua[160], lub[160];
-  node_label(c, c->units[ua].first, lua, sizeof lua);
-  node_label(c, c->units[ub].first, lub, sizeof lub);
-  atom__msg_append(msg, sizeof msg, &off, " (inter-edges with %s of %s and %s of %s)", lpa, lua, lpb, lub);
-  if (cycle) atom__msg_append(msg, sizeof msg, &off, " on a cycle of the %s forest (004 Thm %s)",
-                    c->view ? "view" : "conflict", c->view ? "4.6" : "4.3");
+  /* Plain words; the theorem behind it is named on the checker's doc page. */
+  const char *msg =
+      c->view ? "{t0} is not view-atomic: other transactions can run between {e0} and {e1}: "
+                "the order of the first and {e2}, and of the second and {e3}, changes what is "
+                "read or left, and no serial order gives the same reads and final values"
+              : "{t0} is not conflict-atomic: other transactions can run between {e0} and {e1}: "
+                "the first conflicts with {e2}, the second with {e3}, and these conflicts lie "
+                "on a cycle that no serial order has";
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
@@ -1023,36 +1109,35 @@ static int report_violation(commit_node *c, uint32_t u, uint32_t a, uint32_t pa,
   spec.txns = refs;
   spec.n_txns = nr;
   spec.events = evs;
-  spec.n_events = 4;
+  spec.n_events = ne;
   spec.vars = nv ? vars : NULL;
   spec.n_vars = nv;
   spec.message = msg;
+  spec.edges = nedge ? edges : NULL;
+  spec.n_edges = nedge;
   c->n_violations++;
   return atom_env_report(c->env, &spec);
 }
 
-static const char *res_label(const commit_node *c, uint32_t r, char *buf, size_t size) {
-  if (r & ATOM__LO_THREAD) {
-    char name[64];
-    atom_env_label(c->env, ATOM_SPACE_THREAD, r & ~ATOM__LO_THREAD, name, sizeof name);
-    snprintf(buf, size, "the end of thread %s", name);
-  } else {
-    atom_env_label(c->env, ATOM_SPACE_LOCK, r, buf, size);
-  }
-  return buf;
-}
-
+/* A lock-order cycle: thread i acquires (or joins) what thread i+1 holds. The message tells
+ * each acquisition and the hold it waits behind; the edges run from each acquisition to the
+ * acquisition of the same lock by the next thread (both acquire events), in cycle order, when
+ * every hold is an acquisition. */
 static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload) {
   commit_node *c = payload;
   atom_txn_ref refs[8];
   atom_ev evs[16];
-  char msg[512], name[64], r1[96], r2[96];
+  size_t held_at[8], acq_at[8];
+  char msg[768];
   size_t off = 0, ne = 0;
   uint64_t at = 0;
-  atom__msg_append(msg, sizeof msg, &off, "potential deadlock:");
-  for (size_t i = 0; i < n && i < 8; i++) {
+  if (n > 8) n = 8;
+  int all_held = 1;
+  atom__msg_append(msg, sizeof msg, &off, "these lock operations can deadlock:");
+  for (size_t i = 0; i < n; i++) {
     const atom__lo_edge *e = cyc[i];
     refs[i] = (atom_txn_ref){e->acq.thread, 1, e->acq.index, e->acq.loc};
+    held_at[i] = SIZE_MAX;
     if (!(e->from & ATOM__LO_THREAD) && e->from != e->to) {
       atom_ev h;
       memset(&h, 0, sizeof h);
@@ -1061,7 +1146,10 @@ static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload)
       h.target = e->from;
       h.index = e->held.index;
       h.loc = e->held.loc;
+      held_at[i] = ne;
       evs[ne++] = h;
+    } else {
+      all_held = 0;
     }
     atom_ev a;
     memset(&a, 0, sizeof a);
@@ -1070,21 +1158,26 @@ static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload)
     a.target = e->to & ~ATOM__LO_THREAD;
     a.index = e->acq.index;
     a.loc = e->acq.loc;
+    acq_at[i] = ne;
     evs[ne++] = a;
     if (e->acq.index > at) at = e->acq.index;
-    atom_env_label(c->env, ATOM_SPACE_THREAD, e->acq.thread, name, sizeof name);
-    if (e->from == e->to) { /* held_at_end(): a hold that never ends */
-      atom__msg_append(msg, sizeof msg, &off, "%s %s ends holding %s@%llu (loc %llu)", i ? ";" : "", name,
-             res_label(c, e->to, r2, sizeof r2), (unsigned long long)e->acq.index,
-             (unsigned long long)e->acq.loc);
-      continue;
-    }
-    atom__msg_append(msg, sizeof msg, &off, "%s %s %s %s@%llu (loc %llu) while holding %s@%llu (loc %llu)",
-           i ? ";" : "", name, (e->to & ATOM__LO_THREAD) ? "waits for" : "acquires",
-           res_label(c, e->to, r2, sizeof r2), (unsigned long long)e->acq.index,
-           (unsigned long long)e->acq.loc, res_label(c, e->from, r1, sizeof r1),
-           (unsigned long long)e->held.index, (unsigned long long)e->held.loc);
+    if (e->from == e->to) /* held_at_end(): a hold that never ends */
+      atom__msg_append(msg, sizeof msg, &off, "%s {e%zu}, and that thread ends without releasing "
+                       "it", i ? ";" : "", acq_at[i]);
+    else if (held_at[i] != SIZE_MAX)
+      atom__msg_append(msg, sizeof msg, &off, "%s {e%zu} and, still holding it, {e%zu}",
+                       i ? ";" : "", held_at[i], acq_at[i]);
+    else
+      atom__msg_append(msg, sizeof msg, &off, "%s {e%zu} while another thread waits for this one "
+                       "to end", i ? ";" : "", acq_at[i]);
   }
+  atom__msg_append(msg, sizeof msg, &off, ": in some feasible schedule each waits for the next");
+  atom_edge_ref edges[8];
+  size_t nedge = 0;
+  if (all_held && n >= 2)
+    for (size_t i = 0; i < n; i++)
+      edges[nedge++] = (atom_edge_ref){(uint32_t)acq_at[i], (uint32_t)held_at[(i + 1) % n],
+                                       i + 1 == n ? ATOM_EDGE_CLOSING : 0, 0};
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
@@ -1092,10 +1185,12 @@ static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload)
   spec.kind = "potential-deadlock";
   spec.event_index = at;
   spec.txns = refs;
-  spec.n_txns = n < 8 ? n : 8;
+  spec.n_txns = n;
   spec.events = evs;
   spec.n_events = ne;
   spec.message = msg;
+  spec.edges = nedge ? edges : NULL;
+  spec.n_edges = nedge;
   c->n_deadlocks++;
   return atom_env_report(c->env, &spec);
 }
@@ -1130,21 +1225,6 @@ static int held_at_end(commit_node *c) {
 
 static int is_txn(const cn_unit *u) { return u->kind != U_PLAIN && !u->dropped; }
 
-/* Endpoints of the forest's edges (inter-edges, then links), per unit, for the decision. */
-typedef struct cn_inc {
-  uint32_t node;  /* this side's node */
-  uint32_t other; /* the other side's node */
-  uint32_t edge;  /* edge id in the unit graph */
-  uint32_t pad;
-} cn_inc;
-
-typedef struct cn_graph {
-  size_t nv, ne;     /* units, edges */
-  uint32_t *ea, *eb; /* edge endpoints as nodes */
-  size_t *off;       /* incidences of unit u: inc[off[u] .. off[u+1]) */
-  cn_inc *inc;
-  uint32_t *block;   /* per edge */
-} cn_graph;
 
 static void graph_free(commit_node *c, cn_graph *g) {
   atom__mem_free(c->mem, g->ea, g->ne * sizeof *g->ea);
@@ -1340,7 +1420,8 @@ static int cn_analyze(commit_node *c) {
   uint32_t *ids = NULL;
   size_t *off = NULL, nv = 0;
   if ((rc = group_leaves(c, &ids, &off, &nv))) return rc;
-  for (size_t v = 0; v < nv && !rc; v++)
+  c->work_total = nv + c->nu;
+  for (size_t v = 0; v < nv && !rc; v++, c->work_done = v)
     rc = c->view ? view_edges(c, ids, off[v], off[v + 1])
                  : conflict_edges(c, ids, off[v], off[v + 1]);
   atom__mem_free(c->mem, ids, (off[nv] ? off[nv] : 1) * sizeof *ids);
@@ -1363,6 +1444,8 @@ static int cn_analyze(commit_node *c) {
     /* Thm 4.3 / 4.6: per transaction and biconnected component, the attachment nodes must
      * form a chain; two that do not contain each other lie on one cycle. */
     for (uint32_t u = 0; u < c->nu && !rc; u++) {
+      c->work_done = nv + u;
+      tick(c);
       if (!is_txn(&c->units[u]) || one_commit_node(c, &g, u, &x, &y)) continue;
       size_t lo = g.off[u], hi = g.off[u + 1];
       int found = 0;
@@ -1374,8 +1457,8 @@ static int cn_analyze(commit_node *c) {
           if (g.block[g.inc[j].edge] == b && g.inc[j].node > g.inc[deep].node) deep = j;
         for (size_t j = lo; j < hi; j++)
           if (g.block[g.inc[j].edge] == b && !contains(c, g.inc[j].node, g.inc[deep].node)) {
-            rc = report_violation(c, u, g.inc[j].node, g.inc[j].other, g.inc[deep].node,
-                                  g.inc[deep].other, 1);
+            rc = report_violation(c, &g, b, u, g.inc[j].node, g.inc[j].other,
+                                  g.inc[deep].node, g.inc[deep].other);
             found = 1;
             break;
           }
@@ -1383,6 +1466,7 @@ static int cn_analyze(commit_node *c) {
     }
   }
   graph_free(c, &g);
+  if (!rc) (void)atom_env_progress(c->env, c->work_total, c->work_total);
   return rc;
 }
 
@@ -1405,6 +1489,9 @@ static void cn_destroy(void *self) {
   atom__mem_free(c->mem, c->links, c->lcap * sizeof *c->links);
   atom__mem_free(c->mem, c->edges, c->ecap * sizeof *c->edges);
   atom__mem_free(c->mem, c->stamp, c->stamp_cap * sizeof *c->stamp);
+  atom__mem_free(c->mem, c->bfs_mark, c->bfs_n * sizeof *c->bfs_mark);
+  atom__mem_free(c->mem, c->bfs_prev, c->bfs_n * sizeof *c->bfs_prev);
+  atom__mem_free(c->mem, c->bfs_queue, c->bfs_n * sizeof *c->bfs_queue);
   atom__u64map_free(&c->dedup, c->mem);
   atom__u64map_free(&c->edge_seen, c->mem);
   atom__periods_destroy(&c->per);

@@ -69,26 +69,26 @@ enum {
   RV1 = DESC(1, 0, 0), WV1 = DESC(1, 0, 1), RV2 = DESC(1, 1, 0), WV2 = DESC(1, 1, 1)
 };
 
-/* 001 Fig. 2. */
+/* 001 Fig. 2; `what` is the pattern's meaning as a message template ({hN}, {vN}). */
 static const struct {
   uint8_t len;
   uint8_t ev[MAXLEN];
   const char *what;
 } patterns[NPAT] = {
-    {3, {RU1, WV1, WU1}, "value read is stale by the time an update is made in u"},
-    {3, {RU1, WV1, RU1}, "two reads of the same location yield different values in u"},
-    {3, {WU1, RV1, WU1}, "an intermediate state is observed by u'"},
-    {3, {WU1, WV1, RU1}, "value read is not the same as the one written last in u"},
-    {3, {WU1, WV1, WU1}, "value written by u' is lost"},
-    {4, {WU1, WV1, WV2, WU2}, "memory is left in an inconsistent state"},
-    {4, {WU1, WV2, WV1, WU2}, "memory is left in an inconsistent state"},
-    {4, {WU1, WV2, WU2, WV1}, "memory is left in an inconsistent state"},
-    {4, {WU1, RV1, RV2, WU2}, "state observed is inconsistent"},
-    {4, {WU1, RV2, RV1, WU2}, "state observed is inconsistent"},
-    {4, {RU1, WV1, WV2, RU2}, "state observed is inconsistent"},
-    {4, {RU1, WV2, WV1, RU2}, "state observed is inconsistent"},
-    {4, {RU1, WV2, RU2, WV1}, "state observed is inconsistent"},
-    {4, {WU1, RV2, WU2, RV1}, "state observed is inconsistent"},
+    {3, {RU1, WV1, WU1}, "{h0} updated {v0} from a value that was already stale"},
+    {3, {RU1, WV1, RU1}, "{h0}'s two reads of {v0} saw different values"},
+    {3, {WU1, RV1, WU1}, "{h1} saw {v0} halfway through {h0}'s update"},
+    {3, {WU1, WV1, RU1}, "{h0} did not read back the value it wrote to {v0}"},
+    {3, {WU1, WV1, WU1}, "{h1}'s write to {v0} was lost"},
+    {4, {WU1, WV1, WV2, WU2}, "{v0} and {v1} were left holding values of different transactions"},
+    {4, {WU1, WV2, WV1, WU2}, "{v0} and {v1} were left holding values of different transactions"},
+    {4, {WU1, WV2, WU2, WV1}, "{v0} and {v1} were left holding values of different transactions"},
+    {4, {WU1, RV1, RV2, WU2}, "{h1} saw {v0} and {v1} halfway through {h0}'s update"},
+    {4, {WU1, RV2, RV1, WU2}, "{h1} saw {v0} and {v1} halfway through {h0}'s update"},
+    {4, {RU1, WV1, WV2, RU2}, "{h0} read {v0} and {v1} from two different states"},
+    {4, {RU1, WV2, WV1, RU2}, "{h0} read {v0} and {v1} from two different states"},
+    {4, {RU1, WV2, RU2, WV1}, "{h0} read {v0} and {v1} from two different states"},
+    {4, {WU1, RV2, WU2, RV1}, "{h1} saw {v0} and {v1} halfway through {h0}'s update"},
 };
 
 /* Field p of a state word: bits 3p..3p+2, the number of events of pattern p+1 matched. */
@@ -667,23 +667,15 @@ static int report_match(race_automata *ra, uint32_t t, int p, const atom_ev *ev)
     }
   }
 
-  char msg[512], name[64], l1[64], l2[64] = "";
+  /* The message template (rendered by the session): the events in order, then what the
+   * pattern means in words; its number stays visible in words at the end. */
+  char msg[512];
   size_t off = 0;
-  atom_env_label(ra->env, ATOM_SPACE_VAR, x->l1, l1, sizeof l1);
-  if (is_full(x)) atom_env_label(ra->env, ATOM_SPACE_VAR, x->l2, l2, sizeof l2);
-  atom__msg_append(msg, sizeof msg, &off, "pattern %d (%s):", p + 1, patterns[p].what);
-  for (int i = 0; i < 2; i++) {
-    atom_env_label(ra->env, ATOM_SPACE_THREAD, units[i]->thread, name, sizeof name);
-    atom__msg_append(msg, sizeof msg, &off, " %s = %s@%" PRIu64 ",", i ? "u'" : "u", name,
-           units[i]->begin_index);
-  }
-  if (is_full(x)) atom__msg_append(msg, sizeof msg, &off, " l1 = %s, l2 = %s;", l1, l2);
-  else atom__msg_append(msg, sizeof msg, &off, " l = %s;", l1);
-  for (unsigned s = 0; s < len; s++) {
-    unsigned d = patterns[p].ev[s];
-    atom__msg_append(msg, sizeof msg, &off, " %c_%s(%s)@%" PRIu64, (d & 1) ? 'W' : 'R', (d >> 2) ? "u'" : "u",
-           ((d >> 1) & 1) ? l2 : l1, evs[s].index);
-  }
+  atom__msg_append(msg, sizeof msg, &off, "{t0} was interleaved by {t1}:");
+  for (unsigned s = 0; s < len; s++)
+    atom__msg_append(msg, sizeof msg, &off, "%s{e%u}", s == 0 ? " " : s + 1 == len ? ", and then " : ", then ", s);
+  atom__msg_append(msg, sizeof msg, &off, ": %s (pattern %d of the atomic-set patterns)",
+                   patterns[p].what, p + 1);
 
   /* The session's signature holds the begin locations of u and u' unordered; the roles, l1 and
    * l2 make a distinct match. */

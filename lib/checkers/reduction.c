@@ -128,6 +128,7 @@ typedef struct rd_key {
   /* precise: the analysis at finish */
   uint32_t racy, partner;
   uint64_t first_index; /* its first access (named when it is a partner) */
+  uint64_t first_loc;
 } rd_key;
 
 /* A happens-before snapshot: the fork/join clock of a thread over one segment (precise). */
@@ -522,35 +523,18 @@ static rd_break first_break(const reduction *r, const rd_entry *ent, size_t nent
 /* ---------------------------------------------------------------- reports */
 
 
-/* "write(x)@12" */
-static void append_event(const reduction *r, char *msg, size_t size, size_t *off, uint32_t kind,
-                         uint32_t target, uint64_t index) {
-  char name[64];
-  int space = atom__kind_space(kind);
-  if (space) atom_env_label(r->env, space, target, name, sizeof name);
-  else name[0] = '\0';
-  atom__msg_append(msg, size, off, "%s(%s)@%llu", atom_kind_name((int)kind), name,
-         (unsigned long long)index);
-}
-
-/* Why a named access is a non-mover. */
-static void append_why(const reduction *r, char *msg, size_t size, size_t *off,
-                       const rd_named *n) {
-  char name[64];
-  atom_env_label(r->env, ATOM_SPACE_VAR, n->target, name, sizeof name);
-  if (r->mode == MODE_PRECISE) {
-    const rd_key *k = &r->key[n->key];
-    if (k->partner == NONE) return;
-    const rd_key *p = &r->key[k->partner];
-    atom__msg_append(msg, size, off, "%s races with ", name);
-    append_event(r, msg, size, off, p->write ? ATOM_WRITE : ATOM_READ, p->var, p->first_index);
-    char tn[64];
-    atom_env_label(r->env, ATOM_SPACE_THREAD, p->thread, tn, sizeof tn);
-    atom__msg_append(msg, size, off, " in %s", tn);
-  } else {
-    atom__msg_append(msg, size, off, "%s is shared, written and unprotected since event %llu", name,
-           (unsigned long long)r->var[n->target].racy_index);
-  }
+/* A non-mover is a non-mover because of a race: in precise mode the access of another thread
+ * it races with (the partner class's first access), which becomes a witness event. @return 1
+ * and *out when there is one. */
+static int partner_event(const reduction *r, const rd_named *n, atom_ev *out) {
+  if (r->mode != MODE_PRECISE) return 0;
+  const rd_key *k = &r->key[n->key];
+  if (k->partner == NONE) return 0;
+  const rd_key *p = &r->key[k->partner];
+  if (p->first_index == NO_INDEX) return 0;
+  *out = (atom_ev){p->write ? ATOM_WRITE : ATOM_READ, p->thread, p->var, 0, p->first_index,
+                   p->first_loc};
+  return 1;
 }
 
 /* A named event is a non-mover access: an access with a class (a synchronizing access, a
@@ -565,36 +549,36 @@ static size_t named_vars(const rd_break *b, const rd_named **nm) {
   return nn;
 }
 
-static void break_message(const reduction *r, const rd_break *b, uint32_t thread,
-                          uint64_t begin_index, char *msg, size_t size) {
-  char tn[64];
+/* The message template ({t0}, {eN}, {vN}: rendered by the session). Events 0 and 1 are c and
+ * f; the partners of nm[i], when known, follow from position 2 (partner_pos[i]). */
+static void break_message(const reduction *r, const rd_break *b, const rd_named *const *nm,
+                          size_t nn, const size_t *partner_pos, char *msg, size_t size) {
   size_t off = 0;
-  const rd_named *c = &b->c, *f = &b->f;
-  atom_env_label(r->env, ATOM_SPACE_THREAD, thread, tn, sizeof tn);
-  atom__msg_append(msg, size, &off, "transaction %s@%llu is not reducible: ", tn,
-         (unsigned long long)begin_index);
-  if (b->what == BRK_TWO_N) {
-    atom__msg_append(msg, size, &off, "non-movers ");
-    append_event(r, msg, size, &off, c->kind, c->target, c->index);
-    atom__msg_append(msg, size, &off, " and ");
-    append_event(r, msg, size, &off, f->kind, f->target, f->index);
-  } else if (b->what == BRK_N_AFTER_L) {
-    atom__msg_append(msg, size, &off, "non-mover ");
-    append_event(r, msg, size, &off, f->kind, f->target, f->index);
-    atom__msg_append(msg, size, &off, " after left mover ");
-    append_event(r, msg, size, &off, c->kind, c->target, c->index);
-  } else {
-    atom__msg_append(msg, size, &off, "right mover ");
-    append_event(r, msg, size, &off, f->kind, f->target, f->index);
-    atom__msg_append(msg, size, &off, " after %s ", is_nonmover(c) ? "non-mover" : "left mover");
-    append_event(r, msg, size, &off, c->kind, c->target, c->index);
-  }
+  atom__msg_append(msg, size, &off, "{t0} cannot be reduced to one atomic step: ");
+  if (b->what == BRK_TWO_N)
+    atom__msg_append(msg, size, &off, "{e0} and {e1} both race with other threads, so another "
+                     "thread's access can come between them");
+  else if (b->what == BRK_N_AFTER_L)
+    atom__msg_append(msg, size, &off, "{e1} races with other threads after {e0} let them in, so "
+                     "another thread's access can come between them");
+  else
+    atom__msg_append(msg, size, &off, "{e1} comes after {e0}, %s, so another thread can run "
+                     "between them", is_nonmover(&b->c) ? "an access that races with other threads"
+                                                        : "which let other threads in");
   /* why the non-movers are non-movers, once per variable */
-  const rd_named *nm[2];
-  size_t nn = named_vars(b, nm);
   for (size_t i = 0; i < nn; i++) {
     atom__msg_append(msg, size, &off, i ? "; " : " (");
-    append_why(r, msg, size, &off, nm[i]);
+    if (r->mode == MODE_PRECISE) {
+      if (partner_pos[i] != SIZE_MAX)
+        atom__msg_append(msg, size, &off, "another thread accesses {v%zu} with no common lock: "
+                         "{e%zu}", i, partner_pos[i]);
+      else
+        atom__msg_append(msg, size, &off, "{v%zu} is accessed by another thread with no common "
+                         "lock", i);
+    } else {
+      atom__msg_append(msg, size, &off, "{v%zu} is shared, written and unprotected since event "
+                       "%llu", i, (unsigned long long)r->var[nm[i]->target].racy_index);
+    }
   }
   if (nn) atom__msg_append(msg, size, &off, ")");
 }
@@ -608,17 +592,21 @@ static int report_break(reduction *r, const rd_break *b, uint32_t thread, uint64
   /* A repeat of a reported signature only counts an occurrence: skip the message. */
   struct rd_seen *seen = &r->seen[atom__hash64(begin_loc ^ extra) & 255];
   int repeat = seen->used && seen->loc == begin_loc && seen->extra == extra;
-  char msg[640];
-  if (!repeat) break_message(r, b, thread, begin_index, msg, sizeof msg);
 
   atom_txn_ref ref = {thread, 0, begin_index, begin_loc};
-  atom_ev evs[2];
+  atom_ev evs[4];
+  size_t ne = 2;
   evs[0] = (atom_ev){c->kind, thread, c->target, 0, c->index, c->loc};
   evs[1] = (atom_ev){f->kind, thread, f->target, 0, f->index, f->loc};
   const rd_named *nm[2];
-  size_t nv = named_vars(b, nm);
+  size_t nv = named_vars(b, nm), partner_pos[2] = {SIZE_MAX, SIZE_MAX};
   uint32_t vars[2];
-  for (size_t i = 0; i < nv; i++) vars[i] = nm[i]->target;
+  for (size_t i = 0; i < nv; i++) {
+    vars[i] = nm[i]->target;
+    if (partner_event(r, nm[i], &evs[ne])) partner_pos[i] = ne++;
+  }
+  char msg[640];
+  if (!repeat) break_message(r, b, nm, nv, partner_pos, msg, sizeof msg);
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
@@ -628,7 +616,7 @@ static int report_break(reduction *r, const rd_break *b, uint32_t thread, uint64
   spec.txns = &ref;
   spec.n_txns = 1;
   spec.events = evs;
-  spec.n_events = 2;
+  spec.n_events = ne;
   spec.vars = nv ? vars : NULL;
   spec.n_vars = nv;
   spec.message = repeat ? NULL : msg;
@@ -1169,7 +1157,10 @@ static int access_event(reduction *r, rd_thread *th, uint32_t t, const atom_ev *
     if ((rc = current_snap(r, t, &s))) return rc;
     if ((rc = key_get(r, ev->target, t, s, th->held, ev->kind == ATOM_WRITE, &k))) return rc;
     rd_key *key = &r->key[k];
-    if (key->first_index == NO_INDEX) key->first_index = ev->index;
+    if (key->first_index == NO_INDEX) {
+      key->first_index = ev->index;
+      key->first_loc = ev->loc;
+    }
     return th->in_txn ? txn_note_access(r, th, k, ev) : 0;
   }
   /* If this fails half-way the access stays "shared": a non-mover as soon as the variable is
@@ -1246,6 +1237,9 @@ static int race_analysis(reduction *r) {
         rd_key *b = &r->key[g[j]];
         if (a->racy && b->racy) continue;
         if (++r->work > r->max_work) break;
+        /* progress: the classes of the variables before this one, of classes + transactions */
+        if ((r->work & 4095) == 0)
+          (void)atom_env_progress(r->env, lo - n, (uint64_t)r->nkey + r->ntxn);
         if (a->thread == b->thread || !(a->write || b->write)) continue;
         if (!atom__ls_disjoint(&r->ls, a->ls, b->ls) || hb_ordered(r, a, b)) continue;
         if (!a->racy) {
@@ -1344,7 +1338,9 @@ static int rd_finish(void *self) {
                         "transactions were not fully checked",
                         r->work, r->max_work, r->vars_cut, r->vars_cut == 1 ? "" : "s");
   /* r->done: transactions already judged by an earlier attempt that ran out of memory */
+  uint64_t total = (uint64_t)r->nkey + r->ntxn;
   for (; r->done < r->ntxn; r->done++) {
+    if ((r->done & 4095) == 0) (void)atom_env_progress(r->env, r->nkey + r->done, total);
     rd_txn *t = r->txn[r->done];
     if (grow_isn(r, t->nent)) return ATOM_ENOMEM;
     for (uint32_t k = 0; k < t->nent; k++) r->isn[k] = (uint8_t)r->key[t->ent[k].key].racy;
@@ -1355,6 +1351,7 @@ static int rd_finish(void *self) {
     rc = report_break(r, &b, t->thread, t->begin_index, t->begin_loc, b.f.index);
     if (rc == ATOM_ENOMEM) return rc;
   }
+  (void)atom_env_progress(r->env, total, total);
   r->finished = 1;
   release_tables(r); /* the session has copied the reports */
   return 0;

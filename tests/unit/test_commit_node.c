@@ -212,8 +212,20 @@ START_TEST(report_contents) {
   ck_assert_uint_eq(ev.loc, 12);
   ck_assert_int_eq(atom_report_event(r, 2, &ev, &idx), 0);
   ck_assert_uint_eq(ev.loc, 21);
-  ck_assert(strstr(atom_report_message(r), "commit nodes w(x)@1 (loc 11) and w(x)@2 (loc 12)"));
-  ck_assert(strstr(atom_report_message(r), "transaction t2@4"));
+  ck_assert_str_eq(atom_report_message(r),
+                   "t1's transaction at loc 10 (event 0) is not conflict-atomic: other transactions "
+                   "can run between t1 wrote x at loc 11 (event 1) and t1 wrote x at loc 12 (event "
+                   "2): the first conflicts with t2 wrote x at loc 21 (event 5), the second with "
+                   "t2 wrote x at loc 21 (event 5), and these conflicts lie on a cycle that no "
+                   "serial order has");
+  /* the cycle: t1's first write to t2's write, then t2's write to t1's second write */
+  ck_assert_uint_eq(atom_report_edge_count(r), 2);
+  size_t from, to;
+  uint32_t flags;
+  ck_assert_int_eq(atom_report_edge(r, 0, &from, &to, &flags), 0);
+  ck_assert(from == 0 && to == 2 && flags == 0);
+  ck_assert_int_eq(atom_report_edge(r, 1, &from, &to, &flags), 0);
+  ck_assert(from == 3 && to == 1 && flags == ATOM_EDGE_CLOSING);
   atom_session_free(s);
 
   /* Lock blocks as commit nodes: 000 (3), setXY. */
@@ -226,7 +238,8 @@ START_TEST(report_contents) {
                    0);
   ck_assert_uint_ge(atom_report_count(s), 1);
   r = atom_report_get(s, 0);
-  ck_assert(strstr(atom_report_message(r), "block of l acquired@1"));
+  ck_assert(strstr(atom_report_message(r), "between t1 acquired l at loc 1 (event 1) and t1 "
+                                           "acquired l at loc 4 (event 4)"));
   ck_assert_int_eq(atom_report_event(r, 0, &ev, &idx), 0);
   ck_assert_uint_eq(ev.kind, ATOM_ACQUIRE);
   atom_session_free(s);
@@ -244,9 +257,23 @@ START_TEST(deadlock_report) {
   ck_assert_uint_eq(atom_report_count(s), 1);
   const atom_report *r = atom_report_get(s, 0);
   ck_assert_str_eq(atom_report_kind(r), "potential-deadlock");
-  ck_assert(strstr(atom_report_message(r), "acquires l2@2 (loc 2) while holding l1@1 (loc 1)"));
-  ck_assert(strstr(atom_report_message(r), "acquires l1@10 (loc 10) while holding l2@9 (loc 9)"));
+  ck_assert_str_eq(atom_report_message(r),
+                   "these lock operations can deadlock: t1 acquired l1 at loc 1 (event 1) and, "
+                   "still holding it, t1 acquired l2 at loc 2 (event 2); t2 acquired l2 at loc 9 "
+                   "(event 9) and, still holding it, t2 acquired l1 at loc 10 (event 10): in some "
+                   "feasible schedule each waits for the next");
   ck_assert_uint_eq(atom_report_event_count(r), 4);
+  /* the lock-order cycle as edges between acquisitions of one lock by two threads */
+  ck_assert_uint_eq(atom_report_edge_count(r), 2);
+  for (size_t i = 0; i < 2; i++) {
+    size_t from, to;
+    atom_event a, b;
+    ck_assert_int_eq(atom_report_edge(r, i, &from, &to, NULL), 0);
+    ck_assert_int_eq(atom_report_event(r, from, &a, NULL), 0);
+    ck_assert_int_eq(atom_report_event(r, to, &b, NULL), 0);
+    ck_assert(a.kind == ATOM_ACQUIRE && b.kind == ATOM_ACQUIRE);
+    ck_assert(a.target == b.target && a.thread != b.thread);
+  }
   atom_session_free(s);
   /* A gate lock prevents it; so does fork order. */
   verdict v = run_std("commit-node",
@@ -574,6 +601,173 @@ START_TEST(lockorder_cycles) {
 }
 END_TEST
 
+/* ---- plain words and cycle edges on the corpus ------------------------------------------ */
+
+#ifndef ATOM_CORPUS_DIR
+#define ATOM_CORPUS_DIR "tests/corpus"
+#endif
+
+/* Does message m speak in paper numbering or the old notation? @return what it found, or NULL.
+ * "Thm", "§", "Fig.", "UP" and a digit, a word of four letters A/C ("ACAC": an interleaving
+ * code), "t1@0" / "#12" (event positions in the old notation). */
+static const char *paper_code(const char *m) {
+  static const char *const words[] = {"Thm", "\xc2\xa7", "Fig.", "@", "#", NULL};
+  for (size_t i = 0; words[i]; i++)
+    if (strstr(m, words[i])) return words[i];
+  for (const char *p = m; *p; p++) {
+    if (p[0] == 'U' && p[1] == 'P' && p[2] >= '0' && p[2] <= '9') return "UPn";
+    int start = p == m || !((p[-1] >= 'A' && p[-1] <= 'Z') || (p[-1] >= 'a' && p[-1] <= 'z') ||
+                            (p[-1] >= '0' && p[-1] <= '9'));
+    if (!start) continue;
+    size_t k = 0;
+    while ((p[k] == 'A' || p[k] == 'C') && k < 5) k++;
+    char after = p[k];
+    int end = !((after >= 'A' && after <= 'Z') || (after >= 'a' && after <= 'z') ||
+                (after >= '0' && after <= '9'));
+    if (k == 4 && end) return "an A/C code";
+  }
+  return NULL;
+}
+
+/* A commit-nodes cycle: every edge joins two conflicting events of different threads (accesses
+ * of one variable, one a write; or acquisitions of one lock, the common-lock rule), or two
+ * events the forest links (one thread, fork/join, sync order); each edge ends in the transaction
+ * (or thread) where the next begins, and the last ends where the first begins. */
+static void check_cycle(const atom_report *r, const char *where) {
+  size_t n = atom_report_edge_count(r);
+  ck_assert_msg(n >= 2, "%s: %s: a cycle of %zu edges", where, atom_report_message(r), n);
+  for (size_t i = 0; i < n; i++) {
+    size_t from, to, nfrom, nto;
+    atom_event a, b, c;
+    ck_assert_int_eq(atom_report_edge(r, i, &from, &to, NULL), 0);
+    ck_assert_int_eq(atom_report_edge(r, (i + 1) % n, &nfrom, &nto, NULL), 0);
+    ck_assert_int_eq(atom_report_event(r, from, &a, NULL), 0);
+    ck_assert_int_eq(atom_report_event(r, to, &b, NULL), 0);
+    ck_assert_int_eq(atom_report_event(r, nfrom, &c, NULL), 0);
+    int access = (a.kind == ATOM_READ || a.kind == ATOM_WRITE) &&
+                 (b.kind == ATOM_READ || b.kind == ATOM_WRITE);
+    int conflict = a.thread != b.thread && a.target == b.target &&
+                   ((access && (a.kind == ATOM_WRITE || b.kind == ATOM_WRITE)) ||
+                    (a.kind == ATOM_ACQUIRE && b.kind == ATOM_ACQUIRE));
+    int link = a.thread == b.thread || a.kind == ATOM_FORK || a.kind == ATOM_JOIN ||
+               b.kind == ATOM_FORK || b.kind == ATOM_JOIN || a.kind == ATOM_BEGIN ||
+               b.kind == ATOM_BEGIN || (a.flags & ATOM_FLAG_RELEASE) ||
+               (b.flags & ATOM_FLAG_ACQUIRE) || (a.flags & ATOM_FLAG_ACQUIRE) ||
+               (b.flags & ATOM_FLAG_RELEASE);
+    ck_assert_msg(conflict || link, "%s: edge %zu joins events %zu and %zu, which do not conflict",
+                  where, i, from, to);
+    size_t tb = atom_report_event_txn(r, to), tc = atom_report_event_txn(r, nfrom);
+    ck_assert_msg(tb != SIZE_MAX && tc != SIZE_MAX ? tb == tc : b.thread == c.thread,
+                  "%s: edge %zu ends where edge %zu does not begin", where, i, (i + 1) % n);
+  }
+}
+
+START_TEST(corpus_plain_words) {
+  static const char *const specs[] = {"commit-node", "commit-node:mode=view", "block",
+                                      "block:scope=all", "reduction", "reduction:lockset=eraser",
+                                      "race-automata:sets=one", "race-automata:sets=prefix", NULL};
+  char *files[512];
+  size_t nfiles = tu_corpus_list(files, 512), messages = 0, cycles = 0;
+  ck_assert_uint_gt(nfiles, 0);
+  for (size_t f = 0; f < nfiles; f++) {
+    char path[1024];
+    snprintf(path, sizeof path, "%s/%s", ATOM_CORPUS_DIR, files[f]);
+    char *text = tu_read_file(path, NULL);
+    ck_assert_msg(text != NULL, "cannot read %s", path);
+    atom_session *s = tu_session(specs);
+    ck_assert_int_eq(tu_feed_std(s, text, NULL), 0);
+    for (size_t i = 0; i < atom_report_count(s); i++) {
+      const atom_report *r = atom_report_get(s, i);
+      const char *m = atom_report_message(r), *code = paper_code(m);
+      ck_assert_msg(code == NULL, "%s: %s says \"%s\": %s", files[f], atom_report_checker(r), code, m);
+      messages++;
+      if (strcmp(atom_report_kind(r), "commit-nodes") == 0 && atom_report_edge_count(r)) {
+        check_cycle(r, files[f]);
+        cycles++;
+      }
+    }
+    atom_session_free(s);
+    free(text);
+    free(files[f]);
+  }
+  ck_assert_uint_gt(messages, 20);
+  ck_assert_uint_gt(cycles, 5);
+}
+END_TEST
+
+START_TEST(cycle_through_three) {
+  /* t1 -x- t2 -y- t3 -z- t1: the cycle passes through t2 and t3 */
+  const char *specs[] = {"commit-node", NULL};
+  atom_session *s = tu_session(specs);
+  ck_assert_int_eq(tu_feed_std(s, "t1|begin|0\nt1|w(x)|1\nt2|begin|2\nt2|r(x)|3\nt2|w(y)|4\n"
+                                  "t2|end|5\nt3|begin|6\nt3|r(y)|7\nt3|w(z)|8\nt3|end|9\n"
+                                  "t1|r(z)|10\nt1|end|11\n",
+                               NULL),
+                   0);
+  ck_assert_uint_eq(atom_report_count(s), 1);
+  const atom_report *r = atom_report_get(s, 0);
+  ck_assert_uint_eq(atom_report_txn_count(r), 3);
+  ck_assert_uint_eq(atom_report_edge_count(r), 3);
+  check_cycle(r, "three transactions");
+  /* in cycle order: t1's write of x, t2's read of x; t2's write of y, t3's read of y; t3's
+   * write of z, t1's read of z */
+  static const uint64_t at[3][2] = {{1, 3}, {4, 7}, {8, 10}};
+  for (size_t i = 0; i < 3; i++) {
+    size_t from, to;
+    uint64_t a, b;
+    ck_assert_int_eq(atom_report_edge(r, i, &from, &to, NULL), 0);
+    ck_assert_int_eq(atom_report_event(r, from, NULL, &a), 0);
+    ck_assert_int_eq(atom_report_event(r, to, NULL, &b), 0);
+    ck_assert_msg(a == at[i][0] && b == at[i][1], "edge %zu: %llu -> %llu", i,
+                  (unsigned long long)a, (unsigned long long)b);
+  }
+  atom_session_free(s);
+}
+END_TEST
+
+/* Each predictive checker tells the session how far its end-of-run work is: at least its
+ * last call (all of it done), which the session always forwards. */
+typedef struct progress_log {
+  uint64_t calls[4], done[4], total[4];
+} progress_log;
+
+static void on_progress(size_t ci, uint64_t done, uint64_t total, void *payload) {
+  progress_log *p = payload;
+  if (ci >= 4) return;
+  p->calls[ci]++;
+  ck_assert_uint_le(done, total ? total : done);
+  p->done[ci] = done;
+  p->total[ci] = total;
+}
+
+START_TEST(end_of_run_progress) {
+  progress_log log;
+  memset(&log, 0, sizeof log);
+  atom_options o;
+  ck_assert_int_eq(atom_options_init(&o, ATOM_OPTIONS_VERSION), 0);
+  o.on_progress = on_progress;
+  o.progress_payload = &log;
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, &o), 0);
+  static const char *const specs[] = {"commit-node", "block", "reduction", "block:scope=all"};
+  for (size_t i = 0; i < 4; i++) ck_assert_int_eq(atom_session_attach(s, specs[i]), 0);
+  for (uint64_t i = 0; i < 50; i++) {
+    uint64_t t = 1 + i % 3;
+    ck_assert_int_eq(atom_begin(s, t, 10 * t), 0);
+    ck_assert_int_eq(atom_read(s, t, i % 4, 10 * t + 1), 0);
+    ck_assert_int_eq(atom_write(s, t, (i + 1) % 4, 10 * t + 2), 0);
+    ck_assert_int_eq(atom_end(s, t, 10 * t + 3), 0);
+  }
+  ck_assert_int_eq(atom_finish(s), 0);
+  for (size_t i = 0; i < 4; i++) {
+    ck_assert_msg(log.calls[i] >= 1, "%s: no progress", specs[i]);
+    ck_assert_msg(log.total[i] > 0 && log.done[i] == log.total[i], "%s: ended at %llu of %llu",
+                  specs[i], (unsigned long long)log.done[i], (unsigned long long)log.total[i]);
+  }
+  atom_session_free(s);
+}
+END_TEST
+
 START_TEST(lock_blocks_argument) { tu_check_lock_blocks_argument("commit-node"); }
 END_TEST
 
@@ -588,6 +782,9 @@ Suite *atom_test_suite_commit_node(void) {
   TCase *r = tcase_create("reports");
   tcase_add_test(r, report_contents);
   tcase_add_test(r, deadlock_report);
+  tcase_add_test(r, corpus_plain_words);
+  tcase_add_test(r, cycle_through_three);
+  tcase_add_test(r, end_of_run_progress);
   tcase_add_test(r, arguments);
   tcase_add_test(r, lock_blocks_argument);
   tcase_add_test(r, trimming_and_dedup);

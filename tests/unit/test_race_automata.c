@@ -210,8 +210,11 @@ START_TEST(fig3b_pattern_11) {
     ck_assert_str_eq(atom_get_name(s, ATOM_SPACE_VAR, ev.target), var[i]);
   }
   ck_assert_str_eq(atom_report_message(r),
-                   "pattern 11 (state observed is inconsistent): u = t1@0, u' = t2@3, "
-                   "l1 = y, l2 = x; R_u(y)@2 W_u'(y)@7 W_u'(x)@8 R_u(x)@10");
+                   "t1's transaction at loc 0 (event 0) was interleaved by t2's transaction at loc 3 "
+                   "(event 3): t1 read y at loc 2 (event 2), then t2 wrote y at loc 7 (event 7), "
+                   "then t2 wrote x at loc 8 (event 8), and then t1 read x at loc 10 (event 10): "
+                   "t1 read y and x from two different states (pattern 11 of the atomic-set "
+                   "patterns)");
   /* and exactly the other matches of the corpus key (tests/corpus/hammer-fig3b) */
   matches ms = {0};
   session_matches(s, 0, &ms);

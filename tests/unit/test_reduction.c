@@ -303,7 +303,7 @@ START_TEST(paper_examples) {
       ck_assert_msg(k >= 0, "%s: transaction @%ld not reported", x->what, x->p_txn);
       const atom_report *r = atom_report_get(p, (size_t)k);
       ck_assert_str_eq(atom_report_kind(r), "not-reducible");
-      ck_assert_uint_eq(atom_report_event_count(r), 2);
+      ck_assert_uint_ge(atom_report_event_count(r), 2); /* then the racing partners */
       ck_assert_msg(witness_index(r, 0) == (uint64_t)x->p_c &&
                         witness_index(r, 1) == (uint64_t)x->p_f,
                     "%s: %s", x->what, atom_report_message(r));
@@ -599,10 +599,14 @@ END_TEST
 START_TEST(report_contents) {
   static const char *const specs[] = {"reduction", "reduction:lockset=eraser"};
   static const char *const msgs[] = {
-      "transaction main@0 is not reducible: non-mover write(x)@4 after left mover release(m)@3 "
-      "(x races with write(x)@7 in worker)",
-      "transaction main@0 is not reducible: non-movers write(x)@2 and write(x)@4 (x is shared, "
-      "written and unprotected since event 7)"};
+      "main's transaction at loc 100 (event 0) cannot be reduced to one atomic step: main wrote "
+      "x at loc 104 (event 4) races with other threads after main released m at loc 103 (event "
+      "3) let them in, so another thread's access can come between them (another thread "
+      "accesses x with no common lock: worker wrote x at loc 107 (event 7))",
+      "main's transaction at loc 100 (event 0) cannot be reduced to one atomic step: main wrote "
+      "x at loc 102 (event 2) and main wrote x at loc 104 (event 4) both race with other "
+      "threads, so another thread's access can come between them (x is shared, written and "
+      "unprotected since event 7)"};
   for (int v = 0; v < 2; v++) {
     atom_session *s = red_session(specs[v]);
     enum { T1 = 0x10, T2 = 0x20, X = 0x99, M = 0x77 };
@@ -633,7 +637,8 @@ START_TEST(report_contents) {
     ck_assert_uint_eq(t, T1);
     ck_assert_uint_eq(b, 0);
     ck_assert_uint_eq(l, 100);
-    ck_assert_uint_eq(atom_report_event_count(r), 2);
+    /* precise: the partner of the race follows the two events of the break */
+    ck_assert_uint_eq(atom_report_event_count(r), v == 0 ? 3 : 2);
     atom_event ev;
     uint64_t idx;
     ck_assert_int_eq(atom_report_event(r, 0, &ev, &idx), 0);
@@ -1131,7 +1136,7 @@ static void run_and_collect(const char *spec, const atom_event *e, size_t n, cha
   for (size_t i = 0; i < atom_report_count(s); i++) {
     const atom_report *r = atom_report_get(s, i);
     CHECK(atom_report_occurrences(r) == 1); /* locs are unique */
-    CHECK(atom_report_txn_count(r) == 1 && atom_report_event_count(r) == 2);
+    CHECK(atom_report_txn_count(r) == 1 && atom_report_event_count(r) >= 2);
     uint64_t b;
     CHECK(atom_report_txn(r, 0, NULL, &b, NULL) == 0);
     CHECK(b < n && e[b].kind == ATOM_BEGIN);
