@@ -475,7 +475,7 @@ START_TEST(corpus_cycles) {
       for (size_t i = 0; same && i < ngot; i++) same = got[i] == want[i];
       ck_assert_msg(same, "%s: reported %s", de->d_name, atom_report_message(r));
       for (size_t k = 0; k < atom_report_count(s); k++) {
-        const char *why = cc_check_edges(atom_report_get(s, k), 1, 1);
+        const char *why = cc_check_edges(atom_report_get(s, k), CC_ALL);
         ck_assert_msg(!why, "%s: report %zu: %s", de->d_name, k, why);
       }
     }
@@ -552,7 +552,7 @@ START_TEST(report_contents) {
     ck_assert_uint_eq(t, eto[i]);
     ck_assert_uint_eq(fl, i == 2 ? ATOM_EDGE_CLOSING : 0);
   }
-  ck_assert_ptr_null(cc_check_edges(r, 1, 1));
+  ck_assert_ptr_null(cc_check_edges(r, CC_ALL));
   ck_assert_uint_eq(atom_report_var_count(r), 1);
   ck_assert_uint_eq(atom_report_var(r, 0), X);
   ck_assert_str_eq(atom_report_message(r),
@@ -677,7 +677,7 @@ START_TEST(long_run_cycle) {
   ck_assert_uint_eq(count, N);
   ck_assert_uint_eq(atom_report_edge_count(r), 2);
   ck_assert_uint_eq(atom_report_event_count(r), 4);
-  ck_assert_ptr_null(cc_check_edges(r, 1, 1));
+  ck_assert_ptr_null(cc_check_edges(r, CC_ALL));
   ck_assert_int_eq(atom_finish(s), 0);
   atom_session_free(s);
 }
@@ -824,7 +824,7 @@ START_TEST(random_against_reference) {
         CHECK(ref_trace_txn_before(rt, (size_t)ids[i], (size_t)ids[(i + 1) % m]));
       /* every edge: two conflicting events of the trace, in order, chained through the
        * transactions, one closing edge; each joins two distinct transactions in <=Txn order */
-      const char *why = cc_check_edges(r, 1, 1);
+      const char *why = cc_check_edges(r, CC_ALL);
       if (why) {
         fprintf(stderr, "velodrome edges, seed %llu: %s (%s)\n", (unsigned long long)seed, why,
                 atom_report_message(r));
