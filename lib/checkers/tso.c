@@ -78,39 +78,6 @@ static void madd(mbuf *m, const char *fmt, ...) {
   va_end(ap);
 }
 
-/* "w(x)@12 in t1" */
-static void madd_ev(mbuf *m, atom_env *env, const atom_ev *e) {
-  char name[64];
-  int space = 0;
-  switch (e->kind) {
-  case ATOM_READ:
-  case ATOM_WRITE:
-  case ATOM_COMMIT: space = ATOM_SPACE_VAR; break;
-  case ATOM_ACQUIRE:
-  case ATOM_RELEASE: space = ATOM_SPACE_LOCK; break;
-  case ATOM_FORK:
-  case ATOM_JOIN: space = ATOM_SPACE_THREAD; break;
-  default: break;
-  }
-  madd(m, "%s", atom__kind_op(e->kind));
-  if (space) {
-    atom_env_label(env, space, e->target, name, sizeof name);
-    madd(m, "(%s)", name);
-  }
-  atom_env_label(env, ATOM_SPACE_THREAD, e->thread, name, sizeof name);
-  madd(m, "@%" PRIu64 " in %s", e->index, name);
-}
-
-/* "t1@0 -> t2@4 -> t1@0" */
-static void madd_txns(mbuf *m, atom_env *env, const atom_txn_ref *r, size_t n) {
-  char name[64];
-  for (size_t i = 0; i <= n && n; i++) {
-    const atom_txn_ref *x = &r[i % n];
-    atom_env_label(env, ATOM_SPACE_THREAD, x->thread, name, sizeof name);
-    madd(m, "%s%s@%" PRIu64, i ? " -> " : "", name, x->begin_index);
-  }
-}
-
 /* Distinct variables of the memory events among @p ev (at most @p cap). */
 static size_t collect_vars(const atom_ev *ev, size_t n, uint32_t *out, size_t cap) {
   size_t k = 0;
@@ -122,6 +89,23 @@ static size_t collect_vars(const atom_ev *ev, size_t n, uint32_t *out, size_t ca
   }
   return k;
 }
+
+/* Reports (spec version 2): the witness events are the two events of every edge of the cycle,
+ * in cycle order, and the edges name them; the message is a template ({eN}: witness event N)
+ * that the session renders in its one notation. At most TSO_MAX_EDGES edges are handed over
+ * (what the session stores of one report), the closing one always. */
+#define TSO_MAX_EDGES 128
+/* A message names at most this many edges (the rest are in the report's edge list), so that
+ * the template always fits its buffer whole. */
+#define TSO_MSG_EDGES 16
+
+/* Append the text @p s to a template, doubling braces so that they read as themselves. */
+static void madd_lit(mbuf *m, const char *s) {
+  for (; *s; s++) madd(m, *s == '{' ? "{{" : *s == '}' ? "}}" : "%c", *s);
+}
+
+/* Which of n cycle edges a report keeps: the first TSO_MAX_EDGES - 1 and the last. */
+static int edge_kept(size_t i, size_t n) { return i + 1 == n || i + 1 < TSO_MAX_EDGES; }
 
 /* ---- a small map from variables to dense entries, cleared at once (a store-buffer view) ----- */
 
@@ -328,6 +312,7 @@ typedef struct xe {
   size_t refs_cap;
   atom_ev *wit;
   size_t wit_cap;
+  atom_edge_ref eref[TSO_MAX_EDGES];
 } xe;
 
 static void xe_init(xe *x, atom_env *env, atom__mem *mem, int robust, const char *what) {
@@ -376,28 +361,17 @@ static void xe_free(xe *x) {
 }
 
 /* Report the cycle just found in graph @p g (transactions, or the write contraction when
- * @p robust), closed by the edge labelled @p closing. */
+ * @p robust), closed by the edge labelled @p closing. The cycle is told from the node the
+ * closing edge enters, so that the closing edge comes last. */
 static int xe_report(xe *x, atom__dg *g, const xe_label *closing, int robust) {
   const atom__dg_node *c;
   size_t n = atom__dg_cycle(g, &c);
   if (!n) return 0;
   if (ATOM__GROW(x->mem, x->refs, x->refs_cap, n) ||
-      ATOM__GROW(x->mem, x->wit, x->wit_cap, 2 * n))
+      ATOM__GROW(x->mem, x->wit, x->wit_cap, 2 * TSO_MAX_EDGES))
     return ATOM_ENOMEM;
-  /* Rotate to start at the oldest transaction (or event), so that a cycle reads one way. */
-  size_t start = 0;
-  uint64_t best = UINT64_MAX;
-  for (size_t i = 0; i < n; i++) {
-    uint64_t k = robust ? ((const xe_rnode *)atom__dg_payload(g, c[i]))->ev.index
-                        : ((const xe_txn *)atom__dg_payload(g, c[i]))->begin_index;
-    if (k < best) {
-      best = k;
-      start = i;
-    }
-  }
-  size_t nref = 0, nbuf = 0;
-  for (size_t i = 0; i < n; i++) {
-    size_t k = (start + i) % n;
+  size_t nref = 0, nwit = 0, ne = 0, nbuf = 0;
+  for (size_t k = 0; k < n; k++) {
     atom_txn_ref r;
     if (robust) {
       r = ((const xe_rnode *)atom__dg_payload(g, c[k]))->txn;
@@ -406,34 +380,31 @@ static int xe_report(xe *x, atom__dg *g, const xe_label *closing, int robust) {
       r = (atom_txn_ref){p->thread, p->unary, p->begin_index, p->begin_loc};
     }
     if (!nref || memcmp(&x->refs[nref - 1], &r, sizeof r) != 0) x->refs[nref++] = r;
+    if (!edge_kept(k, n)) continue;
     const xe_label *lb = k + 1 < n ? atom__dg_cycle_edge_payload(g, k) : closing;
-    xe_label z;
-    if (!lb) {
-      memset(&z, 0, sizeof z);
-      lb = &z;
-    }
-    x->wit[2 * i] = lb->src;
-    x->wit[2 * i + 1] = lb->dst;
+    if (!lb) continue;
+    x->eref[ne++] = (atom_edge_ref){(uint32_t)nwit, (uint32_t)nwit + 1,
+                                    k + 1 < n ? 0 : ATOM_EDGE_CLOSING, 0};
+    x->wit[nwit++] = lb->src;
+    x->wit[nwit++] = lb->dst;
   }
   if (nref > 1 && memcmp(&x->refs[0], &x->refs[nref - 1], sizeof x->refs[0]) == 0) nref--;
   mbuf m = {{0}, 0};
-  if (x->what) madd(&m, "%s: ", x->what);
-  if (robust) madd(&m, "no SC-equivalent execution (write-contraction cycle, 002 §4.2): ");
-  madd(&m, "cycle ");
-  madd_txns(&m, x->env, x->refs, nref);
-  madd(&m, "; conflicts:");
-  for (size_t i = 0; i < n; i++) {
-    madd(&m, i ? ", " : " ");
-    madd_ev(&m, x->env, &x->wit[2 * i]);
-    madd(&m, " -> ");
-    madd_ev(&m, x->env, &x->wit[2 * i + 1]);
+  if (x->what) {
+    madd_lit(&m, x->what);
+    madd(&m, ": ");
   }
-  for (size_t i = 0; i < 2 * n; i++) {
+  if (robust) madd(&m, "no SC-equivalent execution (a cycle of events once each write is "
+                       "merged with its commit): ");
+  madd(&m, "a cycle of %zu conflicts:", ne);
+  for (size_t i = 0; i < ne && i < TSO_MSG_EDGES; i++)
+    madd(&m, "%s{e%u} before {e%u}", i ? "; " : " ", x->eref[i].from, x->eref[i].to);
+  if (ne > TSO_MSG_EDGES) madd(&m, "; and %zu more", ne - TSO_MSG_EDGES);
+  for (size_t i = 0; i < nwit && i < 2 * TSO_MSG_EDGES; i++) {
     if (!(x->wit[i].flags & EVF_BUF)) continue;
-    madd(&m, nbuf++ ? ", " : "; buffered reads: ");
-    madd_ev(&m, x->env, &x->wit[i]);
+    madd(&m, "%s{e%zu}", nbuf++ ? ", " : "; buffered reads: ", i);
   }
-  for (size_t i = 0; i < 2 * n; i++) x->wit[i].flags &= ~EVF_BUF;
+  for (size_t i = 0; i < nwit; i++) x->wit[i].flags &= ~EVF_BUF;
   uint32_t vars[8];
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
@@ -443,28 +414,31 @@ static int xe_report(xe *x, atom__dg *g, const xe_label *closing, int robust) {
   spec.txns = x->refs;
   spec.n_txns = nref;
   spec.events = x->wit;
-  spec.n_events = 2 * n;
-  spec.n_vars = collect_vars(x->wit, 2 * n, vars, 8);
+  spec.n_events = nwit;
+  spec.n_vars = collect_vars(x->wit, nwit, vars, 8);
   spec.vars = spec.n_vars ? vars : NULL;
   spec.message = m.s;
+  spec.edges = x->eref;
+  spec.n_edges = ne;
   return atom_env_report(x->env, &spec);
 }
 
 /* A write-contraction node that an event merged into it reaches back at the write's commit:
  * the write precedes the event in program order (or through a fork), the event precedes the
- * commit. */
+ * commit. Edges: the write to the event (program order or fork), the event to the commit
+ * (closing). */
 static int xe_report_self(xe *x, atom__dg_node n, const xe_label *lb) {
   const xe_rnode *p = atom__dg_payload(&x->rg, n);
   atom_ev wit[3] = {p->ev, lb->src, lb->dst};
   mbuf m = {{0}, 0};
-  if (x->what) madd(&m, "%s: ", x->what);
-  madd(&m, "no SC-equivalent execution (write-contraction cycle, 002 §4.2): ");
-  madd_ev(&m, x->env, &wit[0]);
-  madd(&m, " -> ");
-  madd_ev(&m, x->env, &wit[1]);
-  madd(&m, " -> ");
-  madd_ev(&m, x->env, &wit[2]);
+  if (x->what) {
+    madd_lit(&m, x->what);
+    madd(&m, ": ");
+  }
+  madd(&m, "no SC-equivalent execution: {e0}, then {e1}, then {e2}, which commits the write "
+           "of {e0}: the write and its commit cannot be one step");
   for (int i = 0; i < 3; i++) wit[i].flags &= ~EVF_BUF;
+  atom_edge_ref edges[2] = {{0, 1, 0, 0}, {1, 2, ATOM_EDGE_CLOSING, 0}};
   uint32_t var = p->ev.target;
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
@@ -478,6 +452,8 @@ static int xe_report_self(xe *x, atom__dg_node n, const xe_label *lb) {
   spec.vars = &var;
   spec.n_vars = 1;
   spec.message = m.s;
+  spec.edges = edges;
+  spec.n_edges = 2;
   return atom_env_report(x->env, &spec);
 }
 
@@ -989,45 +965,32 @@ static int tb_report(tb *b, uint32_t src, uint32_t dst) {
   size_t n = atom__dg_cycle(&b->g1, &cy);
   if (!n) return 0;
   atom_txn_ref *refs = atom__mem_calloc(c->mem, n, sizeof *refs);
-  atom_ev *wit = atom__mem_calloc(c->mem, 2 * n, sizeof *wit);
-  if (!refs || !wit) {
-    atom__mem_free(c->mem, refs, n * sizeof *refs);
-    atom__mem_free(c->mem, wit, 2 * n * sizeof *wit);
-    return ATOM_ENOMEM;
-  }
-  size_t start = 0;
-  uint64_t best = UINT64_MAX;
-  for (size_t i = 0; i < n; i++) {
-    uint32_t txn = *(const uint32_t *)atom__dg_payload(&b->g1, cy[i]);
-    if (T->tx[txn].begin_index < best) {
-      best = T->tx[txn].begin_index;
-      start = i;
-    }
-  }
-  mbuf m = {{0}, 0};
-  size_t nbuf = 0;
-  for (size_t i = 0; i < n; i++) {
-    size_t k = (start + i) % n;
-    refs[i] = tg_ref(T, *(const uint32_t *)atom__dg_payload(&b->g1, cy[k]));
+  atom_ev *wit = atom__mem_calloc(c->mem, 2 * TSO_MAX_EDGES, sizeof *wit);
+  atom_edge_ref *eref = atom__mem_calloc(c->mem, TSO_MAX_EDGES, sizeof *eref);
+  int rc = ATOM_ENOMEM;
+  if (!refs || !wit || !eref) goto out;
+  /* told from the transaction the closing edge enters: the closing edge comes last */
+  size_t nwit = 0, ne = 0, nbuf = 0;
+  for (size_t k = 0; k < n; k++) {
+    refs[k] = tg_ref(T, *(const uint32_t *)atom__dg_payload(&b->g1, cy[k]));
+    if (!edge_kept(k, n)) continue;
     uint32_t lb[2] = {src, dst};
     const uint32_t *p = k + 1 < n ? atom__dg_cycle_edge_payload(&b->g1, k) : lb;
-    if (!p) p = lb;
-    wit[2 * i] = tg_atom_ev(T, p[0]);
-    wit[2 * i + 1] = tg_atom_ev(T, p[1]);
+    if (!p) continue;
+    eref[ne++] = (atom_edge_ref){(uint32_t)nwit, (uint32_t)nwit + 1,
+                                 k + 1 < n ? 0 : ATOM_EDGE_CLOSING, 0};
+    wit[nwit++] = tg_atom_ev(T, p[0]);
+    wit[nwit++] = tg_atom_ev(T, p[1]);
   }
-  madd(&m, "cycle ");
-  madd_txns(&m, c->env, refs, n);
-  madd(&m, " of directed edges (every execution of the trace has them); conflicts:");
-  for (size_t i = 0; i < n; i++) {
-    madd(&m, i ? ", " : " ");
-    madd_ev(&m, c->env, &wit[2 * i]);
-    madd(&m, " -> ");
-    madd_ev(&m, c->env, &wit[2 * i + 1]);
-  }
-  for (size_t i = 0; i < 2 * n; i++) {
-    if (!(wit[i].flags & EVF_BUF)) continue;
-    madd(&m, nbuf++ ? ", " : "; buffered reads: ");
-    madd_ev(&m, c->env, &wit[i]);
+  mbuf m = {{0}, 0};
+  madd(&m, "a cycle of %zu directed edges (conflicts that every execution of the trace has):",
+       ne);
+  for (size_t i = 0; i < ne && i < TSO_MSG_EDGES; i++)
+    madd(&m, "%s{e%u} before {e%u}", i ? "; " : " ", eref[i].from, eref[i].to);
+  if (ne > TSO_MSG_EDGES) madd(&m, "; and %zu more", ne - TSO_MSG_EDGES);
+  for (size_t i = 0; i < nwit; i++) {
+    if ((wit[i].flags & EVF_BUF) && i < 2 * TSO_MSG_EDGES)
+      madd(&m, "%s{e%zu}", nbuf++ ? ", " : "; buffered reads: ", i);
     wit[i].flags = 0;
   }
   uint32_t vars[8];
@@ -1039,13 +1002,17 @@ static int tb_report(tb *b, uint32_t src, uint32_t dst) {
   spec.txns = refs;
   spec.n_txns = n;
   spec.events = wit;
-  spec.n_events = 2 * n;
-  spec.n_vars = collect_vars(wit, 2 * n, vars, 8);
+  spec.n_events = nwit;
+  spec.n_vars = collect_vars(wit, nwit, vars, 8);
   spec.vars = spec.n_vars ? vars : NULL;
   spec.message = m.s;
-  int rc = atom_env_report(c->env, &spec);
+  spec.edges = eref;
+  spec.n_edges = ne;
+  rc = atom_env_report(c->env, &spec);
+out:
   atom__mem_free(c->mem, refs, n * sizeof *refs);
-  atom__mem_free(c->mem, wit, 2 * n * sizeof *wit);
+  atom__mem_free(c->mem, wit, 2 * TSO_MAX_EDGES * sizeof *wit);
+  atom__mem_free(c->mem, eref, TSO_MAX_EDGES * sizeof *eref);
   return rc;
 }
 
@@ -2255,13 +2222,16 @@ static int ms_path(ms *s, uint32_t u, uint32_t v, u32v *out) {
   return 0;
 }
 
-/* "the commit of w(x)@1 in t1" / "r(x)@6 in t2" */
-static void madd_side(mbuf *m, atom_env *env, const atom_ev *e) {
-  if (e->kind == ATOM_WRITE) madd(m, "the commit of ");
-  madd_ev(m, env, e);
+/* "the commit of {e3}" / "{e4}": a write stands for its commit in an orientation. */
+static void madd_side(mbuf *m, const atom_ev *e, size_t i) {
+  madd(m, "%s{e%zu}", e->kind == ATOM_WRITE ? "the commit of " : "", i);
 }
 
-/* Report the cycle in s->seg: kind "tso-cycle" (transactions) or "non-robust" (events). */
+/* Report the cycle in s->seg: kind "tso-cycle" (transactions) or "non-robust" (events). The
+ * edges are the cycle's undirected links, oriented as the cycle needs them (the effect of from
+ * before to; a write's effect is its commit, so from may come later in the trace); the directed
+ * paths between them are told by the transactions. The witness events after the edges' ones are
+ * the writes that buffered reads of the cycle read from. */
 static int ms_report(ms *s, int robust) {
   tso *c = s->c;
   const tg *T = s->T;
@@ -2269,14 +2239,17 @@ static int ms_report(ms *s, int robust) {
   u32v path = {0};
   atom_txn_ref *refs = NULL;
   atom_ev *wit = NULL;
-  size_t nref = 0, nwit = 2 * m, refs_cap = 0;
+  atom_edge_ref *eref = NULL;
+  size_t ne = m < TSO_MAX_EDGES ? m : TSO_MAX_EDGES;
+  size_t nref = 0, wit_cap = 4 * ne, nwit = 0, refs_cap = 0;
   int rc = 0;
   for (size_t l = 0; l < m && !rc; l++) rc = ms_path(s, s->seg[l].T, s->seg[l].S, &path);
   if (!rc) {
     refs_cap = path.n ? path.n : 1;
     refs = atom__mem_alloc(c->mem, refs_cap * sizeof *refs);
-    wit = atom__mem_alloc(c->mem, nwit * sizeof *wit);
-    if (!refs || !wit) rc = ATOM_ENOMEM;
+    wit = atom__mem_alloc(c->mem, wit_cap * sizeof *wit);
+    eref = atom__mem_alloc(c->mem, (ne ? ne : 1) * sizeof *eref);
+    if (!refs || !wit || !eref) rc = ATOM_ENOMEM;
   }
   if (rc) goto out;
   for (size_t i = 0; i < path.n; i++) {
@@ -2287,46 +2260,37 @@ static int ms_report(ms *s, int robust) {
   if (nref > 1 && memcmp(&refs[0], &refs[nref - 1], sizeof refs[0]) == 0) nref--;
   uint64_t at = 0;
   for (size_t l = 0; l < m; l++) {
-    wit[2 * l] = tg_atom_ev(T, s->seg[l].b);
-    wit[2 * l + 1] = tg_atom_ev(T, s->seg[(l + 1) % m].a);
-    if (wit[2 * l].index > at) at = wit[2 * l].index;
-    if (wit[2 * l + 1].index > at) at = wit[2 * l + 1].index;
+    atom_ev a = tg_atom_ev(T, s->seg[l].b), b = tg_atom_ev(T, s->seg[(l + 1) % m].a);
+    if (a.index > at) at = a.index;
+    if (b.index > at) at = b.index;
+    if (l >= ne) continue;
+    eref[l] = (atom_edge_ref){(uint32_t)nwit, (uint32_t)nwit + 1, 0, 0};
+    wit[nwit++] = a;
+    wit[nwit++] = b;
   }
   mbuf mb = {{0}, 0};
-  if (robust) {
-    madd(&mb, "no SC-equivalent execution of the trace (write-contraction cycle, 002 §4.2): ");
-    for (size_t i = 0; i <= path.n && path.n; i++) {
-      atom_ev e = tg_atom_ev(T, path.a[i % path.n]);
-      madd(&mb, i ? " -> " : "");
-      madd_ev(&mb, c->env, &e);
-    }
-    madd(&mb, " (transactions ");
-    madd_txns(&mb, c->env, refs, nref);
-    madd(&mb, ")");
-  } else {
-    madd(&mb, "cycle ");
-    madd_txns(&mb, c->env, refs, nref);
-  }
+  if (robust) madd(&mb, "no SC-equivalent execution of the trace (a cycle of events once each "
+                        "write is merged with its commit)");
+  else madd(&mb, "a cycle of transactions in some execution of the trace");
   madd(&mb, "; undirected edges oriented:");
-  for (size_t l = 0; l < m; l++) {
+  for (size_t l = 0; l < ne && l < TSO_MSG_EDGES; l++) {
     madd(&mb, l ? ", " : " ");
-    madd_side(&mb, c->env, &wit[2 * l]);
+    madd_side(&mb, &wit[2 * l], 2 * l);
     madd(&mb, " before ");
-    madd_side(&mb, c->env, &wit[2 * l + 1]);
+    madd_side(&mb, &wit[2 * l + 1], 2 * l + 1);
   }
-  size_t nbuf = 0;
-  for (size_t l = 0; l < m; l++) {
-    uint32_t ends[2] = {s->seg[l].b, s->seg[(l + 1) % m].a};
-    for (int k = 0; k < 2; k++) {
-      const tg_ev *r = &T->ev[ends[k]];
-      if (r->kind != ATOM_READ || !(r->flags & TG_BUF)) continue;
-      atom_ev re = tg_atom_ev(T, ends[k]), we = tg_atom_ev(T, r->wr);
-      madd(&mb, nbuf++ ? ", " : "; buffered reads (served from memory: their thread's write "
-                                 "committed before them): ");
-      madd_ev(&mb, c->env, &re);
-      madd(&mb, " after the commit of ");
-      madd_ev(&mb, c->env, &we);
-    }
+  if (ne > TSO_MSG_EDGES) madd(&mb, ", and %zu more", ne - TSO_MSG_EDGES);
+  size_t nbuf = 0, nedge_wit = nwit;
+  for (size_t i = 0; i < nedge_wit && i < 2 * TSO_MSG_EDGES; i++) {
+    size_t l = i / 2;
+    uint32_t e = i % 2 ? s->seg[(l + 1) % m].a : s->seg[l].b;
+    const tg_ev *r = &T->ev[e];
+    if (r->kind != ATOM_READ || !(r->flags & TG_BUF)) continue;
+    wit[nwit] = tg_atom_ev(T, r->wr);
+    madd(&mb, nbuf++ ? ", " : "; buffered reads (served from memory: their thread's write "
+                                "committed before them): ");
+    madd(&mb, "{e%zu} after the commit of {e%zu}", i, nwit);
+    nwit++;
   }
   for (size_t i = 0; i < nwit; i++) wit[i].flags = 0;
   uint32_t vars[8];
@@ -2342,11 +2306,14 @@ static int ms_report(ms *s, int robust) {
   spec.n_vars = collect_vars(wit, nwit, vars, 8);
   spec.vars = spec.n_vars ? vars : NULL;
   spec.message = mb.s;
+  spec.edges = eref;
+  spec.n_edges = ne;
   rc = atom_env_report(c->env, &spec);
 out:
   u32v_free(&path, c->mem);
   atom__mem_free(c->mem, refs, refs_cap * sizeof *refs);
-  atom__mem_free(c->mem, wit, nwit * sizeof *wit);
+  atom__mem_free(c->mem, wit, wit_cap * sizeof *wit);
+  atom__mem_free(c->mem, eref, (ne ? ne : 1) * sizeof *eref);
   return rc;
 }
 
@@ -2461,6 +2428,8 @@ static int ms_run(tso *c, const tg *T, size_t nn, const uint32_t *node_of, const
     for (size_t i = 0; i < s.nin; i++) has[s.comp[ms_node(&s, s.in_ev[i])]] |= 1;
     if ((rc = ms_turns(&s, has))) goto out;
     for (uint32_t k = 0; k < s.ncomp && !found && !s.bound && !s.err; k++) {
+      if ((k & 63) == 0)
+        atom_env_progress(c->env, c->nbuf + (uint64_t)c->nbuf * k / s.ncomp, 2 * (uint64_t)c->nbuf);
       if (has[k] != 3 || s.cn_off[k + 1] - s.cn_off[k] < 2) continue;
       found = ms_search_comp(&s, k);
       if (found) rc = ms_report(&s, robust);
@@ -2546,6 +2515,9 @@ static int tso_trace(tso *c) {
   for (size_t i = 0; i < c->nbuf; i++) {
     const atom_ev *r = &c->buf[i];
     tb_thread *th = &b.th[r->thread];
+    /* progress: building the graph is the first half of the work at finish, the search the
+     * second (ms_run) */
+    if ((i & 4095) == 0) atom_env_progress(c->env, i, 2 * (uint64_t)c->nbuf);
     if (r->kind == ATOM_COMMIT) continue; /* 002 §5: a trace forgets the commits */
     if (r->kind == ATOM_BEGIN) {
       if ((rc = tb_new_txn(&b, r->thread, 0, r->index, r->loc, &th->txn))) goto out;

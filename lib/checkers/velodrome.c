@@ -19,13 +19,20 @@
  *
  * An edge that would close a cycle is reported and not inserted (support/digraph.h keeps the
  * graph acyclic). The graph is exact up to the first violation, so the verdict is exact; later
- * reports are real cycles, though a cycle that needs a dropped edge is not seen again. */
-#include <stdio.h>
+ * reports are real cycles, though a cycle that needs a dropped edge is not seen again.
+ *
+ * Every edge carries a label: the two events that made it, the earlier one in the source
+ * transaction and the later one in the target (vd_label). An edge made again by other events
+ * keeps its first label (the graph stores one per edge; any one is a true reason, and the first
+ * costs nothing on the hot path, where most edges are repeats). So the state that edges come
+ * from (last writer, readers, last releaser, forker, a thread's last transaction) remembers the
+ * event as well as the transaction. A report hands over the cycle's edges in cycle order, each
+ * with its two events, the closing one flagged; an edge between consecutive transactions of one
+ * thread is left out, as the report stores them as one run (report_cycle). */
 #include <string.h>
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
-#include "support/msgbuf.h"
 #include "core/env.h"
 #include "support/digraph.h"
 
@@ -37,6 +44,12 @@ typedef struct vd_txn {
   uint64_t begin_loc;
 } vd_txn;
 
+/* Edge label: the event of the source transaction and the event of the target that make the
+ * edge (from happened first). */
+typedef struct vd_label {
+  atom_ev from, to;
+} vd_label;
+
 typedef struct vd_thread {
   atom__dg_node cur;    /* node of the open transaction (NONE outside one) */
   atom__dg_node last;   /* the thread's most recent transaction: program-order source */
@@ -44,24 +57,40 @@ typedef struct vd_thread {
   uint64_t begin_index;
   uint64_t begin_loc;
   uint32_t in_txn;
+  uint32_t pad;
+  atom_ev last_ev;      /* the latest event of `last` seen: its BEGIN, END or only event */
+  atom_ev fork_ev;      /* the FORK that made `forker` */
 } vd_thread;
 
 typedef struct vd_reader {
   atom__dg_node txn;
   uint32_t thread;
   uint32_t pad;
+  atom_ev ev; /* the read */
 } vd_reader;
 
 /* Readers since the last write: at most one entry per thread (its latest transaction, which
  * program order puts after the thread's earlier ones). One entry inline, more on the heap. */
 typedef struct vd_var {
   atom__dg_node writer;
+  atom_ev wev; /* the writer's write */
   uint32_t nr, cap;
   union {
     vd_reader one;
     vd_reader *many;
   } r;
 } vd_var;
+
+typedef struct vd_lock {
+  atom__dg_node rel;
+  atom_ev ev; /* the release */
+} vd_lock;
+
+/* A report hands over at most this many edges (the closing one included), two events each:
+ * what the session stores of one report (atom_env_report); the transactions are all handed over
+ * so that the session can count the runs. */
+#define VD_MAX_EDGES 128
+#define VD_MAX_WIT (2 * VD_MAX_EDGES)
 
 typedef struct velodrome {
   atom_env *env;
@@ -71,10 +100,13 @@ typedef struct velodrome {
   size_t th_cap;
   vd_var *var;
   size_t var_cap;
-  atom__dg_node *lock; /* last releaser of each lock */
+  vd_lock *lock; /* last releaser of each lock */
   size_t lock_cap;
-  atom_txn_ref *refs; /* report scratch */
+  /* report scratch, grown only */
+  atom_txn_ref *refs;
   size_t refs_cap;
+  atom_ev wit[VD_MAX_WIT];
+  atom_edge_ref eref[VD_MAX_EDGES];
 } velodrome;
 
 static inline vd_reader *readers(vd_var *x) { return x->cap <= 1 ? &x->r.one : x->r.many; }
@@ -86,6 +118,7 @@ static int vd_create(void **self, atom_env *env) {
   v->env = env;
   v->mem = mem;
   atom__dg_init(&v->g, mem, sizeof(vd_txn));
+  atom__dg_set_edge_payload(&v->g, sizeof(vd_label));
   *self = v;
   return 0;
 }
@@ -113,72 +146,78 @@ static int vd_stats(void *self, atom_checker_counters *out) {
 }
 
 
-/* "cycle t1@0 -> t2@3 -> t1@0, closed by read(x) in t1" with registered names. */
-static void cycle_message(velodrome *v, const atom_ev *ev, size_t n, char *msg, size_t size) {
-  char name[64];
-  size_t off = 0;
-  atom__msg_append(msg, size, &off, "cycle ");
-  for (size_t i = 0; i <= n; i++) {
-    const atom_txn_ref *r = &v->refs[i % n];
-    atom_env_label(v->env, ATOM_SPACE_THREAD, r->thread, name, sizeof name);
-    atom__msg_append(msg, size, &off, "%s%s@%llu", i ? " -> " : "", name,
-           (unsigned long long)r->begin_index);
-  }
-  atom__msg_append(msg, size, &off, ", closed by %s", atom_kind_name((int)ev->kind));
-  int space = 0;
-  if (ev->kind == ATOM_READ || ev->kind == ATOM_WRITE) space = ATOM_SPACE_VAR;
-  else if (ev->kind == ATOM_ACQUIRE) space = ATOM_SPACE_LOCK;
-  else if (ev->kind == ATOM_JOIN) space = ATOM_SPACE_THREAD;
-  if (space) {
-    atom_env_label(v->env, space, ev->target, name, sizeof name);
-    atom__msg_append(msg, size, &off, "(%s)", name);
-  }
-  atom_env_label(v->env, ATOM_SPACE_THREAD, ev->thread, name, sizeof name);
-  atom__msg_append(msg, size, &off, " in %s", name);
-}
-
-/* Report the cycle just found by the graph, closed by event ev. The cycle is rotated to start
- * at its oldest transaction so that the same cycle always reads the same way. */
-static int report_cycle(velodrome *v, const atom_ev *ev) {
+/* Report the cycle just found by the graph, closed by the edge labelled @p closing (not
+ * inserted). The cycle is told from the transaction of the closing event on, so that the closing
+ * edge comes last. Work is linear in the cycle's length (the graph's search already was); the
+ * edges handed over are bounded (VD_MAX_EDGES). */
+static int report_cycle(velodrome *v, const vd_label *closing) {
   const atom__dg_node *c;
   size_t n = atom__dg_cycle(&v->g, &c);
   if (ATOM__GROW(v->mem, v->refs, v->refs_cap, n)) return ATOM_ENOMEM;
-  size_t start = 0;
-  uint64_t best = UINT64_MAX;
   for (size_t i = 0; i < n; i++) {
     const vd_txn *p = atom__dg_payload(&v->g, c[i]);
-    if (p->begin_index < best) {
-      best = p->begin_index;
-      start = i;
-    }
-  }
-  for (size_t i = 0; i < n; i++) {
-    const vd_txn *p = atom__dg_payload(&v->g, c[(start + i) % n]);
     v->refs[i] = (atom_txn_ref){p->thread, p->unary, p->begin_index, p->begin_loc};
   }
-  int access = ev->kind == ATOM_READ || ev->kind == ATOM_WRITE;
-  char msg[512];
-  cycle_message(v, ev, n, msg, sizeof msg);
+  size_t ne = 0, nw = 0;
+  for (size_t i = 0; i < n; i++) {
+    const vd_label *lb;
+    if (i + 1 < n) {
+      /* Consecutive transactions of one thread are one run of the report: the edge between
+       * them (program order, or a conflict the run implies) needs no events. */
+      const atom_txn_ref *a = &v->refs[i], *b = &v->refs[i + 1];
+      if (a->thread == b->thread && !a->unary && !b->unary) continue;
+      if (ne + 1 >= VD_MAX_EDGES) continue; /* keep the room of the closing edge */
+      lb = atom__dg_cycle_edge_payload(&v->g, i);
+      if (!lb) continue;
+    } else {
+      lb = closing;
+    }
+    uint32_t pos[2];
+    const atom_ev *e2[2] = {&lb->from, &lb->to};
+    for (int k = 0; k < 2; k++) {
+      /* an event can end one edge and start the next (a write between two readers) */
+      uint32_t j = 0;
+      while (j < nw && v->wit[j].index != e2[k]->index) j++;
+      if (j == nw) v->wit[nw++] = *e2[k];
+      pos[k] = j;
+    }
+    v->eref[ne++] = (atom_edge_ref){pos[0], pos[1], i + 1 < n ? 0 : ATOM_EDGE_CLOSING, 0};
+  }
+  uint32_t vars[16];
+  size_t nv = 0;
+  for (size_t i = 0; i < nw && nv < 16; i++) {
+    if (v->wit[i].kind != ATOM_READ && v->wit[i].kind != ATOM_WRITE) continue;
+    size_t j = 0;
+    while (j < nv && vars[j] != v->wit[i].target) j++;
+    if (j == nv) vars[nv++] = v->wit[i].target;
+  }
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
   spec.kind = "conflict-cycle";
-  spec.event_index = ev->index;
+  spec.event_index = closing->to.index;
   spec.txns = v->refs;
   spec.n_txns = n;
-  spec.events = ev;
-  spec.n_events = 1;
-  spec.vars = access ? &ev->target : NULL;
-  spec.n_vars = access ? 1 : 0;
-  spec.message = msg;
+  spec.events = v->wit;
+  spec.n_events = nw;
+  spec.vars = nv ? vars : NULL;
+  spec.n_vars = nv;
+  spec.message = NULL; /* the session tells the cycle from its edges */
+  spec.edges = v->eref;
+  spec.n_edges = ne;
   return atom_env_report(v->env, &spec);
 }
 
-/* Add u -> h on behalf of event ev; a cycle is reported. Errors are remembered in *err (the
- * first one wins) so that the event is still applied in full and the state stays coherent. */
-static void edge(velodrome *v, atom__dg_node u, atom__dg_node h, const atom_ev *ev, int *err) {
-  int rc = atom__dg_add_edge(&v->g, u, h);
-  if (rc == 1) rc = report_cycle(v, ev);
+/* Add u -> h for the conflict of event @p from (in u) with ev (in h); a cycle is reported.
+ * Errors are remembered in *err (the first one wins) so that the event is still applied in full
+ * and the state stays coherent. */
+static void edge(velodrome *v, atom__dg_node u, const atom_ev *from, atom__dg_node h,
+                 const atom_ev *ev, int *err) {
+  /* the usual no-ops (a collected source, the same transaction) before the label is built */
+  if (u == h || !atom__dg_alive(&v->g, u)) return;
+  vd_label lb = {*from, *ev};
+  int rc = atom__dg_add_edge_labeled(&v->g, u, h, &lb);
+  if (rc == 1) rc = report_cycle(v, &lb);
   if (rc < 0 && !*err) *err = rc;
 }
 
@@ -188,9 +227,10 @@ static int ensure_thread(velodrome *v, uint32_t t) {
 }
 
 /* A new transaction node for thread t, with its program-order and fork in-edges (a node without
- * out-edges closes no cycle, so these never report). */
+ * out-edges closes no cycle, so these never report). @p first is its first event (the target
+ * event of those edges). */
 static int new_txn(velodrome *v, uint32_t t, int unary, uint64_t index, uint64_t loc,
-                   atom__dg_node *out) {
+                   const atom_ev *first, atom__dg_node *out) {
   atom__dg_node h;
   int rc = atom__dg_add_node(&v->g, &h);
   if (rc) return rc;
@@ -198,13 +238,20 @@ static int new_txn(velodrome *v, uint32_t t, int unary, uint64_t index, uint64_t
   *p = (vd_txn){t, (uint32_t)unary, index, loc};
   vd_thread *th = &v->th[t];
   int err = 0;
-  if ((rc = atom__dg_add_edge(&v->g, th->last, h)) < 0) err = rc;
-  if ((rc = atom__dg_add_edge(&v->g, th->forker, h)) < 0 && !err) err = rc;
+  if (atom__dg_alive(&v->g, th->last)) {
+    vd_label lb = {th->last_ev, *first};
+    if ((rc = atom__dg_add_edge_labeled(&v->g, th->last, h, &lb)) < 0) err = rc;
+  }
+  if (atom__dg_alive(&v->g, th->forker)) {
+    vd_label lb = {th->fork_ev, *first};
+    if ((rc = atom__dg_add_edge_labeled(&v->g, th->forker, h, &lb)) < 0 && !err) err = rc;
+  }
   if (err) {
     atom__dg_delete(&v->g, h);
     return err;
   }
   th->last = h;
+  th->last_ev = *first;
   th->forker = ATOM__DG_NONE;
   *out = h;
   return 0;
@@ -229,7 +276,7 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
     return 0;
   }
   case ATOM_ACQUIRE:
-    return ev->target < v->lock_cap && atom__dg_alive(g, v->lock[ev->target]);
+    return ev->target < v->lock_cap && atom__dg_alive(g, v->lock[ev->target].rel);
   case ATOM_JOIN:
     return ev->target < v->th_cap && atom__dg_alive(g, v->th[ev->target].last);
   default:
@@ -237,11 +284,14 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
   }
 }
 
-/* Record that transaction h (NONE: a collected or node-less one) read x in thread t. */
-static int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h) {
+/* Record that transaction h (NONE: a collected or node-less one) read x in thread t by ev. */
+static int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h, const atom_ev *ev) {
   vd_reader *r = readers(x);
   if (x->nr && r[x->nr - 1].thread == t) { /* the usual case: same reader again */
-    r[x->nr - 1].txn = h;
+    if (r[x->nr - 1].txn != h) { /* the first read of h labels its edges (first label kept) */
+      r[x->nr - 1].txn = h;
+      r[x->nr - 1].ev = *ev;
+    }
     return 0;
   }
   /* Drop this thread's older entry (program order covers it) and collected readers. */
@@ -264,7 +314,7 @@ static int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h) {
     }
     r = readers(x);
   }
-  r[x->nr++] = (vd_reader){h, t, 0};
+  r[x->nr++] = (vd_reader){h, t, 0, *ev};
   return 0;
 }
 
@@ -282,8 +332,9 @@ static int vd_event(void *self, const atom_ev *ev) {
     th->begin_index = ev->index;
     th->begin_loc = ev->loc;
     th->cur = ATOM__DG_NONE;
-    return new_txn(v, t, 0, ev->index, ev->loc, &th->cur);
+    return new_txn(v, t, 0, ev->index, ev->loc, ev, &th->cur);
   case ATOM_END:
+    if (th->in_txn && th->cur == th->last) th->last_ev = *ev;
     if (th->in_txn) atom__dg_complete(&v->g, th->cur);
     th->in_txn = 0;
     th->cur = ATOM__DG_NONE;
@@ -318,11 +369,11 @@ static int vd_event(void *self, const atom_ev *ev) {
   if (!unary) {
     /* Normally created at BEGIN; retried here if that ran out of memory. */
     if (th->cur == ATOM__DG_NONE &&
-        (rc = new_txn(v, t, 0, th->begin_index, th->begin_loc, &th->cur)) < 0)
+        (rc = new_txn(v, t, 0, th->begin_index, th->begin_loc, ev, &th->cur)) < 0)
       err = rc;
     h = th->cur;
   } else if (unary_has_pred(v, th, ev)) {
-    if ((rc = new_txn(v, t, 1, ev->index, ev->loc, &h)) < 0) err = rc;
+    if ((rc = new_txn(v, t, 1, ev->index, ev->loc, ev, &h)) < 0) err = rc;
   }
   if (unary && h == ATOM__DG_NONE) { /* node-less unary transaction */
     th->last = ATOM__DG_NONE;
@@ -332,30 +383,36 @@ static int vd_event(void *self, const atom_ev *ev) {
   switch (ev->kind) {
   case ATOM_READ: {
     vd_var *x = &v->var[ev->target];
-    edge(v, x->writer, h, ev, &err);
-    if ((rc = add_reader(v, x, t, h)) < 0 && !err) err = rc;
+    edge(v, x->writer, &x->wev, h, ev, &err);
+    if ((rc = add_reader(v, x, t, h, ev)) < 0 && !err) err = rc;
     break;
   }
   case ATOM_WRITE: {
     vd_var *x = &v->var[ev->target];
-    edge(v, x->writer, h, ev, &err);
+    edge(v, x->writer, &x->wev, h, ev, &err);
     vd_reader *r = readers(x);
-    for (uint32_t i = 0; i < x->nr; i++) edge(v, r[i].txn, h, ev, &err);
+    for (uint32_t i = 0; i < x->nr; i++) edge(v, r[i].txn, &r[i].ev, h, ev, &err);
     x->nr = 0;
-    x->writer = h;
+    if (x->writer != h) { /* the transaction's first write labels its edges */
+      x->writer = h;
+      x->wev = *ev;
+    }
     break;
   }
   case ATOM_ACQUIRE:
-    edge(v, v->lock[ev->target], h, ev, &err);
+    edge(v, v->lock[ev->target].rel, &v->lock[ev->target].ev, h, ev, &err);
     break;
   case ATOM_RELEASE:
-    v->lock[ev->target] = h;
+    v->lock[ev->target].rel = h;
+    v->lock[ev->target].ev = *ev;
     break;
   case ATOM_FORK:
     v->th[ev->target].forker = h;
+    v->th[ev->target].fork_ev = *ev;
     break;
   case ATOM_JOIN:
-    edge(v, v->th[ev->target].last, h, ev, &err);
+    /* the joined thread's last transaction ended (its END, or its only event) before the join */
+    edge(v, v->th[ev->target].last, &v->th[ev->target].last_ev, h, ev, &err);
     break;
   default:
     break;

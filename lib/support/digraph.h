@@ -151,8 +151,10 @@ static inline void *atom__dg_payload(atom__dg *g, atom__dg_node n) {
 int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v);
 
 /* Edge payloads (optional): give every edge @p size bytes, for instance the two events that
- * make the conflict, so that a reported cycle can say why each of its edges exists (the tso
- * checker does; velodrome does not). Call before the first edge is added. */
+ * make the conflict, so that a reported cycle can say why each of its edges exists (velodrome
+ * and tso do). One payload per edge, the first: an edge made again keeps the payload it was
+ * inserted with, so a repeat costs nothing more than without payloads. Call before the first
+ * edge is added. */
 void atom__dg_set_edge_payload(atom__dg *g, size_t size);
 
 /* atom__dg_add_edge() that stores a copy of @p payload (the size given to

@@ -26,6 +26,7 @@
 #include "randtrace.h"
 #include "reference.h"
 #include "support/digraph.h"
+#include "cycle_check.h"
 #include "util.h"
 
 Suite *atom_test_suite_tso(void);
@@ -183,7 +184,10 @@ START_TEST(executions_with_commits) {
   const atom_report *r = first_of(s, "tso-cycle");
   ck_assert_uint_eq(atom_report_txn_count(r), 2);
   ck_assert_uint_eq(atom_report_event_index(r), 9); /* closed by the second commit */
-  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "commit(y)"));
+  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "t2 committed y at loc 9 (event 9)"));
+  /* both conflicts with their events; the second commit closes the cycle */
+  ck_assert_uint_eq(atom_report_edge_count(r), 2);
+  ck_assert_ptr_null(cc_check_edges(r, CC_ALL));
   atom_session_free(s);
   /* the same with each commit right after its write: SC, serializable */
   const char *sc = "t1|begin|0\nt1|w(x)|1\nt1|commit(x)|1\nt1|r(y)|2\nt1|end|3\n"
@@ -246,7 +250,11 @@ START_TEST(trace_mode_basics) {
   ck_assert_uint_eq(count_kind(s, 0, "tso-cycle"), 1);
   const atom_report *r = first_of(s, "tso-cycle");
   ck_assert_ptr_nonnull(strstr(atom_report_message(r), "undirected edges oriented"));
-  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "the commit of w(x)"));
+  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "the commit of t1 wrote x"));
+  /* the undirected edge the cycle needs, oriented: t2's read of x before t1's commit of x (the
+   * other way round, t1 read y before t2 wrote it, every execution has) */
+  ck_assert_uint_eq(atom_report_edge_count(r), 1);
+  ck_assert_ptr_null(cc_check_edges(r, 0));
   atom_session_free(s);
   /* fences between the accesses make every edge directed: serializable */
   const char *f = "t1|begin|0\nt1|w(x)|1\nt1|fence|2\nt1|r(y)|3\nt1|end|4\n"
@@ -260,6 +268,7 @@ START_TEST(trace_mode_basics) {
   r = first_of(s, "tso-cycle");
   ck_assert_uint_eq(atom_report_event_index(r), 6);
   ck_assert_ptr_nonnull(strstr(atom_report_message(r), "directed edges"));
+  ck_assert_ptr_null(cc_check_edges(r, CC_ALL));
   atom_session_free(s);
   /* buffered reads named in the report: t1 reads its own x (maybe from the buffer) */
   const char *b = "t1|begin|0\nt1|w(x)|1\nt1|r(x)|2\nt1|r(y)|3\nt1|end|4\n"
@@ -760,6 +769,25 @@ static void dump_trace(const ntrace *T) {
 }
 
 /* One normalized trace against the reference. */
+/* Every report's edges: two conflicting events each; an edge of the transaction graph (found
+ * online or among the directed edges of a trace) also in trace order, and its cycle closed by
+ * exactly one edge, the last. The oriented undirected edges of the trace search follow a
+ * predicted execution, not the trace order. */
+static void check_edges(const atom_session *s, uint64_t seed) {
+  for (size_t k = 0; k < atom_report_count(s); k++) {
+    const atom_report *r = atom_report_get(s, k);
+    int closed = 0;
+    for (size_t i = 0; i < atom_report_edge_count(r); i++) {
+      uint32_t fl = 0;
+      atom_report_edge(r, i, NULL, NULL, &fl);
+      if (fl & ATOM_EDGE_CLOSING) closed = 1;
+    }
+    const char *why = cc_check_edges(r, closed ? CC_ORDER | CC_CLOSING : 0);
+    ck_assert_msg(!why, "seed %llu: %s report: %s (%s)", (unsigned long long)seed,
+                  atom_report_kind(r), why, atom_report_message(r));
+  }
+}
+
 static void check_trace(const ntrace *T, uint64_t seed, stats *S, int fenced) {
   size_t nw = 0;
   for (size_t i = 0; i < T->n; i++) nw += T->ev[i].kind == ATOM_WRITE;
@@ -799,6 +827,7 @@ static void check_trace(const ntrace *T, uint64_t seed, stats *S, int fenced) {
     atom_session *s = tu_session(specs);
     push_trace(s, T);
     ck_assert_int_eq(atom_finish(s), 0);
+    check_edges(s, seed);
     size_t cyc = count_kind(s, 0, "tso-cycle"), nr = count_kind(s, 0, "non-robust");
     if ((cyc > 0) != E->any_cycle || (nr > 0) != E->any_nonsc) dump_trace(T);
     ck_assert_msg(state_of(s) == ATOM_CHECKER_COMPLETE, "seed %llu: bound reached",
@@ -818,6 +847,7 @@ static void check_trace(const ntrace *T, uint64_t seed, stats *S, int fenced) {
     atom_session *s = tu_session(specs);
     push_trace(s, T);
     int rc = atom_finish(s);
+    check_edges(s, seed);
     ck_assert_msg(rc == 0, "seed %llu: %s", (unsigned long long)seed, atom_last_error());
     size_t cyc = count_kind(s, 0, "tso-cycle"), nr = count_kind(s, 0, "non-robust");
     atom_session_free(s);
@@ -869,6 +899,7 @@ static void check_trace(const ntrace *T, uint64_t seed, stats *S, int fenced) {
     atom_session *s = tu_session(specs);
     push_steps(s, T, st, ns, drop);
     ck_assert_int_eq(atom_finish(s), 0);
+    check_edges(s, seed);
     size_t cyc = count_kind(s, 0, "tso-cycle"), nr = count_kind(s, 0, "non-robust");
     if ((cyc > 0) != v.cycle || (nr > 0) != v.nonsc) {
       dump_trace(T);

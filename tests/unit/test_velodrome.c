@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "atomicity/error.h"
+#include "cycle_check.h"
 #include "randtrace.h"
 #include "reference.h"
 #include "support/digraph.h"
@@ -473,6 +474,10 @@ START_TEST(corpus_cycles) {
       int same = ngot == (size_t)nwant;
       for (size_t i = 0; same && i < ngot; i++) same = got[i] == want[i];
       ck_assert_msg(same, "%s: reported %s", de->d_name, atom_report_message(r));
+      for (size_t k = 0; k < atom_report_count(s); k++) {
+        const char *why = cc_check_edges(atom_report_get(s, k), CC_ALL);
+        ck_assert_msg(!why, "%s: report %zu: %s", de->d_name, k, why);
+      }
     }
     atom_checker_stats st = vstats(s);
     ck_assert_uint_eq(st.nodes, 0); /* everything complete and acyclic: all collected */
@@ -522,18 +527,40 @@ START_TEST(report_contents) {
     ck_assert_uint_eq(b, bi[i]);
     ck_assert_uint_eq(l, bl[i]);
   }
-  ck_assert_uint_eq(atom_report_event_count(r), 1);
-  atom_event ev;
-  uint64_t idx;
-  ck_assert_int_eq(atom_report_event(r, 0, &ev, &idx), 0);
-  ck_assert_uint_eq(idx, 6);
-  ck_assert_uint_eq(ev.kind, ATOM_READ);
-  ck_assert_uint_eq(ev.thread, T1);
-  ck_assert_uint_eq(ev.target, X);
+  /* every edge with its two events, in cycle order: rel@2 -> acq@3 (lock), acq@3 -> w@4
+   * (program order between two unary transactions: not one run), w@4 -> r@6 (closing) */
+  static const uint64_t ei[] = {2, 3, 4, 6}, ek[] = {ATOM_RELEASE, ATOM_ACQUIRE, ATOM_WRITE,
+                                                    ATOM_READ};
+  static const uint64_t et[] = {T1, T2, T2, T1}, eg[] = {L, L, X, X};
+  ck_assert_uint_eq(atom_report_event_count(r), 4);
+  for (size_t i = 0; i < 4; i++) {
+    atom_event ev;
+    uint64_t idx;
+    ck_assert_int_eq(atom_report_event(r, i, &ev, &idx), 0);
+    ck_assert_uint_eq(idx, ei[i]);
+    ck_assert_uint_eq(ev.kind, ek[i]);
+    ck_assert_uint_eq(ev.thread, et[i]);
+    ck_assert_uint_eq(ev.target, eg[i]);
+  }
+  static const size_t ef[] = {0, 1, 2}, eto[] = {1, 2, 3};
+  ck_assert_uint_eq(atom_report_edge_count(r), 3);
+  for (size_t i = 0; i < 3; i++) {
+    size_t f, t;
+    uint32_t fl;
+    ck_assert_int_eq(atom_report_edge(r, i, &f, &t, &fl), 0);
+    ck_assert_uint_eq(f, ef[i]);
+    ck_assert_uint_eq(t, eto[i]);
+    ck_assert_uint_eq(fl, i == 2 ? ATOM_EDGE_CLOSING : 0);
+  }
+  ck_assert_ptr_null(cc_check_edges(r, CC_ALL));
   ck_assert_uint_eq(atom_report_var_count(r), 1);
   ck_assert_uint_eq(atom_report_var(r, 0), X);
   ck_assert_str_eq(atom_report_message(r),
-                   "cycle main@0 -> 0x20@3 -> 0x20@4 -> main@0, closed by read(x) in main");
+                   "main's transaction at loc 100 (event 0) released 0x77 at loc 102 (event 2), "
+                   "then T32's access outside any transaction (event 3) acquired 0x77 at "
+                   "loc 103 (event 3), then T32's access outside any transaction (event 4) "
+                   "wrote x at loc 104 (event 4), then main read x at loc 106 (event 6): "
+                   "no serial order of these 3 transactions gives this");
   atom_session_free(s);
 }
 END_TEST
@@ -623,6 +650,35 @@ START_TEST(long_cycle) {
   ck_assert_uint_lt(strlen(atom_report_message(r)), 65536);
   ck_assert_int_eq(atom_finish(s), 0);
   ck_assert_uint_eq(vstats(s).nodes, 0);
+  atom_session_free(s);
+}
+END_TEST
+
+/* A cycle through 10 000 transactions of one thread and one of another: the report is two
+ * runs and two edges with four events (program order inside the run needs none). */
+START_TEST(long_run_cycle) {
+  enum { N = 10000 };
+  atom_session *s = velodrome_session();
+  ck_assert_int_eq(atom_begin(s, 2, 1), 0);
+  ck_assert_int_eq(atom_write(s, 2, 10, 2), 0);
+  for (int i = 0; i < N; i++) {
+    ck_assert_int_eq(atom_begin(s, 1, 3), 0);
+    if (i == 0) ck_assert_int_eq(atom_read(s, 1, 10, 4), 0);
+    if (i == N - 1) ck_assert_int_eq(atom_write(s, 1, 11, 5), 0);
+    ck_assert_int_eq(atom_end(s, 1, 6), 0);
+  }
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  ck_assert_int_eq(atom_read(s, 2, 11, 7), 0);
+  ck_assert_uint_eq(atom_report_count(s), 1);
+  const atom_report *r = atom_report_get(s, 0);
+  ck_assert_uint_eq(atom_report_txn_count(r), 2);
+  uint64_t count = 0;
+  ck_assert_int_eq(atom_report_txn_run(r, 1, NULL, &count, NULL), 0);
+  ck_assert_uint_eq(count, N);
+  ck_assert_uint_eq(atom_report_edge_count(r), 2);
+  ck_assert_uint_eq(atom_report_event_count(r), 4);
+  ck_assert_ptr_null(cc_check_edges(r, CC_ALL));
+  ck_assert_int_eq(atom_finish(s), 0);
   atom_session_free(s);
 }
 END_TEST
@@ -723,7 +779,7 @@ END_TEST
 /* ---- against the brute-force reference ------------------------------------------------------ */
 
 START_TEST(random_against_reference) {
-  size_t violations = 0, runs = 0;
+  size_t violations = 0, runs = 0, edges_checked = 0;
   for (uint64_t seed = 1; seed <= 3000; seed++) {
     rt_params p;
     rt_params_random(&p, seed, 28);
@@ -766,6 +822,29 @@ START_TEST(random_against_reference) {
       }
       for (size_t i = 0; i < m; i++)
         CHECK(ref_trace_txn_before(rt, (size_t)ids[i], (size_t)ids[(i + 1) % m]));
+      /* every edge: two conflicting events of the trace, in order, chained through the
+       * transactions, one closing edge; each joins two distinct transactions in <=Txn order */
+      const char *why = cc_check_edges(r, CC_ALL);
+      if (why) {
+        fprintf(stderr, "velodrome edges, seed %llu: %s (%s)\n", (unsigned long long)seed, why,
+                atom_report_message(r));
+        rt_write_std(stderr, ev, n);
+      }
+      CHECK(why == NULL);
+      for (size_t i = 0; i < atom_report_edge_count(r); i++) {
+        size_t f, t;
+        uint64_t fi, ti;
+        atom_event fe, te;
+        CHECK(atom_report_edge(r, i, &f, &t, NULL) == 0);
+        CHECK(atom_report_event(r, f, &fe, &fi) == 0 && atom_report_event(r, t, &te, &ti) == 0);
+        CHECK(fi < n && ti < n);
+        CHECK(fe.kind == ev[fi].kind && fe.thread == ev[fi].thread && fe.loc == ev[fi].loc);
+        CHECK(te.kind == ev[ti].kind && te.thread == ev[ti].thread && te.loc == ev[ti].loc);
+        long a = ref_trace_event_txn(rt, (size_t)fi), b = ref_trace_event_txn(rt, (size_t)ti);
+        CHECK(a >= 0 && b >= 0 && a != b);
+        CHECK(ref_trace_txn_before(rt, (size_t)a, (size_t)b));
+      }
+      edges_checked += atom_report_edge_count(r);
     }
     CHECK(vstats(s).nodes == 0);
     atom_session_free(s);
@@ -776,6 +855,7 @@ START_TEST(random_against_reference) {
   CHECK(runs == 3000);
   CHECK(violations > 100); /* the generator does produce violations */
   CHECK(violations < 2900);
+  CHECK(edges_checked >= 2 * violations);
 }
 END_TEST
 
@@ -830,6 +910,7 @@ Suite *atom_test_suite_velodrome(void) {
   tcase_add_test(c, keeps_going_after_a_cycle);
   tcase_add_test(c, fork_join_and_open_at_finish);
   tcase_add_test(c, long_cycle);
+  tcase_add_test(c, long_run_cycle);
   tcase_add_test(c, memory_flat_2pl);
   tcase_add_test(c, memory_flat_with_open_transaction);
   tcase_add_test(c, unary_events_cost_no_nodes);
