@@ -515,6 +515,8 @@ int atom__output_sarif(atom__out *o, const struct atom_session *s, const atom_ou
   atom__json_kstr(&j, "name", run.tool);
   atom__json_kstr(&j, "version", atom_version());
   atom__json_kstr(&j, "semanticVersion", atom_version());
+  /* the project's own page on this format, relative to its source tree */
+  atom__json_kstr(&j, "informationUri", "doc/output.md");
   atom__json_key(&j, "rules");
   atom__json_arr(&j);
   for (size_t i = 0; i < n_rules; i++) write_rule(&j, &rules[i]);
