@@ -332,10 +332,6 @@ int atom__output_json(atom__out *o, const struct atom_session *s, const atom_out
   atom__json_kstr(&j, "file", opt->input);
   atom__json_kuint(&j, "events", run.events);
   atom__json_kuint(&j, "rejected", run.rejected);
-  if (opt->seconds >= 0) {
-    atom__json_key(&j, "seconds");
-    atom__json_double(&j, opt->seconds);
-  }
   atom__json_key(&j, "checkers");
   atom__json_arr(&j);
   for (size_t i = 0; i < run.n_checkers; i++) {

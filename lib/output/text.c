@@ -144,7 +144,7 @@ int atom__output_text(atom__out *o, const struct atom_session *s, const atom_out
     for (size_t k = 0; k < c->n_printed; k++) atom__output_text_report(o, c->shown[k], c->label);
     if (c->n_printed < c->n_shown) {
       atom__out_text_chars(o, c->label);
-      atom__out_printf(o, ": %zu more report%s not shown (--max-reports %zu)\n\n",
+      atom__out_printf(o, ": %zu more report%s not shown (at most %zu per checker)\n\n",
                        c->n_shown - c->n_printed, atom__out_plural(c->n_shown - c->n_printed),
                        opt->max_reports);
     }

@@ -211,14 +211,22 @@ class Json(unittest.TestCase):
         self.assertIsInstance(r["message"], str)
         self.assertTrue(r["message"])
         self.assertGreaterEqual(r["count"], 1)
+        self.assertRegex(r["fingerprint"], r"^[0-9a-f]{16}$")
+        self.assertIsInstance(r["edges"], list)
+        self.assertEqual(r["omitted"], 0)
         for t in r["transactions"]:
-            self.assertEqual(set(t), {"thread", "begin_index", "begin_loc"})
+            self.assertTrue({"thread", "begin_index", "begin_loc", "unary", "count",
+                             "last_index", "description"} <= set(t), t)
+            self.assertEqual(t["count"], 1)
+            self.assertNotIn("stack", t)  # nothing is known of the locs of a bare trace
             self.assertIn(f'{t["thread"]}@{t["begin_index"]}', {"t1@0", "t2@1"})
             self.assertEqual(t["begin_loc"], t["begin_index"])  # locs equal indexes in rho2
         for v in r["variables"]:
             self.assertIn(v, {"x", "y"})
         for e in r["events"]:
-            self.assertEqual(set(e), {"index", "kind", "thread", "target", "loc"})
+            self.assertTrue({"index", "kind", "thread", "target", "loc", "transaction",
+                             "description"} <= set(e), e)
+            self.assertIn(e["transaction"], (None, *range(len(r["transactions"]))))
             self.assertIn(e["thread"], {"t1", "t2"})
             self.assertIn(e["kind"], {"read", "write", "begin", "end", "acquire", "release",
                                       "fork", "join", "fence", "commit"})
@@ -344,24 +352,29 @@ class Sarif(unittest.TestCase):
         results = run0["results"]
         self.assertEqual(len(results), len(reports))
         for res, rep in zip(results, reports):
-            self.assertEqual(res["ruleId"], rep["kind"])
-            self.assertEqual(rule_ids[res["ruleIndex"]], rep["kind"])
+            self.assertEqual(res["ruleId"], rep["checker"] + "/" + rep["kind"])
+            self.assertEqual(rule_ids[res["ruleIndex"]], res["ruleId"])
+            self.assertEqual(res["partialFingerprints"]["atomicity/v1"], rep["fingerprint"])
             self.assertEqual(res["level"], "error")
             self.assertEqual(res["message"]["text"], rep["message"] + " (observed in this run)")
             self.assertEqual(res["properties"]["evidence"], "observed")
             self.assertEqual(res["properties"]["event_index"], rep["event_index"])
             self.assertEqual(res["properties"]["checker"], rep["checker"])
             self.assertTrue(res["locations"])
-            for loc in res["locations"]:
+            # no source line is known: the trace file itself is the physical location
+            self.assertEqual(len(res["locations"]), 1)
+            phys = res["locations"][0]["physicalLocation"]
+            self.assertEqual(phys["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+                             "aerodrome-rho2.std")
+            self.assertEqual(phys["region"]["startLine"], 1)
+            for loc in res.get("relatedLocations", []):
                 ll = loc["logicalLocations"]
                 self.assertEqual(len(ll), 1)
                 self.assertRegex(ll[0]["fullyQualifiedName"], r"^event \d+$")
-                self.assertTrue(ll[0]["name"])
                 self.assertTrue(loc["message"]["text"])
-            if rep["events"]:
-                self.assertEqual([l["logicalLocations"][0]["fullyQualifiedName"]
-                                  for l in res["locations"]],
-                                 [f'event {e["index"]}' for e in rep["events"]])
+            self.assertEqual([l["logicalLocations"][0]["fullyQualifiedName"]
+                              for l in res.get("relatedLocations", [])],
+                             [f'event {e["index"]}' for e in rep["events"]])
         self.assertEqual(run0["properties"]["events"], 8)
 
     def test_serializable(self):
@@ -378,8 +391,8 @@ class Text(unittest.TestCase):
         self.assertEqual(code, 1, err)
         self.assertEqual(err, "")
         self.assertRegex(out, r"(?m)^aerodrome: \S+ at event 5 \(\d+ occurrences?, observed\)$")
-        self.assertIn("t1@0 (loc 0)", out)
-        self.assertIn("t2@1 (loc 1)", out)
+        self.assertIn("    t1's transaction at loc 0 (event 0)\n", out)
+        self.assertIn("    t2's transaction at loc 1 (event 1)\n", out)
         self.assertRegex(out, r"(?m)^aerodrome: 1 violation \(\d+ occurrences?\)$")
 
     def test_serializable(self):
@@ -390,10 +403,10 @@ class Text(unittest.TestCase):
     def test_witness_events_use_names(self):
         code, out, _ = run("-c", "velodrome", VIOLATING)
         self.assertEqual(code, 1)
-        # Witness events, if the checker gives any, read "INDEX: THREAD KIND(TARGET) (loc N)".
-        for line in out.splitlines():
-            if line.startswith("    ") and ": t" in line:
-                self.assertRegex(line, r"^    \d+: t[12] [a-z]+(\([xy]\))? \(loc \d+\)$")
+        # Witness events, if the checker gives any, read "THREAD VERB TARGET at loc N (event I)".
+        events = re.findall(r"(?m)^    t[12] (?!'s).*$", out)
+        for line in events:
+            self.assertRegex(line, r"^    t[12] (read|wrote) [xy] at loc \d+ \(event \d+\)$")
 
     def test_quiet(self):
         code, out, err = run("--quiet", VIOLATING)
@@ -430,9 +443,9 @@ class Text(unittest.TestCase):
         for raw in (b"\x9b", b"\x85", b"\x90", b"\t"):
             self.assertNotIn(raw, out)
         text = out.decode("utf-8")
-        self.assertIn(r"T\xc2\x9b@0: start\x9b[2J\x09at \xc2\x90f.c:1", text)
-        self.assertIn(r"variables: x\xc2\x85\xc2\x9b31m\x9b2J" + "\u00e9\n", text)
-        self.assertIn(r"w(x\xc2\x85\xc2\x9b31m\x9b2J", text)
+        self.assertIn(r"T\xC2\x9B's transaction at start\x9B[2J\x09at \xC2\x90f.c:1", text)
+        self.assertIn(r"variables: x\xC2\x85\xC2\x9B31m\x9B2J" + "\u00e9\n", text)
+        self.assertIn(r"wrote x\xC2\x85\xC2\x9B31m\x9B2J", text)
 
 
 # T1's transaction (begin at loc 10) split by T2's write (observed), and the same events in a
@@ -539,7 +552,7 @@ class MaxReports(unittest.TestCase):
             self.assertEqual(code, 1)
             heads = [l for l in out.splitlines() if re.match(r"aerodrome: \S+ at event \d+ \(", l)]
             self.assertEqual(len(heads), 1, out)
-            self.assertIn("aerodrome: 2 more reports not shown (--max-reports 1)", out)
+            self.assertIn("aerodrome: 2 more reports not shown (at most 1 per checker)", out)
             self.assertRegex(out, r"(?m)^aerodrome: 3 violations \(\d+ occurrences\)$")
 
     def test_sarif(self):
@@ -566,7 +579,7 @@ class Bounds(unittest.TestCase):
             code, out, err = run("--max-stored", "2", path)
             self.assertEqual(code, 1, err)
             self.assertIn("aerodrome: 5 violations (5 occurrences)\n"
-                          "aerodrome: 3 distinct reports counted but not stored (--max-stored 2)\n",
+                          "aerodrome: 3 distinct reports counted but not stored\n",
                           out)
             # the default (10000) and 0 (no limit) keep all five
             for args in ((), ("--max-stored", "0")):
