@@ -5,12 +5,14 @@ Run by meson (tests/cli/meson.build) as `test_atomcheck.py [TestClass ...]` with
   ATOMCHECK         path of the atomcheck binary
   ATOM_CORPUS_DIR   tests/corpus
   JSON_WRITER_TEST  path of json-writer-test (JsonWriter only)
+  OUTPUT_DEMO       path of output-demo (Outputs only)
 """
 
 import json
 import os
 import pty
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -22,6 +24,7 @@ CORPUS = os.environ.get(
     "ATOM_CORPUS_DIR",
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
 JSON_WRITER_TEST = os.environ.get("JSON_WRITER_TEST", "")
+OUTPUT_DEMO = os.environ.get("OUTPUT_DEMO", "")
 
 SERIALIZABLE = os.path.join(CORPUS, "aerodrome-rho1.std")
 VIOLATING = os.path.join(CORPUS, "aerodrome-rho2.std")
@@ -212,14 +215,22 @@ class Json(unittest.TestCase):
         self.assertIsInstance(r["message"], str)
         self.assertTrue(r["message"])
         self.assertGreaterEqual(r["count"], 1)
+        self.assertRegex(r["fingerprint"], r"^[0-9a-f]{16}$")
+        self.assertIsInstance(r["edges"], list)
+        self.assertEqual(r["omitted"], 0)
         for t in r["transactions"]:
-            self.assertEqual(set(t), {"thread", "begin_index", "begin_loc"})
+            self.assertTrue({"thread", "begin_index", "begin_loc", "unary", "count",
+                             "last_index", "description"} <= set(t), t)
+            self.assertEqual(t["count"], 1)
+            self.assertNotIn("stack", t)  # nothing is known of the locs of a bare trace
             self.assertIn(f'{t["thread"]}@{t["begin_index"]}', {"t1@0", "t2@1"})
             self.assertEqual(t["begin_loc"], t["begin_index"])  # locs equal indexes in rho2
         for v in r["variables"]:
             self.assertIn(v, {"x", "y"})
         for e in r["events"]:
-            self.assertEqual(set(e), {"index", "kind", "thread", "target", "loc"})
+            self.assertTrue({"index", "kind", "thread", "target", "loc", "transaction",
+                             "description"} <= set(e), e)
+            self.assertIn(e["transaction"], (None, *range(len(r["transactions"]))))
             self.assertIn(e["thread"], {"t1", "t2"})
             self.assertIn(e["kind"], {"read", "write", "begin", "end", "acquire", "release",
                                       "fork", "join", "fence", "commit"})
@@ -345,24 +356,29 @@ class Sarif(unittest.TestCase):
         results = run0["results"]
         self.assertEqual(len(results), len(reports))
         for res, rep in zip(results, reports):
-            self.assertEqual(res["ruleId"], rep["kind"])
-            self.assertEqual(rule_ids[res["ruleIndex"]], rep["kind"])
+            self.assertEqual(res["ruleId"], rep["checker"] + "/" + rep["kind"])
+            self.assertEqual(rule_ids[res["ruleIndex"]], res["ruleId"])
+            self.assertEqual(res["partialFingerprints"]["atomicity/v1"], rep["fingerprint"])
             self.assertEqual(res["level"], "error")
             self.assertEqual(res["message"]["text"], rep["message"] + " (observed in this run)")
             self.assertEqual(res["properties"]["evidence"], "observed")
             self.assertEqual(res["properties"]["event_index"], rep["event_index"])
             self.assertEqual(res["properties"]["checker"], rep["checker"])
             self.assertTrue(res["locations"])
-            for loc in res["locations"]:
+            # no source line is known: the trace file itself is the physical location
+            self.assertEqual(len(res["locations"]), 1)
+            phys = res["locations"][0]["physicalLocation"]
+            self.assertEqual(phys["artifactLocation"]["uri"].rsplit("/", 1)[-1],
+                             "aerodrome-rho2.std")
+            self.assertEqual(phys["region"]["startLine"], 1)
+            for loc in res.get("relatedLocations", []):
                 ll = loc["logicalLocations"]
                 self.assertEqual(len(ll), 1)
                 self.assertRegex(ll[0]["fullyQualifiedName"], r"^event \d+$")
-                self.assertTrue(ll[0]["name"])
                 self.assertTrue(loc["message"]["text"])
-            if rep["events"]:
-                self.assertEqual([l["logicalLocations"][0]["fullyQualifiedName"]
-                                  for l in res["locations"]],
-                                 [f'event {e["index"]}' for e in rep["events"]])
+            self.assertEqual([l["logicalLocations"][0]["fullyQualifiedName"]
+                              for l in res.get("relatedLocations", [])],
+                             [f'event {e["index"]}' for e in rep["events"]])
         self.assertEqual(run0["properties"]["events"], 8)
 
     def test_serializable(self):
@@ -379,8 +395,8 @@ class Text(unittest.TestCase):
         self.assertEqual(code, 1, err)
         self.assertEqual(err, "")
         self.assertRegex(out, r"(?m)^aerodrome: \S+ at event 5 \(\d+ occurrences?, observed\)$")
-        self.assertIn("t1@0 (loc 0)", out)
-        self.assertIn("t2@1 (loc 1)", out)
+        self.assertIn("    t1's transaction at loc 0 (event 0)\n", out)
+        self.assertIn("    t2's transaction at loc 1 (event 1)\n", out)
         self.assertRegex(out, r"(?m)^aerodrome: 1 violation \(\d+ occurrences?\)$")
 
     def test_serializable(self):
@@ -391,10 +407,10 @@ class Text(unittest.TestCase):
     def test_witness_events_use_names(self):
         code, out, _ = run("-c", "velodrome", VIOLATING)
         self.assertEqual(code, 1)
-        # Witness events, if the checker gives any, read "INDEX: THREAD KIND(TARGET) (loc N)".
-        for line in out.splitlines():
-            if line.startswith("    ") and ": t" in line:
-                self.assertRegex(line, r"^    \d+: t[12] [a-z]+(\([xy]\))? \(loc \d+\)$")
+        # Witness events, if the checker gives any, read "THREAD VERB TARGET at loc N (event I)".
+        events = re.findall(r"(?m)^    t[12] (?!'s).*$", out)
+        for line in events:
+            self.assertRegex(line, r"^    t[12] (read|wrote) [xy] at loc \d+ \(event \d+\)$")
 
     def test_quiet(self):
         code, out, err = run("--quiet", VIOLATING)
@@ -431,9 +447,11 @@ class Text(unittest.TestCase):
         for raw in (b"\x9b", b"\x85", b"\x90", b"\t"):
             self.assertNotIn(raw, out)
         text = out.decode("utf-8")
-        self.assertIn(r"T\xc2\x9b@0: start\x9b[2J\x09at \xc2\x90f.c:1", text)
-        self.assertIn(r"variables: x\xc2\x85\xc2\x9b31m\x9b2J" + "\u00e9\n", text)
-        self.assertIn(r"w(x\xc2\x85\xc2\x9b31m\x9b2J", text)
+        # (a tab in a one-line rendering may be escaped or turned into a space)
+        self.assertRegex(text, r"T\\xC2\\x9B's transaction at start\\x9B\[2J(\\x09| )at "
+                               r"\\xC2\\x90f\.c:1")
+        self.assertIn(r"variables: x\xC2\x85\xC2\x9B31m\x9B2J" + "\u00e9\n", text)
+        self.assertIn(r"wrote x\xC2\x85\xC2\x9B31m\x9B2J", text)
 
 
 # T1's transaction (begin at loc 10) split by T2's write (observed), and the same events in a
@@ -540,7 +558,7 @@ class MaxReports(unittest.TestCase):
             self.assertEqual(code, 1)
             heads = [l for l in out.splitlines() if re.match(r"aerodrome: \S+ at event \d+ \(", l)]
             self.assertEqual(len(heads), 1, out)
-            self.assertIn("aerodrome: 2 more reports not shown (--max-reports 1)", out)
+            self.assertIn("aerodrome: 2 more reports not shown (at most 1 per checker)", out)
             self.assertRegex(out, r"(?m)^aerodrome: 3 violations \(\d+ occurrences\)$")
 
     def test_sarif(self):
@@ -567,7 +585,7 @@ class Bounds(unittest.TestCase):
             code, out, err = run("--max-stored", "2", path)
             self.assertEqual(code, 1, err)
             self.assertIn("aerodrome: 5 violations (5 occurrences)\n"
-                          "aerodrome: 3 distinct reports counted but not stored (--max-stored 2)\n",
+                          "aerodrome: 3 distinct reports counted but not stored\n",
                           out)
             # the default (10000) and 0 (no limit) keep all five
             for args in ((), ("--max-stored", "0")):
@@ -962,6 +980,264 @@ class JsonWriter(unittest.TestCase):
         out = self.check("compact")
         self.assertEqual(out.count(b"\n"), 1)
 
+
+
+def demo(fmt, *args):
+    """output-demo's document: one cycle report with edges, locations and a stack."""
+    if not OUTPUT_DEMO:
+        raise unittest.SkipTest("OUTPUT_DEMO is not set")
+    p = subprocess.run([OUTPUT_DEMO, fmt, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=60)
+    if p.returncode != 0:
+        raise AssertionError(f"output-demo {fmt} {args}: exit {p.returncode}: {p.stderr}")
+    return p.stdout.decode("utf-8")
+
+
+class Outputs(unittest.TestCase):
+    """The library's writers (atom_session_write) on a report whose cycle has edges."""
+
+    EDGE1 = ("T1 wrote balance at withdraw at src/bank.c:31 (event 2) \u2192 "
+             "T2 read balance at deposit at src/bank.c:51 (event 3)")
+    EDGE2 = ("T2 wrote limit at deposit at src/bank.c:52 (event 4) \u2192 "
+             "T1 read limit at withdraw at src/bank.c:33 (event 5) (closed the cycle)")
+
+    def test_text_shows_every_edge(self):
+        out = demo("text")
+        self.assertRegex(out, r"(?m)^demo: conflict-cycle at event 5 \(1 occurrence, observed\)$")
+        self.assertIn("  edges:\n    " + self.EDGE1 + "\n    " + self.EDGE2 + "\n", out)
+        self.assertIn("  transactions:\n"
+                      "    T1's transaction at withdraw at src/bank.c:30 (event 0)\n"
+                      "    T2's transaction at deposit at src/bank.c:50 (event 1)\n", out)
+        self.assertIn("  variables: balance, limit\n", out)
+        self.assertNotIn("other events:", out)  # every witness event is on an edge
+        self.assertTrue(out.endswith("demo: 1 violation (1 occurrence)\n"), out)
+
+    def test_report_write_gives_the_same_block(self):
+        block = demo("text", "0", "report")
+        self.assertIn(block, demo("text"))
+        self.assertEqual(json.loads(demo("json", "0", "report")),
+                         json.loads(demo("json"))["checkers"][0]["reports"][0])
+
+    def test_json_edges_stacks_fingerprint(self):
+        doc = json.loads(demo("json"))
+        self.assertEqual(doc["tool"], "output-demo")
+        self.assertEqual(doc["file"], "demo.std")
+        r = doc["checkers"][0]["reports"][0]
+        self.assertRegex(r["fingerprint"], r"^[0-9a-f]{16}$")
+        self.assertEqual(r["edges"], [{"from": 0, "to": 1, "closing": False},
+                                      {"from": 2, "to": 3, "closing": True}])
+        self.assertEqual([e["transaction"] for e in r["events"]], [0, 1, 1, 0])
+        self.assertEqual([e["kind"] for e in r["events"]], ["write", "read", "write", "read"])
+        self.assertEqual(r["events"][0]["stack"],
+                         [{"function": "withdraw", "file": "src/bank.c", "line": 31},
+                          {"function": "main", "file": "src/main.c", "line": 12}])
+        self.assertEqual(r["events"][1]["stack"],
+                         [{"function": "deposit", "file": "src/bank.c", "line": 51}])
+        self.assertEqual(r["transactions"][0]["stack"],
+                         [{"function": "withdraw", "file": "src/bank.c", "line": 30}])
+        self.assertEqual(r["events"][3]["description"],
+                         "T1 read limit at withdraw at src/bank.c:33 (event 5)")
+        self.assertEqual(r["transactions"][1]["description"],
+                         "T2's transaction at deposit at src/bank.c:50 (event 1)")
+        bare = json.loads(demo("json", "0", "nolocations"))["checkers"][0]["reports"][0]
+        self.assertNotIn("stack", bare["events"][0])
+        self.assertNotIn("stack", bare["transactions"][0])
+
+    def test_fingerprint_survives_shifted_indexes(self):
+        a = json.loads(demo("json"))["checkers"][0]["reports"][0]
+        b = json.loads(demo("json"))["checkers"][0]["reports"][0]
+        c = json.loads(demo("json", "7"))["checkers"][0]["reports"][0]
+        self.assertEqual(c["event_index"], 12)
+        self.assertEqual(a["fingerprint"], b["fingerprint"])
+        self.assertEqual(a["fingerprint"], c["fingerprint"])
+
+    def test_sarif_for_code_scanning(self):
+        log = json.loads(demo("sarif"))
+        run0 = log["runs"][0]
+        rule = run0["tool"]["driver"]["rules"][0]
+        self.assertEqual(rule["id"], "demo/conflict-cycle")
+        for key in ("shortDescription", "fullDescription"):
+            self.assertTrue(rule[key]["text"])
+        self.assertTrue(rule["help"]["text"] and rule["help"]["markdown"])
+        self.assertEqual(rule["defaultConfiguration"]["level"], "error")
+        res = run0["results"][0]
+        self.assertEqual(res["level"], "error")
+        phys = res["locations"][0]["physicalLocation"]
+        # the later event of the closing edge heads the result
+        self.assertEqual(phys, {"artifactLocation": {"uri": "src/bank.c"},
+                                "region": {"startLine": 33}})
+        related = res["relatedLocations"]
+        self.assertEqual([l["physicalLocation"]["region"]["startLine"] for l in related],
+                         [31, 51, 52, 33])
+        self.assertEqual(related[0]["message"]["text"],
+                         "T1 wrote balance at withdraw at src/bank.c:31 (event 2)")
+        flows = res["codeFlows"][0]["threadFlows"]
+        self.assertEqual([f["id"] for f in flows], ["T1", "T2"])
+        self.assertEqual([l["executionOrder"] for l in flows[0]["locations"]], [3, 6])
+        fp = json.loads(demo("json"))["checkers"][0]["reports"][0]["fingerprint"]
+        self.assertEqual(res["partialFingerprints"], {"atomicity/v1": fp})
+        # without any known line: the input file stands in, no code flow
+        bare = json.loads(demo("sarif", "0", "nolocations"))["runs"][0]["results"][0]
+        self.assertEqual(bare["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+                         "demo.std")
+        self.assertNotIn("codeFlows", bare)
+
+    def test_dot_graph(self):
+        out = demo("dot")
+        self.assertRegex(out, r"^digraph cycle0 \{\n")
+        self.assertTrue(out.endswith("}\n"))
+        self.assertEqual(len(re.findall(r"(?m)^  t[01] \[label=\"", out)), 2)
+        edges = re.findall(r"(?m)^  (t\d) -> (t\d) \[label=\"([^\"]*)\"(.*)\];$", out)
+        self.assertEqual([(a, b) for a, b, _, _ in edges], [("t0", "t1"), ("t1", "t0")])
+        self.assertIn("T1 wrote balance at withdraw at src/bank.c:31 (event 2)\\n\u2192 T2 read",
+                      edges[0][2])
+        self.assertEqual(edges[0][3], "")
+        self.assertIn("color=red", edges[1][3])
+        self.assertIn("style=bold", edges[1][3])
+        dot = shutil.which("dot")
+        if dot:
+            p = subprocess.run([dot, "-Tsvg"], input=out.encode(), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+
+    def test_atomcheck_dot(self):
+        code, out, err = run("--format", "dot", VIOLATING)
+        self.assertEqual(code, 1, err)
+        # a graph per cycle with edges; a comment for a report without them
+        self.assertRegex(out, r"(?s)^(digraph cycle\d+ \{\n.*\}\n|// aerodrome: .*\n)+$")
+
+
+def shifted(trace, n):
+    """trace with n unrelated events of a thread of its own in front: other event indexes,
+    the same violations."""
+    return "".join(f"filler|r(pad)|{900 + i % 3}\n" for i in range(n)) + trace
+
+
+class Baseline(unittest.TestCase):
+    def fingerprints(self, doc):
+        return sorted(r["fingerprint"] for c in doc["checkers"] for r in c["reports"])
+
+    def test_fingerprints_are_stable(self):
+        with open(VIOLATING) as f:
+            trace = f.read()
+        with TempTrace(trace) as a, TempTrace(shifted(trace, 11)) as b:
+            _, d1, _ = run_json("-c", "aerodrome", "-c", "velodrome", a)
+            _, d2, _ = run_json("-c", "aerodrome", "-c", "velodrome", a)
+            _, d3, _ = run_json("-c", "aerodrome", "-c", "velodrome", b)
+        self.assertTrue(self.fingerprints(d1))
+        self.assertEqual(self.fingerprints(d1), self.fingerprints(d2))
+        self.assertEqual(self.fingerprints(d1), self.fingerprints(d3))
+
+    def test_baseline_hides_old_keeps_new(self):
+        old, new = rho2_copies(1), rho2_copies(2)  # new: the old violation plus another one
+        with TempTrace(old) as old_path, TempTrace(new) as new_path, \
+                TempTrace("") as base, TempTrace("") as sarif_base:
+            code, out, err = run("--format", "json", old_path)
+            self.assertEqual(code, 1, err)
+            with open(base, "w") as f:
+                f.write(out)
+            code, out, err = run("--format", "sarif", old_path)
+            with open(sarif_base, "w") as f:
+                f.write(out)
+            old_fp = self.fingerprints(json.loads(open(base).read()))
+            for b in (base, sarif_base):
+                # the same run against its own baseline: nothing new, exit 0
+                code, out, err = run("--baseline", b, old_path)
+                self.assertEqual(code, 0, err)
+                self.assertIn("aerodrome: 1 known violation not shown (0 suppressed, "
+                              "1 in the baseline)\naerodrome: no new violations\n", out)
+                # one new violation: shown, exit 1
+                code, doc, err = run_json("--baseline", b, new_path)
+                self.assertEqual(code, 1, err)
+                c = doc["checkers"][0]
+                self.assertEqual((c["violations"], c["baselined"]), (1, 1))
+                self.assertNotEqual(self.fingerprints(doc), old_fp)
+                self.assertEqual(c["reports"][0]["transactions"][0]["thread"], "a1")
+
+    def test_missing_baseline_is_2(self):
+        code, _, err = run("--baseline", "/nonexistent/base.json", VIOLATING)
+        self.assertEqual(code, 2)
+        self.assertIn("atomcheck: /nonexistent/base.json: ", err)
+
+
+class Suppressions(unittest.TestCase):
+    def check(self, rules, trace, expect_exit, locations=None):
+        with TempTrace(rules) as sup, TempTrace(trace) as path:
+            args = ["--suppressions", sup]
+            if locations:
+                loc_file = path + ".locs"
+                with open(loc_file, "w") as f:
+                    f.write(locations)
+                args += ["--locations", loc_file]
+            try:
+                code, out, err = run("--format", "json", *args, "-c", "aerodrome", path)
+            finally:
+                if locations:
+                    os.unlink(loc_file)
+        if code == 2 and "not written yet" in err:
+            self.skipTest("this build's library has no suppression rules yet")
+        self.assertEqual(code, expect_exit, err)
+        return json.loads(out)["checkers"][0]
+
+    LOCS = "0 src/teller.c:10 withdraw\n1 src/teller.c:20 deposit\n2 src/teller.c:11 withdraw\n" \
+           "3 src/teller.c:21 deposit\n4 src/teller.c:22 deposit\n5 src/teller.c:12 withdraw\n"
+
+    def test_by_checker_kind_function_file(self):
+        with open(VIOLATING) as f:
+            trace = f.read()
+        for rules in ("checker:aerodrome\n", "kind:conflict-cycle\n", "# known\nfn:deposit\n",
+                      "file:teller.c\n", "atomic:withdraw\n"):
+            with self.subTest(rules=rules):
+                c = self.check(rules, trace, 0, self.LOCS)
+                self.assertEqual((c["violations"], c["suppressed"], c["reports"]), (0, 1, []))
+        for rules in ("checker:velodrome\n", "fn:^main$\n", "file:other.c\n"):
+            with self.subTest(rules=rules):
+                c = self.check(rules, trace, 1, self.LOCS)
+                self.assertEqual((c["violations"], c["suppressed"]), (1, 0))
+
+    def test_bad_rule_is_2_with_line(self):
+        with TempTrace("fn:ok\nbogus line\n") as sup:
+            code, _, err = run("--suppressions", sup, VIOLATING)
+        self.assertEqual(code, 2)
+        if "not written yet" in err:
+            self.skipTest("this build's library has no suppression rules yet")
+        self.assertIn(f"atomcheck: {sup}:2:", err)
+
+
+class Locations(unittest.TestCase):
+    def test_map_gives_lines_everywhere(self):
+        with TempTrace("0 src/a.c:10 withdraw\n# comment\n\n1 src/b.c:20\n5 src/a.c:12 withdraw\n") \
+                as locs:
+            code, out, err = run("--locations", locs, VIOLATING)
+            self.assertEqual(code, 1, err)
+            self.assertIn("    t1's transaction at withdraw at src/a.c:10 (event 0)\n", out)
+            self.assertIn("    t2's transaction at src/b.c:20 (event 1)\n", out)
+            code, out, err = run("--format", "sarif", "--locations", locs, VIOLATING)
+            self.assertEqual(code, 1, err)
+            res = json.loads(out)["runs"][0]["results"][0]
+            phys = res["locations"][0]["physicalLocation"]
+            self.assertIn(phys["artifactLocation"]["uri"], ("src/a.c", "src/b.c"))
+            self.assertIn(phys["region"]["startLine"], (10, 12, 20))
+            code, doc, err = run_json("--locations", locs, VIOLATING)
+            t = doc["checkers"][0]["reports"][0]["transactions"][0]
+            self.assertEqual(t["stack"], [{"function": "withdraw", "file": "src/a.c", "line": 10}])
+
+    def test_bad_map_is_2_with_line(self):
+        for text, line in (("0 a.c:1\nnot a line\n", 2), ("x a.c:1\n", 1), ("3 a.c\n", 1),
+                           ("3 a.c:0\n", 1)):
+            with self.subTest(text=text), TempTrace(text) as locs:
+                code, _, err = run("--locations", locs, VIOLATING)
+                self.assertEqual(code, 2)
+                self.assertIn(f"atomcheck: {locs}:{line}: expected 'LOC FILE:LINE [FUNCTION]'",
+                              err)
+
+    def test_html_file(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            page = os.path.join(tmp, "r.html")
+            code, out, err = run("--html", page, VIOLATING)
+            self.assertEqual(code, 1, err)
+            self.assertTrue(os.path.exists(page))
+            self.assertRegex(out, r"(?m)^aerodrome: 1 violation")
 
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v", *sys.argv[1:]])
