@@ -407,10 +407,13 @@ class Text(unittest.TestCase):
     def test_witness_events_use_names(self):
         code, out, _ = run("-c", "velodrome", VIOLATING)
         self.assertEqual(code, 1)
-        # Witness events, if the checker gives any, read "THREAD VERB TARGET at loc N (event I)".
+        # Witness events read "THREAD VERB TARGET at loc N (event I)"; an edge line shows its
+        # two events with an arrow between them.
+        event = r"t[12] (read|wrote) [xy] at loc \d+ \(event \d+\)"
         events = re.findall(r"(?m)^    t[12] (?!'s).*$", out)
+        self.assertTrue(events)
         for line in events:
-            self.assertRegex(line, r"^    t[12] (read|wrote) [xy] at loc \d+ \(event \d+\)$")
+            self.assertRegex(line, r"^    %s( → %s( \(closed the cycle\))?)?$" % (event, event))
 
     def test_quiet(self):
         code, out, err = run("--quiet", VIOLATING)

@@ -604,7 +604,7 @@ START_TEST(report_fork_join) {
   r = only_report(s, "fork-join-order");
   ck_assert_str_eq(atom_report_message(r),
                    "t1's transaction at loc 0 (event 0) and t2's access outside any transaction "
-                   "(event 2) are not atomic: fork and join make t1 go first, but t1 read x at "
+                   "at loc 2 (event 2) are not atomic: fork and join make t1 go first, but t1 read x at "
                    "loc 3 (event 3) can run after t2 wrote x at loc 2 (event 2) and read its value");
   atom_session_free(s);
   /* the same without the fork: the pair is free, and W | R alone is atomic */
@@ -642,7 +642,7 @@ START_TEST(report_fork_join) {
   r = only_report(s, "fork-join-order");
   ck_assert_str_eq(atom_report_message(r),
                    "t1's transaction at loc 0 (event 0) and t2's access outside any transaction "
-                   "(event 2) are not atomic: fork and join force t2's part to run inside t1's, "
+                   "at loc 2 (event 2) are not atomic: fork and join force t2's part to run inside t1's, "
                    "so no serial order exists");
   atom_session_free(s);
   il_result ref = reference(ev, n);

@@ -556,11 +556,9 @@ START_TEST(report_contents) {
   ck_assert_uint_eq(atom_report_var_count(r), 1);
   ck_assert_uint_eq(atom_report_var(r, 0), X);
   ck_assert_str_eq(atom_report_message(r),
-                   "main's transaction at loc 100 (event 0) released 0x77 at loc 102 (event 2), "
-                   "then T32's access outside any transaction (event 3) acquired 0x77 at "
-                   "loc 103 (event 3), then T32's access outside any transaction (event 4) "
-                   "wrote x at loc 104 (event 4), then main read x at loc 106 (event 6): "
-                   "no serial order of these 3 transactions gives this");
+                   "main's transaction at loc 100 (event 0) released 0x77 at loc 102, then T32 "
+                   "acquired 0x77 at loc 103 outside any transaction, then T32 wrote x at loc "
+                   "104 outside any transaction, then main read x at loc 106: no serial order of these 3 transactions gives this");
   atom_session_free(s);
 }
 END_TEST
