@@ -613,7 +613,7 @@ START_TEST(report_fork_join) {
   /* join: t2's read must come before t1's join, but may follow t1's write */
   s = named("block", "1:fork(2) 1:begin 1:w(x) 2:r(x) 1:join(2) 1:end", ev, &n);
   r = only_report(s, "fork-join-order");
-  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "t2's access outside any transaction (event 3) "
+  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "t2's access outside any transaction at loc 3 (event 3) "
                                                        "and t1's transaction at loc 1 (event 1) are "
                                                        "not atomic: fork and join make t2 go first"));
   atom_session_free(s);
