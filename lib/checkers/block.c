@@ -2423,7 +2423,7 @@ const atom_checker atom__checker_block = {
         ATOM_KIND_BIT(ATOM_RELEASE) | ATOM_KIND_BIT(ATOM_FORK) | ATOM_KIND_BIT(ATOM_JOIN) |
         ATOM_KIND_BIT(ATOM_BEGIN) | ATOM_KIND_BIT(ATOM_END) | ATOM_KIND_BIT(ATOM_FENCE),
     "block",
-    "view-atomicity by blocks and 2-blocks over feasible interleavings (000 §5)",
+    "view-atomicity of every pair of transactions over the feasible interleavings (blocks)",
     bk_keys,
     bk_create,
     bk_event,

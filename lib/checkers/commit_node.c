@@ -1551,7 +1551,7 @@ const atom_checker atom__checker_commit_node = {
         ATOM_KIND_BIT(ATOM_BEGIN) | ATOM_KIND_BIT(ATOM_END) | ATOM_KIND_BIT(ATOM_FENCE),
     "commit-node",
     "conflict- or view-atomicity of all feasible interleavings by access trees and commit "
-    "nodes (004)",
+    "nodes",
     cn_keys,
     cn_create,
     cn_event,

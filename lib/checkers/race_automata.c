@@ -1245,7 +1245,7 @@ const atom_checker atom__checker_race_automata = {
     ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE) | ATOM_KIND_BIT(ATOM_BEGIN) |
         ATOM_KIND_BIT(ATOM_END),
     "race-automata",
-    "atomic-set serializability: the 14 access patterns of 001 Fig. 2 by race automata",
+    "atomic-set serializability: 14 access patterns over units of work, by race automata",
     ra_keys,
     ra_create,
     ra_event,

@@ -1407,7 +1407,7 @@ const atom_checker atom__checker_reduction = {
         ATOM_KIND_BIT(ATOM_RELEASE) | ATOM_KIND_BIT(ATOM_FORK) | ATOM_KIND_BIT(ATOM_JOIN) |
         ATOM_KIND_BIT(ATOM_BEGIN) | ATOM_KIND_BIT(ATOM_END),
     "reduction",
-    "Lipton reduction with movers from locksets: (R+B)*N?(L+B)* per transaction (000 Sec. 4)",
+    "Lipton reduction: each transaction must be movers around one non-mover (locksets)",
     rd_keys,
     rd_create,
     rd_event,

@@ -2757,7 +2757,7 @@ const atom_checker atom__checker_tso = {
                   ATOM_KIND_BIT(ATOM_END) | ATOM_KIND_BIT(ATOM_FENCE) | ATOM_KIND_BIT(ATOM_COMMIT),
     .name = "tso",
     .summary = "TSO-serializability of an execution with commits, or of every TSO execution of a "
-               "trace (002)",
+               "trace",
     .arg_keys = tso_keys,
     .create = tso_create,
     .on_event = tso_event,

@@ -431,7 +431,7 @@ const atom_checker atom__checker_velodrome = {
         ATOM_KIND_BIT(ATOM_RELEASE) | ATOM_KIND_BIT(ATOM_FORK) | ATOM_KIND_BIT(ATOM_JOIN) |
         ATOM_KIND_BIT(ATOM_BEGIN) | ATOM_KIND_BIT(ATOM_END) | ATOM_KIND_BIT(ATOM_FENCE),
     "velodrome",
-    "conflict serializability by transaction graph and cycle detection (003 Def. 1)",
+    "conflict serializability by a transaction graph and its cycles, online",
     vd_keys,
     vd_create,
     vd_event,
