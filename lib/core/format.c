@@ -227,7 +227,7 @@ static void render_template(sink *k, const atom_report *r, const char *tpl) {
  * then T2's transaction ... read x ... and wrote y ..., then T1 read y ...: no serial order of
  * the two transactions gives this". */
 static void render_cycle(sink *k, const atom_report *r) {
-  size_t n = atom_report_edge_count(r), prev_txn = SIZE_MAX;
+  size_t n = atom_report_edge_count(r), prev_txn = SIZE_MAX, prev_to = SIZE_MAX;
   for (size_t i = 0; i < n; i++) {
     size_t from, to;
     atom_report_edge(r, i, &from, &to, NULL);
@@ -237,6 +237,8 @@ static void render_cycle(sink *k, const atom_report *r) {
       else put_event(k, r, from);
       puts_(k, " ");
       put_action(k, r, from);
+    } else if (from == prev_to) {
+      /* the edge leaves from the event the previous one reached: already told */
     } else if (ft == prev_txn) {
       puts_(k, " and ");
       put_action(k, r, from);
@@ -252,6 +254,7 @@ static void render_cycle(sink *k, const atom_report *r) {
       put_action(k, r, to);
     }
     prev_txn = tt;
+    prev_to = to;
   }
   size_t txns = atom_report_txn_count(r);
   if (txns == 2) puts_(k, ": no serial order of the two transactions gives this");
