@@ -57,6 +57,21 @@
  * thread with only BEGIN/END events has a (empty) transaction, which does conflict with the
  * fork and the join, so it counts as having events.
  *
+ * Provenance (for reports that name every edge of the cycle). While T (thread t) is open,
+ * component t of every clock is at most b_t, so a clock learns T exactly once (its component
+ * reaches b_t) and keeps the knowledge until T ends. At that moment we record how, as an
+ * immutable reference-counted node (pnode): the edge it came over (EDGE: from the source
+ * clock's event to the receiving event, plus the source's own node), a fork (FORK), or an END
+ * that passed it on (END: T →* V from V's clock, V →* X from X's record of V). Thread clocks
+ * keep one node per component (prov); R_x and chR_x keep per component the read that taught
+ * them (rrec); W_x, L_l and R_{u,x} are copies of their storer's clock at the store event, so
+ * they only keep what they learn at ENDs after it (ends). A node is about one transaction
+ * instance (of, about = its number): a slot about an older instance reads as empty. At a
+ * violation, walk() follows the nodes from the victim's transaction to the closing edge and
+ * yields the cycle's edges; two transactions of one thread on the path are joined by program
+ * order. Nodes are made only when a clock learns an open transaction, never on the paths
+ * that learn nothing.
+ *
  * The lastWThr_x / lastRelThr_l shortcuts (lines 24, 28, 14) are exact: W_x ⊑ C_t while t is
  * the last writer (END joins W_x ⊔= C_v only if W_x knows V, and then C_t knows V too and is
  * joined with C_v at lines 38-40), and likewise for locks. The optimized variant adds more
