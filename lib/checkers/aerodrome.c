@@ -190,7 +190,7 @@ typedef struct avar {
   aev *rtev;        /* the read that stored R_{u,x} (basic) */
   ends *rtend;      /* what R_{u,x} learned at ENDs after that read (basic) */
   uint32_t n_rt;
-  size_t rt_cap;
+  size_t rt_cap, rtev_cap, rtend_cap;
   uint32_t lastw;   /* lastWThr_x */
   /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
   uint32_t w_from, r_from;
@@ -243,6 +243,8 @@ typedef struct aero {
   size_t rellast_cap;
   uint64_t clocks;   /* vector clocks held */
   uint64_t n_nodes;  /* provenance nodes held */
+  pnode *spare;      /* freed nodes kept for reuse (linked through a); see pn_unref */
+  uint64_t n_spare;
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
   cyc *cy;           /* report scratch */
@@ -289,8 +291,14 @@ static aev last_aev(const aero *a, uint32_t u) {
 static void pn_unref(aero *a, pnode *n) {
   while (n && --n->refs == 0) {
     pnode *x = n->a, *y = n->b;
-    atom__mem_free(a->mem, n, sizeof *n);
     a->n_nodes--;
+    if (a->n_spare < a->n_nodes + 64) { /* keep as many as are in use: no churn, bounded */
+      n->a = a->spare;
+      a->spare = n;
+      a->n_spare++;
+    } else {
+      atom__mem_free(a->mem, n, sizeof *n);
+    }
     pn_unref(a, y); /* depth <= PN_MAX_DEPTH */
     n = x;
   }
@@ -305,9 +313,13 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   if (x && x->depth > d) d = x->depth;
   if (y && y->depth > d) d = y->depth;
   if (d + 1 > PN_MAX_DEPTH) return NULL;
-  pnode *n = atom__mem_alloc(a->mem, sizeof *n);
-  if (!n) return NULL;
-  memset(n, 0, sizeof *n);
+  pnode *n = a->spare;
+  if (n) {
+    a->spare = n->a;
+    a->n_spare--;
+  } else if (!(n = atom__mem_alloc(a->mem, sizeof *n))) {
+    return NULL;
+  }
   n->refs = 1;
   n->kind = (uint8_t)kind;
   n->flags = (uint8_t)flags;
@@ -321,6 +333,8 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   n->made = made;
   if (e1) n->e1 = *e1;
   if (e2) n->e2 = *e2;
+  if (!e1) memset(&n->e1, 0, sizeof n->e1);
+  if (!e2) memset(&n->e2, 0, sizeof n->e2);
   a->n_nodes++;
   return n;
 }
@@ -352,13 +366,13 @@ static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
   return n && n->about == a->thr[c].seq ? n : NULL;
 }
 
-static void rrec_put(aero *a, rrecs *r, uint32_t c, pnode *n, const aev *at, int origin) {
+static inline void rrec_put(aero *a, rrecs *r, uint32_t c, pnode *n, const aev *at, int origin) {
   if (c >= r->cap && ATOM__GROW(a->mem, r->p, r->cap, c + 1 > a->n_thr ? c + 1 : a->n_thr)) {
     pn_unref(a, n);
     return;
   }
   rrec *s = &r->p[c];
-  pn_unref(a, s->n);
+  if (s->n) pn_unref(a, s->n);
   s->n = n;
   s->at = *at;
   s->about = a->thr[c].seq;
@@ -877,17 +891,21 @@ static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
   return a->thr[t].active && atom__vc_get(clk, t) >= a->thr[t].b;
 }
 
-/* R_x and chR_x are about to learn the open transactions C_t knows (a read by t, before its
- * joins): record the read and how C_t knew each (003 §4.3: chR_x learns only from readers
- * other than the transaction's thread). */
-static void record_read(aero *a, uint32_t t, avar *v, const aev *me) {
+/* register_from for R_x at a read by t (before its joins), and provenance: R_x and chR_x
+ * learn the open transactions C_t knows; record the read and how C_t knew each (003 §4.3:
+ * chR_x learns only from readers other than the transaction's thread). */
+static void register_read(aero *a, uint32_t t, uint32_t x, const aev *me) {
   athread *th = &a->thr[t];
+  avar *v = &a->var[x];
+  size_t k = 0;
   for (size_t i = 0; i < th->n_known; i++) {
     kent e = th->known[i];
     if (!kent_valid(a, e)) continue;
+    th->known[k++] = e;
     atom__vc_t b = a->thr[e.t].b;
     int r_learns = atom__vc_get(&v->r, e.t) < b;
     int c_learns = e.t != t && atom__vc_get(&v->chr, e.t) < b;
+    if (r_learns) learn(a, e.t, (reg){REG_R, x});
     if (!r_learns && !c_learns) continue;
     pnode *n = e.t == t ? NULL : ends_get(a, &th->prov, e.t);
     if (r_learns) {
@@ -899,6 +917,7 @@ static void record_read(aero *a, uint32_t t, avar *v, const aev *me) {
       rrec_put(a, &v->cp, e.t, n, me, 0);
     }
   }
+  th->n_known = k;
 }
 
 static int opt_read(aero *a, const atom_ev *ev) {
@@ -929,8 +948,7 @@ static int opt_read(aero *a, const atom_ev *ev) {
     v->rd_other = 1;
   }
   if (!(v->r_from == t && v->r_ver == th->ver)) {
-    register_from(a, th, (reg){REG_R, x}, &v->r);
-    record_read(a, t, v, &me);
+    register_read(a, t, x, &me);
     atom__vc_join(a->mem, &v->r, &th->c, NULL);          /* cannot fail: reserved */
     atom__vc_join_except(a->mem, &v->chr, &th->c, t);   /* cannot fail: reserved */
     v->r_from = t;
@@ -1158,10 +1176,10 @@ static int basic_read(aero *a, const atom_ev *ev) {
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
   if (t >= v->n_rt) {
-    size_t c1 = v->rt_cap, c2 = v->rt_cap;
-    if (ATOM__GROW(a->mem, v->rtev, c1, a->n_thr) || ATOM__GROW(a->mem, v->rtend, c2, a->n_thr))
-      return ATOM_ENOMEM; /* the three arrays share rt_cap: grow the others first */
-    if (ATOM__GROW(a->mem, v->rt, v->rt_cap, a->n_thr)) return ATOM_ENOMEM;
+    if (ATOM__GROW(a->mem, v->rtev, v->rtev_cap, a->n_thr) ||
+        ATOM__GROW(a->mem, v->rtend, v->rtend_cap, a->n_thr) ||
+        ATOM__GROW(a->mem, v->rt, v->rt_cap, a->n_thr))
+      return ATOM_ENOMEM;
     for (uint32_t u = v->n_rt; u < a->n_thr; u++) atom__vc_init(&v->rt[u]);
     a->clocks += a->n_thr - v->n_rt;
     v->n_rt = a->n_thr;
@@ -1434,8 +1452,8 @@ static void aero_destroy(void *self) {
       ends_free(a, &v->rtend[u]);
     }
     atom__mem_free(m, v->rt, v->rt_cap * sizeof *v->rt);
-    atom__mem_free(m, v->rtev, v->rt_cap * sizeof *v->rtev);
-    atom__mem_free(m, v->rtend, v->rt_cap * sizeof *v->rtend);
+    atom__mem_free(m, v->rtev, v->rtev_cap * sizeof *v->rtev);
+    atom__mem_free(m, v->rtend, v->rtend_cap * sizeof *v->rtend);
     ends_free(a, &v->wend);
     rrecs_free(a, &v->rp);
     rrecs_free(a, &v->cp);
@@ -1452,6 +1470,11 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->rellast, a->rellast_cap * sizeof *a->rellast);
   atom__mem_free(m, a->scratch, a->scratch_cap * sizeof *a->scratch);
   atom__mem_free(m, a->cy, sizeof *a->cy);
+  while (a->spare) {
+    pnode *n = a->spare;
+    a->spare = n->a;
+    atom__mem_free(m, n, sizeof *n);
+  }
   atom__mem_free(m, a, sizeof *a);
 }
 
@@ -1488,7 +1511,7 @@ static int aero_create(void **self, atom_env *env) {
 static int aero_stats(void *self, atom_checker_counters *out) {
   const aero *a = self;
   out->nodes = a->n_thr;
-  out->edges = 0;
+  out->edges = a->n_nodes; /* provenance nodes */
   out->clocks = a->clocks;
   return 0;
 }
