@@ -432,7 +432,7 @@ class Text(unittest.TestCase):
         text = out.decode("utf-8")
         self.assertIn(r"T\xc2\x9b@0: start\x9b[2J\x09at \xc2\x90f.c:1", text)
         self.assertIn(r"variables: x\xc2\x85\xc2\x9b31m\x9b2J" + "\u00e9\n", text)
-        self.assertIn(r"w(x\xc2\x85\xc2\x9b31m\x9b2J", text)
+        self.assertIn(r"wrote x\xc2\x85\xc2\x9b31m\x9b2J", text)
 
 
 # T1's transaction (begin at loc 10) split by T2's write (observed), and the same events in a
