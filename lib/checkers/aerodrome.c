@@ -57,6 +57,21 @@
  * thread with only BEGIN/END events has a (empty) transaction, which does conflict with the
  * fork and the join, so it counts as having events.
  *
+ * Provenance (for reports that name every edge of the cycle). While T (thread t) is open,
+ * component t of every clock is at most b_t, so a clock learns T exactly once (its component
+ * reaches b_t) and keeps the knowledge until T ends. At that moment we record how, as an
+ * immutable reference-counted node (pnode): the edge it came over (EDGE: from the source
+ * clock's event to the receiving event, plus the source's own node), a fork (FORK), or an END
+ * that passed it on (END: T →* V from V's clock, V →* X from X's record of V). Thread clocks
+ * keep one node per component (prov); R_x and chR_x keep per component the read that taught
+ * them (rrec); W_x, L_l and R_{u,x} are copies of their storer's clock at the store event, so
+ * they only keep what they learn at ENDs after it (ends). A node is about one transaction
+ * instance (of, about = its number): a slot about an older instance reads as empty. At a
+ * violation, walk() follows the nodes from the victim's transaction to the closing edge and
+ * yields the cycle's edges; two transactions of one thread on the path are joined by program
+ * order. Nodes are made only when a clock learns an open transaction, never on the paths
+ * that learn nothing.
+ *
  * The lastWThr_x / lastRelThr_l shortcuts (lines 24, 28, 14) are exact: W_x ⊑ C_t while t is
  * the last writer (END joins W_x ⊔= C_v only if W_x knows V, and then C_t knows V too and is
  * joined with C_v at lines 38-40), and likewise for locks. The optimized variant adds more
@@ -78,7 +93,9 @@
 #define NIL UINT32_MAX
 #define NO_TXN ATOM__VC_MAX  /* open_b[] of a thread without an open transaction */
 #define SEEN_BIT(t) ((t) < 64 ? (uint64_t)1 << (t) : 0)
-#define REPORT_CACHE 1024u /* direct-mapped cache of report signatures */
+#define PN_MAX_DEPTH 48u   /* longest provenance chain kept (see "Provenance") */
+#define CYC_MAX 128u       /* edges of a reported cycle (the session keeps 128) */
+#define CYC_VARS 16u       /* variables named by a report */
 
 enum { REG_W = 0, REG_R = 1, REG_L = 2 };
 
@@ -93,11 +110,56 @@ typedef struct kent {
   uint32_t t, seq;
 } kent;
 
-/* Who last wrote a variable / released a lock / read a variable, for reports. */
-typedef struct actor {
+/* An event kept for reports, with the transaction it belongs to. */
+typedef struct aev {
   atom_txn_ref txn;
   uint64_t index, loc;
-} actor;
+  uint32_t kind, target;
+} aev;
+
+/* Provenance (see "Provenance" in the header comment): an immutable, reference-counted node
+ * that explains how a clock came to know the open transaction C (thread `of`, number `about`):
+ * a path of conflict edges from C to a point. Nodes are shared by the records that point to
+ * them and freed with the last one. */
+enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3 };
+#define PN_ORIGIN 0x1u /* EDGE/FORK: e1 is an event of C itself; END: e2 is an event of V */
+#define PN_AT 0x2u     /* END: the path goes on to the store event e2 */
+typedef struct pnode {
+  uint32_t refs;
+  uint8_t kind, flags;
+  uint16_t depth;
+  uint32_t of, about;
+  struct pnode *a, *b; /* EDGE/FORK: a = source's path (NULL if origin); END: a = C →* V,
+                          b = V →* the clock */
+  uint64_t made;       /* index of the event that made it */
+  aev e1, e2;          /* EDGE: the edge e1 -> e2; FORK: e1 = the fork; END: e2 (PN_AT) */
+} pnode;
+
+/* Per-component provenance of a clock: slot c is a node about thread c's transaction. */
+typedef struct ends {
+  pnode **p;
+  size_t cap;
+} ends;
+
+/* A read clock's component (R_x, chR_x): the read that taught it, and how that reader knew. */
+typedef struct rrec {
+  pnode *n;        /* NULL with origin: `at` is an event of the transaction itself */
+  aev at;
+  uint32_t about, origin;
+} rrec;
+
+typedef struct rrecs {
+  rrec *p;
+  size_t cap;
+} rrecs;
+
+/* "The clock knows C because of path n, which ends at or before event at" (origin: at is an
+ * event of C). n == NULL && !origin: unknown. */
+typedef struct expl {
+  pnode *n;
+  aev at;
+  int origin;
+} expl;
 
 typedef struct athread { /* hot fields first */
   atom__vc c;           /* C_t */
@@ -117,6 +179,7 @@ typedef struct athread { /* hot fields first */
   uint32_t started;     /* performed some event */
   uint32_t rep_seq;     /* seq + 1 of its transaction last reported, 0 = none */
   uint64_t rep_other;   /* the other transaction of that report */
+  ends prov;            /* how C_t learned each open transaction it knows */
   atom__vc cb;          /* C_t^▷ (basic variant) */
 } athread;
 
@@ -124,14 +187,18 @@ typedef struct avar {
   atom__vc w;       /* W_x */
   atom__vc r, chr;  /* R_x, chR_x (optimized) */
   atom__vc *rt;     /* R_{u,x} for u < n_rt (basic); rt_cap allocated */
+  aev *rtev;        /* the read that stored R_{u,x} (basic) */
+  ends *rtend;      /* what R_{u,x} learned at ENDs after that read (basic) */
   uint32_t n_rt;
-  size_t rt_cap;
+  size_t rt_cap, rtev_cap, rtend_cap;
   uint32_t lastw;   /* lastWThr_x */
   /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
   uint32_t w_from, r_from;
   uint64_t w_ver, r_ver;
   uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
   uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
+  ends wend;        /* what W_x learned at ENDs after its last write */
+  rrecs rp, cp;     /* provenance of R_x, chR_x (optimized) */
 } avar;
 
 typedef struct alock {
@@ -140,7 +207,21 @@ typedef struct alock {
   uint32_t l_from;  /* L_l == C_{l_from} at version l_ver */
   uint64_t l_ver;
   uint64_t seen;
+  ends lend;        /* what L_l learned at ENDs after its last release */
 } alock;
+
+/* A cycle being assembled from provenance (see walk()). */
+typedef struct cyc {
+  aev from[CYC_MAX], to[CYC_MAX], tmp[CYC_MAX];
+  size_t n;
+  int fail, started;
+  aev start; /* the first event of the victim's transaction on the path */
+  /* the spec being built */
+  atom_txn_ref txns[CYC_MAX];
+  atom_ev evs[2 * CYC_MAX];
+  atom_edge_ref edges[CYC_MAX];
+  uint32_t vars[CYC_VARS];
+} cyc;
 
 typedef struct aero {
   atom_env *env;
@@ -154,49 +235,25 @@ typedef struct aero {
   size_t open_cap;
   avar *var;
   size_t var_cap;
-  actor *wlast, *rlast;
-  size_t wlast_cap, rlast_cap;
+  aev *wlast;        /* the last write of each variable */
+  size_t wlast_cap;
   alock *lock;
   size_t lock_cap;
-  actor *rellast;
+  aev *rellast;      /* the last release of each lock */
   size_t rellast_cap;
   uint64_t clocks;   /* vector clocks held */
+  uint64_t n_nodes;  /* provenance nodes held */
+  pnode *spare;      /* freed nodes kept for reuse (linked through a); see pn_unref */
+  uint64_t n_spare;
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
-  uint64_t *seen;    /* REPORT_CACHE signatures already reported (see report()) */
+  cyc *cy;           /* report scratch */
   int rep_err;       /* first report failure of the current event */
 } aero;
 
-/* ------------------------------------------------------------------ reports */
+/* ------------------------------------------------------------------ provenance */
 
-/* "r(y)", "end", "join(t2)" */
-static void describe_op(const aero *a, const atom_ev *e, char *buf, size_t size) {
-  int space = atom__kind_space(e->kind);
-  if (!space) {
-    snprintf(buf, size, "%s", atom__kind_op(e->kind));
-    return;
-  }
-  char name[96];
-  atom_env_label(a->env, space, e->target, name, sizeof name);
-  snprintf(buf, size, "%s(%s)", atom__kind_op(e->kind), name);
-}
-
-/* "t2's transaction (begun at event 1, loc 1)" or "t2's unary transaction w(y) at event 4" */
-static void describe_txn(const aero *a, const atom_txn_ref *x, const atom_ev *e, char *buf,
-                         size_t size) {
-  char th[96];
-  atom_env_label(a->env, ATOM_SPACE_THREAD, x->thread, th, sizeof th);
-  if (x->unary && e) {
-    char op[128];
-    describe_op(a, e, op, sizeof op);
-    snprintf(buf, size, "%s's unary transaction %s at event %" PRIu64, th, op, e->index);
-  } else if (x->unary) {
-    snprintf(buf, size, "%s's unary transaction at event %" PRIu64, th, x->begin_index);
-  } else {
-    snprintf(buf, size, "%s's transaction (begun at event %" PRIu64 ", loc %" PRIu64 ")", th,
-             x->begin_index, x->begin_loc);
-  }
-}
+static const expl UNKNOWN = {NULL, {{0, 0, 0, 0}, 0, 0, 0, 0}, 0};
 
 static atom_txn_ref thread_txn(const aero *a, uint32_t t) {
   const athread *th = &a->thr[t];
@@ -209,101 +266,452 @@ static atom_txn_ref thread_txn(const aero *a, uint32_t t) {
   return r;
 }
 
-/* The transaction of thread t performing ev now (unary if t is outside BEGIN..END). */
-static actor current_actor(const aero *a, uint32_t t, const atom_ev *ev) {
-  const athread *th = &a->thr[t];
-  actor r;
-  r.txn.thread = t;
+/* Event ev of thread t, performed now (unary if t is outside BEGIN..END). */
+static inline aev cur_aev(const aero *a, const atom_ev *ev) {
+  const athread *th = &a->thr[ev->thread];
+  aev r;
+  r.txn.thread = ev->thread;
   r.txn.unary = !th->active;
   r.txn.begin_index = th->active ? th->begin_index : ev->index;
   r.txn.begin_loc = th->active ? th->begin_loc : ev->loc;
   r.index = ev->index;
   r.loc = ev->loc;
+  r.kind = ev->kind;
+  r.target = ev->target;
   return r;
 }
 
-/* Declare a violation at ev: the open transaction of thread `victim` (role 0) is in a cycle
- * with `other` (may be NULL), whose event other_ev (may be NULL) the check saw. */
-static int report(aero *a, const atom_ev *ev, uint32_t victim, const atom_txn_ref *other,
-                  const atom_ev *other_ev) {
-  athread *th = &a->thr[victim];
-  /* One cycle of two transaction instances is often seen at several events (ρ2: at the read
-   * and again at the END): report each pair of instances once, so that the session's
-   * occurrence count is the number of times the violation happened (a loop's iterations). */
-  uint64_t other_key =
-      other ? ((uint64_t)other->thread << 40) ^ other->begin_index ^ ((uint64_t)other->unary << 63)
-            : UINT64_MAX;
-  if (th->rep_seq == th->seq + 1 && th->rep_other == other_key) return 0;
-  th->rep_seq = th->seq + 1;
-  th->rep_other = other_key;
-  atom_txn_ref txns[2];
-  txns[0] = (atom_txn_ref){victim, 0, th->begin_index, th->begin_loc};
-  size_t n_txns = 1;
-  if (other) txns[n_txns++] = *other;
-  atom_ev evs[2];
-  size_t n_evs = 0;
-  evs[n_evs++] = *ev;
-  if (other_ev) evs[n_evs++] = *other_ev;
-  uint32_t var = ev->target;
-  int is_access = ev->kind == ATOM_READ || ev->kind == ATOM_WRITE;
+/* The last event of thread u (it has one). */
+static aev last_aev(const aero *a, uint32_t u) {
+  const athread *th = &a->thr[u];
+  aev r = {thread_txn(a, u), th->last.index, th->last.loc, th->last.kind, th->last.target};
+  return r;
+}
+
+static void pn_unref(aero *a, pnode *n) {
+  while (n && --n->refs == 0) {
+    pnode *x = n->a, *y = n->b;
+    a->n_nodes--;
+    if (a->n_spare < a->n_nodes + 64) { /* keep as many as are in use: no churn, bounded */
+      n->a = a->spare;
+      a->spare = n;
+      a->n_spare++;
+    } else {
+      atom__mem_free(a->mem, n, sizeof *n);
+    }
+    pn_unref(a, y); /* depth <= PN_MAX_DEPTH */
+    n = x;
+  }
+}
+
+/* A new node about the open transaction of thread `of` (one reference, the caller's), or NULL
+ * (out of memory, or the chain would be longer than PN_MAX_DEPTH: the knowledge is then of
+ * unknown provenance and a report about it names only the closing edge). */
+static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode *x, pnode *y,
+                     const aev *e1, const aev *e2, uint64_t made) {
+  uint32_t d = 0;
+  if (x && x->depth > d) d = x->depth;
+  if (y && y->depth > d) d = y->depth;
+  if (d + 1 > PN_MAX_DEPTH) return NULL;
+  pnode *n = a->spare;
+  if (n) {
+    a->spare = n->a;
+    a->n_spare--;
+  } else if (!(n = atom__mem_alloc(a->mem, sizeof *n))) {
+    return NULL;
+  }
+  n->refs = 1;
+  n->kind = (uint8_t)kind;
+  n->flags = (uint8_t)flags;
+  n->depth = (uint16_t)(d + 1);
+  n->of = of;
+  n->about = a->thr[of].seq;
+  n->a = x;
+  n->b = y;
+  if (x) x->refs++;
+  if (y) y->refs++;
+  n->made = made;
+  if (e1) n->e1 = *e1;
+  if (e2) n->e2 = *e2;
+  if (!e1) memset(&n->e1, 0, sizeof n->e1);
+  if (!e2) memset(&n->e2, 0, sizeof n->e2);
+  a->n_nodes++;
+  return n;
+}
+
+/* Slot c of e := n, taking over the caller's reference to n (dropped if there is no room: the
+ * slot is then emptied, never left describing an older transaction). */
+static void ends_put(aero *a, ends *e, uint32_t c, pnode *n) {
+  if (c >= e->cap) {
+    if (!n) return;
+    if (ATOM__GROW(a->mem, e->p, e->cap, c + 1 > a->n_thr ? c + 1 : a->n_thr)) {
+      pn_unref(a, n);
+      return;
+    }
+  }
+  pn_unref(a, e->p[c]);
+  e->p[c] = n;
+}
+
+static void ends_free(aero *a, ends *e) {
+  for (size_t i = 0; i < e->cap; i++) pn_unref(a, e->p[i]);
+  atom__mem_free(a->mem, e->p, e->cap * sizeof *e->p);
+  e->p = NULL;
+  e->cap = 0;
+}
+
+/* Slot c if it is about thread c's current (open) transaction. */
+static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
+  pnode *n = c < e->cap ? e->p[c] : NULL;
+  return n && n->about == a->thr[c].seq ? n : NULL;
+}
+
+static inline void rrec_put(aero *a, rrecs *r, uint32_t c, pnode *n, const aev *at, int origin) {
+  if (c >= r->cap && ATOM__GROW(a->mem, r->p, r->cap, c + 1 > a->n_thr ? c + 1 : a->n_thr)) {
+    pn_unref(a, n);
+    return;
+  }
+  rrec *s = &r->p[c];
+  if (s->n) pn_unref(a, s->n);
+  s->n = n;
+  s->at = *at;
+  s->about = a->thr[c].seq;
+  s->origin = (uint32_t)origin;
+}
+
+static void rrecs_free(aero *a, rrecs *r) {
+  for (size_t i = 0; i < r->cap; i++) pn_unref(a, r->p[i].n);
+  atom__mem_free(a->mem, r->p, r->cap * sizeof *r->p);
+  r->p = NULL;
+  r->cap = 0;
+}
+
+/* How thread u's clock (at its event `at`) knows thread c's open transaction. */
+static expl ex_thread(const aero *a, uint32_t u, uint32_t c, const aev *at) {
+  expl x = {NULL, *at, u == c};
+  if (u != c) x.n = ends_get(a, &a->thr[u].prov, c);
+  return x;
+}
+
+/* How a stored clock (W_x, L_l, R_{u,x}: a copy of its storer's clock at event `store`, joined
+ * at ENDs since) knows thread c's open transaction. */
+static expl ex_snap(const aero *a, const aev *store, const ends *e, uint32_t c) {
+  pnode *n = ends_get(a, e, c);
+  if (n && n->made > store->index) {
+    expl x = {n, n->e2, 0};
+    return x;
+  }
+  return ex_thread(a, store->txn.thread, c, store);
+}
+
+static expl ex_rrec(const aero *a, const rrecs *r, uint32_t c) {
+  if (c >= r->cap) return UNKNOWN;
+  const rrec *s = &r->p[c];
+  if (s->about != a->thr[c].seq || (!s->n && !s->origin)) return UNKNOWN;
+  expl x = {s->n, s->at, (int)s->origin};
+  return x;
+}
+
+static inline int known_expl(const expl *x) { return x->n || x->origin; }
+
+/* An EDGE node: the knowledge explained by x crosses the edge x.at -> to. */
+static pnode *pn_edge(aero *a, uint32_t of, const expl *x, const aev *to, uint64_t made) {
+  if (!known_expl(x)) return NULL;
+  return pn_new(a, PN_EDGE, x->origin ? PN_ORIGIN : 0, of, x->n, NULL, &x->at, to, made);
+}
+
+/* An END node for a stored clock: C (thread of) →* V (left, V's thread clock) →* the clock
+ * (right, ending at its store event). */
+static pnode *pn_end_at(aero *a, uint32_t of, pnode *left, const expl *right, uint64_t made) {
+  if (!left || !known_expl(right)) return NULL;
+  return pn_new(a, PN_END, PN_AT | (right->origin ? PN_ORIGIN : 0), of, left, right->n, NULL,
+                &right->at, made);
+}
+
+/* Where a thread clock learns its open transactions from (thread_join). */
+enum { SD_SNAP, SD_RREC, SD_THREAD, SD_FORK, SD_END };
+typedef struct srcd {
+  int kind;
+  uint32_t who;       /* THREAD: the joined child; FORK: the parent; END: the ending thread */
+  const aev *at;      /* SNAP: store event; THREAD: the child's last event; FORK: the fork */
+  const ends *e;      /* SNAP */
+  const rrecs *r;     /* RREC */
+  const aev *to;      /* the receiving event (SNAP, RREC, THREAD) */
+  uint64_t made;
+} srcd;
+
+/* Thread u's clock learns thread i's open transaction from sd: record how. */
+static void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *sd) {
+  pnode *n = NULL;
+  expl x;
+  switch (sd->kind) {
+    case SD_SNAP:
+      x = ex_snap(a, sd->at, sd->e, i);
+      n = pn_edge(a, i, &x, sd->to, sd->made);
+      break;
+    case SD_RREC:
+      x = ex_rrec(a, sd->r, i);
+      n = pn_edge(a, i, &x, sd->to, sd->made);
+      break;
+    case SD_THREAD:
+      x = ex_thread(a, sd->who, i, sd->at);
+      n = pn_edge(a, i, &x, sd->to, sd->made);
+      break;
+    case SD_FORK:
+      x = ex_thread(a, sd->who, i, sd->at);
+      if (known_expl(&x))
+        n = pn_new(a, PN_FORK, x.origin ? PN_ORIGIN : 0, i, x.n, NULL, &x.at, NULL, sd->made);
+      break;
+    default: { /* SD_END: C_i →* V (V's clock), V →* C_u (u's clock) */
+      pnode *l = ends_get(a, &a->thr[sd->who].prov, i), *r = ends_get(a, &a->thr[u].prov, sd->who);
+      if (l && r) n = pn_new(a, PN_END, 0, i, l, r, NULL, NULL, sd->made);
+    }
+  }
+  ends_put(a, &a->thr[u].prov, i, n);
+}
+
+/* ------------------------------------------------------------------ reports */
+
+enum { PT_NONE, PT_EV, PT_FORK };
+typedef struct pt {
+  int kind;
+  aev ev;
+} pt;
+
+static inline int same_txn(const aev *x, const aev *y) {
+  return x->txn.thread == y->txn.thread && x->txn.unary == y->txn.unary &&
+         x->txn.begin_index == y->txn.begin_index;
+}
+
+static void cyc_add(cyc *c, const aev *from, const aev *to) {
+  if (c->n == CYC_MAX) {
+    c->fail = 1;
+    return;
+  }
+  c->from[c->n] = *from;
+  c->to[c->n] = *to;
+  c->n++;
+}
+
+/* The path has reached point p; go on from event b. Two events of one transaction need no
+ * edge; two transactions of one thread are joined by program order; a fork reaches every
+ * event of the child. */
+static void cyc_link(cyc *c, pt p, const aev *b) {
+  if (c->fail) return;
+  if (p.kind == PT_NONE) {
+    if (c->started) c->fail = 1;
+    c->start = *b;
+    c->started = 1;
+  } else if (p.kind == PT_FORK) {
+    if (b->txn.thread != p.ev.target || b->index < p.ev.index) c->fail = 1;
+    else cyc_add(c, &p.ev, b);
+  } else if (!same_txn(&p.ev, b)) {
+    if (p.ev.txn.thread != b->txn.thread || p.ev.index > b->index) c->fail = 1;
+    else cyc_add(c, &p.ev, b);
+  }
+}
+
+static pt walk(cyc *c, const pnode *n, pt in);
+
+static pt walk_src(cyc *c, const pnode *n, const aev *at, int origin, pt in) {
+  if (!origin) in = walk(c, n, in);
+  cyc_link(c, in, at);
+  pt r = {PT_EV, *at};
+  return r;
+}
+
+/* Append the edges of node n's path, entered from point in; return the point reached. */
+static pt walk(cyc *c, const pnode *n, pt in) {
+  if (c->fail || !n) {
+    c->fail = 1;
+    return in;
+  }
+  pt r = {PT_EV, n->e2};
+  switch (n->kind) {
+    case PN_EDGE:
+      walk_src(c, n->a, &n->e1, n->flags & PN_ORIGIN, in);
+      cyc_add(c, &n->e1, &n->e2);
+      return r;
+    case PN_FORK:
+      walk_src(c, n->a, &n->e1, n->flags & PN_ORIGIN, in);
+      r.kind = PT_FORK;
+      r.ev = n->e1;
+      return r;
+    default: { /* PN_END */
+      pt p = walk(c, n->a, in);
+      if (n->flags & PN_ORIGIN) {
+        cyc_link(c, p, &n->e2);
+        return r;
+      }
+      pt q = walk(c, n->b, p);
+      if (!(n->flags & PN_AT)) return q;
+      cyc_link(c, q, &n->e2);
+      return r;
+    }
+  }
+}
+
+/* Drop detours: while a transaction occurs twice on the cycle, cut the edges between its two
+ * occurrences (the closing edge, last, is never cut). */
+static void cyc_simplify(cyc *c) {
+  for (size_t i = 0; i < c->n; i++)
+    for (size_t j = c->n - 1; j > i; j--)
+      if (same_txn(&c->from[i], &c->from[j])) {
+        size_t cut = j - i;
+        memmove(&c->from[i], &c->from[j], (c->n - j) * sizeof c->from[0]);
+        memmove(&c->to[i], &c->to[j], (c->n - j) * sizeof c->to[0]);
+        c->n -= cut;
+        break;
+      }
+}
+
+static size_t add_event(atom_ev *evs, size_t *n, const aev *e) {
+  for (size_t i = 0; i < *n; i++)
+    if (evs[i].index == e->index) return i;
+  atom_ev x = {e->kind, e->txn.thread, e->target, 0, e->index, e->loc};
+  evs[*n] = x;
+  return (*n)++;
+}
+
+/* Rotate the n entries of x left by k (through tmp). */
+static void rotate(aev *x, aev *tmp, size_t n, size_t k) {
+  for (size_t i = 0; i < n; i++) tmp[i] = x[(k + i) % n];
+  memcpy(x, tmp, n * sizeof *x);
+}
+
+/* Report the cycle in c, whose edge `closing` was closed by ev; or, if the provenance was not
+ * complete (c->fail), the victim's transaction and `other` without edges. */
+static int emit(aero *a, cyc *c, const atom_ev *ev, uint32_t victim, size_t closing,
+                const atom_txn_ref *other, const atom_ev *other_ev) {
+  size_t n_txns = 0, n_evs = 0, n_edges = 0, n_vars = 0;
+  if (c && !c->fail && c->n > 0 && closing < c->n) {
+    /* the closing edge last, so that the cycle starts with the victim's transaction */
+    rotate(c->from, c->tmp, c->n, closing + 1);
+    rotate(c->to, c->tmp, c->n, closing + 1);
+    cyc_simplify(c);
+    for (size_t i = 0; i < c->n; i++) {
+      c->txns[n_txns++] = c->from[i].txn;
+      c->edges[n_edges].from = (uint32_t)add_event(c->evs, &n_evs, &c->from[i]);
+      c->edges[n_edges].to = (uint32_t)add_event(c->evs, &n_evs, &c->to[i]);
+      c->edges[n_edges].flags = i + 1 == c->n ? ATOM_EDGE_CLOSING : 0;
+      c->edges[n_edges].reserved = 0;
+      n_edges++;
+    }
+  }
+  atom_txn_ref tx[2];
+  atom_ev ev2[2];
+  uint32_t var1;
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
   spec.kind = "conflict-cycle";
   spec.event_index = ev->index;
-  spec.txns = txns;
-  spec.n_txns = n_txns;
-  spec.events = evs;
-  spec.n_events = n_evs;
-  spec.vars = is_access ? &var : NULL;
-  spec.n_vars = is_access ? 1 : 0;
-
-  /* Once a transaction is in a cycle, every later access of it that reads from a clock that
-   * knows it fires again: the session counts these as occurrences of one report (same
-   * begin locations). Skip formatting a message that would be thrown away: remember the
-   * signatures reported so far (a cache: a miss only costs the formatting). */
-  uint64_t l0 = txns[0].begin_loc, l1 = n_txns > 1 ? txns[1].begin_loc : UINT64_MAX;
-  if (l1 < l0) {
-    uint64_t tmp = l0;
-    l0 = l1;
-    l1 = tmp;
-  }
-  uint64_t sig = (l0 * 0x9e3779b97f4a7c15ull) ^ (l1 + 0x632be59bd9b4e019ull) ^ n_txns;
-  sig ^= sig >> 29;
-  sig *= 0xbf58476d1ce4e5b9ull;
-  sig ^= sig >> 32;
-  if (sig == 0) sig = 1;
-  if (!a->seen) a->seen = atom__mem_calloc(a->mem, REPORT_CACHE, sizeof *a->seen);
-  uint64_t *slot = a->seen ? &a->seen[sig % REPORT_CACHE] : NULL;
-  if (slot && *slot == sig) return atom_env_report(a->env, &spec); /* NULL: not formatted */
-
-  char me[256], them[256], op[128], msg[800];
-  describe_txn(a, &txns[0], NULL, me, sizeof me);
-  if (other)
-    describe_txn(a, other, other_ev, them, sizeof them);
-  else if (ev->kind == ATOM_WRITE)
-    snprintf(them, sizeof them, "an earlier read of it by another thread");
-  else
-    snprintf(them, sizeof them, "another transaction");
-  if (ev->kind == ATOM_END) {
-    /* 003 Alg. 1 line 37-40: at the END, the other open transaction knows this one's BEGIN
-     * and this one's clock knows the other's BEGIN. */
-    snprintf(msg, sizeof msg, "%s is not serializable: at its end (event %" PRIu64
-             ") it depends on %s, which depends on it", me, ev->index, them);
+  if (n_edges) {
+    for (size_t i = 0; i < n_evs; i++) {
+      const atom_ev *e = &c->evs[i];
+      if (e->kind != ATOM_READ && e->kind != ATOM_WRITE) continue;
+      size_t k = 0;
+      while (k < n_vars && c->vars[k] != e->target) k++;
+      if (k == n_vars && n_vars < CYC_VARS) c->vars[n_vars++] = e->target;
+    }
+    spec.txns = c->txns;
+    spec.n_txns = n_txns;
+    spec.events = c->evs;
+    spec.n_events = n_evs;
+    spec.vars = n_vars ? c->vars : NULL;
+    spec.n_vars = n_vars;
+    spec.edges = c->edges;
+    spec.n_edges = n_edges;
   } else {
-    describe_op(a, ev, op, sizeof op);
-    snprintf(msg, sizeof msg, "%s is not serializable: %s at event %" PRIu64
-             " depends on %s, which depends on it", me, op, ev->index, them);
+    /* Out of memory or a provenance chain cut at PN_MAX_DEPTH: the two transactions we know. */
+    const athread *th = &a->thr[victim];
+    tx[n_txns++] = (atom_txn_ref){victim, 0, th->begin_index, th->begin_loc};
+    if (other) tx[n_txns++] = *other;
+    ev2[n_evs++] = *ev;
+    if (other_ev) ev2[n_evs++] = *other_ev;
+    int access = ev->kind == ATOM_READ || ev->kind == ATOM_WRITE;
+    var1 = ev->target;
+    spec.txns = tx;
+    spec.n_txns = n_txns;
+    spec.events = ev2;
+    spec.n_events = n_evs;
+    spec.vars = access ? &var1 : NULL;
+    spec.n_vars = access ? 1 : 0;
   }
-  spec.message = msg;
-  int err = atom_env_report(a->env, &spec);
-  if (!err && slot) *slot = sig;
-  return err;
+  spec.message = NULL; /* the session tells the cycle (or names the transactions) */
+  return atom_env_report(a->env, &spec);
 }
 
-static atom_ev actor_event(const actor *x, uint32_t kind, uint32_t target) {
-  atom_ev e = {kind, x->txn.thread, target, 0, x->index, x->loc};
-  return e;
+/* One cycle of two transaction instances is often seen at several events (ρ2: at the read and
+ * again at the END): report each pair of instances once, so that the session's occurrence
+ * count is the number of times the violation happened (a loop's iterations). */
+static int reported(aero *a, uint32_t victim, const atom_txn_ref *other) {
+  athread *th = &a->thr[victim];
+  uint64_t key =
+      other ? ((uint64_t)other->thread << 40) ^ other->begin_index ^ ((uint64_t)other->unary << 63)
+            : UINT64_MAX;
+  if (th->rep_seq == th->seq + 1 && th->rep_other == key) return 1;
+  th->rep_seq = th->seq + 1;
+  th->rep_other = key;
+  return 0;
+}
+
+/* The report scratch, cleared; NULL if out of memory (the report then has no edges). */
+static cyc *cyc_begin(aero *a) {
+  if (!a->cy && !(a->cy = atom__mem_alloc(a->mem, sizeof *a->cy))) return NULL;
+  a->cy->n = 0;
+  a->cy->fail = 0;
+  a->cy->started = 0;
+  return a->cy;
+}
+
+/* The path must have started in the victim's open transaction. */
+static void cyc_check_start(const aero *a, cyc *c, uint32_t victim) {
+  const athread *th = &a->thr[victim];
+  if (!c->started || c->start.txn.thread != victim || c->start.txn.unary ||
+      c->start.txn.begin_index != th->begin_index)
+    c->fail = 1;
+}
+
+/* Violation at ev (003 Alg. 1 lines 9-12): a clock that knows the victim's open transaction,
+ * explained by x, reaches ev across the closing edge src -> ev. src: the event the clock was
+ * taken at (NULL if unknown). */
+static int report_edge(aero *a, const atom_ev *ev, uint32_t victim, const expl *x,
+                       const aev *src) {
+  if (known_expl(x)) src = &x->at;
+  if (reported(a, victim, src ? &src->txn : NULL)) return 0;
+  atom_ev oe = {0, 0, 0, 0, 0, 0};
+  if (src) oe = (atom_ev){src->kind, src->txn.thread, src->target, 0, src->index, src->loc};
+  cyc *c = cyc_begin(a);
+  size_t closing = 0;
+  if (c) {
+    aev to = cur_aev(a, ev);
+    pt none = {PT_NONE, to}, end = {PT_EV, to};
+    walk_src(c, x->n, &x->at, x->origin, none);
+    cyc_add(c, &x->at, &to);
+    closing = c->n - 1;
+    cyc_check_start(a, c, victim);
+    if (!c->fail) cyc_link(c, end, &c->start);
+  }
+  return emit(a, c, ev, victim, closing, src ? &src->txn : NULL, src ? &oe : NULL);
+}
+
+/* Violation at END(t) (lines 38-40): thread u's clock knows t's open transaction T, and t's
+ * clock knows u's open transaction U. */
+static int report_end(aero *a, const atom_ev *ev, uint32_t t, uint32_t u) {
+  atom_txn_ref ut = thread_txn(a, u);
+  if (reported(a, t, &ut)) return 0;
+  cyc *c = cyc_begin(a);
+  size_t closing = 0;
+  if (c) {
+    pt none = {PT_NONE, {{0, 0, 0, 0}, 0, 0, 0, 0}};
+    pt p = walk(c, ends_get(a, &a->thr[u].prov, t), none);
+    pt q = walk(c, ends_get(a, &a->thr[t].prov, u), p);
+    closing = c->n ? c->n - 1 : 0;
+    cyc_check_start(a, c, t);
+    if (!c->fail) cyc_link(c, q, &c->start);
+  }
+  return emit(a, c, ev, t, closing, &ut, &a->thr[u].last);
 }
 
 /* A failed report (out of memory in the session) does not stop the event: its update
@@ -347,8 +755,7 @@ static int ensure_vars_slow(aero *a, uint32_t id) {
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_VAR);
   if (want <= id) want = id + 1;
   if (ATOM__GROW(a->mem, a->var, a->var_cap, want) ||
-      ATOM__GROW(a->mem, a->wlast, a->wlast_cap, want) ||
-      ATOM__GROW(a->mem, a->rlast, a->rlast_cap, want))
+      ATOM__GROW(a->mem, a->wlast, a->wlast_cap, want))
     return ATOM_ENOMEM;
   for (uint32_t x = a->n_var; x < want; x++) {
     avar *v = &a->var[x];
@@ -358,7 +765,6 @@ static int ensure_vars_slow(aero *a, uint32_t id) {
     atom__vc_init(&v->chr);
     v->lastw = v->w_from = v->r_from = NIL;
     a->wlast[x].txn.thread = NIL;
-    a->rlast[x].txn.thread = NIL;
   }
   a->clocks += (uint64_t)(want - a->n_var) * (a->basic ? 1 : 3);
   a->n_var = want;
@@ -455,30 +861,25 @@ static void register_from(aero *a, athread *src, reg r, const atom__vc *x) {
   src->n_known = k;
 }
 
-/* C_u := C_u ⊔ src (capacity reserved by the caller). Optimized: a component crossing the
- * BEGIN value of an open transaction means C_u now knows it. */
-static void thread_join(aero *a, uint32_t u, const atom__vc *src) {
+/* C_u := C_u ⊔ src (capacity reserved by the caller). A component crossing the BEGIN value
+ * of an open transaction means C_u now learns it: record how (provenance, from sd) and, in
+ * the optimized variant, add it to the known list. */
+static void thread_join(aero *a, uint32_t u, const atom__vc *src, const srcd *sd) {
   athread *th = &a->thr[u];
   atom__vc_t *d = atom__vc_data(&th->c);
   const atom__vc_t *s = atom__vc_cdata(src);
+  const atom__vc_t *ob = a->open_b;
   uint32_t n = src->len;
   int grew = 0;
-  if (a->basic) {
-    for (uint32_t i = 0; i < n; i++)
-      if (s[i] > d[i]) {
-        d[i] = s[i];
-        grew = 1;
+  for (uint32_t i = 0; i < n; i++)
+    if (s[i] > d[i]) {
+      if (d[i] < ob[i] && s[i] >= ob[i]) {
+        if (!a->basic) th->known[th->n_known++] = (kent){i, a->thr[i].seq};
+        learn_thread(a, u, i, sd);
       }
-  } else {
-    const atom__vc_t *ob = a->open_b;
-    for (uint32_t i = 0; i < n; i++)
-      if (s[i] > d[i]) {
-        if (d[i] < ob[i] && s[i] >= ob[i])
-          th->known[th->n_known++] = (kent){i, a->thr[i].seq};
-        d[i] = s[i];
-        grew = 1;
-      }
-  }
+      d[i] = s[i];
+      grew = 1;
+    }
   if (n > th->c.len) th->c.len = n;
   if (grew) th->ver++;
 }
@@ -488,6 +889,35 @@ static void thread_join(aero *a, uint32_t u, const atom__vc *src) {
 /* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. */
 static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
   return a->thr[t].active && atom__vc_get(clk, t) >= a->thr[t].b;
+}
+
+/* register_from for R_x at a read by t (before its joins), and provenance: R_x and chR_x
+ * learn the open transactions C_t knows; record the read and how C_t knew each (003 §4.3:
+ * chR_x learns only from readers other than the transaction's thread). */
+static void register_read(aero *a, uint32_t t, uint32_t x, const aev *me) {
+  athread *th = &a->thr[t];
+  avar *v = &a->var[x];
+  size_t k = 0;
+  for (size_t i = 0; i < th->n_known; i++) {
+    kent e = th->known[i];
+    if (!kent_valid(a, e)) continue;
+    th->known[k++] = e;
+    atom__vc_t b = a->thr[e.t].b;
+    int r_learns = atom__vc_get(&v->r, e.t) < b;
+    int c_learns = e.t != t && atom__vc_get(&v->chr, e.t) < b;
+    if (r_learns) learn(a, e.t, (reg){REG_R, x});
+    if (!r_learns && !c_learns) continue;
+    pnode *n = e.t == t ? NULL : ends_get(a, &th->prov, e.t);
+    if (r_learns) {
+      if (n) n->refs++;
+      rrec_put(a, &v->rp, e.t, n, me, e.t == t);
+    }
+    if (c_learns) {
+      if (n) n->refs++;
+      rrec_put(a, &v->cp, e.t, n, me, 0);
+    }
+  }
+  th->n_known = k;
 }
 
 static int opt_read(aero *a, const atom_ev *ev) {
@@ -504,25 +934,26 @@ static int opt_read(aero *a, const atom_ev *ev) {
       (store_r && (reserve(a, &v->r, len) || reserve(a, &v->chr, len))))
     return ATOM_ENOMEM;
 
+  aev me = cur_aev(a, ev);
   if (v->lastw != t) {
     if (knows(a, &v->w, t)) { /* line 25 */
-      atom_ev we = actor_event(&a->wlast[x], ATOM_WRITE, x);
-      note(a, report(a, ev, t, &a->wlast[x].txn, &we));
+      expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
+      note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
     if (join_w) {
-      thread_join(a, t, &v->w);
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+      thread_join(a, t, &v->w, &sd);
       v->w_seen |= SEEN_BIT(t);
     }
     v->rd_other = 1;
   }
   if (!(v->r_from == t && v->r_ver == th->ver)) {
-    register_from(a, th, (reg){REG_R, x}, &v->r);
+    register_read(a, t, x, &me);
     atom__vc_join(a->mem, &v->r, &th->c, NULL);          /* cannot fail: reserved */
     atom__vc_join_except(a->mem, &v->chr, &th->c, t);   /* cannot fail: reserved */
     v->r_from = t;
     v->r_ver = th->ver;
   }
-  a->rlast[x] = current_actor(a, t, ev);
   return 0;
 }
 
@@ -540,24 +971,26 @@ static int opt_write(aero *a, const atom_ev *ev) {
       reserve(a, &v->w, len))
     return ATOM_ENOMEM;
 
+  aev me = cur_aev(a, ev);
   if (v->lastw != t) {
     if (knows(a, &v->w, t)) { /* line 29 */
-      atom_ev we = actor_event(&a->wlast[x], ATOM_WRITE, x);
-      note(a, report(a, ev, t, &a->wlast[x].txn, &we));
+      expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
+      note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
-    if (join_w) thread_join(a, t, &v->w);
+    if (join_w) {
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+      thread_join(a, t, &v->w, &sd);
+    }
   }
   /* lines 30-31 (§4.3): some R_{u,x}, u != t, knows t's transaction iff chR_x(t) >= b_t */
   if (knows(a, &v->chr, t)) {
-    const actor *rl = &a->rlast[x];
-    if (rl->txn.thread != NIL && rl->txn.thread != t) {
-      atom_ev re = actor_event(rl, ATOM_READ, x);
-      note(a, report(a, ev, t, &rl->txn, &re));
-    } else {
-      note(a, report(a, ev, t, NULL, NULL));
-    }
+    expl e = ex_rrec(a, &v->cp, t);
+    note(a, report_edge(a, ev, t, &e, NULL));
   }
-  if (join_r) thread_join(a, t, &v->r);
+  if (join_r) {
+    srcd sd = {SD_RREC, 0, NULL, NULL, &v->rp, &me, ev->index};
+    thread_join(a, t, &v->r, &sd);
+  }
   /* lines 32-33: W_x := C_t, unless W_x is C_t already */
   if (!(v->w_from == t && v->w_ver == th->ver)) {
     register_from(a, th, (reg){REG_W, x}, &v->w);
@@ -568,7 +1001,7 @@ static int opt_write(aero *a, const atom_ev *ev) {
   v->w_seen = SEEN_BIT(t);
   v->lastw = t;
   v->rd_other = 0;
-  a->wlast[x] = current_actor(a, t, ev);
+  a->wlast[x] = me;
   return 0;
 }
 
@@ -581,11 +1014,13 @@ static int opt_acquire(aero *a, const atom_ev *ev) {
   if (join && (reserve(a, &th->c, max_u32(th->c.len, k->l.len)) || known_reserve(a, th)))
     return ATOM_ENOMEM;
   if (knows(a, &k->l, t)) { /* line 15 */
-    atom_ev re = actor_event(&a->rellast[l], ATOM_RELEASE, l);
-    note(a, report(a, ev, t, &a->rellast[l].txn, &re));
+    expl e = ex_snap(a, &a->rellast[l], &k->lend, t);
+    note(a, report_edge(a, ev, t, &e, &a->rellast[l]));
   }
   if (join) {
-    thread_join(a, t, &k->l);
+    aev me = cur_aev(a, ev);
+    srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, &me, ev->index};
+    thread_join(a, t, &k->l, &sd);
     k->seen |= SEEN_BIT(t);
   }
   return 0;
@@ -605,23 +1040,51 @@ static int opt_release(aero *a, const atom_ev *ev) {
   }
   k->seen = SEEN_BIT(t);
   k->lastrel = t;
-  a->rellast[l] = current_actor(a, t, ev);
+  a->rellast[l] = cur_aev(a, ev);
   return 0;
 }
 
 /* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
  * other open transactions C_t knows (in a->scratch[0..nk)). */
-static void opt_end_update(aero *a, uint32_t t, reg r, size_t nk) {
+static void opt_end_update(aero *a, uint32_t t, reg r, size_t nk, uint64_t made) {
   athread *th = &a->thr[t];
   atom__vc *x = reg_clock(a, r);
   if (atom__vc_get(x, t) < th->b) return; /* see "Optimized END" */
+  avar *v = r.kind == REG_L ? NULL : &a->var[r.id];
+  expl right = UNKNOWN, rightc = UNKNOWN; /* how X (and chR_x) know t's transaction */
+  int have = 0;
   for (size_t i = 0; i < nk; i++) {
     kent e = a->scratch[i];
-    if (atom__vc_get(x, e.t) < a->thr[e.t].b) learn(a, e.t, r);
+    atom__vc_t b = a->thr[e.t].b;
+    int learns = atom__vc_get(x, e.t) < b;
+    int c_learns = r.kind == REG_R && atom__vc_get(&v->chr, e.t) < b;
+    if (learns) learn(a, e.t, r);
+    if (!learns && !c_learns) continue;
+    /* provenance: e's transaction →* T (C_t), T →* X */
+    if (!have) {
+      have = 1;
+      if (r.kind == REG_W) {
+        right = ex_snap(a, &a->wlast[r.id], &v->wend, t);
+      } else if (r.kind == REG_L) {
+        right = ex_snap(a, &a->rellast[r.id], &a->lock[r.id].lend, t);
+      } else {
+        right = ex_rrec(a, &v->rp, t);
+        rightc = atom__vc_get(&v->chr, t) >= th->b ? ex_rrec(a, &v->cp, t) : right;
+      }
+    }
+    pnode *left = ends_get(a, &th->prov, e.t);
+    if (r.kind == REG_W) {
+      ends_put(a, &v->wend, e.t, pn_end_at(a, e.t, left, &right, made));
+    } else if (r.kind == REG_L) {
+      ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
+    } else {
+      if (learns) rrec_put(a, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made), &right.at, 0);
+      if (c_learns)
+        rrec_put(a, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made), &rightc.at, 0);
+    }
   }
   atom__vc_join(a->mem, x, &th->c, NULL); /* cannot fail: reserved */
   if (r.kind == REG_W) {
-    avar *v = &a->var[r.id];
     v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
     v->w_seen = 0;
   } else if (r.kind == REG_R) {
@@ -671,11 +1134,9 @@ static int opt_end(aero *a, const atom_ev *ev) {
   /* lines 38-40: threads whose clock knows t's transaction (scanned: O(T) like the join) */
   for (uint32_t u = 0; u < a->n_thr; u++) {
     if (u == t || atom__vc_get(&a->thr[u].c, t) < th->b) continue;
-    if (knows(a, &th->c, u)) {
-      atom_txn_ref ut = thread_txn(a, u);
-      note(a, report(a, ev, t, &ut, &a->thr[u].last));
-    }
-    thread_join(a, u, &th->c);
+    if (knows(a, &th->c, u)) note(a, report_end(a, ev, t, u));
+    srcd sd = {SD_END, t, NULL, NULL, NULL, NULL, ev->index};
+    thread_join(a, u, &th->c, &sd);
   }
   /* The other open transactions C_t knows: clocks updated below learn them too. */
   size_t nk = 0;
@@ -686,12 +1147,14 @@ static int opt_end(aero *a, const atom_ev *ev) {
   /* lines 41-46, restricted to the clocks that learned t's transaction */
   if (th->overflow) {
     for (uint32_t x = 0; x < a->n_var; x++) {
-      opt_end_update(a, t, (reg){REG_W, x}, nk);
-      opt_end_update(a, t, (reg){REG_R, x}, nk);
+      opt_end_update(a, t, (reg){REG_W, x}, nk, ev->index);
+      opt_end_update(a, t, (reg){REG_R, x}, nk, ev->index);
     }
-    for (uint32_t l = 0; l < a->n_lock; l++) opt_end_update(a, t, (reg){REG_L, l}, nk);
+    for (uint32_t l = 0; l < a->n_lock; l++)
+      opt_end_update(a, t, (reg){REG_L, l}, nk, ev->index);
   } else {
-    for (size_t i = 0; i < th->n_learned; i++) opt_end_update(a, t, th->learned[i], nk);
+    for (size_t i = 0; i < th->n_learned; i++)
+      opt_end_update(a, t, th->learned[i], nk, ev->index);
   }
   th->n_learned = 0;
   th->overflow = 0;
@@ -713,22 +1176,27 @@ static int basic_read(aero *a, const atom_ev *ev) {
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
   if (t >= v->n_rt) {
-    if (ATOM__GROW(a->mem, v->rt, v->rt_cap, a->n_thr)) return ATOM_ENOMEM;
+    if (ATOM__GROW(a->mem, v->rtev, v->rtev_cap, a->n_thr) ||
+        ATOM__GROW(a->mem, v->rtend, v->rtend_cap, a->n_thr) ||
+        ATOM__GROW(a->mem, v->rt, v->rt_cap, a->n_thr))
+      return ATOM_ENOMEM;
     for (uint32_t u = v->n_rt; u < a->n_thr; u++) atom__vc_init(&v->rt[u]);
     a->clocks += a->n_thr - v->n_rt;
     v->n_rt = a->n_thr;
   }
   uint32_t len = max_u32(th->c.len, v->w.len);
   if (reserve(a, &th->c, len) || reserve(a, &v->rt[t], len)) return ATOM_ENOMEM;
+  aev me = cur_aev(a, ev);
   if (v->lastw != t) { /* lines 24-25 */
     if (basic_knows(a, &v->w, t)) {
-      atom_ev we = actor_event(&a->wlast[x], ATOM_WRITE, x);
-      note(a, report(a, ev, t, &a->wlast[x].txn, &we));
+      expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
+      note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
-    thread_join(a, t, &v->w);
+    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+    thread_join(a, t, &v->w, &sd);
   }
   atom__vc_copy(a->mem, &v->rt[t], &th->c); /* line 26 */
-  a->rlast[x] = current_actor(a, t, ev);
+  v->rtev[t] = me;
   return 0;
 }
 
@@ -739,29 +1207,27 @@ static int basic_write(aero *a, const atom_ev *ev) {
   uint32_t len = max_u32(th->c.len, v->w.len);
   for (uint32_t u = 0; u < v->n_rt; u++) len = max_u32(len, v->rt[u].len);
   if (reserve(a, &th->c, len) || reserve(a, &v->w, len)) return ATOM_ENOMEM;
+  aev me = cur_aev(a, ev);
   if (v->lastw != t) { /* lines 28-29 */
     if (basic_knows(a, &v->w, t)) {
-      atom_ev we = actor_event(&a->wlast[x], ATOM_WRITE, x);
-      note(a, report(a, ev, t, &a->wlast[x].txn, &we));
+      expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
+      note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
-    thread_join(a, t, &v->w);
+    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+    thread_join(a, t, &v->w, &sd);
   }
   for (uint32_t u = 0; u < v->n_rt; u++) { /* lines 30-31 */
-    if (u == t) continue;
+    if (u == t || v->rt[u].len == 0) continue; /* R_{u,x} = ⊥: u never read x */
     if (basic_knows(a, &v->rt[u], t)) {
-      const actor *rl = &a->rlast[x];
-      if (rl->txn.thread == u) {
-        atom_ev re = actor_event(rl, ATOM_READ, x);
-        note(a, report(a, ev, t, &rl->txn, &re));
-      } else {
-        note(a, report(a, ev, t, NULL, NULL));
-      }
+      expl e = ex_snap(a, &v->rtev[u], &v->rtend[u], t);
+      note(a, report_edge(a, ev, t, &e, &v->rtev[u]));
     }
-    thread_join(a, t, &v->rt[u]);
+    srcd sd = {SD_SNAP, 0, &v->rtev[u], &v->rtend[u], NULL, &me, ev->index};
+    thread_join(a, t, &v->rt[u], &sd);
   }
   atom__vc_copy(a->mem, &v->w, &th->c); /* lines 32-33 */
   v->lastw = t;
-  a->wlast[x] = current_actor(a, t, ev);
+  a->wlast[x] = me;
   return 0;
 }
 
@@ -772,10 +1238,12 @@ static int basic_acquire(aero *a, const atom_ev *ev) {
   if (k->lastrel == t) return 0; /* line 14 */
   if (reserve(a, &th->c, max_u32(th->c.len, k->l.len))) return ATOM_ENOMEM;
   if (basic_knows(a, &k->l, t)) { /* line 15 */
-    atom_ev re = actor_event(&a->rellast[l], ATOM_RELEASE, l);
-    note(a, report(a, ev, t, &a->rellast[l].txn, &re));
+    expl e = ex_snap(a, &a->rellast[l], &k->lend, t);
+    note(a, report_edge(a, ev, t, &e, &a->rellast[l]));
   }
-  thread_join(a, t, &k->l);
+  aev me = cur_aev(a, ev);
+  srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, &me, ev->index};
+  thread_join(a, t, &k->l, &sd);
   return 0;
 }
 
@@ -784,14 +1252,30 @@ static int basic_release(aero *a, const atom_ev *ev) {
   alock *k = &a->lock[l];
   if (atom__vc_copy(a->mem, &k->l, &a->thr[t].c)) return ATOM_ENOMEM; /* line 17 */
   k->lastrel = t;                                                       /* line 18 */
-  a->rellast[l] = current_actor(a, t, ev);
+  a->rellast[l] = cur_aev(a, ev);
   return 0;
 }
 
-/* X := C_t^▷ ⊑ X ? C_t ⊔ X : X (lines 42, 44, 46); reserve = 1 only reserves room. */
-static int basic_end_one(aero *a, athread *th, atom__vc *x, int reserve_only) {
+/* X := C_t^▷ ⊑ X ? C_t ⊔ X : X (lines 42, 44, 46); reserve = 1 only reserves room. X is a
+ * stored clock (taken at event store, END provenance in e): record how it learns the other
+ * open transactions C_t knows. */
+static int basic_end_one(aero *a, uint32_t t, atom__vc *x, const aev *store, ends *e,
+                         int reserve_only, uint64_t made) {
+  athread *th = &a->thr[t];
   if (!atom__vc_leq(&th->cb, x)) return 0;
   if (reserve_only) return reserve(a, x, th->c.len);
+  const atom__vc_t *s = atom__vc_cdata(&th->c);
+  expl right = UNKNOWN;
+  int have = 0;
+  for (uint32_t i = 0; i < th->c.len; i++) {
+    atom__vc_t b = a->open_b[i];
+    if (i == t || s[i] < b || atom__vc_get(x, i) >= b) continue;
+    if (!have) {
+      right = ex_snap(a, store, e, t);
+      have = 1;
+    }
+    ends_put(a, e, i, pn_end_at(a, i, ends_get(a, &th->prov, i), &right, made));
+  }
   atom__vc_join(a->mem, x, &th->c, NULL);
   return 0;
 }
@@ -808,19 +1292,20 @@ static int basic_end(aero *a, const atom_ev *ev) {
         if (reserve(a, &a->thr[u].c, th->c.len)) return ATOM_ENOMEM;
         continue;
       }
-      if (basic_knows(a, &th->c, u)) {
-        atom_txn_ref ut = thread_txn(a, u);
-        note(a, report(a, ev, t, &ut, &a->thr[u].last));
-      }
-      thread_join(a, u, &th->c);
+      if (basic_knows(a, &th->c, u)) note(a, report_end(a, ev, t, u));
+      srcd sd = {SD_END, t, NULL, NULL, NULL, NULL, ev->index};
+      thread_join(a, u, &th->c, &sd);
     }
+    uint64_t at = ev->index;
     for (uint32_t l = 0; l < a->n_lock; l++) /* lines 41-42 */
-      if (basic_end_one(a, th, &a->lock[l].l, ro)) return ATOM_ENOMEM;
+      if (basic_end_one(a, t, &a->lock[l].l, &a->rellast[l], &a->lock[l].lend, ro, at))
+        return ATOM_ENOMEM;
     for (uint32_t x = 0; x < a->n_var; x++) { /* lines 43-46 */
       avar *v = &a->var[x];
-      if (basic_end_one(a, th, &v->w, ro)) return ATOM_ENOMEM;
+      if (basic_end_one(a, t, &v->w, &a->wlast[x], &v->wend, ro, at)) return ATOM_ENOMEM;
       for (uint32_t u = 0; u < v->n_rt; u++)
-        if (basic_end_one(a, th, &v->rt[u], ro)) return ATOM_ENOMEM;
+        if (basic_end_one(a, t, &v->rt[u], &v->rtev[u], &v->rtend[u], ro, at))
+          return ATOM_ENOMEM;
     }
   }
   th->active = 0;
@@ -862,7 +1347,9 @@ static int on_fork(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, u = ev->target;
   athread *ch = &a->thr[u];
   if (reserve(a, &ch->c, a->thr[t].c.len) || known_reserve(a, ch)) return ATOM_ENOMEM;
-  thread_join(a, u, &a->thr[t].c); /* line 20 */
+  aev me = cur_aev(a, ev);
+  srcd sd = {SD_FORK, t, &me, NULL, NULL, NULL, ev->index};
+  thread_join(a, u, &a->thr[t].c, &sd); /* line 20 */
   return 0;
 }
 
@@ -874,11 +1361,13 @@ static int on_join(aero *a, const atom_ev *ev) {
   if (!ch->started) return 0;
   if (reserve(a, &th->c, max_u32(th->c.len, ch->c.len)) || known_reserve(a, th))
     return ATOM_ENOMEM;
+  aev last = last_aev(a, u), me = cur_aev(a, ev);
   if (a->basic ? basic_knows(a, &ch->c, t) : knows(a, &ch->c, t)) { /* line 22 */
-    atom_txn_ref ut = thread_txn(a, u);
-    note(a, report(a, ev, t, &ut, &ch->last));
+    expl e = ex_thread(a, u, t, &last);
+    note(a, report_edge(a, ev, t, &e, &last));
   }
-  thread_join(a, t, &a->thr[u].c);
+  srcd sd = {SD_THREAD, u, &last, NULL, NULL, &me, ev->index};
+  thread_join(a, t, &a->thr[u].c, &sd);
   return 0;
 }
 
@@ -951,25 +1440,41 @@ static void aero_destroy(void *self) {
     atom__vc_free(m, &th->cb);
     atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
     atom__mem_free(m, th->learned, th->cap_learned * sizeof *th->learned);
+    ends_free(a, &th->prov);
   }
   for (uint32_t x = 0; x < a->n_var; x++) {
     avar *v = &a->var[x];
     atom__vc_free(m, &v->w);
     atom__vc_free(m, &v->r);
     atom__vc_free(m, &v->chr);
-    for (uint32_t u = 0; u < v->n_rt; u++) atom__vc_free(m, &v->rt[u]);
+    for (uint32_t u = 0; u < v->n_rt; u++) {
+      atom__vc_free(m, &v->rt[u]);
+      ends_free(a, &v->rtend[u]);
+    }
     atom__mem_free(m, v->rt, v->rt_cap * sizeof *v->rt);
+    atom__mem_free(m, v->rtev, v->rtev_cap * sizeof *v->rtev);
+    atom__mem_free(m, v->rtend, v->rtend_cap * sizeof *v->rtend);
+    ends_free(a, &v->wend);
+    rrecs_free(a, &v->rp);
+    rrecs_free(a, &v->cp);
   }
-  for (uint32_t l = 0; l < a->n_lock; l++) atom__vc_free(m, &a->lock[l].l);
+  for (uint32_t l = 0; l < a->n_lock; l++) {
+    atom__vc_free(m, &a->lock[l].l);
+    ends_free(a, &a->lock[l].lend);
+  }
   atom__mem_free(m, a->thr, a->thr_cap * sizeof *a->thr);
   atom__mem_free(m, a->open_b, a->open_cap * sizeof *a->open_b);
   atom__mem_free(m, a->var, a->var_cap * sizeof *a->var);
   atom__mem_free(m, a->wlast, a->wlast_cap * sizeof *a->wlast);
-  atom__mem_free(m, a->rlast, a->rlast_cap * sizeof *a->rlast);
   atom__mem_free(m, a->lock, a->lock_cap * sizeof *a->lock);
   atom__mem_free(m, a->rellast, a->rellast_cap * sizeof *a->rellast);
   atom__mem_free(m, a->scratch, a->scratch_cap * sizeof *a->scratch);
-  atom__mem_free(m, a->seen, REPORT_CACHE * sizeof *a->seen);
+  atom__mem_free(m, a->cy, sizeof *a->cy);
+  while (a->spare) {
+    pnode *n = a->spare;
+    a->spare = n->a;
+    atom__mem_free(m, n, sizeof *n);
+  }
   atom__mem_free(m, a, sizeof *a);
 }
 
@@ -1006,7 +1511,7 @@ static int aero_create(void **self, atom_env *env) {
 static int aero_stats(void *self, atom_checker_counters *out) {
   const aero *a = self;
   out->nodes = a->n_thr;
-  out->edges = 0;
+  out->edges = a->n_nodes; /* provenance nodes */
   out->clocks = a->clocks;
   return 0;
 }

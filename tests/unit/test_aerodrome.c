@@ -368,6 +368,81 @@ START_TEST(test_unary) {
 }
 END_TEST
 
+/* ---- cycles: every report names each edge of its cycle ----------------------------------- */
+
+/* The transaction of pushed event i: the index of its outermost BEGIN, or ~i for a unary one
+ * (an event outside BEGIN..END). */
+static uint64_t txn_of(const atom_event *ev, size_t n, uint64_t i) {
+  uint64_t begin = 0;
+  int depth = 0;
+  for (uint64_t k = 0; k < n && k <= i; k++) {
+    if (ev[k].thread != ev[i].thread) continue;
+    if (ev[k].kind == ATOM_BEGIN && depth++ == 0) begin = k;
+    if (ev[k].kind == ATOM_END && k < i && depth > 0) depth--;
+  }
+  return depth > 0 || ev[i].kind == ATOM_END ? begin : ~i;
+}
+
+/* Do the two pushed events conflict (003 §2): same thread; same variable with a write; release
+ * then acquire of one lock; a fork and an event of the child; an event of a child and its join. */
+static int conflict(const atom_event *f, const atom_event *t) {
+  if (f->thread == t->thread) return 1;
+  int fa = f->kind == ATOM_READ || f->kind == ATOM_WRITE;
+  int ta = t->kind == ATOM_READ || t->kind == ATOM_WRITE;
+  return (fa && ta && f->target == t->target &&
+          (f->kind == ATOM_WRITE || t->kind == ATOM_WRITE)) ||
+         (f->kind == ATOM_RELEASE && t->kind == ATOM_ACQUIRE && f->target == t->target) ||
+         (f->kind == ATOM_FORK && f->target == t->thread) ||
+         (t->kind == ATOM_JOIN && t->target == f->thread);
+}
+
+/* Check every report of checker ci in s against the pushed events: it has edges; each edge's
+ * events are the pushed ones, the earlier first, and conflict; consecutive edges meet in one
+ * transaction and the last returns to the first; exactly one edge closes the cycle; the first
+ * transaction listed is the one of the first edge. @return the number of reports checked. */
+static size_t check_cycles(const atom_session *s, size_t ci, const atom_event *ev, size_t n,
+                           const char *what) {
+  size_t checked = 0;
+  for (size_t k = 0; k < atom_report_count(s); k++) {
+    const atom_report *r = atom_report_get(s, k);
+    if (atom_report_checker_index(r) != ci) continue;
+    size_t ne = atom_report_edge_count(r), closing = 0;
+    ck_assert_msg(ne > 0, "%s: report %zu has no edges", what, k);
+    uint64_t first_from = 0, prev_to = 0;
+    for (size_t i = 0; i < ne; i++) {
+      size_t f, t;
+      uint32_t flags;
+      ck_assert_int_eq(atom_report_edge(r, i, &f, &t, &flags), 0);
+      closing += (flags & ATOM_EDGE_CLOSING) != 0;
+      atom_event fe, te;
+      uint64_t fi, ti;
+      ck_assert_int_eq(atom_report_event(r, f, &fe, &fi), 0);
+      ck_assert_int_eq(atom_report_event(r, t, &te, &ti), 0);
+      ck_assert_msg(fi < ti && ti < n, "%s: edge %zu: events %llu -> %llu", what, i,
+                    (unsigned long long)fi, (unsigned long long)ti);
+      ck_assert_msg(fe.kind == ev[fi].kind && fe.thread == ev[fi].thread &&
+                        fe.target == ev[fi].target && te.kind == ev[ti].kind &&
+                        te.thread == ev[ti].thread && te.target == ev[ti].target,
+                    "%s: edge %zu: events differ from the trace", what, i);
+      ck_assert_msg(conflict(&ev[fi], &ev[ti]), "%s: edge %zu: events %llu and %llu do not conflict",
+                    what, i, (unsigned long long)fi, (unsigned long long)ti);
+      if (i == 0) first_from = txn_of(ev, n, fi);
+      else ck_assert_msg(txn_of(ev, n, fi) == prev_to, "%s: edges %zu and %zu do not meet", what,
+                         i - 1, i);
+      prev_to = txn_of(ev, n, ti);
+    }
+    ck_assert_msg(prev_to == first_from, "%s: the last edge does not return to the first", what);
+    ck_assert_msg(closing == 1, "%s: %zu closing edges", what, closing);
+    uint64_t bi;
+    uint32_t tflags;
+    ck_assert_int_eq(atom_report_txn(r, 0, NULL, &bi, NULL), 0);
+    ck_assert_int_eq(atom_report_txn_run(r, 0, &tflags, NULL, NULL), 0);
+    ck_assert_uint_eq((tflags & ATOM_TXN_UNARY) ? ~bi : bi, first_from);
+    checked++;
+  }
+  return checked;
+}
+
 /* Every corpus file with an aerodrome expectation, for both variants. */
 START_TEST(test_corpus_files) {
   static const char *const files[] = {"aerodrome-rho1", "aerodrome-rho2", "aerodrome-rho3",
@@ -390,6 +465,9 @@ START_TEST(test_corpus_files) {
       atom_session *s = run_trace(variants[v], &tr);
       int64_t got = first_index(s);
       ck_assert_msg((got < 0) == serializable, "%s %s: verdict", files[f], variants[v]);
+      char what[128];
+      snprintf(what, sizeof what, "%s %s", files[f], variants[v]);
+      ck_assert_uint_eq(check_cycles(s, 0, tr.ev, tr.n, what), atom_report_count(s));
       if (idx) {
         long long want = strtoll(idx + strlen("\"aerodrome_first_violation_index\":"), NULL, 10);
         ck_assert_msg(got == want, "%s %s: first violation %lld, expected %lld", files[f],
@@ -424,26 +502,38 @@ START_TEST(test_report_contents) {
     ck_assert_uint_eq(th, 2); /* t2, begun at 1 (its w(y) fired the check) */
     ck_assert_uint_eq(bi, 1);
     ck_assert_uint_eq(bl, 1);
-    ck_assert_uint_eq(atom_report_event_count(r), 2);
-    atom_event e;
-    uint64_t at;
-    ck_assert_int_eq(atom_report_event(r, 0, &e, &at), 0);
-    ck_assert_uint_eq(at, 5);
-    ck_assert_uint_eq(e.kind, ATOM_READ);
-    ck_assert_int_eq(atom_report_event(r, 1, &e, &at), 0);
-    ck_assert_uint_eq(at, 4);
-    ck_assert_uint_eq(e.kind, ATOM_WRITE);
-    ck_assert_uint_eq(e.thread, 2);
-    ck_assert_uint_eq(atom_report_var_count(r), 1);
-    ck_assert_str_eq(atom_report_var_name(r, 0), "y");
+    /* the whole cycle: t1 w(x) -> t2 r(x), then t2 w(y) -> t1 r(y), which closed it */
+    ck_assert_uint_eq(atom_report_event_count(r), 4);
+    static const uint64_t want_at[4] = {2, 3, 4, 5};
+    static const uint32_t want_kind[4] = {ATOM_WRITE, ATOM_READ, ATOM_WRITE, ATOM_READ};
+    for (size_t i = 0; i < 4; i++) {
+      atom_event e;
+      uint64_t at;
+      ck_assert_int_eq(atom_report_event(r, i, &e, &at), 0);
+      ck_assert_uint_eq(at, want_at[i]);
+      ck_assert_uint_eq(e.kind, want_kind[i]);
+      ck_assert_uint_eq(atom_report_event_txn(r, i), i == 0 || i == 3 ? 0 : 1);
+    }
+    ck_assert_uint_eq(atom_report_edge_count(r), 2);
+    size_t f, t;
+    uint32_t flags;
+    ck_assert_int_eq(atom_report_edge(r, 0, &f, &t, &flags), 0);
+    ck_assert(f == 0 && t == 1 && flags == 0);
+    ck_assert_int_eq(atom_report_edge(r, 1, &f, &t, &flags), 0);
+    ck_assert(f == 2 && t == 3 && flags == ATOM_EDGE_CLOSING);
+    ck_assert_uint_eq(atom_report_var_count(r), 2);
+    ck_assert_str_eq(atom_report_var_name(r, 0), "x");
+    ck_assert_str_eq(atom_report_var_name(r, 1), "y");
     const char *msg = atom_report_message(r);
-    ck_assert_msg(strstr(msg, "t1's transaction (begun at event 0, loc 0)") &&
-                      strstr(msg, "r(y) at event 5") && strstr(msg, "t2's transaction"),
+    ck_assert_msg(strstr(msg, "t1's transaction at loc 0 (event 0) wrote x at loc 2 (event 2), "
+                              "then t2's transaction at loc 1 (event 1) read x") &&
+                      strstr(msg, "then t1 read y at loc 5 (event 5)") &&
+                      !strstr(msg, "0x"),
                   "message: %s", msg);
     atom_session_free(s);
   }
 
-  /* at an END: both open transactions named */
+  /* at an END: both open transactions named, and the cycle through them */
   parse(&tr, rho3);
   for (int v = 0; v < NVARIANTS; v++) {
     atom_session *s = run_trace(variants[v], &tr);
@@ -457,23 +547,30 @@ START_TEST(test_report_contents) {
     atom_report_txn(r, 1, &th, &bi, NULL);
     ck_assert_uint_eq(th, 2);
     ck_assert_uint_eq(bi, 1);
-    ck_assert_uint_eq(atom_report_var_count(r), 0);
-    ck_assert_ptr_nonnull(strstr(atom_report_message(r), "at its end (event 6)"));
+    ck_assert_uint_eq(atom_report_edge_count(r), 2);
+    ck_assert_uint_eq(atom_report_var_count(r), 2);
+    ck_assert_ptr_nonnull(strstr(atom_report_message(r), "no serial order"));
     atom_session_free(s);
   }
 
-  /* a unary transaction on the other side */
+  /* unary transactions on the other side: two of t2, joined by program order */
   parse(&tr, "t1|begin|0\nt1|w(x)|1\nt2|r(x)|2\nt2|w(y)|3\nt1|r(y)|4\nt1|end|5\n");
   for (int v = 0; v < NVARIANTS; v++) {
     atom_session *s = run_trace(variants[v], &tr);
     ck_assert_uint_eq(atom_report_count(s), 1);
     const atom_report *r = atom_report_get(s, 0);
+    ck_assert_uint_eq(atom_report_txn_count(r), 3);
     uint64_t th, bi, bl;
     atom_report_txn(r, 1, &th, &bi, &bl);
     ck_assert_uint_eq(th, 2);
+    ck_assert_uint_eq(bi, 2);
+    atom_report_txn(r, 2, &th, &bi, &bl);
+    ck_assert_uint_eq(th, 2);
     ck_assert_uint_eq(bi, 3);
     ck_assert_uint_eq(bl, 3);
-    ck_assert_msg(strstr(atom_report_message(r), "t2's unary transaction w(y) at event 3"),
+    ck_assert_uint_eq(atom_report_edge_count(r), 3);
+    ck_assert_msg(strstr(atom_report_message(r), "then t2's access outside any transaction "
+                                                 "(event 3) wrote y at loc 3 (event 3)"),
                   "message: %s", atom_report_message(r));
     atom_session_free(s);
   }
@@ -664,7 +761,7 @@ END_TEST
 
 
 START_TEST(test_random_vs_reference) {
-  size_t violations = 0;
+  size_t violations = 0, cycles = 0;
   const char *env = getenv("ATOM_AERODROME_CASES"); /* for longer runs by hand */
   uint64_t cases = env ? strtoull(env, NULL, 10) : 3000;
   for (uint64_t seed = 1; seed <= cases; seed++) {
@@ -693,11 +790,17 @@ START_TEST(test_random_vs_reference) {
     ck_assert_int_eq(b, o);
     ck_assert_int_eq(b < 0, ser == 1);
     violations += ser == 0;
+    char what[64];
+    for (int v = 0; v < NVARIANTS; v++) {
+      snprintf(what, sizeof what, "seed %llu %s", (unsigned long long)seed, variants[v]);
+      cycles += check_cycles(s, (size_t)v, ev, n, what);
+    }
     atom_session_free(s);
     free(ev);
   }
   ck_assert_uint_gt(violations, cases / 30);
   ck_assert_uint_lt(violations, cases - cases / 30);
+  ck_assert_uint_ge(cycles, 2 * violations);
 }
 END_TEST
 
