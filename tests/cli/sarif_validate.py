@@ -36,6 +36,10 @@ def multitool():
 def main():
     tool = multitool()
     if not tool:
+        if os.environ.get("CI") == "true":
+            print("FAIL: the SARIF multitool is not installed, and CI must validate the SARIF "
+                  "(sh .ci/deps installs it)")
+            return 1
         print("SKIP: the SARIF multitool is not installed (sh .ci/deps installs it)")
         return 77
     atomcheck, demo = os.environ["ATOMCHECK"], os.environ["OUTPUT_DEMO"]
