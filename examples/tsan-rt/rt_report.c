@@ -27,57 +27,41 @@ static const char *plural(uint64_t n) { return n == 1 ? "" : "s"; }
 static void describe_loc(uint64_t loc, char *buf, size_t size);
 
 static const char *key_name(int space, uint64_t key, char *buf, size_t size, void *payload) {
-  (void)payload;
+  const atom_session *session = payload;
   if (space == ATOM_SPACE_LOC) {
     if (!key) return NULL;
     describe_loc(key, buf, size);
     return buf;
   }
+  const char *name = session ? atom_get_name(session, space, key) : NULL; /* flush_reports */
+  if (name) return name;
   return rt_key_name(space, key, buf, size);
-}
-
-const char *rt_key_name(int space, uint64_t key, char *buf, size_t size) {
-  if (space == ATOM_SPACE_THREAD) {
-    snprintf(buf, size, "T%" PRIu64, key);
-    return buf;
-  }
-  uint64_t reader = key >> 48;
-  uint64_t addr = key & ((UINT64_C(1) << 48) - 1);
-  char base[200];
-  rt_symbol s;
-  if (rt_sym_data(addr, &s) == 0) {
-    if (s.offset) snprintf(base, sizeof base, "%s+%" PRIu64, s.function, s.offset);
-    else snprintf(base, sizeof base, "%s", s.function);
-  } else {
-    snprintf(base, sizeof base, "0x%" PRIx64, addr);
-  }
-  if (space == ATOM_SPACE_LOCK && reader)
-    snprintf(buf, size, "%s(read by T%" PRIu64 ")", base, reader - 1);
-  else
-    snprintf(buf, size, "%s", base);
-  return buf;
 }
 
 void rt_describe_loc(uint64_t loc, char *buf, size_t size) { describe_loc(loc, buf, size); }
 
-/* "fn at file:line", "fn+0x1c (module)" or "0x..." (a lock site learned late: its call site) */
+/* The headline frame of a stack: "fn at file:line", else "fn+0x1c (module)". */
 static void describe_loc(uint64_t loc, char *buf, size_t size) {
   if (!loc) {
     snprintf(buf, size, "(thread or program end)");
     return;
   }
-  loc = rt_names_alias(loc);
+  uint64_t pcs[RT_FRAMES];
   rt_symbol s;
-  if (rt_sym_code(loc, &s) != 0) {
-    snprintf(buf, size, "0x%" PRIx64, loc);
-  } else if (s.file && s.function) {
-    snprintf(buf, size, "%s at %s:%u", s.function, s.file, s.line);
+  memset(&s, 0, sizeof s);
+  rt_stack_headline(loc, pcs, RT_FRAMES, &s);
+  char file[1024];
+  if (s.file) rt_path_clean(s.file, file, sizeof file);
+  if (s.file && s.function) {
+    snprintf(buf, size, "%s at %s:%u", s.function, file, s.line);
   } else if (s.file) {
-    snprintf(buf, size, "%s:%u", s.file, s.line);
-  } else {
+    snprintf(buf, size, "%s:%u", file, s.line);
+  } else if (s.function) {
     const char *mod = s.module ? strrchr(s.module, '/') : NULL;
     snprintf(buf, size, "%s+0x%" PRIx64 " (%s)", s.function, s.offset,
              mod ? mod + 1 : s.module ? s.module : "?");
+  } else {
+    snprintf(buf, size, "(unknown function)");
   }
 }
 
@@ -85,40 +69,53 @@ static const char *spec_of(const rt_output *o, size_t checker) {
   return checker < o->opt->n_checkers ? o->opt->checkers[checker] : "?";
 }
 
+/* The frames of loc after its headline, one per line ("called from ..."). */
+static void print_callers(FILE *out, const atom_session *s, uint64_t loc, const char *indent) {
+  const uint64_t *frames;
+  size_t n = atom_get_stack(s, loc, &frames);
+  char buf[600];
+  for (size_t i = 1; i < n; i++) {
+    atom_describe_location(buf, sizeof buf, s, frames[i]);
+    fprintf(out, "%scalled from %s\n", indent, buf);
+  }
+}
+
 static void print_block(FILE *out, const rt_output *o, const atom_report *r) {
-  char buf[600], nbuf[256];
+  char buf[2000], nbuf[1000];
   uint64_t count = atom_report_occurrences(r);
   fprintf(out, "atomicity-rt: %s: %s at event %" PRIu64 " (%" PRIu64 " occurrence%s, %s)\n",
           spec_of(o, atom_report_checker_index(r)), atom_report_kind(r),
           atom_report_event_index(r), count, plural(count), atc_evidence_name(r));
-  fprintf(out, "  %s\n", atom_report_message(r));
+  atom_report_describe(buf, sizeof buf, r);
+  fprintf(out, "  %s\n", buf);
   size_t n = atom_report_txn_count(r);
   if (n) fputs("  transactions:\n", out);
   for (size_t i = 0; i < n; i++) {
-    uint64_t thread = 0, index = 0, loc = 0;
-    if (atom_report_txn(r, i, &thread, &index, &loc) != 0) continue;
-    describe_loc(loc, buf, sizeof buf);
-    fprintf(out, "    T%" PRIu64 "@%" PRIu64 ": %s\n", thread, index, buf);
+    uint64_t loc = 0;
+    if (atom_report_txn(r, i, NULL, NULL, &loc) != 0) continue;
+    atom_report_describe_txn(buf, sizeof buf, r, i);
+    fprintf(out, "    %s\n", buf);
+    print_callers(out, o->session, loc, "        ");
   }
   n = atom_report_var_count(r);
   if (n) {
     fputs("  variables:", out);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+      uint64_t v = atom_report_var(r, i);
+      const char *name = atom_get_name(o->session, ATOM_SPACE_VAR, v);
       fprintf(out, "%s %s", i ? "," : "",
-              key_name(ATOM_SPACE_VAR, atom_report_var(r, i), nbuf, sizeof nbuf, NULL));
+              name ? name : rt_key_name(ATOM_SPACE_VAR, v, nbuf, sizeof nbuf));
+    }
     fputc('\n', out);
   }
   n = atom_report_event_count(r);
   if (n) fputs("  events:\n", out);
   for (size_t i = 0; i < n; i++) {
     atom_event ev;
-    uint64_t index = 0;
-    if (atom_report_event(r, i, &ev, &index) != 0) continue;
-    fprintf(out, "    %" PRIu64 ": T%" PRIu64 " %s", index, ev.thread, atc_kind_name(ev.kind));
-    int space = atc_target_space(ev.kind);
-    if (space) fprintf(out, "(%s)", key_name(space, ev.target, nbuf, sizeof nbuf, NULL));
-    describe_loc(ev.loc, buf, sizeof buf);
-    fprintf(out, " in %s\n", buf);
+    if (atom_report_event(r, i, &ev, NULL) != 0) continue;
+    atom_report_describe_event(buf, sizeof buf, r, i);
+    fprintf(out, "    %s\n", buf);
+    print_callers(out, o->session, ev.loc, "        ");
   }
   fputc('\n', out);
 }
@@ -162,21 +159,44 @@ static void locset_add(locset *s, uint64_t loc) {
   s->v[s->n++] = loc;
 }
 
-static void json_locations(atc_json *j, const locset *s) {
+/* One frame: {"function", "file", "line"} as the session knows it. */
+static void json_frame(atc_json *j, const atom_session *s, uint64_t loc) {
+  const char *function = NULL, *file = NULL;
+  uint32_t line = 0;
+  atom_get_location(s, loc, &function, &file, &line);
+  atc_json_object_begin(j);
+  atc_json_member_string(j, "function", function);
+  atc_json_member_string(j, "file", file);
+  atc_json_key(j, "line");
+  if (line) atc_json_uint(j, line);
+  else atc_json_null(j);
+  atc_json_object_end(j);
+}
+
+/* "locations": each loc the reports mention: its headline frame's function, file and line,
+ * and "stack", every frame from the headline outwards. */
+static void json_locations(atc_json *j, const atom_session *s, const locset *set) {
   atc_json_key(j, "locations");
   atc_json_object_begin(j);
-  for (size_t i = 0; i < s->n; i++) {
+  for (size_t i = 0; i < set->n; i++) {
     char key[32];
-    snprintf(key, sizeof key, "%" PRIu64, s->v[i]);
+    snprintf(key, sizeof key, "%" PRIu64, set->v[i]);
     atc_json_key(j, key);
+    const char *function = NULL, *file = NULL;
+    uint32_t line = 0;
+    atom_get_location(s, set->v[i], &function, &file, &line);
     atc_json_object_begin(j);
-    rt_symbol sym;
-    int ok = rt_sym_code(s->v[i], &sym) == 0;
-    atc_json_member_string(j, "function", ok ? sym.function : NULL);
-    atc_json_member_string(j, "file", ok ? sym.file : NULL);
+    atc_json_member_string(j, "function", function);
+    atc_json_member_string(j, "file", file);
     atc_json_key(j, "line");
-    if (ok && sym.line) atc_json_uint(j, sym.line);
+    if (line) atc_json_uint(j, line);
     else atc_json_null(j);
+    atc_json_key(j, "stack");
+    atc_json_array_begin(j);
+    const uint64_t *frames;
+    size_t n = atom_get_stack(s, set->v[i], &frames);
+    for (size_t f = 0; f < n; f++) json_frame(j, s, frames[f]);
+    atc_json_array_end(j);
     atc_json_object_end(j);
   }
   atc_json_object_end(j);
@@ -222,6 +242,24 @@ size_t rt_report_all(FILE *out, const rt_output *o) {
   }
   size_t limit = o->opt->max_reports < 0 ? SIZE_MAX : (size_t)o->opt->max_reports;
 
+  if (o->opt->format == RT_FORMAT_SARIF || o->opt->format == RT_FORMAT_HTML) {
+    /* The library's writers (the same documents as atomcheck's). */
+    atom_output_options w;
+    atom_output_options_init(&w, ATOM_OUTPUT_OPTIONS_VERSION);
+    w.format = o->opt->format == RT_FORMAT_SARIF ? ATOM_FORMAT_SARIF : ATOM_FORMAT_HTML;
+    w.tool = "atomicity-rt";
+    w.input = o->program;
+    w.max_reports = o->opt->max_reports < 0 ? 0 : (size_t)o->opt->max_reports;
+    w.events = o->events;
+    w.rejected = o->rejected;
+    w.suppressions = o->suppressions;
+    if (atom_session_write(o->session, &w, atom_write_file, out) != 0)
+      rt_note("could not write the report: %s", atom_last_error());
+    check_written(out, o);
+    free(pc);
+    return total + atom_report_dropped(o->session);
+  }
+
   if (o->opt->format == RT_FORMAT_JSON) {
     atc_json j;
     locset locs = {0};
@@ -256,7 +294,7 @@ size_t rt_report_all(FILE *out, const rt_output *o) {
       for (size_t i = 0; i < total && shown < limit; i++) {
         const atom_report *r = atom_report_get(o->session, i);
         if (atom_report_checker_index(r) != c) continue;
-        atc_json_report_object(&j, r, key_name, NULL);
+        atc_json_report_object(&j, r, key_name, (void *)o->session);
         collect_locs(&locs, r);
         shown++;
       }
@@ -264,7 +302,7 @@ size_t rt_report_all(FILE *out, const rt_output *o) {
       atc_json_object_end(&j);
     }
     atc_json_array_end(&j);
-    json_locations(&j, &locs);
+    json_locations(&j, o->session, &locs);
     atc_json_object_end(&j);
     if (atc_json_finish(&j) != 0) rt_note("could not write the JSON report");
     free(locs.v);
