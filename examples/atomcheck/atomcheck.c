@@ -1,8 +1,10 @@
 /* atomcheck: check a trace file for atomicity violations (doc/atomcheck.md, atomcheck(1)).
  *
  * Reads a STD trace in chunks into a session with the checkers given by -c, finishes the
- * session, and prints the reports as text, JSON or SARIF. Exit status: 0 no violation,
- * 1 violations, 2 usage or input error, 3 no violation but some checker stopped early. Uses only the public API of libatomicity. */
+ * session, and prints the reports through the library's writer (atom_session_write) as text,
+ * JSON, SARIF or dot, leaving out suppressed and baselined ones. Exit status: 0 no violation,
+ * 1 violations shown, 2 usage or input error, 3 no violation but some checker stopped early.
+ * Uses only the public API of libatomicity. */
 #include "atomcheck.h"
 
 #include <errno.h>
@@ -28,7 +30,8 @@ enum { EXIT_CLEAN = 0, EXIT_VIOLATIONS = 1, EXIT_TROUBLE = 2, EXIT_INCOMPLETE = 
 typedef struct options {
   const char **specs; /* -c arguments, in order */
   size_t n_specs;
-  int format;
+  unsigned format;    /* ATOM_FORMAT_* */
+  const char *baseline, *suppressions, *locations, *html; /* FILE arguments */
   size_t max_reports;
   size_t max_stored; /* --max-stored: 0 = no limit */
   int stats, progress, quiet;
@@ -48,7 +51,13 @@ static void usage(FILE *out) {
         "\n"
         "  -c, --checker=NAME[:ARGS]  attach a checker; repeatable; default aerodrome\n"
         "                             (e.g. -c velodrome -c aerodrome:variant=basic)\n"
-        "      --format=FORMAT        text (default), json or sarif\n"
+        "      --format=FORMAT        text (default), json, sarif or dot\n"
+        "      --html=FILE            also write the report as an HTML page to FILE\n"
+        "      --baseline=OLD.json    show only violations whose fingerprint is not in OLD.json\n"
+        "                             (an earlier --format json or sarif run)\n"
+        "      --suppressions=FILE    leave out violations matched by the rules in FILE\n"
+        "                             (atomic:, fn:, file:, checker:, kind: lines)\n"
+        "      --locations=FILE       what each loc is: lines 'LOC FILE:LINE [FUNCTION]'\n"
         "      --max-reports=N        print at most N reports per checker (counts stay exact)\n"
         "      --max-stored=N         keep at most N distinct reports per checker (default\n"
         "                             10000; 0 = no limit); the others are only counted\n"
@@ -61,7 +70,8 @@ static void usage(FILE *out) {
         "  -h, --help                 print this help and exit\n"
         "      --version              print the version and exit\n"
         "\n"
-        "Exit status: 0 no violation, 1 violations found, 2 usage or input error,\n"
+        "Exit status: 0 no violation, 1 violations shown (not suppressed or in the\n"
+        "baseline), 2 usage or input error,\n"
         "3 no violation found but some checker stopped early (INCOMPLETE or DISABLED)\n"
         "(including ill-formed events in the trace).\n",
         out);
@@ -95,7 +105,7 @@ static int parse_count(const char *s, size_t *out) {
 static int parse_options(int argc, char **argv, options *o) {
   enum {
     OPT_FORMAT = 256, OPT_MAX_REPORTS, OPT_STATS, OPT_PROGRESS, OPT_VERSION, OPT_SETS,
-    OPT_MAX_STORED
+    OPT_MAX_STORED, OPT_BASELINE, OPT_SUPPRESSIONS, OPT_LOCATIONS, OPT_HTML
   };
   static const struct option longopts[] = {
       {"checker", required_argument, NULL, 'c'},
@@ -103,6 +113,10 @@ static int parse_options(int argc, char **argv, options *o) {
       {"max-reports", required_argument, NULL, OPT_MAX_REPORTS},
       {"max-stored", required_argument, NULL, OPT_MAX_STORED},
       {"sets", required_argument, NULL, OPT_SETS},
+      {"baseline", required_argument, NULL, OPT_BASELINE},
+      {"suppressions", required_argument, NULL, OPT_SUPPRESSIONS},
+      {"locations", required_argument, NULL, OPT_LOCATIONS},
+      {"html", required_argument, NULL, OPT_HTML},
       {"stats", no_argument, NULL, OPT_STATS},
       {"progress", no_argument, NULL, OPT_PROGRESS},
       {"quiet", no_argument, NULL, 'q'},
@@ -115,7 +129,7 @@ static int parse_options(int argc, char **argv, options *o) {
     fputs("atomcheck: out of memory\n", stderr);
     return EXIT_TROUBLE;
   }
-  o->format = ATC_FORMAT_TEXT;
+  o->format = ATOM_FORMAT_TEXT;
   o->max_reports = SIZE_MAX;
   o->max_stored = DEFAULT_MAX_STORED;
   opterr = 0; /* our own messages */
@@ -127,13 +141,31 @@ static int parse_options(int argc, char **argv, options *o) {
       break;
     case OPT_FORMAT:
       if (strcmp(optarg, "text") == 0)
-        o->format = ATC_FORMAT_TEXT;
+        o->format = ATOM_FORMAT_TEXT;
       else if (strcmp(optarg, "json") == 0)
-        o->format = ATC_FORMAT_JSON;
+        o->format = ATOM_FORMAT_JSON;
       else if (strcmp(optarg, "sarif") == 0)
-        o->format = ATC_FORMAT_SARIF;
+        o->format = ATOM_FORMAT_SARIF;
+      else if (strcmp(optarg, "dot") == 0)
+        o->format = ATOM_FORMAT_DOT;
       else
-        return usage_error("unknown format '%s' (text, json or sarif)", optarg);
+        return usage_error("unknown format '%s' (text, json, sarif or dot)", optarg);
+      break;
+    case OPT_BASELINE:
+      if (o->baseline) return usage_error("--baseline given twice");
+      o->baseline = optarg;
+      break;
+    case OPT_SUPPRESSIONS:
+      if (o->suppressions) return usage_error("--suppressions given twice");
+      o->suppressions = optarg;
+      break;
+    case OPT_LOCATIONS:
+      if (o->locations) return usage_error("--locations given twice");
+      o->locations = optarg;
+      break;
+    case OPT_HTML:
+      if (o->html) return usage_error("--html given twice");
+      o->html = optarg;
       break;
     case OPT_MAX_REPORTS:
       if (parse_count(optarg, &o->max_reports) != 0)
@@ -303,6 +335,45 @@ const char *atc_checker_state_name(const atc_checker *c) {
   }
 }
 
+/* Violations that remain after the suppressions and the baseline: only they make exit status 1.
+ * Reports counted but not stored cannot be matched, so they count. */
+static size_t shown_violations(const atc_run *run, const atom_output_options *out) {
+  size_t n = 0;
+  for (size_t i = 0; i < run->n_checkers; i++) {
+    const atc_checker *c = &run->checkers[i];
+    n += c->dropped;
+    for (size_t k = 0; k < c->n_reports; k++) {
+      const atom_report *r = c->reports[k];
+      if (out->suppressions && atom_suppressions_match(out->suppressions, r)) continue;
+      uint64_t f = atom_report_fingerprint(r);
+      size_t b = 0;
+      while (b < out->n_baseline && out->baseline[b] != f) b++;
+      if (b == out->n_baseline) n++;
+    }
+  }
+  return n;
+}
+
+/* --html FILE: the same reports as one page. @return 0 or -1 (printed). */
+static int write_html(const atom_session *s, const atom_output_options *base, const char *path) {
+  atom_output_options o = *base;
+  o.format = ATOM_FORMAT_HTML;
+  o.flags &= ~(unsigned)ATOM_OUTPUT_STATS;
+  FILE *f = fopen(path, "wb");
+  if (!f) {
+    fprintf(stderr, "atomcheck: %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  int rc = atom_session_write(s, &o, atom_write_file, f);
+  if (fclose(f) != 0 && rc == 0) rc = ATOM_EIO;
+  if (rc != 0) {
+    fprintf(stderr, "atomcheck: %s: %s\n", path,
+            rc == ATOM_EIO ? "write error" : atom_strerror(rc));
+    return -1;
+  }
+  return 0;
+}
+
 static void free_run(atc_run *run) {
   for (size_t i = 0; i < run->n_checkers; i++) free(run->checkers[i].reports);
   free(run->checkers);
@@ -337,7 +408,13 @@ static int run_check(const options *o) {
   int status = EXIT_TROUBLE;
   atom_trace_reader *reader = NULL;
 
+  uint64_t *baseline = NULL;
+  size_t n_baseline = 0;
+  atom_suppressions *suppressions = NULL;
   if (attach_checkers(s, o) != 0) goto out;
+  if (o->locations && atc_load_locations(s, o->locations) != 0) goto out;
+  if (o->baseline && atc_load_baseline(o->baseline, &baseline, &n_baseline) != 0) goto out;
+  if (o->suppressions && atc_load_suppressions(o->suppressions, &suppressions) != 0) goto out;
   rc = atom_trace_reader_open(&reader, o->path);
   if (rc != 0) {
     const char *detail = atom_last_error();
@@ -374,19 +451,31 @@ static int run_check(const options *o) {
     goto out;
   }
 
+  atom_output_options wo;
+  atom_output_options_init(&wo, ATOM_OUTPUT_OPTIONS_VERSION);
+  wo.format = o->format;
+  wo.tool = "atomcheck";
+  wo.input = o->path;
+  wo.events = run->events;
+  wo.rejected = run->rejected;
+  wo.seconds = run->seconds;
+  wo.suppressions = suppressions;
+  wo.baseline = baseline;
+  wo.n_baseline = n_baseline;
+  if (o->max_reports == 0) wo.flags |= ATOM_OUTPUT_NO_REPORTS;
+  else if (o->max_reports != SIZE_MAX) wo.max_reports = o->max_reports;
+  if (o->stats && o->format == ATOM_FORMAT_JSON) wo.flags |= ATOM_OUTPUT_STATS;
   if (!o->quiet) {
-    int w;
-    switch (o->format) {
-    case ATC_FORMAT_JSON: w = atc_output_json(stdout, run); break;
-    case ATC_FORMAT_SARIF: w = atc_output_sarif(stdout, run); break;
-    default: w = atc_output_text(stdout, run); break;
-    }
-    if (w != 0) {
-      fprintf(stderr, "atomcheck: cannot write the results: %s\n", strerror(errno));
+    rc = atom_session_write(s, &wo, atom_write_file, stdout);
+    if (rc == 0 && fflush(stdout) != 0) rc = ATOM_EIO;
+    if (rc != 0) {
+      fprintf(stderr, "atomcheck: cannot write the results: %s\n",
+              rc == ATOM_EIO ? strerror(errno) : atom_strerror(rc));
       goto out;
     }
   }
-  if (o->stats && (o->format != ATC_FORMAT_JSON || o->quiet)) atc_stats_text(stderr, run);
+  if (o->html && write_html(s, &wo, o->html) != 0) goto out;
+  if (o->stats && (o->format != ATOM_FORMAT_JSON || o->quiet)) atc_stats_text(stderr, run);
 
   if (run->rejected > 0) {
     if (run->rejected > MAX_WARNINGS)
@@ -402,11 +491,15 @@ static int run_check(const options *o) {
      * some checker did not decide everything: no violation found, but the check is partial. */
     int partial = 0;
     for (size_t i = 0; i < run->n_checkers; i++) partial |= atc_checker_partial(&run->checkers[i]);
-    status = run->n_reports > 0 ? EXIT_VIOLATIONS : partial ? EXIT_INCOMPLETE : EXIT_CLEAN;
+    status = shown_violations(run, &wo) > 0 ? EXIT_VIOLATIONS
+             : partial                       ? EXIT_INCOMPLETE
+                                             : EXIT_CLEAN;
   }
 
 out:
   free_run(run);
+  free(baseline);
+  atom_suppressions_free(suppressions);
   atom_trace_reader_free(reader);
   atom_session_free(s);
   return status;

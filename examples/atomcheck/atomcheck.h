@@ -1,7 +1,7 @@
 /* atomcheck: the pieces its source files share.
  *
- * atomcheck.c reads the trace into a session and fills an atc_run; the output_*.c files only
- * read an atc_run (they never touch the reader or push events). */
+ * atomcheck.c reads the trace into a session and fills an atc_run; the reports themselves are
+ * written by the library (atom_session_write); stats.c prints the --stats lines. */
 #ifndef ATOMCHECK_H
 #define ATOMCHECK_H
 
@@ -10,10 +10,6 @@
 
 #include <atomicity.h>
 
-#include "json_report.h" /* atc_target_space, atc_kind_name (examples/common) */
-
-/* Output formats (--format). */
-enum { ATC_FORMAT_TEXT, ATC_FORMAT_JSON, ATC_FORMAT_SARIF };
 
 /* One attached checker and the reports it made, in order of discovery. */
 typedef struct atc_checker {
@@ -81,11 +77,14 @@ char *atc_strdup_printf(const char *fmt, ...)
 #endif
     ;
 
-/* output_text.c, output_json.c, output_sarif.c: write the results to @p out.
- * @return 0, or -1 if writing failed. */
-int atc_output_text(FILE *out, const atc_run *run);
-int atc_output_json(FILE *out, const atc_run *run);
-int atc_output_sarif(FILE *out, const atc_run *run);
+/* inputs.c: the side files. Each prints its own error ("atomcheck: FILE:LINE: ...") and
+ * returns -1, or 0. */
+/** Describe locs from a map of lines "LOC FILE:LINE [FUNCTION]" (atom_set_location). */
+int atc_load_locations(atom_session *s, const char *path);
+/** The fingerprints of an earlier JSON or SARIF run; *fps is malloc'd (free it). */
+int atc_load_baseline(const char *path, uint64_t **fps, size_t *n);
+/** Suppression rules (free with atom_suppressions_free). */
+int atc_load_suppressions(const char *path, atom_suppressions **out);
 
 /* stats.c: the --stats lines (text, on standard error). */
 void atc_stats_text(FILE *out, const atc_run *run);

@@ -43,6 +43,9 @@ typedef struct atom_suppressions atom_suppressions;
 #define ATOM_OUTPUT_STATS 0x1u
 /** atom_output_options::flags: text only; leave out the per-checker summary lines. */
 #define ATOM_OUTPUT_NO_SUMMARY 0x2u
+/** atom_output_options::flags: leave out every report, keep the counts and statuses (what
+ *  max_reports cannot say, as 0 there means all). @since 0.3 */
+#define ATOM_OUTPUT_NO_REPORTS 0x4u
 
 /** The current version of atom_output_options. */
 #define ATOM_OUTPUT_OPTIONS_VERSION 1

@@ -52,6 +52,7 @@ void atom__env_free(atom_env *env) {
   atom__mem *core = &env->session->mem;
   if (env->reason_size) atom__mem_free(core, env->reason, env->reason_size); /* 0: static */
   if (env->args) atom__mem_free(&env->mem, env->args, strlen(env->args) + 1);
+  if (env->spec) atom__mem_free(core, env->spec, strlen(env->spec) + 1);
   atom__mem_free(&env->mem, env->arg_keys, env->args_size * sizeof *env->arg_keys);
   atom__mem_free(&env->mem, env->arg_values, env->args_size * sizeof *env->arg_values);
   atom__mem_free(core, env, sizeof *env);

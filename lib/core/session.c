@@ -243,7 +243,20 @@ ATOM_API int atom_session_attach(atom_session *s, const char *spec) {
   const atom_checker *vt = atom__registry_find(spec, len);
   if (!vt)
     return atom__error(ATOM_ENOTFOUND, "no checker named \"%.*s\"", (int)len, spec);
-  return atom_session_attach_checker(s, vt, colon ? colon + 1 : NULL);
+  int err = atom_session_attach_checker(s, vt, colon ? colon + 1 : NULL);
+  if (err) return err;
+  /* Remember the spec for output labels; without memory for it the name serves. */
+  atom_env *env = s->envs[s->n_envs - 1];
+  size_t n = strlen(spec) + 1;
+  env->spec = atom__mem_alloc(&s->mem, n);
+  if (env->spec) memcpy(env->spec, spec, n);
+  return 0;
+}
+
+const char *atom__checker_label(const atom_session *s, size_t i) {
+  if (!s || i >= s->n_envs) return NULL;
+  const atom_env *env = s->envs[i];
+  return env->spec ? env->spec : env->vt->name;
 }
 
 ATOM_API int atom_set_name(atom_session *s, int what, uint64_t key, const char *name) {

@@ -70,6 +70,9 @@ struct atom_env {
   char *reason;
   size_t reason_size;
   int error;
+  /* The spec it was attached with ("aerodrome:variant=basic"), for output labels; NULL when
+   * attached as a vtable (then the name serves). Core memory, freed with the env. */
+  char *spec;
 };
 
 /* A checker subscribed to one kind. */
@@ -134,6 +137,10 @@ const char *atom__key_label(const atom_session *s, int space, uint64_t key, char
                             size_t size);
 
 void atom__env_free(atom_env *env);
+
+/* How outputs name attached checker i: its attach spec ("aerodrome:variant=basic"), else its
+ * name; NULL if i is out of range. Valid until the session is freed. */
+const char *atom__checker_label(const atom_session *s, size_t i);
 
 /* Mark env DISABLED at event index because its callback failed with err (ATOM_ENOMEM or
  * ATOM_ELIMIT): it gets no more events. The reason is the checker's last-error message when

@@ -49,8 +49,11 @@ void atom__out_printf(atom__out *o, const char *fmt, ...) {
   atom__out_write(o, tmp, sizeof tmp - 1);
 }
 
+static size_t utf8_len(const unsigned char *p);
+
 void atom__out_json_chars(atom__out *o, const char *s) {
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
     char esc[8];
     switch (*p) {
     case '"': atom__out_write(o, "\\\"", 2); break;
@@ -62,9 +65,27 @@ void atom__out_json_chars(atom__out *o, const char *s) {
       if (*p < 0x20 || *p == 0x7f) {
         snprintf(esc, sizeof esc, "\\u%04x", *p);
         atom__out_write(o, esc, 6);
-      } else
+      } else if (*p < 0x80) {
         atom__out_write(o, (const char *)p, 1);
+      } else {
+        /* The document must stay valid UTF-8 whatever bytes a name holds: a byte that starts
+         * no valid sequence becomes U+FFFD; C1 controls are escaped. */
+        size_t n = utf8_len(p);
+        if (n) {
+          atom__out_write(o, (const char *)p, n);
+          p += n;
+          continue;
+        }
+        if (p[0] == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f) {
+          snprintf(esc, sizeof esc, "\\u%04x", p[1]);
+          atom__out_write(o, esc, 6);
+          p += 2;
+          continue;
+        }
+        atom__out_write(o, "\xef\xbf\xbd", 3);
+      }
     }
+    p++;
   }
 }
 
