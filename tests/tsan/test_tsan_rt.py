@@ -85,6 +85,12 @@ def violations(doc):
     return {c["name"]: c["violations"] for c in doc["checkers"]}
 
 
+def functions(doc):
+    """Every function named in a frame of a report's transactions and events."""
+    return {f["function"] for c in doc["checkers"] for r in c["reports"]
+            for item in r["transactions"] + r["events"] for f in item.get("stack", [])}
+
+
 class Demos(Base):
     """Each demo: the bug is reported by aerodrome and velodrome, the fixed twin is clean, the
     program's output and status are those of an unchecked run, and a recorded trace gives
@@ -109,17 +115,17 @@ class Demos(Base):
                 else:
                     self.assertGreater(v["aerodrome"], 0, p.stderr)
                     self.assertGreater(v["velodrome"], 0, p.stderr)
-                    # Every transaction and witness is symbolized: function and file:line.
-                    locs = doc["locations"]
+                    # Every transaction and witness is symbolized: a stack whose first frame is
+                    # the function and file:line.
                     for c in doc["checkers"]:
                         for r in c["reports"]:
                             for t in r["transactions"]:
-                                where = locs[str(t["begin_loc"])]
+                                where = t["stack"][0]
                                 self.assertIn(where["function"], atomic)
                                 self.assertTrue(where["file"].endswith(name + ".c"), where)
                                 self.assertGreater(where["line"], 0)
                             for e in r["events"]:
-                                where = locs[str(e["loc"])]
+                                where = e["stack"][0]
                                 self.assertTrue(where["file"].endswith(name + ".c"), where)
                                 self.assertGreater(where["line"], 0)
                 rc, checked = self.atomcheck(trace)
@@ -152,7 +158,7 @@ class Demos(Base):
     def test_static_functions_are_named(self):
         # new_config is static: the ELF symbol table names it (dladdr would not).
         _, doc = self.json_report([os.path.join(DEMO_DIR, "lazy_init")], "atomic=get_config")
-        self.assertIn("new_config", {l["function"] for l in doc["locations"].values()})
+        self.assertIn("new_config", functions(doc))
 
     def test_other_optimization_levels(self):
         # The same verdicts at -O0, and at -O2 when inlining is off.
@@ -299,8 +305,8 @@ class Behaviour(Base):
                 self.assertEqual(p.stdout, "1\n", p.stderr)
                 self.assertNotIn("never entered", p.stderr)
                 self.assertGreater(violations(doc)["aerodrome"], 0, p.stderr)
-                functions = {l["function"] for l in doc["locations"].values()}
-                self.assertIn("bump", functions)
+                named = functions(doc)
+                self.assertIn("bump", named)
 
     def test_unreadable_object_is_not_blamed_on_inlining(self):
         """When code was entered that no symbol table could name (here: the library's file was
@@ -346,8 +352,8 @@ class Behaviour(Base):
         self.assertEqual(p.stdout, "hello 9 10\n")
         self.assertEqual(p.returncode, 66)
         self.assertGreater(violations(doc)["aerodrome"], 0)
-        functions = {l["function"] for l in doc["locations"].values()}
-        self.assertIn("Account::deposit(int)", functions)
+        named = functions(doc)
+        self.assertIn("Account::deposit(int)", named)
 
     def test_read_before_write(self):
         """x++ is a read and a write only with -tsan-instrument-read-before-write=1."""
@@ -447,8 +453,8 @@ class Options(Base):
             f.write("# one per line\naudit\n\ntransfer.c:%d-%d\n" % (first, first + 1))
         _, doc = self.json_report([os.path.join(DEMO_DIR, "transfer")], "atomic_file=" + listing)
         self.assertGreater(violations(doc)["aerodrome"], 0)
-        functions = {l["function"] for l in doc["locations"].values()}
-        self.assertTrue({"transfer", "audit"} <= functions, functions)
+        named = functions(doc)
+        self.assertTrue({"transfer", "audit"} <= named, named)
 
     def test_unmatched_name_is_reported(self):
         p = run([self.exe()], "atomic=increment,no_such_function")
@@ -491,13 +497,13 @@ class AbnormalEnds(Base):
         self.assertEqual((p.stdout, p.returncode), (out, status), p.stderr)
         err = p.stderr
         self.assertEqual(err.count("atomicity-rt: aerodrome: conflict-cycle at event"), 1, err)
-        self.assertEqual(err.count("atomicity-rt: commit-node: commit-nodes at event"), 1, err)
+        self.assertEqual(err.count("atomicity-rt: commit-node:lock_blocks=no: commit-nodes at event"), 1, err)
         self.assertIn("atomicity-rt: aerodrome: 1 violation", err)
-        self.assertIn("atomicity-rt: commit-node: 1 violation", err)
+        self.assertIn("atomicity-rt: commit-node:lock_blocks=no: 1 violation", err)
         self.assertRegex(err, r"T1's transaction at increment at \S*crash\.c:\d+")
         if mode == "handler":  # the program's handler runs after the runtime's reports
             self.assertGreater(err.index("program handler: SIGSEGV"),
-                               err.index("commit-node: 1 violation"), err)
+                               err.index("commit-node:lock_blocks=no: 1 violation"), err)
         with open(trace) as f:
             text = f.read()
         self.assertTrue(text.endswith("\n"), text[-200:])
@@ -534,7 +540,7 @@ class AbnormalEnds(Base):
             with self.subTest(mode=mode, option=opt):
                 p = run([self.exe, mode], self.OPTS + opt)
                 self.assertEqual(p.returncode, status, p.stderr)
-                self.assertIn("atomicity-rt: commit-node: 1 violation", p.stderr)
+                self.assertIn("atomicity-rt: commit-node:lock_blocks=no: 1 violation", p.stderr)
 
 
 class Names(Base):
@@ -596,7 +602,7 @@ class Names(Base):
                                "block": {"confirmed"}})
         p = run([exe], "atomic=increment checkers=commit-node,aerodrome")
         self.assertIn("commit-nodes at event", p.stderr)
-        self.assertRegex(p.stderr, r"commit-node: commit-nodes at event \d+ \(\d+ occurrences?, confirmed\)")
+        self.assertRegex(p.stderr, r"commit-node:lock_blocks=no: commit-nodes at event \d+ \(\d+ occurrences?, confirmed\)")
 
     def named_lines(self, text):
         """The "function at file:line" locations named on the reports' transaction and event
