@@ -627,6 +627,138 @@ class Names(Base):
                 self.assertEqual(self.named_lines(offline.stdout), named, offline.stdout)
 
 
+class Stacks(Base):
+    """Each transaction and witness carries a stack; its headline frame is the user's own line
+    (library frames skipped); variables are named: globals, heap blocks, thread stacks."""
+
+    def line_of(self, source, mark):
+        with open(source) as f:
+            return next(i for i, l in enumerate(f, 1) if mark in l)
+
+    def cxx_mutex(self):
+        if not CLANGXX:
+            self.skipTest("clang++ not found")
+        return self.build(os.path.join(PROGRAMS, "cxx_mutex.cpp"), "cxx_mutex", RECOMMENDED,
+                          CLANGXX)
+
+    def test_cxx_mutex_headline_is_the_users_line(self):
+        exe = self.cxx_mutex()
+        src = os.path.join(PROGRAMS, "cxx_mutex.cpp")
+        p, doc = self.json_report([exe], "atomic=withdraw")
+        self.assertEqual((p.stdout, p.returncode), ("balance 40\n", 66), p.stderr)
+        reports = doc["checkers"][0]["reports"]
+        self.assertTrue(reports, p.stderr)
+        lock_line = self.line_of(src, "WITHDRAW-LOCK")
+        seen = set()
+        for r in reports:
+            for item in r["transactions"] + r["events"]:
+                head = item["stack"][0]
+                # The headline frame: the user's file, never a header of the C++ library.
+                self.assertTrue(head["file"].endswith("cxx_mutex.cpp"), item)
+                self.assertNotIn("gthr", item.get("at", ""))
+                seen.add((head["function"], head["line"]))
+            for t in r["transactions"]:
+                self.assertEqual(t["stack"][0]["line"], self.line_of(src, "void withdraw"))
+                # Its callers: victim() or interferer(), then the C++ library's thread start.
+                self.assertIn(t["stack"][1]["function"], ("victim()", "interferer()"), t)
+        locks = (lock_line, self.line_of(src, "WITHDRAW-LOCK2"))
+        self.assertTrue(any(f.startswith("withdraw") and l in locks for f, l in seen), seen)
+        # The text: the same headline; no frame of gthr-default.h or std_mutex.h leads a line.
+        p = run([exe], "atomic=withdraw")
+        self.assertRegex(p.stderr, r"T1 acquired .* at withdraw\(int, bool\) at \S*cxx_mutex\.cpp:\d+")
+        self.assertNotRegex(p.stderr, r"(?m)^    T\d+ .* at \S*(gthr-default|std_mutex)\.h")
+
+    def test_heap_block_named_by_allocation_site(self):
+        exe = self.cxx_mutex()
+        src = os.path.join(PROGRAMS, "cxx_mutex.cpp")
+        p = run([exe], "atomic=withdraw")
+        # sizeof(Account): a 40-byte std::mutex and an int, padded to 48.
+        self.assertRegex(p.stderr, r"T1 acquired heap block of 48 bytes allocated at "
+                                   r"make_account\(\) at \S*cxx_mutex\.cpp:%d at withdraw"
+                         % self.line_of(src, "ACCOUNT-NEW"))
+        self.assertNotIn("0x", "\n".join(l for l in p.stderr.splitlines()
+                                          if l.startswith("    ")))
+
+    def test_stack_variable_named_by_thread_and_function(self):
+        exe = self.build(os.path.join(PROGRAMS, "stack_var.c"), "stack_var")
+        p = run([exe], "atomic=bump")
+        self.assertEqual((p.stdout, p.returncode), ("counter 1\n", 66), p.stderr)
+        self.assertIn("  variables: stack of T0 in main\n", p.stderr)
+        self.assertRegex(p.stderr, r"T1 wrote stack of T0 in main at bump at \S*stack_var\.c:\d+")
+
+    def test_stack_depth_limits_the_stack(self):
+        exe = self.cxx_mutex()
+        for depth, expect in ((1, 1), (2, 2), (None, 8)):
+            with self.subTest(stack_depth=depth):
+                opts = "atomic=withdraw" + (" stack_depth=%d" % depth if depth else "")
+                p, doc = self.json_report([exe], opts)
+                lengths = [len(item["stack"]) for c in doc["checkers"] for r in c["reports"]
+                           for item in r["transactions"] + r["events"]]
+                self.assertTrue(lengths, p.stderr)
+                # Library frames before the headline are not in "stack": at most depth frames.
+                self.assertLessEqual(max(lengths), expect, doc)
+                self.assertEqual(max(lengths) >= 2, expect >= 2, doc)
+        p = run([exe], "atomic=withdraw stack_depth=0")
+        self.assertRegex(p.stderr, r"stack_depth=0: expected 1\.\.64.*running unchecked")
+
+    def test_demo_text_has_no_raw_numbers(self):
+        # Transactions, events, variables and callers are named: no "0x..." pc or address and
+        # no "loc N". (The message line is the checker's own; it is rendered from a template
+        # once the checker provides one.)
+        for name in DEMOS:
+            with self.subTest(demo=name):
+                p = run([os.path.join(DEMO_DIR, name)],
+                        demo_options(name) + " checkers=aerodrome,velodrome,commit-node,block")
+                self.assertEqual(p.returncode, 66, p.stderr)
+                body = [l for l in p.stderr.splitlines() if l.startswith("    ")
+                        or l.startswith("  variables:")]
+                self.assertTrue(body, p.stderr)
+                for l in body:
+                    self.assertNotRegex(l, r"0x[0-9a-f]+|\bloc \d+", p.stderr)
+
+    def test_json_items_carry_stacks(self):
+        p, doc = self.json_report([os.path.join(DEMO_DIR, "transfer")],
+                                  demo_options("transfer") + " checkers=aerodrome,commit-node")
+        items = [item for c in doc["checkers"] for r in c["reports"]
+                 for item in r["transactions"] + r["events"]]
+        self.assertTrue(items, p.stderr)
+        for item in items:
+            self.assertTrue(item["stack"], item)
+            for frame in item["stack"]:
+                self.assertEqual(set(frame), {"function", "file", "line"}, frame)
+
+    def test_suppressions_silence_a_report(self):
+        # Rules of ThreadSanitizer's shape (atom_suppressions_parse): a suppressed report is
+        # neither printed nor a failure.
+        exe = os.path.join(DEMO_DIR, "withdraw")
+        plain = run([exe])
+        for rule in ("atomic:withdraw", "fn:take_60", "file:withdraw.c"):
+            with self.subTest(rule=rule):
+                rules = self.path("supp.txt")
+                with open(rules, "w") as f:
+                    f.write("# known\n" + rule + "\n")
+                p = run([exe], "atomic=withdraw suppressions=" + rules)
+                self.assertEqual((p.stdout, p.returncode), (plain.stdout, plain.returncode),
+                                 p.stderr)
+                self.assertNotIn("conflict-cycle", p.stderr)
+                self.assertNotIn("running unchecked", p.stderr)
+                self.assertIn("aerodrome: 1 known violation not shown (1 suppressed", p.stderr)
+        p = run([exe], "atomic=withdraw suppressions=" + self.path("missing.txt"))
+        self.assertRegex(p.stderr, r"suppressions=\S*missing\.txt: cannot read")
+
+    def test_sarif(self):
+        exe = os.path.join(DEMO_DIR, "withdraw")
+        report = self.path("report.sarif")
+        p = run([exe], "atomic=withdraw format=sarif report=" + report)
+        self.assertEqual(p.returncode, 66, p.stderr)
+        with open(report) as f:
+            sarif = json.load(f)
+        self.assertEqual(sarif["version"], "2.1.0")
+        results = sarif["runs"][0]["results"]
+        self.assertTrue(results)
+        self.assertIn("withdraw.c", json.dumps(results))
+
+
 class PkgConfig(Base):
     """The three commands of doc/tsan-rt.md, with the build tree's atomicity-rt.pc."""
 

@@ -38,7 +38,7 @@ void withdraw(int amount, bool victim) {
     pass(go[1]);
     await(done[0]);
   }
-  account->mu.lock();
+  account->mu.lock(); // WITHDRAW-LOCK2
   account->balance = seen - amount; // WITHDRAW-WRITE
   account->mu.unlock();
 }
