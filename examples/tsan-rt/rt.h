@@ -288,10 +288,20 @@ void rt_real_exit(int status) __attribute__((noreturn));
 #define RT_DEPOT_CAP (UINT32_C(1) << 20) /* most distinct stacks (nodes) kept; ids below it */
 extern int rt_stack_depth;               /* stack_depth= */
 
-/** The stack id of an event at @p pc of thread @p t (its own thread) in the frame at its
- *  current depth / at depth @p d. A bare pc when the depot is full. */
-uint64_t rt_stack_loc(rt_thread *t, uint64_t pc);
+/** The stack id of an event at @p pc of thread @p t (its own thread) in the frame at depth
+ *  @p d / at its current depth. A bare pc when the depot is full. */
 uint64_t rt_stack_loc_at(rt_thread *t, uint64_t pc, long d);
+static inline uint64_t rt_stack_loc(rt_thread *t, uint64_t pc) {
+  /* The hot path, inline: the callers' id and the (pc, callers) pair are cached. */
+  long d = t->depth;
+  if (RT_LIKELY(d > 0 && d <= RT_FRAMES && t->callers_ok[d - 1])) {
+    uint32_t callers = t->callers[d - 1];
+    size_t slot = (size_t)((pc >> 1) ^ (pc >> 9) ^ callers) & (RT_STACK_CACHE - 1);
+    if (RT_LIKELY(t->scache[slot].pc == pc && t->scache[slot].callers == callers))
+      return t->scache[slot].id;
+  }
+  return rt_stack_loc_at(t, pc, d);
+}
 /** As rt_stack_loc for an allocation at @p pc: the frame of the calling instrumented
  *  function is kept even when @p pc is in the C++ library (operator new). */
 uint64_t rt_stack_loc_alloc(rt_thread *t, uint64_t pc);

@@ -38,6 +38,9 @@ static int prefix(const char *s, const char *p) { return s && !strncmp(s, p, str
 int rt_sym_is_system(const rt_symbol *s) {
   static const char *const dirs[] = {"/usr/include/", "/usr/local/include/", "/usr/lib/gcc/",
                                      "/usr/lib/llvm"};
+  if (prefix(s->module, "/lib/") || prefix(s->module, "/lib64/") ||
+      prefix(s->module, "/usr/lib/") || prefix(s->module, "/usr/lib64/"))
+    return 1; /* first: no debug information of a system library is read */
   const char *file = NULL;
   unsigned line = 0;
   char clean[1024];
@@ -47,8 +50,7 @@ int rt_sym_is_system(const rt_symbol *s) {
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
       if (prefix(clean, dirs[i]) || strstr(clean, "/include/c++/")) return 1;
   }
-  return prefix(s->module, "/lib/") || prefix(s->module, "/lib64/") ||
-         prefix(s->module, "/usr/lib/") || prefix(s->module, "/usr/lib64/");
+  return 0;
 }
 
 /* The start of the function containing pc, 0 if unknown (caller holds names_mu). */

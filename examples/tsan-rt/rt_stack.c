@@ -115,7 +115,6 @@ void rt_stack_entered(rt_thread *t, long d) {
 
 uint64_t rt_stack_loc_at(rt_thread *t, uint64_t pc, long d) {
   if (d > RT_FRAMES) d = RT_FRAMES; /* deeper frames are not kept: cut at the innermost kept */
-  if (rt_stack_depth <= 1) d = 0;
   uint32_t callers = 0;
   int locked = 0;
   if (d > 0) {
@@ -142,7 +141,6 @@ uint64_t rt_stack_loc_at(rt_thread *t, uint64_t pc, long d) {
   return id;
 }
 
-uint64_t rt_stack_loc(rt_thread *t, uint64_t pc) { return rt_stack_loc_at(t, pc, t->depth); }
 
 /* An allocation: pc is usually in the C or C++ library (operator new), which is not
  * instrumented, so the frame of the function at depth d that called it would be missing.
