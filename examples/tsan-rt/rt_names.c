@@ -7,9 +7,9 @@
  * holding a lock acquired in its own frame (learned at its first such return, rt_names_exit),
  * or any function whose module is a system library or whose source is a system header (from
  * the start: std::mutex::lock, std::lock_guard, __gthread_mutex_lock). An acquisition made
- * through a wrapper before it was learned carries the wrapper's own pc; that pc is then given
- * the name of the call site that taught the runtime (an alias), so reports still name the
- * user's function and line.
+ * through a wrapper before it was learned has the wrapper's own pc as its innermost frame;
+ * that pc is then marked (an alias of the call site that taught the runtime), and the stack's
+ * headline frame (rt_stack.c) skips it, so reports still name the user's function and line.
  *
  * Recordings. With record=, the first event that uses a variable, lock or location writes a
  * "#name" directive (doc/trace-format.md) before itself, so that atomcheck of the recording
