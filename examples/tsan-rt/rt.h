@@ -287,6 +287,10 @@ void rt_real_exit(int status) __attribute__((noreturn));
 /* ---- rt_stack.c: stack ids (the loc of every event) and their frames. */
 #define RT_DEPOT_CAP (UINT32_C(1) << 20) /* most distinct stacks (nodes) kept; ids below it */
 extern int rt_stack_depth;               /* stack_depth= */
+extern int rt_crash_child;               /* set in the crash child: see rt_name_lock */
+/** Take @p mu (the depot's, the heap map's); in the crash child only try it. @return 1 if
+ *  taken. */
+int rt_name_lock(pthread_mutex_t *mu);
 
 /** The stack id of an event at @p pc of thread @p t (its own thread) in the frame at depth
  *  @p d / at its current depth. A bare pc when the depot is full. */

@@ -943,6 +943,8 @@ int rt_end_child(void) {
    * waited for. */
   __fsetlocking(stderr, FSETLOCKING_BYCALLER);
   if (g.report) __fsetlocking(g.report, FSETLOCKING_BYCALLER);
+  rt_crash_child = 1; /* the stack depot and heap map: try their locks (a stack not read is
+                       * left undescribed, a block unnamed) */
   end_check();
   return end_write() > 0;
 }

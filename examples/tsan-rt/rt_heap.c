@@ -110,7 +110,7 @@ RT_EXPORT int posix_memalign(void **out, size_t align, size_t n) {
 /* The live block holding addr: 1 with its start, size and allocation stack, else 0. */
 static int block_of(uint64_t addr, uint64_t *start, uint64_t *size, uint64_t *loc) {
   int found = 0;
-  rt_fn.pthread_mutex_lock(&heap_mu);
+  if (!rt_name_lock(&heap_mu)) return 0;
   for (size_t i = 0; i < blocks.cap && !found; i++) {
     uint64_t k = blocks.keys[i];
     if (k == 0 || k == UINT64_MAX) continue;

@@ -40,6 +40,15 @@ static uint32_t *buckets;    /* head id of each chain, 0 = empty */
 static size_t n_buckets;
 static int depot_full_said;
 int rt_stack_depth = 8;
+int rt_crash_child; /* in the crash child (rt_crash.c): readers only try the locks */
+
+/* Take a lock of the naming code; in the crash child only try it: a thread of the parent may
+ * have held it at the fork, and that thread does not exist in the child. @return 1 if taken. */
+int rt_name_lock(pthread_mutex_t *mu) {
+  if (RT_UNLIKELY(rt_crash_child)) return rt_fn.pthread_mutex_trylock(mu) == 0;
+  rt_fn.pthread_mutex_lock(mu);
+  return 1;
+}
 
 static size_t hash(uint64_t pc, uint32_t parent) {
   uint64_t h = (pc ^ ((uint64_t)parent << 32) ^ parent) * UINT64_C(0x9e3779b97f4a7c15);
@@ -204,7 +213,7 @@ size_t rt_stack_frames(uint64_t loc, uint64_t *pcs, size_t max) {
     return 1;
   }
   size_t n = 0;
-  rt_fn.pthread_mutex_lock(&depot_mu);
+  if (!rt_name_lock(&depot_mu)) return 0;
   for (uint32_t id = (uint32_t)loc; id && id < n_nodes && n < max; id = nodes[id].parent)
     pcs[n++] = nodes[id].pc;
   rt_fn.pthread_mutex_unlock(&depot_mu);
