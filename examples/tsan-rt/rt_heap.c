@@ -53,7 +53,7 @@ static void track(void *p, size_t size, uint64_t pc) {
 }
 
 static void untrack(void *p) {
-  if (!p || RT_UNLIKELY(rt_busy) || !blocks.live) return;
+  if (!p || RT_UNLIKELY(rt_busy) || !RT_ACTIVE()) return;
   int busy = rt_busy;
   rt_busy = 1;
   rt_fn.pthread_mutex_lock(&heap_mu);
