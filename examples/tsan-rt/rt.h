@@ -38,7 +38,7 @@ void rt_map_del(rt_map *m, uint64_t key);
 void rt_map_free(rt_map *m);
 
 /* ---- rt_options.c: ATOMICITY_OPTIONS. */
-enum { RT_FORMAT_TEXT, RT_FORMAT_JSON };
+enum { RT_FORMAT_TEXT, RT_FORMAT_JSON, RT_FORMAT_SARIF, RT_FORMAT_HTML };
 enum { RT_SCHEDULE_NATURAL, RT_SCHEDULE_PERTURB };
 
 typedef struct rt_options {
@@ -65,6 +65,8 @@ typedef struct rt_options {
   long perturb_wait_ms;   /* longest single pause */
   long perturb_budget_ms; /* total pauses per thread */
   int lock_blocks;      /* lock blocks outside atomic functions are units (default 0) */
+  int stack_depth;      /* frames kept per event's stack (default 8) */
+  char *suppressions;   /* suppressions= file, or NULL */
 } rt_options;
 
 /**
@@ -103,6 +105,7 @@ int rt_sym_have_lines(void);
 /* ---- rt_core.c: global state, events, threads. */
 #define RT_FRAMES 64 /* shadow stack entries kept per thread (deeper frames are not named) */
 #define RT_HOLDS 8   /* locks tracked per thread for learning lock wrappers */
+#define RT_STACK_CACHE 64 /* per-thread (pc, callers) -> stack id cache entries */
 
 typedef struct rt_thread {
   uint64_t id;         /* thread key: 0 = main, then 1, 2, ... in creation order */
@@ -115,7 +118,14 @@ typedef struct rt_thread {
   struct rt_frame {
     uint64_t fn;   /* a pc inside the callee (the entry hook's return address) */
     uint64_t site; /* the call site: the return address in the caller */
+    uint64_t sp;   /* the callee's stack pointer at entry: its frame is [sp, caller's sp) */
   } frames[RT_FRAMES];
+  /* Stack ids (rt_stack.c): callers[d - 1] is the id of the callers' part of a stack at depth
+   * d, valid while callers_ok[d - 1]; scache maps (pc, callers) to a stack id. */
+  uint32_t callers[RT_FRAMES];
+  unsigned char callers_ok[RT_FRAMES];
+  struct { uint64_t pc; uint32_t callers, id; } scache[RT_STACK_CACHE];
+  uint64_t stack_lo, stack_hi; /* the thread's stack (pthread_getattr_np), 0 if unknown */
   struct rt_hold {
     uint64_t lock;
     long depth;    /* the frame that holds it now (a wrapper hands it to its caller) */
@@ -202,8 +212,13 @@ void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc);
 void rt_sync(uint32_t kind, uint64_t target, uint64_t pc);
 
 /** Function entry and exit of the calling thread (pc identifies the function; caller is the
- *  return address in the calling function). */
-void rt_func_entry(uint64_t pc, uint64_t caller);
+ *  return address in the calling function; sp the callee's stack pointer). */
+void rt_func_entry(uint64_t pc, uint64_t caller, uint64_t sp);
+/** As rt_sync, with a loc already computed (a stack id). */
+void rt_sync_loc(uint32_t kind, uint64_t target, uint64_t loc);
+/** Which live thread's stack holds @p addr: 1 with its id and the function whose frame holds it
+ *  (0 if unknown), else 0. Caller holds the event lock. */
+int rt_stack_owner(uint64_t addr, uint64_t *tid, uint64_t *fn);
 void rt_func_exit(uint64_t pc);
 
 /** The recording, if record= is on and the run is not finished (caller holds the event lock). */
@@ -211,15 +226,19 @@ atom_trace_writer *rt_recording(void);
 
 /* ---- rt_names.c: lock sites named after user code; names in recordings. */
 
-/** The loc to push for an ACQUIRE of @p lock at @p pc: the call site in the first frame up the
- *  stack that is not a lock wrapper. Tracks the hold for learning wrappers. */
+/** The loc (a stack id) to push for an ACQUIRE of @p lock at @p pc: the stack from the call
+ *  site in the first frame up the stack that is not a lock wrapper. Tracks the hold for
+ *  learning wrappers. */
 uint64_t rt_lock_site(uint64_t lock, uint64_t pc);
 /** The calling thread released @p lock. */
 void rt_lock_dropped(uint64_t lock);
 /** Before the frame at t->depth returns, if t holds locks: learn wrappers (takes the locks). */
 void rt_names_exit(rt_thread *t);
-/** The loc a provisional lock-site loc stands for (itself if none). */
-uint64_t rt_names_alias(uint64_t loc);
+/** @return 1 if @p pc is in a lock wrapper learned late (its acquisitions name its caller). */
+int rt_names_is_wrapper_pc(uint64_t pc);
+/** @return 1 if @p s is library code: a source in a system header or a system library's
+ *  module (doc/tsan-rt.md, "Stacks"). */
+int rt_sym_is_system(const rt_symbol *s);
 /** Write the "#name" directives an event needs before it is recorded (caller holds the event
  *  lock). */
 void rt_names_record(atom_trace_writer *w, const atom_event *ev);
@@ -265,6 +284,47 @@ void rt_crash_thread_end(void);
 /** The C library's _exit (not the runtime's interceptor). */
 void rt_real_exit(int status) __attribute__((noreturn));
 
+/* ---- rt_stack.c: stack ids (the loc of every event) and their frames. */
+#define RT_DEPOT_CAP (UINT32_C(1) << 20) /* most distinct stacks (nodes) kept; ids below it */
+extern int rt_stack_depth;               /* stack_depth= */
+extern int rt_crash_child;               /* set in the crash child: see rt_name_lock */
+/** Take @p mu (the depot's, the heap map's); in the crash child only try it. @return 1 if
+ *  taken. */
+int rt_name_lock(pthread_mutex_t *mu);
+
+/** The stack id of an event at @p pc of thread @p t (its own thread) in the frame at depth
+ *  @p d / at its current depth. A bare pc when the depot is full. */
+uint64_t rt_stack_loc_at(rt_thread *t, uint64_t pc, long d);
+static inline uint64_t rt_stack_loc(rt_thread *t, uint64_t pc) {
+  /* The hot path, inline: the callers' id and the (pc, callers) pair are cached. */
+  long d = t->depth;
+  if (RT_LIKELY(d > 0 && d <= RT_FRAMES && t->callers_ok[d - 1])) {
+    uint32_t callers = t->callers[d - 1];
+    size_t slot = (size_t)((pc >> 1) ^ (pc >> 9) ^ callers) & (RT_STACK_CACHE - 1);
+    if (RT_LIKELY(t->scache[slot].pc == pc && t->scache[slot].callers == callers))
+      return t->scache[slot].id;
+  }
+  return rt_stack_loc_at(t, pc, d);
+}
+/** As rt_stack_loc for an allocation at @p pc: the frame of the calling instrumented
+ *  function is kept even when @p pc is in the C++ library (operator new). */
+uint64_t rt_stack_loc_alloc(rt_thread *t, uint64_t pc);
+#define RT_FRAME_ENTRY (UINT64_C(1) << 63) /* depot pc tag: a function's entry frame */
+/** Clean a path lexically ("a/b/../c" -> "a/c") into @p out. */
+void rt_path_clean(const char *in, char *out, size_t size);
+/** Thread @p t entered a frame at depth @p d from another site: cached ids are stale. */
+void rt_stack_entered(rt_thread *t, long d);
+/** The pcs of @p loc's frames, innermost first. @return how many (at most @p max). */
+size_t rt_stack_frames(uint64_t loc, uint64_t *pcs, size_t max);
+/** The frames of @p loc into @p pcs and the headline frame's symbol into *@p sym (may be
+ *  NULL). @return the headline frame's position. */
+size_t rt_stack_headline(uint64_t loc, uint64_t *pcs, size_t max, rt_symbol *sym);
+/** Tell session @p s the location and stack of @p loc (once; caller holds the event lock). */
+void rt_stack_describe(atom_session *s, uint64_t loc);
+
+/* ---- rt_heap.c: heap blocks (malloc interception) and names of memory. */
+#define RT_HEAP_BLOCKS (1u << 20) /* most live heap blocks tracked */
+
 /* ---- rt_perturb.c: schedule=perturb (doc/tsan-rt.md, "Finding bugs that hide"). The hooks
  * return at once with schedule=natural. */
 /** Set up from the options (seed chosen here when not given). @return 0, or -1 (unchecked). */
@@ -292,12 +352,15 @@ typedef struct rt_output {
   atom_session *session;
   const char *program;
   uint64_t events, rejected;
+  const atom_suppressions *suppressions; /* suppressions=, or NULL */
+  size_t suppressed;                     /* reports it matched */
 } rt_output;
 
-/** JSON: the whole document. Text: the summary (the reports were printed by rt_report_one as they
+/** JSON, SARIF, HTML: the whole document. Text: the summary (the reports were printed by rt_report_one as they
  * were found). @return the number of distinct reports. */
 size_t rt_report_all(FILE *out, const rt_output *o);
-/** Name of a key as reports print it (a global's symbol, T<id>; "0x..." when unknown). */
+/** Name of a key as reports print it (rt_heap.c): T<id>, a global's symbol, a heap block, a
+ *  thread's stack; "memory at 0x..." when unknown. */
 const char *rt_key_name(int space, uint64_t key, char *buf, size_t size);
 /** A location as reports print it: "fn at file:line", "fn+0x1c (module)" or "0x...". */
 void rt_describe_loc(uint64_t loc, char *buf, size_t size);

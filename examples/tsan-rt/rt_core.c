@@ -30,6 +30,10 @@ static struct {
   int violations;        /* the run ended with at least one report (valid when done) */
   int in_child;          /* a fork child: no checking, no output */
   int json_dirty;        /* a report arrived: rewrite the JSON report file */
+  const atom_report **pending; /* reports found during the current atom_push / atom_finish */
+  size_t n_pending, cap_pending;
+  size_t suppressed;     /* reports matched by suppressions= */
+  atom_suppressions *suppressions;
   int json_failed;       /* the JSON report file could not be written (said once) */
   pid_t pid;             /* this process (a vfork child shares g but not the pid) */
   rt_options opt;
@@ -127,6 +131,7 @@ void rt_unlock(void) { rt_fn.pthread_mutex_unlock(&g.lock); }
 static int active(void) { return __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE); }
 
 static void write_json_file(void);
+static void flush_reports(void);
 
 /* Push one event; flags is 0, or ATOM_FLAG_ACQUIRE on a READ / ATOM_FLAG_RELEASE on a WRITE
  * (doc/tsan-rt.md, "Synchronization"). */
@@ -142,6 +147,7 @@ void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t ta
   } else if (g.rejected++ == 0) {
     snprintf(g.first_reject, sizeof g.first_reject, "%s", atom_last_error());
   }
+  if (RT_UNLIKELY(g.n_pending)) flush_reports();
   if (RT_UNLIKELY(g.json_dirty)) write_json_file();
 }
 
@@ -168,11 +174,48 @@ static void thread_unlink(rt_thread *t) {
   t->next = t->prev = NULL;
 }
 
+/* The calling thread's stack range, for naming stack addresses (rt_heap.c). */
+static void thread_stack(rt_thread *t) {
+  pthread_attr_t a;
+  void *lo = NULL;
+  size_t n = 0;
+  if (pthread_getattr_np(pthread_self(), &a) != 0) return;
+  if (pthread_attr_getstack(&a, &lo, &n) == 0 && lo) {
+    t->stack_lo = (uint64_t)(uintptr_t)lo;
+    t->stack_hi = t->stack_lo + n;
+  }
+  pthread_attr_destroy(&a);
+}
+
+/* A thread record for the calling thread (rt_busy set by the caller). */
 static rt_thread *thread_new(uint64_t id) {
   rt_thread *t = calloc(1, sizeof *t);
   if (!t) return NULL;
   t->id = id;
+  thread_stack(t);
   return t;
+}
+
+int rt_stack_owner(uint64_t addr, uint64_t *tid, uint64_t *fn) {
+  for (rt_thread *t = g.threads; t; t = t->next) {
+    if (addr < t->stack_lo || addr >= t->stack_hi) continue;
+    *tid = t->id;
+    *fn = 0;
+    /* The frame holding addr: the innermost whose stack pointer at entry is at or below it
+     * (frames grow down). Another thread's shadow stack is read as it changes: a stale frame
+     * only gives a wrong function name. */
+    long d = __atomic_load_n(&t->depth, __ATOMIC_RELAXED);
+    if (d > RT_FRAMES) d = RT_FRAMES;
+    for (long i = d; i-- > 0;) {
+      uint64_t sp = __atomic_load_n(&t->frames[i].sp, __ATOMIC_RELAXED);
+      if (sp && sp <= addr) {
+        *fn = __atomic_load_n(&t->frames[i].fn, __ATOMIC_RELAXED);
+        break;
+      }
+    }
+    return 1;
+  }
+  return 0;
 }
 
 /* At thread exit (pthread key destructor): close an open transaction, forget the thread. */
@@ -214,11 +257,12 @@ uint64_t rt_thread_fork(uint64_t pc) {
   rt_thread *t = rt_thread_get();
   if (!t) return UINT64_MAX;
   rt_busy = 1;
+  uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
   uint64_t id = UINT64_MAX;
   if (rt_active) {
     id = g.next_tid++;
-    rt_push(ATOM_FORK, t->id, id, pc);
+    rt_push(ATOM_FORK, t->id, id, loc);
   }
   rt_unlock();
   rt_busy = 0;
@@ -229,8 +273,9 @@ void rt_thread_fork_failed(uint64_t child, uint64_t pc) {
   rt_thread *t = rt_self;
   if (!t) return;
   rt_busy = 1;
+  uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
-  rt_push(ATOM_JOIN, t->id, child, pc);
+  rt_push(ATOM_JOIN, t->id, child, loc);
   rt_unlock();
   rt_busy = 0;
 }
@@ -254,10 +299,11 @@ void rt_thread_joined(pthread_t th, uint64_t pc) {
   rt_thread *t = rt_thread_get();
   if (!t) return;
   rt_busy = 1;
+  uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
   uint64_t v;
   if (rt_map_get(&g.handles, (uint64_t)th, &v)) {
-    rt_push(ATOM_JOIN, t->id, v - 1, pc);
+    rt_push(ATOM_JOIN, t->id, v - 1, loc);
     rt_map_del(&g.handles, (uint64_t)th);
   }
   rt_unlock();
@@ -268,8 +314,9 @@ void rt_thread_close_txn(uint64_t pc) {
   rt_thread *t = rt_self;
   if (!t || rt_busy) return;
   rt_busy = 1;
+  uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
-  if (t->txn_depth) rt_push(ATOM_END, t->id, 0, pc);
+  if (t->txn_depth) rt_push(ATOM_END, t->id, 0, loc);
   t->txn_depth = 0;
   rt_unlock();
   rt_busy = 0;
@@ -285,11 +332,12 @@ void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
   rt_perturb_access(t, addr, write, pc);
   rt_busy = 1;
+  uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
   if (size <= 8) {
-    rt_push(kind, t->id, addr, pc);
+    rt_push(kind, t->id, addr, loc);
   } else {
-    for (uint64_t a = addr; a < addr + size; a += 4) rt_push(kind, t->id, a, pc);
+    for (uint64_t a = addr; a < addr + size; a += 4) rt_push(kind, t->id, a, loc);
   }
   rt_perturb_note(t, addr, write);
   rt_unlock();
@@ -303,10 +351,11 @@ void rt_access_rmw(uint64_t addr, uint64_t size, uint64_t pc) {
   if (t->ignore) return;
   rt_perturb_access(t, addr, 1, pc);
   rt_busy = 1;
+  uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
   for (uint64_t a = addr; a < addr + (size <= 8 ? 1 : size); a += 4) {
-    rt_push(ATOM_READ, t->id, a, pc);
-    rt_push(ATOM_WRITE, t->id, a, pc);
+    rt_push(ATOM_READ, t->id, a, loc);
+    rt_push(ATOM_WRITE, t->id, a, loc);
   }
   rt_perturb_note(t, addr, 1);
   rt_unlock();
@@ -320,8 +369,9 @@ void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   if (t->ignore) return;
   uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
   rt_busy = 1;
+  uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
-  for (uint64_t a = addr & ~(uint64_t)3; a < addr + size; a += 4) rt_push(kind, t->id, a, pc);
+  for (uint64_t a = addr & ~(uint64_t)3; a < addr + size; a += 4) rt_push(kind, t->id, a, loc);
   rt_unlock();
   rt_busy = 0;
 }
@@ -331,8 +381,18 @@ void rt_sync(uint32_t kind, uint64_t target, uint64_t pc) {
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
   rt_busy = 1;
+  uint64_t loc = rt_stack_loc(t, pc);
+  rt_busy = 0;
+  rt_sync_loc(kind, target, loc);
+}
+
+void rt_sync_loc(uint32_t kind, uint64_t target, uint64_t loc) {
+  if (RT_UNLIKELY(rt_busy) || !active()) return;
+  rt_thread *t = rt_self;
+  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
+  rt_busy = 1;
   rt_lock();
-  rt_push(kind, t->id, target, pc);
+  rt_push(kind, t->id, target, loc);
   rt_perturb_sync(t, kind, target);
   rt_unlock();
   rt_busy = 0;
@@ -355,6 +415,7 @@ void rt_rwlock(void *lock, int write, int acquire, uint64_t pc) {
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
   uint64_t L = (uint64_t)(uintptr_t)lock;
   rt_busy = 1;
+  pc = rt_stack_loc(t, pc); /* from here on, the loc */
   rt_lock();
   rwstate *s = rw_get(L);
   if (s) {
@@ -470,18 +531,29 @@ static int is_atomic(rt_thread *t, uint64_t pc) {
 
 atom_trace_writer *rt_recording(void) { return rt_active ? g.writer : NULL; }
 
-void rt_func_entry(uint64_t pc, uint64_t caller) {
+void rt_func_entry(uint64_t pc, uint64_t caller, uint64_t sp) {
   if (RT_UNLIKELY(rt_busy)) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  t->depth++;
-  if (RT_LIKELY(t->depth <= RT_FRAMES)) t->frames[t->depth - 1] = (struct rt_frame){pc, caller};
+  long d = t->depth + 1;
+  if (RT_LIKELY(d <= RT_FRAMES)) {
+    struct rt_frame *f = &t->frames[d - 1];
+    if (f->site != caller) { /* the same call again keeps the cached stack ids */
+      f->site = caller;
+      rt_stack_entered(t, d);
+    }
+    /* read by other threads naming a stack address (rt_stack_owner) */
+    __atomic_store_n(&f->fn, pc, __ATOMIC_RELAXED);
+    __atomic_store_n(&f->sp, sp, __ATOMIC_RELAXED);
+  }
+  __atomic_store_n(&t->depth, d, __ATOMIC_RELAXED);
   if (t->txn_depth || !rt_have_atomic || t->ignore || !active()) return;
   if (!is_atomic(t, pc)) return;
   rt_busy = 1;
+  uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
   if (rt_active) {
-    rt_push(ATOM_BEGIN, t->id, 0, pc);
+    rt_push(ATOM_BEGIN, t->id, 0, loc);
     t->txn_depth = t->depth;
     rt_perturb_begin();
   }
@@ -495,33 +567,109 @@ void rt_func_exit(uint64_t pc) {
   if (RT_UNLIKELY(!t)) return;
   if (RT_UNLIKELY(t->txn_depth) && t->txn_depth >= t->depth) {
     rt_busy = 1;
+    uint64_t loc = rt_stack_loc(t, pc);
     rt_lock();
-    rt_push(ATOM_END, t->id, 0, pc);
+    rt_push(ATOM_END, t->id, 0, loc);
     t->txn_depth = 0;
     rt_unlock();
     rt_busy = 0;
   }
   if (RT_UNLIKELY(t->n_holds)) rt_names_exit(t); /* lock wrappers are learned here */
-  if (t->depth > 0) t->depth--;
+  if (t->depth > 0) __atomic_store_n(&t->depth, t->depth - 1, __ATOMIC_RELAXED);
 }
 
 /* ---- start and end */
 
 static rt_output output(void) {
-  rt_output o = {&g.opt, g.session, g.program, g.events, g.rejected};
+  rt_output o = {&g.opt, g.session, g.program, g.events, g.rejected, g.suppressions,
+                 g.suppressed};
   return o;
 }
 
-/* A new distinct report (from atom_push under the lock, or from atom_finish): text is written
- * now; the JSON report file is rewritten once the event that found it has been dispatched
- * (rt_push), so that the document is built from a session in a consistent state. */
+/* Name a variable, lock or thread of a report (outside callbacks: atom_set_name refuses to run
+ * inside one). Heap blocks are named again each time: an address may be another block now. */
+static void name_key(int space, uint64_t key) {
+  char buf[1000];
+  if (space == ATOM_SPACE_THREAD && atom_get_name(g.session, space, key)) return;
+  atom_set_name(g.session, space, key, rt_key_name(space, key, buf, sizeof buf));
+}
+
+static int target_space(uint32_t kind) {
+  switch (kind) {
+  case ATOM_READ:
+  case ATOM_WRITE:
+  case ATOM_COMMIT: return ATOM_SPACE_VAR;
+  case ATOM_ACQUIRE:
+  case ATOM_RELEASE: return ATOM_SPACE_LOCK;
+  case ATOM_FORK:
+  case ATOM_JOIN: return ATOM_SPACE_THREAD;
+  default: return 0;
+  }
+}
+
+/* Reports found by the last atom_push / atom_finish: name what they mention, then print them
+ * (text) or mark the JSON report file for rewriting. Suppressed reports are counted only. */
+static void flush_reports(void) {
+  for (size_t k = 0; k < g.n_pending; k++) {
+    const atom_report *r = g.pending[k];
+    for (size_t i = 0, n = atom_report_var_count(r); i < n; i++)
+      name_key(ATOM_SPACE_VAR, atom_report_var(r, i));
+    for (size_t i = 0, n = atom_report_event_count(r); i < n; i++) {
+      atom_event ev;
+      if (atom_report_event(r, i, &ev, NULL) != 0) continue;
+      int space = target_space(ev.kind);
+      if (space) name_key(space, ev.target);
+    }
+    if (g.suppressions && atom_suppressions_match(g.suppressions, r)) {
+      g.suppressed++;
+      continue;
+    }
+    if (g.opt.format == RT_FORMAT_TEXT) {
+      rt_output o = output();
+      rt_report_one(g.report ? g.report : stderr, &o, r);
+    } else if (g.opt.report && g.opt.format == RT_FORMAT_JSON) {
+      g.json_dirty = 1;
+    }
+  }
+  g.n_pending = 0;
+}
+
+/* A new distinct report (from atom_push under the lock, or from atom_finish): its stacks are
+ * told to the session now (allowed inside the callback); the report waits in g.pending until
+ * the call returns (flush_reports), since names cannot be set inside a callback. A report
+ * that is not stored (beyond the session's cap) does not outlive the callback: it is printed
+ * now, with the names known so far. */
 static void on_report(const atom_report *r, void *payload) {
   (void)payload;
-  if (g.opt.format == RT_FORMAT_TEXT) {
-    rt_output o = output();
-    rt_report_one(g.report ? g.report : stderr, &o, r);
-  } else if (g.opt.report) {
-    g.json_dirty = 1;
+  for (size_t i = 0, n = atom_report_txn_count(r); i < n; i++) {
+    uint64_t loc = 0;
+    if (atom_report_txn(r, i, NULL, NULL, &loc) == 0) rt_stack_describe(g.session, loc);
+  }
+  for (size_t i = 0, n = atom_report_event_count(r); i < n; i++) {
+    atom_event ev;
+    if (atom_report_event(r, i, &ev, NULL) == 0) rt_stack_describe(g.session, ev.loc);
+  }
+  size_t count = atom_report_count(g.session);
+  int stored = count && atom_report_get(g.session, count - 1) == r;
+  if (stored && g.n_pending == g.cap_pending) {
+    size_t cap = g.cap_pending ? 2 * g.cap_pending : 16;
+    const atom_report **v = realloc(g.pending, cap * sizeof *v);
+    if (v) {
+      g.pending = v;
+      g.cap_pending = cap;
+    }
+  }
+  if (stored && g.n_pending < g.cap_pending) {
+    g.pending[g.n_pending++] = r;
+  } else if (!(g.suppressions && atom_suppressions_match(g.suppressions, r))) {
+    if (g.opt.format == RT_FORMAT_TEXT) {
+      rt_output o = output();
+      rt_report_one(g.report ? g.report : stderr, &o, r);
+    } else if (g.opt.report && g.opt.format == RT_FORMAT_JSON) {
+      g.json_dirty = 1;
+    }
+  } else {
+    g.suppressed++;
   }
 }
 
@@ -557,6 +705,31 @@ static int configure(void) {
     return -1;
   }
   if (rt_perturb_setup(&g.opt) != 0) return -1;
+  if (g.opt.suppressions) {
+    /* Read whole; the rules are the library's (atom_suppressions_parse). */
+    FILE *f = fopen(g.opt.suppressions, "re");
+    char *text = NULL;
+    size_t len = 0;
+    if (f) {
+      text = malloc(1 << 20);
+      if (text) len = fread(text, 1, 1 << 20, f);
+      fclose(f);
+    }
+    if (!f || !text) {
+      free(text);
+      rt_note("ATOMICITY_OPTIONS: suppressions=%s: cannot read: %s; running unchecked",
+              g.opt.suppressions, strerror(errno));
+      return -1;
+    }
+    int rc = atom_suppressions_parse(&g.suppressions, text, len);
+    free(text);
+    if (rc != 0) {
+      rt_note("ATOMICITY_OPTIONS: suppressions=%s: %s; running unchecked", g.opt.suppressions,
+              atom_last_error());
+      return -1;
+    }
+  }
+  rt_stack_depth = g.opt.stack_depth;
   size_t n_decl = g.opt.n_atomic + g.opt.n_ranges;
   if (n_decl) g.matched = calloc(n_decl, 1);
   if (g.opt.n_ranges && !rt_sym_have_lines() && g.opt.verbosity >= 1)
@@ -687,6 +860,7 @@ static void end_check(void) {
     rt_note("record=%s: %s", g.opt.record, atom_last_error());
   g.writer = NULL;
   atom_finish(g.session); /* the predictive checkers report here (on_report) */
+  flush_reports();
 }
 
 /* Write the JSON document or the text summary, and the notes. @return the number of reports. */
@@ -699,6 +873,7 @@ static size_t end_write(void) {
   } else {
     reports = rt_report_all(g.report ? g.report : stderr, &o);
   }
+  reports = reports > g.suppressed ? reports - g.suppressed : 0; /* suppressed: not a failure */
   if (g.report) {
     fclose(g.report);
     g.report = NULL;
@@ -768,6 +943,8 @@ int rt_end_child(void) {
    * waited for. */
   __fsetlocking(stderr, FSETLOCKING_BYCALLER);
   if (g.report) __fsetlocking(g.report, FSETLOCKING_BYCALLER);
+  rt_crash_child = 1; /* the stack depot and heap map: try their locks (a stack not read is
+                       * left undescribed, a block unnamed) */
   end_check();
   return end_write() > 0;
 }

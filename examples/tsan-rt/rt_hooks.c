@@ -81,7 +81,12 @@ void __tsan_vptr_read(void **vptr_p) { rt_access(ADDR(vptr_p), sizeof(void *), 0
  * this hook's own return address, which lies inside the callee. */
 RT_EXPORT void __tsan_func_entry(void *caller_pc);
 RT_EXPORT void __tsan_func_exit(void);
-void __tsan_func_entry(void *caller_pc) { rt_func_entry(PC(), ADDR(caller_pc)); }
+/* The callee's stack pointer when it called this hook is 16 bytes above this hook's frame
+ * address (the return address and the saved frame pointer: the runtime is built with frame
+ * pointers); the callee's frame lies above it (rt_stack_owner names stack addresses by it). */
+void __tsan_func_entry(void *caller_pc) {
+  rt_func_entry(PC(), ADDR(caller_pc), (uint64_t)(uintptr_t)__builtin_frame_address(0) + 16);
+}
 void __tsan_func_exit(void) { rt_func_exit(PC()); }
 
 RT_EXPORT void __tsan_ignore_thread_begin(void);

@@ -152,14 +152,14 @@ RT_EXPORT int pthread_mutex_lock(pthread_mutex_t *m);
 int pthread_mutex_lock(pthread_mutex_t *m) {
   rt_perturb_acquire(ADDR(m), PC()); /* may pause: schedule=perturb */
   int rc = REAL(pthread_mutex_lock)(m);
-  if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), rt_lock_site(ADDR(m), PC()));
+  if (acquired(rc)) rt_sync_loc(ATOM_ACQUIRE, ADDR(m), rt_lock_site(ADDR(m), PC()));
   return rc;
 }
 
 RT_EXPORT int pthread_mutex_trylock(pthread_mutex_t *m);
 int pthread_mutex_trylock(pthread_mutex_t *m) {
   int rc = REAL(pthread_mutex_trylock)(m);
-  if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), rt_lock_site(ADDR(m), PC()));
+  if (acquired(rc)) rt_sync_loc(ATOM_ACQUIRE, ADDR(m), rt_lock_site(ADDR(m), PC()));
   return rc;
 }
 
@@ -167,7 +167,7 @@ RT_EXPORT int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
   rt_perturb_acquire(ADDR(m), PC()); /* may pause: schedule=perturb */
   int rc = REAL(pthread_mutex_timedlock)(m, abstime);
-  if (acquired(rc)) rt_sync(ATOM_ACQUIRE, ADDR(m), rt_lock_site(ADDR(m), PC()));
+  if (acquired(rc)) rt_sync_loc(ATOM_ACQUIRE, ADDR(m), rt_lock_site(ADDR(m), PC()));
   return rc;
 }
 

@@ -7,9 +7,9 @@
  * holding a lock acquired in its own frame (learned at its first such return, rt_names_exit),
  * or any function whose module is a system library or whose source is a system header (from
  * the start: std::mutex::lock, std::lock_guard, __gthread_mutex_lock). An acquisition made
- * through a wrapper before it was learned carries the wrapper's own pc; that pc is then given
- * the name of the call site that taught the runtime (an alias), so reports still name the
- * user's function and line.
+ * through a wrapper before it was learned has the wrapper's own pc as its innermost frame;
+ * that pc is then marked (an alias of the call site that taught the runtime), and the stack's
+ * headline frame (rt_stack.c) skips it, so reports still name the user's function and line.
  *
  * Recordings. With record=, the first event that uses a variable, lock or location writes a
  * "#name" directive (doc/trace-format.md) before itself, so that atomcheck of the recording
@@ -34,17 +34,23 @@ static void names_unlock(void) { rt_fn.pthread_mutex_unlock(&names_mu); }
 
 static int prefix(const char *s, const char *p) { return s && !strncmp(s, p, strlen(p)); }
 
-/* Source in a system header, or code of a system library (caller holds names_mu). */
-static int is_system(const rt_symbol *s) {
+/* Source in a system header, or code of a system library. */
+int rt_sym_is_system(const rt_symbol *s) {
   static const char *const dirs[] = {"/usr/include/", "/usr/local/include/", "/usr/lib/gcc/",
                                      "/usr/lib/llvm"};
+  if (prefix(s->module, "/lib/") || prefix(s->module, "/lib64/") ||
+      prefix(s->module, "/usr/lib/") || prefix(s->module, "/usr/lib64/"))
+    return 1; /* first: no debug information of a system library is read */
   const char *file = NULL;
   unsigned line = 0;
-  if (s->start && rt_sym_function_line(s->start, &file, &line) == 0 && file)
+  char clean[1024];
+  if (!(s->start && rt_sym_function_line(s->start, &file, &line) == 0 && file)) file = s->file;
+  if (file) {
+    rt_path_clean(file, clean, sizeof clean);
     for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++)
-      if (prefix(file, dirs[i]) || strstr(file, "/include/c++/")) return 1;
-  return prefix(s->module, "/lib/") || prefix(s->module, "/lib64/") ||
-         prefix(s->module, "/usr/lib/") || prefix(s->module, "/usr/lib64/");
+      if (prefix(clean, dirs[i]) || strstr(clean, "/include/c++/")) return 1;
+  }
+  return 0;
 }
 
 /* The start of the function containing pc, 0 if unknown (caller holds names_mu). */
@@ -54,7 +60,7 @@ static uint64_t function_of(uint64_t pc) {
   rt_symbol s;
   uint64_t start = rt_sym_code(pc, &s) == 0 ? s.start : 0;
   if (start && !rt_map_get(&fn_kind, start, &v))
-    rt_map_put(&fn_kind, start, 1 + (is_system(&s) ? FN_SYSTEM : 0));
+    rt_map_put(&fn_kind, start, 1 + (rt_sym_is_system(&s) ? FN_SYSTEM : 0));
   rt_map_put(&pc_fn, pc, start + 1);
   return start;
 }
@@ -66,7 +72,7 @@ static int is_wrapper(uint64_t start) {
 
 uint64_t rt_lock_site(uint64_t lock, uint64_t pc) {
   rt_thread *t = rt_self;
-  if (!t || rt_busy || !RT_ACTIVE()) return pc;
+  if (!t || rt_busy || !RT_ACTIVE()) return t ? rt_stack_loc(t, pc) : pc;
   int busy = rt_busy;
   rt_busy = 1;
   long i = t->depth - 1;
@@ -85,8 +91,10 @@ uint64_t rt_lock_site(uint64_t lock, uint64_t pc) {
   }
   names_unlock();
   if (t->n_holds < RT_HOLDS) t->holds[t->n_holds++] = (struct rt_hold){lock, t->depth, at};
+  /* at is in the function at depth i + 1: its callers are the sites of depths i + 1 .. 1 */
+  uint64_t loc = rt_stack_loc_at(t, at, i + 1);
   rt_busy = busy;
-  return at;
+  return loc;
 }
 
 void rt_lock_dropped(uint64_t lock) {
@@ -104,6 +112,18 @@ static void write_loc_name(atom_trace_writer *w, uint64_t loc) {
   char buf[600];
   rt_describe_loc(loc, buf, sizeof buf);
   if (strncmp(buf, "0x", 2) != 0) atom_trace_writer_write_name(w, ATOM_SPACE_LOC, loc, buf);
+}
+
+/* The directives already written for stacks whose innermost frame is pc name the wrapper:
+ * write them again, now that their headline is the wrapper's caller (caller holds the event
+ * lock). */
+static void rewrite_loc_names(atom_trace_writer *w, uint64_t pc) {
+  rt_map *m = &written[ATOM_SPACE_LOC];
+  for (size_t i = 0; i < m->cap; i++) {
+    uint64_t loc = m->keys[i], first;
+    if (loc && loc != UINT64_MAX && rt_stack_frames(loc, &first, 1) == 1 && first == pc)
+      write_loc_name(w, loc);
+  }
 }
 
 void rt_names_exit(rt_thread *t) {
@@ -129,18 +149,18 @@ void rt_names_exit(rt_thread *t) {
     }
     names_unlock();
     atom_trace_writer *w = rt_recording();
-    if (w && named && rt_map_get(&written[ATOM_SPACE_LOC], named, &v)) write_loc_name(w, named);
+    if (w && named) rewrite_loc_names(w, named);
     rt_unlock();
   }
   rt_busy = busy;
 }
 
-uint64_t rt_names_alias(uint64_t loc) {
-  uint64_t v, hops = 0;
+int rt_names_is_wrapper_pc(uint64_t pc) {
+  uint64_t v;
   names_lock();
-  while (hops++ < RT_FRAMES && rt_map_get(&alias, loc, &v) && v != loc) loc = v;
+  int r = rt_map_get(&alias, pc, &v);
   names_unlock();
-  return loc;
+  return r;
 }
 
 /* Write the directive of key in space once (caller holds the event lock). */

@@ -147,13 +147,15 @@ static int set_string(char **dst, const char *v, char *err, size_t size, const c
 
 static const char *const known_keys =
     "atomic, atomic_file, checkers, record, report, format, max_reports, exitcode, eager, "
-    "crash_timeout, verbosity, schedule, seed, perturb_wait, perturb_budget, lock_blocks";
+    "crash_timeout, verbosity, schedule, seed, perturb_wait, perturb_budget, lock_blocks, "
+    "stack_depth, suppressions";
 
 static int is_known(const char *key) {
   static const char *const keys[] = {"atomic", "atomic_file", "checkers", "record", "report",
                                      "format", "max_reports", "exitcode", "eager",
                                      "crash_timeout", "verbosity", "schedule", "seed",
-                                     "perturb_wait", "perturb_budget", "lock_blocks"};
+                                     "perturb_wait", "perturb_budget", "lock_blocks",
+                                     "stack_depth", "suppressions"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!strcmp(keys[i], key)) return 1;
   return 0;
@@ -180,7 +182,9 @@ static int apply(rt_options *o, const char *key, const char *v, char *err, size_
   } else if (!strcmp(key, "format")) {
     if (!strcmp(v, "text")) o->format = RT_FORMAT_TEXT;
     else if (!strcmp(v, "json")) o->format = RT_FORMAT_JSON;
-    else return fail(err, size, "format=%s: expected text or json", v);
+    else if (!strcmp(v, "sarif")) o->format = RT_FORMAT_SARIF;
+    else if (!strcmp(v, "html")) o->format = RT_FORMAT_HTML;
+    else return fail(err, size, "format=%s: expected text, json, sarif or html", v);
   } else if (!strcmp(key, "max_reports")) {
     if (parse_long(v, 0, 1000000000L, &x) != 0)
       return fail(err, size, "max_reports=%s: expected a number >= 0", v);
@@ -200,6 +204,12 @@ static int apply(rt_options *o, const char *key, const char *v, char *err, size_
     if (!strcmp(v, "yes")) o->lock_blocks = 1;
     else if (!strcmp(v, "no")) o->lock_blocks = 0;
     else return fail(err, size, "lock_blocks=%s: expected yes or no", v);
+  } else if (!strcmp(key, "stack_depth")) {
+    if (parse_long(v, 1, RT_FRAMES, &x) != 0)
+      return fail(err, size, "stack_depth=%s: expected 1..%d (frames)", v, RT_FRAMES);
+    o->stack_depth = (int)x;
+  } else if (!strcmp(key, "suppressions")) {
+    return set_string(&o->suppressions, v, err, size, key);
   } else if (!strcmp(key, "verbosity")) {
     if (parse_long(v, 0, 2, &x) != 0) return fail(err, size, "verbosity=%s: expected 0, 1 or 2", v);
     o->verbosity = (int)x;
@@ -239,6 +249,7 @@ int rt_options_parse(rt_options *o, const char *text, char *err, size_t size) {
   o->verbosity = 1;
   o->perturb_wait_ms = 10;
   o->perturb_budget_ms = 250;
+  o->stack_depth = 8;
   if (set_checkers(o, "aerodrome", err, size) != 0) return -1;
   if (!text) return 0;
 
@@ -350,5 +361,6 @@ void rt_options_free(rt_options *o) {
   free_strs(o->checkers, o->n_checkers);
   free(o->record);
   free(o->report);
+  free(o->suppressions);
   memset(o, 0, sizeof *o);
 }

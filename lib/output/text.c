@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "atomicity/location.h"
 #include "atomicity/output.h"
 #include "atomicity/session.h"
 #include "output/out.h"
@@ -22,11 +23,30 @@ static void line(atom__out *o, const char *indent,
   free(s);
 }
 
+/* The callers of loc's stack (atom_set_stack), one per line after the line of its headline
+ * frame: "called from FUNCTION at FILE:LINE". Nothing when no stack was set. */
+static void callers(atom__out *o, const atom_report *r, uint64_t loc) {
+  const struct atom_session *s = atom_report_session(r);
+  const uint64_t *frames = NULL;
+  size_t n = atom_get_stack(s, loc, &frames);
+  char buf[512];
+  for (size_t i = 1; i < n; i++) {
+    if (atom_describe_location(buf, sizeof buf, s, frames[i]) < 0) continue;
+    atom__out_puts(o, "        called from ");
+    atom__out_text_chars(o, buf);
+    atom__out_write(o, "\n", 1);
+  }
+}
+
 static void txns(atom__out *o, const atom_report *r) {
   size_t n = atom_report_txn_count(r);
   if (n == 0) return;
   atom__out_puts(o, "  transactions:\n");
-  for (size_t i = 0; i < n; i++) line(o, "    ", atom_report_describe_txn, r, i);
+  for (size_t i = 0; i < n; i++) {
+    uint64_t loc = 0;
+    line(o, "    ", atom_report_describe_txn, r, i);
+    if (atom_report_txn(r, i, NULL, NULL, &loc) == 0) callers(o, r, loc);
+  }
   uint64_t omitted = atom_report_txns_omitted(r);
   if (omitted)
     atom__out_printf(o, "    \xe2\x80\xa6 and %" PRIu64 " more transaction%s not stored\n", omitted,
@@ -80,6 +100,8 @@ static void other_events(atom__out *o, const atom_report *r) {
     if (on_edge) continue;
     if (shown++ == 0) atom__out_puts(o, n_edges ? "  other events:\n" : "  events:\n");
     line(o, "    ", atom_report_describe_event, r, i);
+    atom_event ev;
+    if (atom_report_event(r, i, &ev, NULL) == 0) callers(o, r, ev.loc);
   }
 }
 
@@ -142,7 +164,7 @@ int atom__output_text(atom__out *o, const struct atom_session *s, const atom_out
   for (size_t i = 0; i < run.n_checkers; i++) {
     const atom__out_checker *c = &run.checkers[i];
     for (size_t k = 0; k < c->n_printed; k++) atom__output_text_report(o, c->shown[k], c->label);
-    if (c->n_printed < c->n_shown) {
+    if (c->n_printed < c->n_shown && !(opt->flags & ATOM_OUTPUT_NO_REPORTS)) {
       atom__out_text_chars(o, c->label);
       atom__out_printf(o, ": %zu more report%s not shown (at most %zu per checker)\n\n",
                        c->n_shown - c->n_printed, atom__out_plural(c->n_shown - c->n_printed),
