@@ -321,6 +321,11 @@ size_t rt_stack_frames(uint64_t loc, uint64_t *pcs, size_t max);
 size_t rt_stack_headline(uint64_t loc, uint64_t *pcs, size_t max, rt_symbol *sym);
 /** Tell session @p s the location and stack of @p loc (once; caller holds the event lock). */
 void rt_stack_describe(atom_session *s, uint64_t loc);
+/* Give the session the raw frames of a transaction's begin loc, once, before any report
+ * names it: the session counts a begin location as its first frame when it deduplicates, so
+ * one atomic function reached through two call paths is one bug (caller holds the event
+ * lock). No symbolization: cheap enough for every new begin stack. */
+void rt_stack_site(atom_session *s, uint64_t loc);
 
 /* ---- rt_heap.c: heap blocks (malloc interception) and names of memory. */
 #define RT_HEAP_BLOCKS (1u << 20) /* most live heap blocks tracked */

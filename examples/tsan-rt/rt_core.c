@@ -553,6 +553,7 @@ void rt_func_entry(uint64_t pc, uint64_t caller, uint64_t sp) {
   uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
   if (rt_active) {
+    rt_stack_site(g.session, loc);
     rt_push(ATOM_BEGIN, t->id, 0, loc);
     t->txn_depth = t->depth;
     rt_perturb_begin();

@@ -260,6 +260,15 @@ static void describe_frame(atom_session *s, uint64_t pc, const rt_symbol *sym, i
   }
 }
 
+void rt_stack_site(atom_session *s, uint64_t loc) {
+  static rt_map sited; /* begin locs whose frames the session has */
+  uint64_t v, pcs[RT_FRAMES];
+  if (!loc || loc >= RT_DEPOT_CAP || rt_map_get(&sited, loc, &v)) return;
+  rt_map_put(&sited, loc, 1);
+  size_t n = rt_stack_frames(loc, pcs, RT_FRAMES);
+  if (n) atom_set_stack(s, loc, pcs, n);
+}
+
 void rt_stack_describe(atom_session *s, uint64_t loc) {
   static rt_map described; /* locs told to the session (the caller holds the event lock) */
   uint64_t v;

@@ -218,7 +218,8 @@ typedef struct atom_report_spec {
  * Report a violation. The session copies everything, deduplicates by signature (checker,
  * kind, the set of begin locations of the transactions — each distinct location once, so a
  * cycle through many transactions of the same atomic function is the same bug as one through
- * two — and signature_extra: one bug, one report) and calls on_report for new ones. A
+ * two; a location with a stack (atom_set_stack()) counts as its first frame, so two call paths
+ * of one function are one bug — and signature_extra: one bug, one report) and calls on_report for new ones. A
  * long cycle is stored bounded: each run of consecutive transactions of one thread is kept as
  * its first transaction with a count (atom_report_txn_run()), and at most
  * ATOM_REPORT_MAX_TXNS runs are kept (atom_report_txns_omitted()).

@@ -95,9 +95,15 @@ static int signature_matches(const atom_report *r, const signature *g) {
 
 /* Fill locs (room for n) with the spec's begin locations, sorted and distinct.
  * @return how many. */
-static size_t signature_locs(const atom_report_spec *spec, uint64_t *locs) {
+static size_t signature_locs(const atom_session *s, const atom_report_spec *spec, uint64_t *locs) {
   size_t n = spec->n_txns, k = 0;
-  for (size_t i = 0; i < n; i++) locs[i] = spec->txns[i].begin_loc;
+  /* A begin location with a stack (a runtime's stack id) counts as its first frame: the same
+   * atomic function reached through two call paths is one bug. */
+  for (size_t i = 0; i < n; i++) {
+    const uint64_t *frames;
+    locs[i] = atom_get_stack(s, spec->txns[i].begin_loc, &frames) ? frames[0]
+                                                                   : spec->txns[i].begin_loc;
+  }
   qsort(locs, n, sizeof *locs, cmp_u64);
   for (size_t i = 0; i < n; i++)
     if (k == 0 || locs[k - 1] != locs[i]) locs[k++] = locs[i];
@@ -352,7 +358,7 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
   size_t n = spec->n_txns;
   if (n > 16 && !(locs = atom__mem_alloc(&s->mem, n * sizeof *locs)))
     return atom__error(ATOM_ENOMEM, "%s: out of memory while reporting", env->vt->name);
-  size_t n_locs = signature_locs(spec, locs);
+  size_t n_locs = signature_locs(s, spec, locs);
   signature g = {env->index, spec->kind, locs, n_locs, spec->signature_extra};
   atom__reports *rs = &s->reports;
   uint64_t key = signature_hash(&g);

@@ -686,6 +686,21 @@ class Stacks(Base):
         self.assertIn("  variables: stack of T0 in main\n", p.stderr)
         self.assertRegex(p.stderr, r"T1 wrote stack of T0 in main at bump at \S*stack_var\.c:\d+")
 
+    def test_two_call_paths_are_one_bug(self):
+        # bump() through via_a() and via_b(): two stacks, one atomic function, one report
+        exe = self.build(os.path.join(PROGRAMS, "two_paths.c"), "two_paths")
+        for checker in ("aerodrome", "velodrome", "block"):
+            with self.subTest(checker=checker):
+                p, doc = self.json_report([exe], "atomic=bump checkers=" + checker)
+                self.assertEqual((p.stdout, p.returncode), ("counter 2\n", 66), p.stderr)
+                reports = doc["checkers"][0]["reports"]
+                self.assertEqual(len(reports), 1, p.stderr)
+                if checker != "block":
+                    self.assertEqual(reports[0]["count"], 2, p.stderr)
+                callers = {t["stack"][1]["function"] for t in reports[0]["transactions"]
+                           if len(t["stack"]) > 1}
+                self.assertTrue(callers & {"via_a", "via_b"}, reports[0])
+
     def test_stack_depth_limits_the_stack(self):
         exe = self.cxx_mutex()
         for depth, expect in ((1, 1), (2, 2), (None, 8)):
