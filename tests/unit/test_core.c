@@ -412,6 +412,30 @@ static int report_once(atom_session *s, uint64_t loc_a, uint64_t loc_b, uint64_t
   return atom_env_report(r->env, &spec);
 }
 
+/* Begin locations with stacks count as their first frame: the same function reached through
+ * two call paths (locs 300 and 301, both with frame 7 first) is one bug; a third path whose
+ * first frame differs (8) is another. A location one run repeated (100) adds nothing. */
+START_TEST(reports_dedup_by_first_frame_and_location_set) {
+  atom_session *s = recorder_session(NULL);
+  ck_assert_int_eq(atom_write(s, 11, 5, 0), 0);
+  ck_assert_int_eq(atom_write(s, 12, 5, 0), 0);
+  const uint64_t path_a[] = {7, 70}, path_b[] = {7, 71}, other[] = {8, 70};
+  ck_assert_int_eq(atom_set_stack(s, 300, path_a, 2), 0);
+  ck_assert_int_eq(atom_set_stack(s, 301, path_b, 2), 0);
+  ck_assert_int_eq(atom_set_stack(s, 302, other, 2), 0);
+  ck_assert_int_eq(report_once(s, 300, 200, 1), 0);
+  ck_assert_int_eq(report_once(s, 301, 200, 2), 0);
+  ck_assert_uint_eq(atom_report_count(s), 1);
+  ck_assert_uint_eq(atom_report_occurrences(atom_report_get(s, 0)), 2);
+  ck_assert_int_eq(report_once(s, 302, 200, 3), 0);
+  ck_assert_uint_eq(atom_report_count(s), 2);
+  ck_assert_int_eq(report_once(s, 100, 100, 4), 0); /* {100} */
+  ck_assert_int_eq(report_once(s, 100, 100, 5), 0);
+  ck_assert_uint_eq(atom_report_count(s), 3);
+  atom_session_free(s);
+}
+END_TEST
+
 START_TEST(reports_dedup_counts_callback_and_contents) {
   atom_options o;
   atom_options_init(&o, ATOM_OPTIONS_VERSION);
@@ -901,6 +925,7 @@ Suite *atom_test_suite_core(void) {
   tcase_add_test(tc, interning_small_and_large_keys);
   tcase_add_test(tc, names_and_sets);
   tcase_add_test(tc, reports_dedup_counts_callback_and_contents);
+  tcase_add_test(tc, reports_dedup_by_first_frame_and_location_set);
   tcase_add_test(tc, reports_cap);
   tcase_add_test(tc, reports_cap_per_checker);
   tcase_add_test(tc, options_version_1_still_accepted);
