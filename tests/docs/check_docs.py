@@ -126,6 +126,10 @@ class Runner:
         self.tmp = tempfile.mkdtemp(prefix="doctest.")
         bindir = os.path.join(self.tmp, "bin")
         os.mkdir(bindir)
+        # Python examples run in the temporary directory (the files they write land there) and
+        # see the repository's tests/ and doc/ as the reader does from the source tree.
+        for d in ("tests", "doc"):
+            os.symlink(os.path.join(src, d), os.path.join(self.tmp, d))
         for name, rel in (("atomcheck", "examples/atomcheck/atomcheck"),):
             os.symlink(os.path.join(build, rel), os.path.join(bindir, name))
         lib = os.path.join(build, "lib", "libatomicity.so.1")
