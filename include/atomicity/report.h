@@ -32,7 +32,7 @@ ATOM_API size_t atom_report_checker_index(const atom_report *r);
 
 /**
  * @return a stable kind string: "conflict-cycle", "pattern-11", "commit-nodes", "tso-cycle",
- *         "potential-deadlock", ... (each checker's page in doc/checkers.md lists its kinds).
+ *         "potential-deadlock", ... (each checker's page, doc/checkers/NAME.md, lists its kinds).
  * @since 0.1
  */
 ATOM_API const char *atom_report_kind(const atom_report *r);

@@ -141,7 +141,7 @@ ATOM_API int atom_session_attach_checker(atom_session *s, const struct atom_chec
 ATOM_API const struct atom_checker *atom_checker_builtin(size_t i);
 
 /**
- * Push one event. Ill-formed events (DESIGN: END without BEGIN, RELEASE not held, ACQUIRE of
+ * Push one event. Ill-formed events (END without BEGIN, RELEASE not held, ACQUIRE of
  * a lock held by another thread, event of a joined thread, COMMIT without pending WRITE, bad
  * FORK/JOIN) get their own error code and a message naming the event index in
  * atom_last_error(); the event is dropped and the session stays usable. Every call consumes an

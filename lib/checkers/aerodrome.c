@@ -14,7 +14,7 @@
  * value b = C_t^▷(t) at t's BEGIN (003 Alg. 1 line 35). Every other clock gets component t
  * only by ⊔ or := from a clock derived from C_t, always taking the whole clock. So for any
  * clock X: X(t) >= b  iff  X ⊒ (C_t at or after the BEGIN) ⊒ C_t^▷. Hence C_t^▷ ⊑ X iff
- * C_t^▷(t) <= X(t), an O(1) test (DESIGN §4). chR_x = ⊔_u R_{u,x}[0/u] is never a source of
+ * C_t^▷(t) <= X(t), an O(1) test (doc/checkers/aerodrome.md). chR_x = ⊔_u R_{u,x}[0/u] is never a source of
  * other clocks; chR_x(t) = max over u != t of R_{u,x}(t), so "some R_{u,x} with u != t knows
  * t's transaction" (lines 30-31) is chR_x(t) >= b.
  *

@@ -5,7 +5,7 @@
  * synchronization nodes are lock blocks, leaves are accesses (and, inside a transaction, FORK
  * and JOIN, which order the whole child against one point of the transaction). Trees are
  * trimmed as they grow (004 §7.2) and identical trees of one thread period are kept at most
- * twice (004 §7); nothing else of the trace is kept. Units (DESIGN §4):
+ * twice (004 §7); nothing else of the trace is kept. Units (doc/checkers/commit-node.md):
  *   - a transaction is the outermost BEGIN..END;
  *   - outside transactions, a run of events during which the thread holds a lock is a lock
  *     block and counts as a transaction (004 §2: "E contains no synchronization");

@@ -2,13 +2,13 @@
  * Writes", TACAS 2016), of one TSO execution (mode=execution) or of a trace, that is of every
  * TSO execution that commits the trace's writes somewhere later (mode=trace).
  *
- * Events (DESIGN §4 tso): WRITE is the issue of a write into the thread's store buffer; COMMIT(x)
+ * Events (doc/checkers/tso.md): WRITE is the issue of a write into the thread's store buffer; COMMIT(x)
  * is the commit of the thread's oldest pending write (FIFO, validated by the core); FENCE,
  * ACQUIRE and RELEASE drain the buffer: the writes still pending are committed just before them,
  * in order. A JOIN commits the joined thread's pending writes just before it (the core refuses
  * events of a joined thread). Writes still pending at the end are never committed.
  *
- * Conflict relation (002 §4.1 reconstructed, DESIGN §4): two events of different threads conflict
+ * Conflict relation (002 §4.1 reconstructed, doc/checkers/tso.md): two events of different threads conflict
  * when they touch one variable and one is a commit, except that a read served from its own
  * thread's store buffer conflicts with no commit of another thread; issues conflict with nothing
  * in other threads; rel(l) -> acq(l), fork(u) -> events of u, events of u -> join(u). Events of
@@ -676,7 +676,7 @@ static int xe_event(xe *x, const atom_ev *ev) {
   }
 
   /* Writes still in a buffer are committed just before a drain, or before the JOIN of their
-   * thread (DESIGN §4: FENCE and lock operations drain; a joined thread has no later events). */
+   * thread (doc/checkers/tso.md: FENCE and lock operations drain; a joined thread has no later events). */
   if (is_drain(ev->kind)) xe_commit_all(x, t, ev, &err);
   if (ev->kind == ATOM_JOIN) {
     atom_ev at = *ev;

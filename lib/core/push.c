@@ -1,4 +1,4 @@
-/* Pushing events: interning, validation and normalization (DESIGN §3 "Event semantics"),
+/* Pushing events: interning, validation and normalization (doc/api.md, "Events"),
  * then dispatch to the checkers that asked for the kind.
  *
  * Normalization, done once here for every checker:

@@ -1,5 +1,5 @@
 #!/bin/sh
-# atomcheck against `wc -l` on one synthetic 2PL trace (DESIGN §7 targets):
+# atomcheck against `wc -l` on one synthetic 2PL trace (the targets of doc/performance.md):
 #   atomcheck -c aerodrome  within 3x of  wc -l
 #   atomcheck -c velodrome  within 3x of  atomcheck -c aerodrome
 #

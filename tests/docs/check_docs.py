@@ -9,7 +9,8 @@ Every fenced block that shows something runnable is checked, or says why not:
 * A block of output after  <!-- doc-test: output of: COMMAND -->  is COMMAND's output.
 * A ```json block after  <!-- doc-test: json of: COMMAND -->  must be contained in COMMAND's
   JSON output (every member shown has that value; arrays have the length shown);
-  <!-- doc-test: json of: COMMAND at KEY.KEY -->  compares a fragment.
+  <!-- doc-test: json of: COMMAND at KEY.KEY -->  compares a fragment (a whole value, or the
+  member "KEY": value); a KEY that is a number indexes an array (checkers.0.reports.0).
 * A ```c block is compiled against the library and run (exit status 0); a ```python block is
   run with the binding; either one's output is compared with the next block when that block
   follows  <!-- doc-test: output of the block above -->.
@@ -18,8 +19,8 @@ Every fenced block that shows something runnable is checked, or says why not:
 A ```c/```python/```json/```sh block or a transcript with none of these marks is an error.
 
 In expected output a line "..." matches any number of lines, and "<ANY>" inside a line
-matches any text. Commands find atomcheck, the tsan-rt demos' directory ($DEMO) and the
-library through the environment; see ENV below.
+matches any text. Commands find atomcheck, the tsan-rt demos' directory ($DEMO), the build
+directory ($BUILD) and the library through the environment (Runner.env).
 
 usage: check_docs.py SOURCE_DIR BUILD_DIR [FILE.md...]
 """
@@ -125,6 +126,10 @@ class Runner:
         self.tmp = tempfile.mkdtemp(prefix="doctest.")
         bindir = os.path.join(self.tmp, "bin")
         os.mkdir(bindir)
+        # Python examples run in the temporary directory (the files they write land there) and
+        # see the repository's tests/ and doc/ as the reader does from the source tree.
+        for d in ("tests", "doc"):
+            os.symlink(os.path.join(src, d), os.path.join(self.tmp, d))
         for name, rel in (("atomcheck", "examples/atomcheck/atomcheck"),):
             os.symlink(os.path.join(build, rel), os.path.join(bindir, name))
         lib = os.path.join(build, "lib", "libatomicity.so.1")
@@ -134,6 +139,7 @@ class Runner:
             "ATOMICITY_LIBRARY": lib,
             "PYTHONPATH": os.path.join(src, "bindings", "python"),
             "DEMO": os.path.join(build, "examples", "tsan-rt", "demo"),
+            "BUILD": build,
             "LC_ALL": "C.UTF-8",
             "COLUMNS": "100",
         })
@@ -221,15 +227,17 @@ def check_file(runner, path):
             try:
                 actual = json.loads(out)
                 for k in filter(None, key.split(".")):
-                    actual = actual[k]
-                shown = json.loads("\n".join(b.lines) if not key else
-                                   "{" + "\n".join(b.lines) + "}")
-                if key:
-                    shown = shown[key.split(".")[-1]]
+                    actual = actual[int(k)] if isinstance(actual, list) else actual[k]
+                try:  # a whole value, or the member "KEY": value of the last key
+                    shown = json.loads("\n".join(b.lines))
+                except ValueError:
+                    if not key:
+                        raise
+                    shown = json.loads("{" + "\n".join(b.lines) + "}")[key.split(".")[-1]]
                 d = json_contains(shown, actual)
                 if d:
                     problems = ["differs at " + d]
-            except (ValueError, KeyError) as e:
+            except (ValueError, KeyError, IndexError, TypeError) as e:
                 problems = ["cannot compare: %s" % e]
         elif transcript:
             problems = runner.transcript(b)

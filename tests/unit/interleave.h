@@ -5,7 +5,7 @@
  * (reference.h is a different question: conflict serializability of the ONE observed trace.)
  *
  * INPUT. A trace ev[0..n) in push order. It must be well-formed as the session understands it
- * (DESIGN §3), otherwise il_check() returns -1 and il_error() names the event: flags 0, or
+ * (doc/api.md, "Events"), otherwise il_check() returns -1 and il_error() names the event: flags 0, or
  * ATOM_FLAG_ACQUIRE on a READ, or ATOM_FLAG_RELEASE on a WRITE (doc/api.md "Synchronization"); END
  * only inside a BEGIN; RELEASE only of a lock the thread holds; ACQUIRE only of a free lock or
  * of one the thread holds (re-entrant); no event of a thread after it was joined; FORK(u) only

@@ -3,7 +3,7 @@
  * A trace is an array of atom_event in push order. Keys: threads 1..threads, variables
  * RT_VAR_BASE + i, locks RT_LOCK_BASE + i. Thread 1 is a root; every other thread is either a
  * root too (its first event has no FORK) or forked by a running thread. The result is
- * well-formed in the sense of DESIGN §3: END only inside a BEGIN, RELEASE only of a lock held
+ * well-formed in the sense of doc/api.md ("Events"): END only inside a BEGIN, RELEASE only of a lock held
  * by the thread (possibly re-entrantly), ACQUIRE only of a free lock or one the thread holds,
  * FORK before every event of the child, JOIN after the child's last event (the child has
  * closed its transactions and released its locks by then) and nothing of the child after.

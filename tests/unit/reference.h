@@ -3,7 +3,7 @@
  * pair, closes it transitively (≤CHB), lifts it to transactions (≤Txn) and looks for a cycle.
  * Quadratic-to-cubic in the number of events: meant for traces of a few dozen events.
  *
- * Normalization (the session's, DESIGN §3): the outermost BEGIN..END of a thread is a
+ * Normalization (the session's, doc/api.md, "Events"): the outermost BEGIN..END of a thread is a
  * transaction; an event outside every transaction is a unary transaction of its own; inner
  * BEGIN/END and re-entrant inner ACQUIRE/RELEASE are dropped; a transaction still open at the
  * end is closed there. Conflicting pairs e before e' (003 §2): same thread; e = fork(u) and e'

@@ -1,7 +1,7 @@
 /* tso (002, Enea & Farzan): the paper's programs, hand-made executions with commits, arguments,
  * and a brute-force reference.
  *
- * The reference is written from DESIGN §4 (the conflict relation) without the checker's code: it
+ * The reference is written from the conflict relation of doc/checkers/tso.md without the checker's code: it
  * enumerates every TSO execution of a small trace (each write committed later, FIFO per thread,
  * before the thread's next fence or lock operation and before the JOIN of the thread), builds
  * each execution's conflict relation pair by pair, lifts it to transactions and looks for a
@@ -566,7 +566,7 @@ static int has_cycle(const unsigned char *adj, int n) {
   return 0;
 }
 
-/* Evaluate one execution of trace T given by its steps: DESIGN §4's conflict relation, pair by
+/* Evaluate one execution of trace T given by its steps: the conflict relation of doc/checkers/tso.md, pair by
  * pair. */
 static verdict evaluate(const ntrace *T, const step *st, int ns) {
   /* per step: kind, thread, target, transaction, served, buffered, write step (commits) */
