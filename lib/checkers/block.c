@@ -728,7 +728,7 @@ static int finding(block *b, const char *kind, unsigned what, const uint32_t uni
       g->units[0] = units[0];
       g->units[1] = units[1];
       g->ne = (uint32_t)(ne < 4 ? ne : 4);
-      memcpy(g->ev, evs, g->ne * sizeof *evs);
+      if (g->ne) memcpy(g->ev, evs, g->ne * sizeof *evs); /* evs may be NULL when ne is 0 */
       g->what = what;
       g->last = last;
     }
