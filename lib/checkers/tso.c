@@ -764,7 +764,17 @@ static int xe_event(xe *x, const atom_ev *ev) {
     /* Every event of u conflicts with join(u); u's nstar, sstar and buffered reads reach them
      * (a thread without events has no conflict with its fork or join). */
     xe_thread *ch = &x->th[ev->target];
-    if (ch->started) xe_po_all(x, ch, h, ev, &err);
+    if (ch->started) {
+      /* u's nstar or sstar may still be its fork (u did only reads, or only writes): the fork
+       * reaches the join through u's own events, and an edge fork -> join would name two events
+       * that do not conflict. */
+      xe_src fn = ch->nstar, fs = ch->sstar;
+      if (fn.ev.thread != ev->target) ch->nstar.n = ATOM__DG_NONE;
+      if (fs.ev.thread != ev->target) ch->sstar.n = ATOM__DG_NONE;
+      xe_po_all(x, ch, h, ev, &err);
+      ch->nstar = fn;
+      ch->sstar = fs;
+    }
     xe_po_all(x, th, h, ev, &err);
     xe_after_nonread(th, h, ev, 1);
     break;
@@ -1181,7 +1191,17 @@ static int tb_graph_event(tb *b, const atom_ev *r, uint32_t g) {
   case ATOM_JOIN: {
     tb_thread *ch = &b->th[r->target];
     if ((rc = tb_drain(b, ch, r->target, g))) return rc;
-    if (ch->started && (rc = tb_po_all(b, ch, g, 1))) return rc;
+    if (ch->started) {
+      /* as in xe_event: u's nstar or sstar may still be its fork, which reaches g through u's
+       * own events; an edge fork -> join would name two events that do not conflict */
+      uint32_t fn = ch->nstar, fs = ch->sstar;
+      if (fn != NONE32 && T->ev[fn].thread != r->target) ch->nstar = NONE32;
+      if (fs != NONE32 && T->ev[fs].thread != r->target) ch->sstar = NONE32;
+      rc = tb_po_all(b, ch, g, 1);
+      ch->nstar = fn;
+      ch->sstar = fs;
+      if (rc) return rc;
+    }
     if ((rc = tb_po_all(b, th, g, 0))) return rc;
     tb_after_nonread(th, g, 1);
     return 0;
