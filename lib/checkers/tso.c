@@ -2383,8 +2383,8 @@ static int ms_report(ms *s, int robust) {
     wit[nwit++] = tg_atom_ev(T, kept[i].to);
   }
   mbuf mb = {{0}, 0};
-  if (robust) madd(&mb, "no SC-equivalent execution of the trace (a cycle of events once each "
-                        "write is merged with its commit)");
+  if (robust) madd(&mb, "no SC-equivalent execution of the trace: a cycle of events once each "
+                        "write is merged with its commit");
   else madd(&mb, "a cycle of transactions in some execution of the trace");
   madd(&mb, " (%zu conflict%s; undirected edges oriented as marked)", nk, nk == 1 ? "" : "s");
   for (size_t l = 0; l < ne && l < TSO_MSG_EDGES; l++) {
