@@ -764,7 +764,17 @@ static int xe_event(xe *x, const atom_ev *ev) {
     /* Every event of u conflicts with join(u); u's nstar, sstar and buffered reads reach them
      * (a thread without events has no conflict with its fork or join). */
     xe_thread *ch = &x->th[ev->target];
-    if (ch->started) xe_po_all(x, ch, h, ev, &err);
+    if (ch->started) {
+      /* u's nstar or sstar may still be its fork (u did only reads, or only writes): the fork
+       * reaches the join through u's own events, and an edge fork -> join would name two events
+       * that do not conflict. */
+      xe_src fn = ch->nstar, fs = ch->sstar;
+      if (fn.ev.thread != ev->target) ch->nstar.n = ATOM__DG_NONE;
+      if (fs.ev.thread != ev->target) ch->sstar.n = ATOM__DG_NONE;
+      xe_po_all(x, ch, h, ev, &err);
+      ch->nstar = fn;
+      ch->sstar = fs;
+    }
     xe_po_all(x, th, h, ev, &err);
     xe_after_nonread(th, h, ev, 1);
     break;
@@ -1181,7 +1191,17 @@ static int tb_graph_event(tb *b, const atom_ev *r, uint32_t g) {
   case ATOM_JOIN: {
     tb_thread *ch = &b->th[r->target];
     if ((rc = tb_drain(b, ch, r->target, g))) return rc;
-    if (ch->started && (rc = tb_po_all(b, ch, g, 1))) return rc;
+    if (ch->started) {
+      /* as in xe_event: u's nstar or sstar may still be its fork, which reaches g through u's
+       * own events; an edge fork -> join would name two events that do not conflict */
+      uint32_t fn = ch->nstar, fs = ch->sstar;
+      if (fn != NONE32 && T->ev[fn].thread != r->target) ch->nstar = NONE32;
+      if (fs != NONE32 && T->ev[fs].thread != r->target) ch->sstar = NONE32;
+      rc = tb_po_all(b, ch, g, 1);
+      ch->nstar = fn;
+      ch->sstar = fs;
+      if (rc) return rc;
+    }
     if ((rc = tb_po_all(b, th, g, 0))) return rc;
     tb_after_nonread(th, g, 1);
     return 0;
@@ -2227,11 +2247,70 @@ static void madd_side(mbuf *m, const atom_ev *e, size_t i) {
   madd(m, "%s{e%zu}", e->kind == ATOM_WRITE ? "the commit of " : "", i);
 }
 
-/* Report the cycle in s->seg: kind "tso-cycle" (transactions) or "non-robust" (events). The
- * edges are the cycle's undirected links, oriented as the cycle needs them (the effect of from
- * before to; a write's effect is its commit, so from may come later in the trace); the directed
- * paths between them are told by the transactions. The witness events after the edges' ones are
- * the writes that buffered reads of the cycle read from. */
+/* An edge of a reported cycle: two events (positions in the trace graph), and whether it is a
+ * link oriented by the search (else a directed edge, in trace order). */
+typedef struct ms_cedge {
+  uint32_t from, to, link;
+} ms_cedge;
+
+/* Label the directed stretches of a found cycle with events. hop[q] holds the two nodes of the
+ * transaction edge q (source, destination); cy[q] receives an event edge of the trace graph
+ * between them. With transactions as nodes, every transaction edge was made from such an event
+ * edge (tb_edge), so one scan of the trace's events and directed edges finds them all: the work
+ * is linear in the trace, once per report, and a search makes at most one report. With events
+ * as nodes (robustness) the transaction edge is the event edge. A hop without a label (none can
+ * be) keeps NONE32 and is left out of the report by the caller. */
+static int ms_label_hops(ms *s, const uint32_t *hop, ms_cedge *cy, size_t n) {
+  const tg *T = s->T;
+  size_t left = 0;
+  for (size_t q = 0; q < n; q++) {
+    if (cy[q].link) continue;
+    if (!s->node_of) {
+      cy[q].from = hop[2 * q];
+      cy[q].to = hop[2 * q + 1];
+    } else {
+      left++;
+    }
+  }
+  if (!left) return 0;
+  /* hops by source node: head[node] (s->parent, free once the paths are made), next[q] */
+  uint32_t *head = s->parent, *next = atom__mem_alloc(s->m, n * sizeof *next);
+  if (!next) return ATOM_ENOMEM;
+  for (size_t i = 0; i < s->nn; i++) head[i] = NONE32;
+  for (size_t q = 0; q < n; q++) {
+    if (cy[q].link) continue;
+    next[q] = head[hop[2 * q]];
+    head[hop[2 * q]] = (uint32_t)q;
+  }
+  for (uint32_t u = 0; u < T->nev && left; u++) {
+    uint32_t nu = ms_node(s, u);
+    if (head[nu] == NONE32) continue;
+    for (uint32_t k = T->e_off[u]; k < T->e_off[u + 1] && left; k++) {
+      uint32_t v = T->e_adj[k], nv = ms_node(s, v);
+      if (nv == nu) continue;
+      for (uint32_t q = head[nu]; q != NONE32; q = next[q])
+        if (cy[q].from == NONE32 && hop[2 * q + 1] == nv) {
+          cy[q].from = u;
+          cy[q].to = v;
+          left--;
+        }
+    }
+  }
+  atom__mem_free(s->m, next, n * sizeof *next);
+  return 0;
+}
+
+/* Report the cycle in s->seg: kind "tso-cycle" (transactions) or "non-robust" (events).
+ *
+ * The edges are the whole cycle in order, each with its two events: every segment's directed
+ * stretch from its entry to its exit as event edges of the trace graph (one per transaction
+ * edge of the path, ms_label_hops), then the link that leaves it, oriented as the cycle needs it
+ * (the effect of from before that of to; a write's effect is its commit, so from may come later
+ * in the trace). The edges chain through transactions: each ends in the transaction the next
+ * one starts from. The cycle is told so that it ends with the edge whose destination comes
+ * latest in the trace; that edge is flagged closing and the report is made at its destination
+ * (by then every edge's destination event, for a write its issue, has happened). The witness
+ * events after the edges' ones are the writes that buffered reads of links read from. */
 static int ms_report(ms *s, int robust) {
   tso *c = s->c;
   const tg *T = s->T;
@@ -2240,16 +2319,24 @@ static int ms_report(ms *s, int robust) {
   atom_txn_ref *refs = NULL;
   atom_ev *wit = NULL;
   atom_edge_ref *eref = NULL;
-  size_t ne = m < TSO_MAX_EDGES ? m : TSO_MAX_EDGES;
-  size_t nref = 0, wit_cap = 4 * ne, nwit = 0, refs_cap = 0;
-  int rc = 0;
-  for (size_t l = 0; l < m && !rc; l++) rc = ms_path(s, s->seg[l].T, s->seg[l].S, &path);
+  ms_cedge *cy = NULL, *kept = NULL;
+  uint32_t *hop = NULL;
+  size_t *seg_off = atom__mem_alloc(c->mem, (m + 1) * sizeof *seg_off);
+  size_t ncy = 0, ne = 0, nref = 0, wit_cap = 0, nwit = 0, refs_cap = 0;
+  int rc = seg_off ? 0 : ATOM_ENOMEM;
+  for (size_t l = 0; l < m && !rc; l++) {
+    seg_off[l] = path.n;
+    rc = ms_path(s, s->seg[l].T, s->seg[l].S, &path);
+  }
   if (!rc) {
+    seg_off[m] = path.n;
+    ncy = path.n; /* path.n - m hops and m links */
     refs_cap = path.n ? path.n : 1;
     refs = atom__mem_alloc(c->mem, refs_cap * sizeof *refs);
-    wit = atom__mem_alloc(c->mem, wit_cap * sizeof *wit);
-    eref = atom__mem_alloc(c->mem, (ne ? ne : 1) * sizeof *eref);
-    if (!refs || !wit || !eref) rc = ATOM_ENOMEM;
+    cy = atom__mem_alloc(c->mem, (ncy ? ncy : 1) * sizeof *cy);
+    kept = atom__mem_alloc(c->mem, (ncy ? ncy : 1) * sizeof *kept);
+    hop = atom__mem_alloc(c->mem, 2 * (ncy ? ncy : 1) * sizeof *hop);
+    if (!refs || !cy || !kept || !hop) rc = ATOM_ENOMEM;
   }
   if (rc) goto out;
   for (size_t i = 0; i < path.n; i++) {
@@ -2258,34 +2345,66 @@ static int ms_report(ms *s, int robust) {
     if (!nref || memcmp(&refs[nref - 1], &r, sizeof r) != 0) refs[nref++] = r;
   }
   if (nref > 1 && memcmp(&refs[0], &refs[nref - 1], sizeof refs[0]) == 0) nref--;
-  uint64_t at = 0;
+  /* the cycle in the search's order: segment l's hops, then its link into segment l + 1 */
+  size_t q = 0;
   for (size_t l = 0; l < m; l++) {
-    atom_ev a = tg_atom_ev(T, s->seg[l].b), b = tg_atom_ev(T, s->seg[(l + 1) % m].a);
-    if (a.index > at) at = a.index;
-    if (b.index > at) at = b.index;
-    if (l >= ne) continue;
-    eref[l] = (atom_edge_ref){(uint32_t)nwit, (uint32_t)nwit + 1, 0, 0};
-    wit[nwit++] = a;
-    wit[nwit++] = b;
+    for (size_t k = seg_off[l]; k + 1 < seg_off[l + 1]; k++, q++) {
+      cy[q] = (ms_cedge){NONE32, NONE32, 0};
+      hop[2 * q] = path.a[k];
+      hop[2 * q + 1] = path.a[k + 1];
+    }
+    cy[q++] = (ms_cedge){s->seg[l].b, s->seg[(l + 1) % m].a, 1};
+  }
+  if ((rc = ms_label_hops(s, hop, cy, ncy))) goto out;
+  /* told so that the edge with the latest destination comes last */
+  size_t closing = 0, nk = 0;
+  for (size_t i = 0; i < ncy; i++)
+    if (cy[i].to != NONE32 && (cy[closing].to == NONE32 || cy[i].to >= cy[closing].to))
+      closing = i;
+  for (size_t i = 1; i <= ncy; i++) {
+    const ms_cedge *e = &cy[(closing + i) % ncy];
+    if (e->from != NONE32) kept[nk++] = *e;
+  }
+  ne = nk < TSO_MAX_EDGES ? nk : TSO_MAX_EDGES;
+  wit_cap = 4 * (ne ? ne : 1);
+  wit = atom__mem_alloc(c->mem, wit_cap * sizeof *wit);
+  eref = atom__mem_alloc(c->mem, (ne ? ne : 1) * sizeof *eref);
+  if (!wit || !eref) {
+    rc = ATOM_ENOMEM;
+    goto out;
+  }
+  size_t nedge = 0;
+  for (size_t i = 0; i < nk; i++) {
+    if (!edge_kept(i, nk)) continue;
+    eref[nedge] = (atom_edge_ref){(uint32_t)nwit, (uint32_t)nwit + 1,
+                                  i + 1 == nk ? ATOM_EDGE_CLOSING : 0, 0};
+    kept[nedge++] = kept[i]; /* compacted in place: nedge <= i */
+    wit[nwit++] = tg_atom_ev(T, kept[i].from);
+    wit[nwit++] = tg_atom_ev(T, kept[i].to);
   }
   mbuf mb = {{0}, 0};
-  if (robust) madd(&mb, "no SC-equivalent execution of the trace (a cycle of events once each "
-                        "write is merged with its commit)");
+  if (robust) madd(&mb, "no SC-equivalent execution of the trace: a cycle of events once each "
+                        "write is merged with its commit");
   else madd(&mb, "a cycle of transactions in some execution of the trace");
-  madd(&mb, "; undirected edges oriented:");
+  madd(&mb, " (%zu conflict%s; undirected edges oriented as marked)", nk, nk == 1 ? "" : "s");
   for (size_t l = 0; l < ne && l < TSO_MSG_EDGES; l++) {
-    madd(&mb, l ? ", " : " ");
-    madd_side(&mb, &wit[2 * l], 2 * l);
-    madd(&mb, " before ");
-    madd_side(&mb, &wit[2 * l + 1], 2 * l + 1);
+    madd(&mb, l ? "; " : ": ");
+    if (kept[l].link) {
+      madd_side(&mb, &wit[2 * l], 2 * l);
+      madd(&mb, " before ");
+      madd_side(&mb, &wit[2 * l + 1], 2 * l + 1);
+      madd(&mb, " (oriented)");
+    } else {
+      madd(&mb, "{e%zu} before {e%zu}", 2 * l, 2 * l + 1);
+    }
   }
-  if (ne > TSO_MSG_EDGES) madd(&mb, ", and %zu more", ne - TSO_MSG_EDGES);
+  if (ne > TSO_MSG_EDGES) madd(&mb, "; and %zu more", ne - TSO_MSG_EDGES);
+  /* the buffered reads of the links spelled out: they conflict with other threads' commits
+   * only when served from memory */
   size_t nbuf = 0, nedge_wit = nwit;
-  for (size_t i = 0; i < nedge_wit && i < 2 * TSO_MSG_EDGES; i++) {
-    size_t l = i / 2;
-    uint32_t e = i % 2 ? s->seg[(l + 1) % m].a : s->seg[l].b;
-    const tg_ev *r = &T->ev[e];
-    if (r->kind != ATOM_READ || !(r->flags & TG_BUF)) continue;
+  for (size_t i = 0; i < nedge_wit && i < 2 * TSO_MSG_EDGES && nwit < 256; i++) {
+    const tg_ev *r = &T->ev[i % 2 ? kept[i / 2].to : kept[i / 2].from];
+    if (!kept[i / 2].link || r->kind != ATOM_READ || !(r->flags & TG_BUF)) continue;
     wit[nwit] = tg_atom_ev(T, r->wr);
     madd(&mb, nbuf++ ? ", " : "; buffered reads (served from memory: their thread's write "
                                 "committed before them): ");
@@ -2298,7 +2417,7 @@ static int ms_report(ms *s, int robust) {
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
   spec.kind = robust ? "non-robust" : "tso-cycle";
-  spec.event_index = at;
+  spec.event_index = ne ? wit[2 * ne - 1].index : c->last_index;
   spec.txns = refs;
   spec.n_txns = nref;
   spec.events = wit;
@@ -2311,7 +2430,11 @@ static int ms_report(ms *s, int robust) {
   rc = atom_env_report(c->env, &spec);
 out:
   u32v_free(&path, c->mem);
+  atom__mem_free(c->mem, seg_off, (m + 1) * sizeof *seg_off);
   atom__mem_free(c->mem, refs, refs_cap * sizeof *refs);
+  atom__mem_free(c->mem, cy, (ncy ? ncy : 1) * sizeof *cy);
+  atom__mem_free(c->mem, kept, (ncy ? ncy : 1) * sizeof *kept);
+  atom__mem_free(c->mem, hop, 2 * (ncy ? ncy : 1) * sizeof *hop);
   atom__mem_free(c->mem, wit, wit_cap * sizeof *wit);
   atom__mem_free(c->mem, eref, (ne ? ne : 1) * sizeof *eref);
   return rc;

@@ -85,6 +85,41 @@ static uint32_t state_after(const char *spec, const char *text) {
   return st;
 }
 
+/* One report's edges (cycle_check.h): two conflicting events each, chained through
+ * transactions (reports without commits), exactly one closing edge, the last, ending at the report's event. In trace
+ * order, except a link of the trace search oriented against it, which ends at a write of
+ * another thread (the predicted execution commits that write after the link's source): a report
+ * without such a link passes every check of cycle_check.h. *backward counts the links against
+ * the trace order. @return NULL or what is wrong. */
+static const char *tso_edges_wrong(const atom_report *r, size_t *backward) {
+  for (size_t i = 0; i < atom_report_event_count(r); i++) {
+    atom_event e;
+    atom_report_event(r, i, &e, NULL);
+    /* A commit belongs to the transaction of its write, but the session places a witness event
+     * in a transaction by thread and index alone: a commit after its transaction ended, or of a
+     * unary write, lands in another transaction or none, so execution reports (the only ones
+     * with commits) are not checked for chaining. */
+    if (e.kind == ATOM_COMMIT) return cc_check_edges(r, CC_ORDER | CC_CLOSING);
+  }
+  const char *why = cc_check_edges(r, CC_CLOSING | CC_CHAIN);
+  if (why) return why;
+  size_t back = 0;
+  for (size_t i = 0; i < atom_report_edge_count(r); i++) {
+    size_t from, to;
+    atom_event a, b;
+    uint64_t ia, ib;
+    atom_report_edge(r, i, &from, &to, NULL);
+    atom_report_event(r, from, &a, &ia);
+    atom_report_event(r, to, &b, &ib);
+    if (ia < ib) continue;
+    if (b.kind != ATOM_WRITE || a.thread == b.thread)
+      return "an edge against the trace order does not end at a write of another thread";
+    back++;
+  }
+  if (backward) *backward += back;
+  return back ? NULL : cc_check_edges(r, CC_ALL);
+}
+
 /* ---- 002 §1 Fig. 1: the task pool --------------------------------------------------------- */
 
 /* Thread a takes from the head: [h = head; head = h + 1], then, under mutual exclusion in
@@ -136,10 +171,11 @@ START_TEST(fig1_task_pool) {
   ck_assert_uint_ge(count_kind(s, 0, "tso-cycle"), 1);
   r = first_of(s, "tso-cycle");
   /* the report names the undirected edges, their orientation and the buffered reads */
-  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "undirected edges oriented"));
+  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "undirected edges oriented as marked"));
   ck_assert_ptr_nonnull(strstr(atom_report_message(r), "before"));
   ck_assert_uint_ge(atom_report_txn_count(r), 2);
   ck_assert_uint_ge(atom_report_event_count(r), 2);
+  ck_assert_ptr_null(tso_edges_wrong(r, NULL));
   atom_session_free(s);
   ck_assert_uint_ge(kinds_of("tso", pool_trace, "tso-cycle"), 1); /* auto: no COMMIT */
   /* The trace read as an SC execution is serializable (Fig. 1 is SC-serializable). */
@@ -249,12 +285,31 @@ START_TEST(trace_mode_basics) {
   atom_session *s = run_std("tso:mode=trace", sb);
   ck_assert_uint_eq(count_kind(s, 0, "tso-cycle"), 1);
   const atom_report *r = first_of(s, "tso-cycle");
-  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "undirected edges oriented"));
+  ck_assert_ptr_nonnull(strstr(atom_report_message(r), "undirected edges oriented as marked"));
   ck_assert_ptr_nonnull(strstr(atom_report_message(r), "the commit of t1 wrote x"));
-  /* the undirected edge the cycle needs, oriented: t2's read of x before t1's commit of x (the
-   * other way round, t1 read y before t2 wrote it, every execution has) */
-  ck_assert_uint_eq(atom_report_edge_count(r), 1);
-  ck_assert_ptr_null(cc_check_edges(r, 0));
+  /* the whole cycle: the undirected edge it needs, oriented (t2's read of x before t1's commit
+   * of x, against the trace order), and the directed edge every execution has (t1 read y before
+   * t2 wrote it), which ends latest in the trace: the closing edge, where the report is made */
+  ck_assert_uint_eq(atom_report_edge_count(r), 2);
+  size_t back = 0;
+  ck_assert_ptr_null(tso_edges_wrong(r, &back));
+  ck_assert_uint_eq(back, 1);
+  ck_assert_uint_eq(atom_report_event_index(r), 5);
+  {
+    size_t from, to;
+    uint32_t fl;
+    atom_event a, b2;
+    uint64_t ia, ib;
+    ck_assert_int_eq(atom_report_edge(r, 0, &from, &to, &fl), 0);
+    atom_report_event(r, from, &a, &ia);
+    atom_report_event(r, to, &b2, &ib);
+    ck_assert(a.kind == ATOM_READ && ia == 6 && b2.kind == ATOM_WRITE && ib == 1 && fl == 0);
+    ck_assert_int_eq(atom_report_edge(r, 1, &from, &to, &fl), 0);
+    atom_report_event(r, from, &a, &ia);
+    atom_report_event(r, to, &b2, &ib);
+    ck_assert(a.kind == ATOM_READ && ia == 2 && b2.kind == ATOM_WRITE && ib == 5 &&
+              fl == ATOM_EDGE_CLOSING);
+  }
   atom_session_free(s);
   /* fences between the accesses make every edge directed: serializable */
   const char *f = "t1|begin|0\nt1|w(x)|1\nt1|fence|2\nt1|r(y)|3\nt1|end|4\n"
@@ -751,6 +806,7 @@ static void push_trace(atom_session *s, const ntrace *T) {
 typedef struct stats {
   long cases, violations, nonrobust, executions, exec_checked, skipped, fenced_cases,
       fenced_missed;
+  long reports, backward; /* reports whose edges were checked; of them with a link backward */
 } stats;
 
 static void dump_trace(const ntrace *T) {
@@ -768,26 +824,20 @@ static void dump_trace(const ntrace *T) {
   }
 }
 
-/* One normalized trace against the reference. */
-/* Every report's edges: two conflicting events each; an edge of the transaction graph (found
- * online or among the directed edges of a trace) also in trace order, and its cycle closed by
- * exactly one edge, the last. The oriented undirected edges of the trace search follow a
- * predicted execution, not the trace order. */
-static void check_edges(const atom_session *s, uint64_t seed) {
+/* Every report of a session passes tso_edges_wrong; counted in S. */
+static void check_edges(const atom_session *s, uint64_t seed, stats *S) {
   for (size_t k = 0; k < atom_report_count(s); k++) {
     const atom_report *r = atom_report_get(s, k);
-    int closed = 0;
-    for (size_t i = 0; i < atom_report_edge_count(r); i++) {
-      uint32_t fl = 0;
-      atom_report_edge(r, i, NULL, NULL, &fl);
-      if (fl & ATOM_EDGE_CLOSING) closed = 1;
-    }
-    const char *why = cc_check_edges(r, closed ? CC_ORDER | CC_CLOSING : 0);
+    size_t back = 0;
+    const char *why = tso_edges_wrong(r, &back);
     ck_assert_msg(!why, "seed %llu: %s report: %s (%s)", (unsigned long long)seed,
                   atom_report_kind(r), why, atom_report_message(r));
+    S->reports++;
+    S->backward += back > 0;
   }
 }
 
+/* One normalized trace against the reference. */
 static void check_trace(const ntrace *T, uint64_t seed, stats *S, int fenced) {
   size_t nw = 0;
   for (size_t i = 0; i < T->n; i++) nw += T->ev[i].kind == ATOM_WRITE;
@@ -827,7 +877,7 @@ static void check_trace(const ntrace *T, uint64_t seed, stats *S, int fenced) {
     atom_session *s = tu_session(specs);
     push_trace(s, T);
     ck_assert_int_eq(atom_finish(s), 0);
-    check_edges(s, seed);
+    check_edges(s, seed, S);
     size_t cyc = count_kind(s, 0, "tso-cycle"), nr = count_kind(s, 0, "non-robust");
     if ((cyc > 0) != E->any_cycle || (nr > 0) != E->any_nonsc) dump_trace(T);
     ck_assert_msg(state_of(s) == ATOM_CHECKER_COMPLETE, "seed %llu: bound reached",
@@ -847,7 +897,7 @@ static void check_trace(const ntrace *T, uint64_t seed, stats *S, int fenced) {
     atom_session *s = tu_session(specs);
     push_trace(s, T);
     int rc = atom_finish(s);
-    check_edges(s, seed);
+    check_edges(s, seed, S);
     ck_assert_msg(rc == 0, "seed %llu: %s", (unsigned long long)seed, atom_last_error());
     size_t cyc = count_kind(s, 0, "tso-cycle"), nr = count_kind(s, 0, "non-robust");
     atom_session_free(s);
@@ -899,7 +949,7 @@ static void check_trace(const ntrace *T, uint64_t seed, stats *S, int fenced) {
     atom_session *s = tu_session(specs);
     push_steps(s, T, st, ns, drop);
     ck_assert_int_eq(atom_finish(s), 0);
-    check_edges(s, seed);
+    check_edges(s, seed, S);
     size_t cyc = count_kind(s, 0, "tso-cycle"), nr = count_kind(s, 0, "non-robust");
     if ((cyc > 0) != v.cycle || (nr > 0) != v.nonsc) {
       dump_trace(T);
@@ -972,13 +1022,47 @@ static long brute_force_run(uint64_t seed0, long cases, int shape, stats *S) {
   return cases;
 }
 
+/* Every corpus trace, as a trace (mode=trace and robust=yes, so that both searches and phase 1
+ * report) and in the default mode: every report names the whole cycle (tso_edges_wrong). */
+START_TEST(corpus_reports_whole_cycles) {
+  static const char *const specs[] = {"tso:mode=trace,robust=yes", "tso:robust=yes"};
+  char *files[512];
+  size_t nfiles = tu_corpus_list(files, 512), reports = 0, search = 0;
+  ck_assert_uint_gt(nfiles, 0);
+  for (size_t f = 0; f < nfiles; f++) {
+    char rel[1024];
+    snprintf(rel, sizeof rel, "tests/corpus/%s", files[f]);
+    char *text = tu_read_source_file(rel, NULL);
+    ck_assert_ptr_nonnull(text);
+    for (size_t k = 0; k < sizeof specs / sizeof *specs; k++) {
+      atom_session *s = run_std(specs[k], text);
+      for (size_t i = 0; i < atom_report_count(s); i++) {
+        const atom_report *r = atom_report_get(s, i);
+        const char *why = tso_edges_wrong(r, NULL);
+        ck_assert_msg(!why, "%s, %s: %s (%s)", files[f], specs[k], why, atom_report_message(r));
+        reports++;
+        search += strstr(atom_report_message(r), "oriented as marked") != NULL;
+      }
+      atom_session_free(s);
+    }
+    free(text);
+    free(files[f]);
+  }
+  fprintf(stderr, "tso corpus: %zu files, %zu reports checked, %zu of them from the search\n",
+          nfiles, reports, search);
+  ck_assert_uint_gt(search, 0);
+}
+END_TEST
+
 START_TEST(brute_force_traces) {
   stats S;
   long cases = brute_force_run(0x7500u, under_valgrind() ? 150 : 4000, BF_MIXED, &S);
   fprintf(stderr,
           "tso brute force: %ld traces (%ld skipped), %ld executions, %ld not TSO-serializable, "
-          "%ld not robust, %ld single executions checked\n",
-          S.cases, S.skipped, S.executions, S.violations, S.nonrobust, S.exec_checked);
+          "%ld not robust, %ld single executions checked, %ld reports' edges checked (%ld with "
+          "a link against the trace order)\n",
+          S.cases, S.skipped, S.executions, S.violations, S.nonrobust, S.exec_checked, S.reports,
+          S.backward);
   ck_assert_int_gt(S.cases, cases / 2);
   ck_assert_int_gt(S.violations, 0);
   ck_assert_int_lt(S.violations, S.cases);
@@ -991,8 +1075,10 @@ END_TEST
 START_TEST(brute_force_unary) {
   stats S;
   long cases = brute_force_run(0xa700u, under_valgrind() ? 100 : 1500, BF_UNARY, &S);
-  fprintf(stderr, "tso unary: %ld traces (%ld skipped), %ld not TSO-serializable, %ld not robust\n",
-          S.cases, S.skipped, S.violations, S.nonrobust);
+  fprintf(stderr,
+          "tso unary: %ld traces (%ld skipped), %ld not TSO-serializable, %ld not robust, %ld "
+          "reports' edges checked\n",
+          S.cases, S.skipped, S.violations, S.nonrobust, S.reports);
   ck_assert_int_gt(S.cases, cases / 2);
   ck_assert_int_gt(S.violations, 0);
   ck_assert_int_gt(S.nonrobust, 0);
@@ -1100,6 +1186,7 @@ Suite *atom_test_suite_tso(void) {
   tcase_add_test(tc, execution_memory_flat);
   tcase_add_test(tc, digraph_edge_payloads);
   tcase_add_test(tc, allocation_failures);
+  tcase_add_test(tc, corpus_reports_whole_cycles);
   tcase_add_test(tc, brute_force_traces);
   tcase_add_test(tc, brute_force_fenced);
   tcase_add_test(tc, brute_force_unary);
