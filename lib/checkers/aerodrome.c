@@ -90,6 +90,12 @@
 #include "support/mem.h"
 #include "support/vclock.h"
 
+#if defined(__GNUC__) || defined(__clang__)
+#define AERO_RARE __attribute__((noinline, cold)) /* provenance work, off the hot paths */
+#else
+#define AERO_RARE
+#endif
+
 #define NIL UINT32_MAX
 #define NO_TXN ATOM__VC_MAX  /* open_b[] of a thread without an open transaction */
 #define SEEN_BIT(t) ((t) < 64 ? (uint64_t)1 << (t) : 0)
@@ -436,35 +442,40 @@ typedef struct srcd {
   const aev *at;      /* SNAP: store event; THREAD: the child's last event; FORK: the fork */
   const ends *e;      /* SNAP */
   const rrecs *r;     /* RREC */
-  const aev *to;      /* the receiving event (SNAP, RREC, THREAD) */
-  uint64_t made;
+  const atom_ev *ev;  /* the receiving event (its aev is made only if a record needs it) */
 } srcd;
 
-/* Thread u's clock learns thread i's open transaction from sd: record how. */
-static void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *sd) {
+/* Thread u's clock learns thread i's open transaction from sd: record how. Called only when a
+ * component crosses an open transaction's BEGIN value (rare), so kept out of the join loop. */
+static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *sd) {
   pnode *n = NULL;
+  uint64_t made = sd->ev->index;
   expl x;
+  aev to;
   switch (sd->kind) {
     case SD_SNAP:
       x = ex_snap(a, sd->at, sd->e, i);
-      n = pn_edge(a, i, &x, sd->to, sd->made);
+      to = cur_aev(a, sd->ev);
+      n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_RREC:
       x = ex_rrec(a, sd->r, i);
-      n = pn_edge(a, i, &x, sd->to, sd->made);
+      to = cur_aev(a, sd->ev);
+      n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_THREAD:
       x = ex_thread(a, sd->who, i, sd->at);
-      n = pn_edge(a, i, &x, sd->to, sd->made);
+      to = cur_aev(a, sd->ev);
+      n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_FORK:
       x = ex_thread(a, sd->who, i, sd->at);
       if (known_expl(&x))
-        n = pn_new(a, PN_FORK, x.origin ? PN_ORIGIN : 0, i, x.n, NULL, &x.at, NULL, sd->made);
+        n = pn_new(a, PN_FORK, x.origin ? PN_ORIGIN : 0, i, x.n, NULL, &x.at, NULL, made);
       break;
     default: { /* SD_END: C_i →* V (V's clock), V →* C_u (u's clock) */
       pnode *l = ends_get(a, &a->thr[sd->who].prov, i), *r = ends_get(a, &a->thr[u].prov, sd->who);
-      if (l && r) n = pn_new(a, PN_END, 0, i, l, r, NULL, NULL, sd->made);
+      if (l && r) n = pn_new(a, PN_END, 0, i, l, r, NULL, NULL, made);
     }
   }
   ends_put(a, &a->thr[u].prov, i, n);
@@ -894,9 +905,11 @@ static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
 /* register_from for R_x at a read by t (before its joins), and provenance: R_x and chR_x
  * learn the open transactions C_t knows; record the read and how C_t knew each (003 §4.3:
  * chR_x learns only from readers other than the transaction's thread). */
-static void register_read(aero *a, uint32_t t, uint32_t x, const aev *me) {
+static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
+  aev me;
+  int have_me = 0;
   size_t k = 0;
   for (size_t i = 0; i < th->n_known; i++) {
     kent e = th->known[i];
@@ -907,14 +920,18 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const aev *me) {
     int c_learns = e.t != t && atom__vc_get(&v->chr, e.t) < b;
     if (r_learns) learn(a, e.t, (reg){REG_R, x});
     if (!r_learns && !c_learns) continue;
+    if (!have_me) {
+      me = cur_aev(a, ev);
+      have_me = 1;
+    }
     pnode *n = e.t == t ? NULL : ends_get(a, &th->prov, e.t);
     if (r_learns) {
       if (n) n->refs++;
-      rrec_put(a, &v->rp, e.t, n, me, e.t == t);
+      rrec_put(a, &v->rp, e.t, n, &me, e.t == t);
     }
     if (c_learns) {
       if (n) n->refs++;
-      rrec_put(a, &v->cp, e.t, n, me, 0);
+      rrec_put(a, &v->cp, e.t, n, &me, 0);
     }
   }
   th->n_known = k;
@@ -934,21 +951,20 @@ static int opt_read(aero *a, const atom_ev *ev) {
       (store_r && (reserve(a, &v->r, len) || reserve(a, &v->chr, len))))
     return ATOM_ENOMEM;
 
-  aev me = cur_aev(a, ev);
   if (v->lastw != t) {
     if (knows(a, &v->w, t)) { /* line 25 */
       expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
     if (join_w) {
-      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
       thread_join(a, t, &v->w, &sd);
       v->w_seen |= SEEN_BIT(t);
     }
     v->rd_other = 1;
   }
   if (!(v->r_from == t && v->r_ver == th->ver)) {
-    register_read(a, t, x, &me);
+    register_read(a, t, x, ev);
     atom__vc_join(a->mem, &v->r, &th->c, NULL);          /* cannot fail: reserved */
     atom__vc_join_except(a->mem, &v->chr, &th->c, t);   /* cannot fail: reserved */
     v->r_from = t;
@@ -971,14 +987,13 @@ static int opt_write(aero *a, const atom_ev *ev) {
       reserve(a, &v->w, len))
     return ATOM_ENOMEM;
 
-  aev me = cur_aev(a, ev);
   if (v->lastw != t) {
     if (knows(a, &v->w, t)) { /* line 29 */
       expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
     if (join_w) {
-      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
       thread_join(a, t, &v->w, &sd);
     }
   }
@@ -988,7 +1003,7 @@ static int opt_write(aero *a, const atom_ev *ev) {
     note(a, report_edge(a, ev, t, &e, NULL));
   }
   if (join_r) {
-    srcd sd = {SD_RREC, 0, NULL, NULL, &v->rp, &me, ev->index};
+    srcd sd = {SD_RREC, 0, NULL, NULL, &v->rp, ev};
     thread_join(a, t, &v->r, &sd);
   }
   /* lines 32-33: W_x := C_t, unless W_x is C_t already */
@@ -1001,7 +1016,7 @@ static int opt_write(aero *a, const atom_ev *ev) {
   v->w_seen = SEEN_BIT(t);
   v->lastw = t;
   v->rd_other = 0;
-  a->wlast[x] = me;
+  a->wlast[x] = cur_aev(a, ev);
   return 0;
 }
 
@@ -1018,8 +1033,7 @@ static int opt_acquire(aero *a, const atom_ev *ev) {
     note(a, report_edge(a, ev, t, &e, &a->rellast[l]));
   }
   if (join) {
-    aev me = cur_aev(a, ev);
-    srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, &me, ev->index};
+    srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, ev};
     thread_join(a, t, &k->l, &sd);
     k->seen |= SEEN_BIT(t);
   }
@@ -1044,14 +1058,14 @@ static int opt_release(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-/* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
- * other open transactions C_t knows (in a->scratch[0..nk)). */
-static void opt_end_update(aero *a, uint32_t t, reg r, size_t nk, uint64_t made) {
+/* The provenance part of opt_end_update: X (and chR_x) learn the other open transactions C_t
+ * knows, through T. Kept apart so that the common END update (nothing new to learn) stays a
+ * test and a join. */
+static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, size_t nk,
+                                    uint64_t made) {
   athread *th = &a->thr[t];
-  atom__vc *x = reg_clock(a, r);
-  if (atom__vc_get(x, t) < th->b) return; /* see "Optimized END" */
   avar *v = r.kind == REG_L ? NULL : &a->var[r.id];
-  expl right = UNKNOWN, rightc = UNKNOWN; /* how X (and chR_x) know t's transaction */
+  expl right, rightc; /* how X (and chR_x) know t's transaction: set when first needed */
   int have = 0;
   for (size_t i = 0; i < nk; i++) {
     kent e = a->scratch[i];
@@ -1065,8 +1079,10 @@ static void opt_end_update(aero *a, uint32_t t, reg r, size_t nk, uint64_t made)
       have = 1;
       if (r.kind == REG_W) {
         right = ex_snap(a, &a->wlast[r.id], &v->wend, t);
+        rightc = right;
       } else if (r.kind == REG_L) {
         right = ex_snap(a, &a->rellast[r.id], &a->lock[r.id].lend, t);
+        rightc = right;
       } else {
         right = ex_rrec(a, &v->rp, t);
         rightc = atom__vc_get(&v->chr, t) >= th->b ? ex_rrec(a, &v->cp, t) : right;
@@ -1083,12 +1099,22 @@ static void opt_end_update(aero *a, uint32_t t, reg r, size_t nk, uint64_t made)
         rrec_put(a, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made), &rightc.at, 0);
     }
   }
-  atom__vc_join(a->mem, x, &th->c, NULL); /* cannot fail: reserved */
+}
+
+/* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
+ * other open transactions C_t knows (in a->scratch[0..nk)). */
+static inline void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
+                                  size_t nk, uint64_t made) {
+  atom__vc *x = reg_clock(a, r);
+  if (atom__vc_get(x, t) < b) return; /* see "Optimized END" */
+  if (nk) opt_end_learn(a, t, r, x, nk, made);
+  atom__vc_join(a->mem, x, ct, NULL); /* cannot fail: reserved */
   if (r.kind == REG_W) {
+    avar *v = &a->var[r.id];
     v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
     v->w_seen = 0;
   } else if (r.kind == REG_R) {
-    atom__vc_join(a->mem, &a->var[r.id].chr, &th->c, NULL);
+    atom__vc_join(a->mem, &a->var[r.id].chr, ct, NULL);
   } else {
     alock *k = &a->lock[r.id];
     k->l_from = NIL;
@@ -1135,7 +1161,7 @@ static int opt_end(aero *a, const atom_ev *ev) {
   for (uint32_t u = 0; u < a->n_thr; u++) {
     if (u == t || atom__vc_get(&a->thr[u].c, t) < th->b) continue;
     if (knows(a, &th->c, u)) note(a, report_end(a, ev, t, u));
-    srcd sd = {SD_END, t, NULL, NULL, NULL, NULL, ev->index};
+    srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
     thread_join(a, u, &th->c, &sd);
   }
   /* The other open transactions C_t knows: clocks updated below learn them too. */
@@ -1147,14 +1173,14 @@ static int opt_end(aero *a, const atom_ev *ev) {
   /* lines 41-46, restricted to the clocks that learned t's transaction */
   if (th->overflow) {
     for (uint32_t x = 0; x < a->n_var; x++) {
-      opt_end_update(a, t, (reg){REG_W, x}, nk, ev->index);
-      opt_end_update(a, t, (reg){REG_R, x}, nk, ev->index);
+      opt_end_update(a, t, th->b, &th->c, (reg){REG_W, x}, nk, ev->index);
+      opt_end_update(a, t, th->b, &th->c, (reg){REG_R, x}, nk, ev->index);
     }
     for (uint32_t l = 0; l < a->n_lock; l++)
-      opt_end_update(a, t, (reg){REG_L, l}, nk, ev->index);
+      opt_end_update(a, t, th->b, &th->c, (reg){REG_L, l}, nk, ev->index);
   } else {
     for (size_t i = 0; i < th->n_learned; i++)
-      opt_end_update(a, t, th->learned[i], nk, ev->index);
+      opt_end_update(a, t, th->b, &th->c, th->learned[i], nk, ev->index);
   }
   th->n_learned = 0;
   th->overflow = 0;
@@ -1192,7 +1218,7 @@ static int basic_read(aero *a, const atom_ev *ev) {
       expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
-    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
     thread_join(a, t, &v->w, &sd);
   }
   atom__vc_copy(a->mem, &v->rt[t], &th->c); /* line 26 */
@@ -1213,7 +1239,7 @@ static int basic_write(aero *a, const atom_ev *ev) {
       expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
-    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
     thread_join(a, t, &v->w, &sd);
   }
   for (uint32_t u = 0; u < v->n_rt; u++) { /* lines 30-31 */
@@ -1222,7 +1248,7 @@ static int basic_write(aero *a, const atom_ev *ev) {
       expl e = ex_snap(a, &v->rtev[u], &v->rtend[u], t);
       note(a, report_edge(a, ev, t, &e, &v->rtev[u]));
     }
-    srcd sd = {SD_SNAP, 0, &v->rtev[u], &v->rtend[u], NULL, &me, ev->index};
+    srcd sd = {SD_SNAP, 0, &v->rtev[u], &v->rtend[u], NULL, ev};
     thread_join(a, t, &v->rt[u], &sd);
   }
   atom__vc_copy(a->mem, &v->w, &th->c); /* lines 32-33 */
@@ -1241,8 +1267,7 @@ static int basic_acquire(aero *a, const atom_ev *ev) {
     expl e = ex_snap(a, &a->rellast[l], &k->lend, t);
     note(a, report_edge(a, ev, t, &e, &a->rellast[l]));
   }
-  aev me = cur_aev(a, ev);
-  srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, &me, ev->index};
+  srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, ev};
   thread_join(a, t, &k->l, &sd);
   return 0;
 }
@@ -1293,7 +1318,7 @@ static int basic_end(aero *a, const atom_ev *ev) {
         continue;
       }
       if (basic_knows(a, &th->c, u)) note(a, report_end(a, ev, t, u));
-      srcd sd = {SD_END, t, NULL, NULL, NULL, NULL, ev->index};
+      srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
       thread_join(a, u, &th->c, &sd);
     }
     uint64_t at = ev->index;
@@ -1348,7 +1373,7 @@ static int on_fork(aero *a, const atom_ev *ev) {
   athread *ch = &a->thr[u];
   if (reserve(a, &ch->c, a->thr[t].c.len) || known_reserve(a, ch)) return ATOM_ENOMEM;
   aev me = cur_aev(a, ev);
-  srcd sd = {SD_FORK, t, &me, NULL, NULL, NULL, ev->index};
+  srcd sd = {SD_FORK, t, &me, NULL, NULL, ev};
   thread_join(a, u, &a->thr[t].c, &sd); /* line 20 */
   return 0;
 }
@@ -1361,12 +1386,12 @@ static int on_join(aero *a, const atom_ev *ev) {
   if (!ch->started) return 0;
   if (reserve(a, &th->c, max_u32(th->c.len, ch->c.len)) || known_reserve(a, th))
     return ATOM_ENOMEM;
-  aev last = last_aev(a, u), me = cur_aev(a, ev);
+  aev last = last_aev(a, u);
   if (a->basic ? basic_knows(a, &ch->c, t) : knows(a, &ch->c, t)) { /* line 22 */
     expl e = ex_thread(a, u, t, &last);
     note(a, report_edge(a, ev, t, &e, &last));
   }
-  srcd sd = {SD_THREAD, u, &last, NULL, NULL, &me, ev->index};
+  srcd sd = {SD_THREAD, u, &last, NULL, NULL, ev};
   thread_join(a, t, &a->thr[u].c, &sd);
   return 0;
 }
