@@ -92,8 +92,10 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define AERO_RARE __attribute__((noinline, cold)) /* provenance work, off the hot paths */
+#define AERO_HOT inline __attribute__((always_inline))
 #else
 #define AERO_RARE
+#define AERO_HOT inline
 #endif
 
 #define NIL UINT32_MAX
@@ -1101,9 +1103,23 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
   }
 }
 
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
+                                   size_t nk, uint64_t made);
+
+/* The full scan of lines 41-46, for a transaction whose learned list could not grow. */
+static AERO_RARE void opt_end_scan(aero *a, uint32_t t, size_t nk, uint64_t made) {
+  athread *th = &a->thr[t];
+  for (uint32_t x = 0; x < a->n_var; x++) {
+    opt_end_update(a, t, th->b, &th->c, (reg){REG_W, x}, nk, made);
+    opt_end_update(a, t, th->b, &th->c, (reg){REG_R, x}, nk, made);
+  }
+  for (uint32_t l = 0; l < a->n_lock; l++)
+    opt_end_update(a, t, th->b, &th->c, (reg){REG_L, l}, nk, made);
+}
+
 /* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
  * other open transactions C_t knows (in a->scratch[0..nk)). */
-static inline void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
                                   size_t nk, uint64_t made) {
   atom__vc *x = reg_clock(a, r);
   if (atom__vc_get(x, t) < b) return; /* see "Optimized END" */
@@ -1172,12 +1188,7 @@ static int opt_end(aero *a, const atom_ev *ev) {
   }
   /* lines 41-46, restricted to the clocks that learned t's transaction */
   if (th->overflow) {
-    for (uint32_t x = 0; x < a->n_var; x++) {
-      opt_end_update(a, t, th->b, &th->c, (reg){REG_W, x}, nk, ev->index);
-      opt_end_update(a, t, th->b, &th->c, (reg){REG_R, x}, nk, ev->index);
-    }
-    for (uint32_t l = 0; l < a->n_lock; l++)
-      opt_end_update(a, t, th->b, &th->c, (reg){REG_L, l}, nk, ev->index);
+    opt_end_scan(a, t, nk, ev->index);
   } else {
     for (size_t i = 0; i < th->n_learned; i++)
       opt_end_update(a, t, th->b, &th->c, th->learned[i], nk, ev->index);
