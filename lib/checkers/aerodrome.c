@@ -374,8 +374,20 @@ static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
   return n && n->about == a->thr[c].seq ? n : NULL;
 }
 
+/* Room for slot c in r, exactly one per thread (a read record is 64 bytes and every variable
+ * has two arrays of them: no doubling slack, which would spread them over more cache lines). */
+static int rrecs_grow(aero *a, rrecs *r, uint32_t c) {
+  size_t want = c + 1 > a->n_thr ? c + 1 : a->n_thr;
+  rrec *p = atom__mem_realloc(a->mem, r->p, r->cap * sizeof *p, want * sizeof *p);
+  if (!p) return ATOM_ENOMEM;
+  memset(p + r->cap, 0, (want - r->cap) * sizeof *p);
+  r->p = p;
+  r->cap = want;
+  return 0;
+}
+
 static inline void rrec_put(aero *a, rrecs *r, uint32_t c, pnode *n, const aev *at, int origin) {
-  if (c >= r->cap && ATOM__GROW(a->mem, r->p, r->cap, c + 1 > a->n_thr ? c + 1 : a->n_thr)) {
+  if (c >= r->cap && rrecs_grow(a, r, c)) {
     pn_unref(a, n);
     return;
   }
@@ -421,6 +433,11 @@ static expl ex_rrec(const aero *a, const rrecs *r, uint32_t c) {
 }
 
 static inline int known_expl(const expl *x) { return x->n || x->origin; }
+
+static inline int same_expl(const expl *x, const expl *y) {
+  return x->n == y->n && x->origin == y->origin && x->at.index == y->at.index &&
+         x->at.txn.thread == y->at.txn.thread;
+}
 
 /* An EDGE node: the knowledge explained by x crosses the edge x.at -> to. */
 static pnode *pn_edge(aero *a, uint32_t of, const expl *x, const aev *to, uint64_t made) {
@@ -1096,9 +1113,18 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
     } else if (r.kind == REG_L) {
       ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
     } else {
-      if (learns) rrec_put(a, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made), &right.at, 0);
-      if (c_learns)
-        rrec_put(a, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made), &rightc.at, 0);
+      pnode *nr = learns ? pn_end_at(a, e.t, left, &right, made) : NULL;
+      if (c_learns) {
+        /* R_x and chR_x usually know T by the same read: then one node serves both */
+        pnode *nc;
+        if (learns && same_expl(&right, &rightc)) {
+          if ((nc = nr) != NULL) nc->refs++;
+        } else {
+          nc = pn_end_at(a, e.t, left, &rightc, made);
+        }
+        rrec_put(a, &v->cp, e.t, nc, &rightc.at, 0);
+      }
+      if (learns) rrec_put(a, &v->rp, e.t, nr, &right.at, 0);
     }
   }
 }
