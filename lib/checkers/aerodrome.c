@@ -150,10 +150,13 @@ typedef struct ends {
 } ends;
 
 /* A read clock's component (R_x, chR_x): the read that taught it, and how that reader knew. */
+enum { RR_NONE = 0, RR_ORIGIN = 1, RR_ALIAS = 2 };
 typedef struct rrec {
-  pnode *n;        /* NULL with origin: `at` is an event of the transaction itself */
+  pnode *n;        /* NULL with RR_ORIGIN: `at` is an event of the transaction itself */
   aev at;
-  uint32_t about, origin;
+  uint32_t about;
+  uint32_t origin; /* RR_ORIGIN; RR_ALIAS (chR_x only): the same as R_x's record, which
+                      cannot change while the transaction is open (R_x learns it once) */
 } rrec;
 
 typedef struct rrecs {
@@ -296,8 +299,16 @@ static aev last_aev(const aero *a, uint32_t u) {
   return r;
 }
 
-static void pn_unref(aero *a, pnode *n) {
-  while (n && --n->refs == 0) {
+static void pn_free(aero *a, pnode *n);
+
+/* Drop one reference to n (the common case: a decrement, inline). */
+static inline void pn_unref(aero *a, pnode *n) {
+  if (n && --n->refs == 0) pn_free(a, n);
+}
+
+/* n has no reference left: recycle it and drop its references. */
+static AERO_RARE void pn_free(aero *a, pnode *n) {
+  do {
     pnode *x = n->a, *y = n->b;
     a->n_nodes--;
     if (a->n_spare < a->n_nodes + 64) { /* keep as many as are in use: no churn, bounded */
@@ -309,7 +320,7 @@ static void pn_unref(aero *a, pnode *n) {
     }
     pn_unref(a, y); /* depth <= PN_MAX_DEPTH */
     n = x;
-  }
+  } while (n && --n->refs == 0);
 }
 
 /* A new node about the open transaction of thread `of` (one reference, the caller's), or NULL
@@ -399,6 +410,16 @@ static inline void rrec_put(aero *a, rrecs *r, uint32_t c, pnode *n, const aev *
   s->origin = (uint32_t)origin;
 }
 
+/* chR_x's slot c: the same as R_x's (see RR_ALIAS); no event copy, no reference. */
+static inline void rrec_alias(aero *a, rrecs *r, uint32_t c) {
+  if (c >= r->cap && rrecs_grow(a, r, c)) return;
+  rrec *s = &r->p[c];
+  pn_unref(a, s->n);
+  s->n = NULL;
+  s->about = a->thr[c].seq;
+  s->origin = RR_ALIAS;
+}
+
 static void rrecs_free(aero *a, rrecs *r) {
   for (size_t i = 0; i < r->cap; i++) pn_unref(a, r->p[i].n);
   atom__mem_free(a->mem, r->p, r->cap * sizeof *r->p);
@@ -427,9 +448,16 @@ static expl ex_snap(const aero *a, const aev *store, const ends *e, uint32_t c) 
 static expl ex_rrec(const aero *a, const rrecs *r, uint32_t c) {
   if (c >= r->cap) return UNKNOWN;
   const rrec *s = &r->p[c];
-  if (s->about != a->thr[c].seq || (!s->n && !s->origin)) return UNKNOWN;
+  if (s->about != a->thr[c].seq || (!s->n && s->origin != RR_ORIGIN)) return UNKNOWN;
   expl x = {s->n, s->at, (int)s->origin};
   return x;
+}
+
+/* How chR_x knows thread c's open transaction (R_x's record if chR_x's is an alias). */
+static expl ex_chr(const aero *a, const avar *v, uint32_t c) {
+  if (c < v->cp.cap && v->cp.p[c].origin == RR_ALIAS && v->cp.p[c].about == a->thr[c].seq)
+    return ex_rrec(a, &v->rp, c);
+  return ex_rrec(a, &v->cp, c);
 }
 
 static inline int known_expl(const expl *x) { return x->n || x->origin; }
@@ -948,7 +976,9 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
       if (n) n->refs++;
       rrec_put(a, &v->rp, e.t, n, &me, e.t == t);
     }
-    if (c_learns) {
+    if (c_learns && r_learns) { /* the same read taught both */
+      rrec_alias(a, &v->cp, e.t);
+    } else if (c_learns) {
       if (n) n->refs++;
       rrec_put(a, &v->cp, e.t, n, &me, 0);
     }
@@ -1018,7 +1048,7 @@ static int opt_write(aero *a, const atom_ev *ev) {
   }
   /* lines 30-31 (§4.3): some R_{u,x}, u != t, knows t's transaction iff chR_x(t) >= b_t */
   if (knows(a, &v->chr, t)) {
-    expl e = ex_rrec(a, &v->cp, t);
+    expl e = ex_chr(a, v, t);
     note(a, report_edge(a, ev, t, &e, NULL));
   }
   if (join_r) {
@@ -1104,7 +1134,7 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
         rightc = right;
       } else {
         right = ex_rrec(a, &v->rp, t);
-        rightc = atom__vc_get(&v->chr, t) >= th->b ? ex_rrec(a, &v->cp, t) : right;
+        rightc = atom__vc_get(&v->chr, t) >= th->b ? ex_chr(a, v, t) : right;
       }
     }
     pnode *left = ends_get(a, &th->prov, e.t);
@@ -1113,18 +1143,14 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
     } else if (r.kind == REG_L) {
       ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
     } else {
-      pnode *nr = learns ? pn_end_at(a, e.t, left, &right, made) : NULL;
+      if (learns) rrec_put(a, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made), &right.at, 0);
       if (c_learns) {
-        /* R_x and chR_x usually know T by the same read: then one node serves both */
-        pnode *nc;
-        if (learns && same_expl(&right, &rightc)) {
-          if ((nc = nr) != NULL) nc->refs++;
-        } else {
-          nc = pn_end_at(a, e.t, left, &rightc, made);
-        }
-        rrec_put(a, &v->cp, e.t, nc, &rightc.at, 0);
+        /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
+        if (learns && same_expl(&right, &rightc))
+          rrec_alias(a, &v->cp, e.t);
+        else
+          rrec_put(a, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made), &rightc.at, 0);
       }
-      if (learns) rrec_put(a, &v->rp, e.t, nr, &right.at, 0);
     }
   }
 }
