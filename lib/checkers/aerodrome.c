@@ -410,6 +410,20 @@ static inline void rrec_put(aero *a, rrecs *r, uint32_t c, pnode *n, const aev *
   s->origin = (uint32_t)origin;
 }
 
+/* R_x's slot c: thread c's open transaction read x at event index (location loc). The rest of
+ * the event follows from the slot while the transaction is open, the only time the record is
+ * read (ex_rrec), so it is not stored. */
+static inline void rrec_origin(aero *a, rrecs *r, uint32_t c, uint64_t index, uint64_t loc) {
+  if (c >= r->cap && rrecs_grow(a, r, c)) return;
+  rrec *s = &r->p[c];
+  pn_unref(a, s->n);
+  s->n = NULL;
+  s->at.index = index;
+  s->at.loc = loc;
+  s->about = a->thr[c].seq;
+  s->origin = RR_ORIGIN;
+}
+
 /* chR_x's slot c: the same as R_x's (see RR_ALIAS); no event copy, no reference. */
 static inline void rrec_alias(aero *a, rrecs *r, uint32_t c) {
   if (c >= r->cap && rrecs_grow(a, r, c)) return;
@@ -445,19 +459,25 @@ static expl ex_snap(const aero *a, const aev *store, const ends *e, uint32_t c) 
   return ex_thread(a, store->txn.thread, c, store);
 }
 
-static expl ex_rrec(const aero *a, const rrecs *r, uint32_t c) {
+static expl ex_rrec(const aero *a, const rrecs *r, uint32_t c, uint32_t var) {
   if (c >= r->cap) return UNKNOWN;
   const rrec *s = &r->p[c];
   if (s->about != a->thr[c].seq || (!s->n && s->origin != RR_ORIGIN)) return UNKNOWN;
   expl x = {s->n, s->at, (int)s->origin};
+  if (s->origin == RR_ORIGIN) { /* only index and loc were stored: see rrec_origin */
+    const athread *th = &a->thr[c];
+    x.at.txn = (atom_txn_ref){c, 0, th->begin_index, th->begin_loc};
+    x.at.kind = ATOM_READ;
+    x.at.target = var;
+  }
   return x;
 }
 
 /* How chR_x knows thread c's open transaction (R_x's record if chR_x's is an alias). */
 static expl ex_chr(const aero *a, const avar *v, uint32_t c) {
   if (c < v->cp.cap && v->cp.p[c].origin == RR_ALIAS && v->cp.p[c].about == a->thr[c].seq)
-    return ex_rrec(a, &v->rp, c);
-  return ex_rrec(a, &v->cp, c);
+    return ex_rrec(a, &v->rp, c, (uint32_t)(v - a->var));
+  return ex_rrec(a, &v->cp, c, (uint32_t)(v - a->var));
 }
 
 static inline int known_expl(const expl *x) { return x->n || x->origin; }
@@ -506,7 +526,7 @@ static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *
       n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_RREC:
-      x = ex_rrec(a, sd->r, i);
+      x = ex_rrec(a, sd->r, i, sd->ev->target);
       to = cur_aev(a, sd->ev);
       n = pn_edge(a, i, &x, &to, made);
       break;
@@ -967,14 +987,18 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     int c_learns = e.t != t && atom__vc_get(&v->chr, e.t) < b;
     if (r_learns) learn(a, e.t, (reg){REG_R, x});
     if (!r_learns && !c_learns) continue;
+    if (e.t == t) { /* t's own transaction: R_x learns it from this read (chR_x never does) */
+      rrec_origin(a, &v->rp, t, ev->index, ev->loc);
+      continue;
+    }
     if (!have_me) {
       me = cur_aev(a, ev);
       have_me = 1;
     }
-    pnode *n = e.t == t ? NULL : ends_get(a, &th->prov, e.t);
+    pnode *n = ends_get(a, &th->prov, e.t);
     if (r_learns) {
       if (n) n->refs++;
-      rrec_put(a, &v->rp, e.t, n, &me, e.t == t);
+      rrec_put(a, &v->rp, e.t, n, &me, 0);
     }
     if (c_learns && r_learns) { /* the same read taught both */
       rrec_alias(a, &v->cp, e.t);
@@ -1133,7 +1157,7 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
         right = ex_snap(a, &a->rellast[r.id], &a->lock[r.id].lend, t);
         rightc = right;
       } else {
-        right = ex_rrec(a, &v->rp, t);
+        right = ex_rrec(a, &v->rp, t, r.id);
         rightc = atom__vc_get(&v->chr, t) >= th->b ? ex_chr(a, v, t) : right;
       }
     }
