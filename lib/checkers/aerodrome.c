@@ -149,15 +149,24 @@ typedef struct ends {
   size_t cap;
 } ends;
 
-/* A read clock's component (R_x, chR_x): the read that taught it, and how that reader knew. */
-enum { RR_NONE = 0, RR_ORIGIN = 1, RR_ALIAS = 2 };
+/* A read clock's component (R_x, chR_x): the read by another thread that taught it, and how
+ * that reader knew. */
 typedef struct rrec {
-  pnode *n;        /* NULL with RR_ORIGIN: `at` is an event of the transaction itself */
+  pnode *n;
   aev at;
-  uint32_t about;
-  uint32_t origin; /* RR_ORIGIN; RR_ALIAS (chR_x only): the same as R_x's record, which
-                      cannot change while the transaction is open (R_x learns it once) */
+  uint32_t about, origin; /* origin: always 0 here (see rown) */
 } rrec;
+
+/* The common read records, kept small and apart from rrec (one per thread and variable, 24
+ * bytes, no node): o_about: R_x learned thread c's transaction number o_about from its own read
+ * `index` at `loc` (the rest of the event follows while the transaction is open, the only time
+ * the record is read); a_about: chR_x learned transaction a_about by the same read as R_x, so
+ * R_x's record serves (it cannot change while the transaction is open: R_x learns it once).
+ * 0 = none (transaction numbers start at 1). */
+typedef struct rown {
+  uint64_t index, loc;
+  uint32_t o_about, a_about;
+} rown;
 
 typedef struct rrecs {
   rrec *p;
@@ -210,6 +219,8 @@ typedef struct avar {
   uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
   ends wend;        /* what W_x learned at ENDs after its last write */
   rrecs rp, cp;     /* provenance of R_x, chR_x (optimized) */
+  rown *ro;         /* the small records of R_x, chR_x (optimized); ro_cap allocated */
+  size_t ro_cap;
 } avar;
 
 typedef struct alock {
@@ -410,28 +421,30 @@ static inline void rrec_put(aero *a, rrecs *r, uint32_t c, pnode *n, const aev *
   s->origin = (uint32_t)origin;
 }
 
-/* R_x's slot c: thread c's open transaction read x at event index (location loc). The rest of
- * the event follows from the slot while the transaction is open, the only time the record is
- * read (ex_rrec), so it is not stored. */
-static inline void rrec_origin(aero *a, rrecs *r, uint32_t c, uint64_t index, uint64_t loc) {
-  if (c >= r->cap && rrecs_grow(a, r, c)) return;
-  rrec *s = &r->p[c];
-  pn_unref(a, s->n);
-  s->n = NULL;
-  s->at.index = index;
-  s->at.loc = loc;
-  s->about = a->thr[c].seq;
-  s->origin = RR_ORIGIN;
+/* Room for slot c of v->ro, exactly one per thread. */
+static int rown_grow(aero *a, avar *v, uint32_t c) {
+  size_t want = c + 1 > a->n_thr ? c + 1 : a->n_thr;
+  rown *p = atom__mem_realloc(a->mem, v->ro, v->ro_cap * sizeof *p, want * sizeof *p);
+  if (!p) return ATOM_ENOMEM;
+  memset(p + v->ro_cap, 0, (want - v->ro_cap) * sizeof *p);
+  v->ro = p;
+  v->ro_cap = want;
+  return 0;
 }
 
-/* chR_x's slot c: the same as R_x's (see RR_ALIAS); no event copy, no reference. */
-static inline void rrec_alias(aero *a, rrecs *r, uint32_t c) {
-  if (c >= r->cap && rrecs_grow(a, r, c)) return;
-  rrec *s = &r->p[c];
-  pn_unref(a, s->n);
-  s->n = NULL;
-  s->about = a->thr[c].seq;
-  s->origin = RR_ALIAS;
+/* R_x learns thread c's open transaction from c's own read (index, loc). */
+static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uint64_t loc) {
+  if (c >= v->ro_cap && rown_grow(a, v, c)) return;
+  rown *s = &v->ro[c];
+  s->index = index;
+  s->loc = loc;
+  s->o_about = a->thr[c].seq;
+}
+
+/* chR_x learns thread c's open transaction by the read R_x learned it by. */
+static inline void rown_alias(aero *a, avar *v, uint32_t c) {
+  if (c >= v->ro_cap && rown_grow(a, v, c)) return;
+  v->ro[c].a_about = a->thr[c].seq;
 }
 
 static void rrecs_free(aero *a, rrecs *r) {
@@ -459,25 +472,32 @@ static expl ex_snap(const aero *a, const aev *store, const ends *e, uint32_t c) 
   return ex_thread(a, store->txn.thread, c, store);
 }
 
-static expl ex_rrec(const aero *a, const rrecs *r, uint32_t c, uint32_t var) {
+static expl ex_rrec(const aero *a, const rrecs *r, uint32_t c) {
   if (c >= r->cap) return UNKNOWN;
   const rrec *s = &r->p[c];
-  if (s->about != a->thr[c].seq || (!s->n && s->origin != RR_ORIGIN)) return UNKNOWN;
-  expl x = {s->n, s->at, (int)s->origin};
-  if (s->origin == RR_ORIGIN) { /* only index and loc were stored: see rrec_origin */
-    const athread *th = &a->thr[c];
-    x.at.txn = (atom_txn_ref){c, 0, th->begin_index, th->begin_loc};
-    x.at.kind = ATOM_READ;
-    x.at.target = var;
-  }
+  if (s->about != a->thr[c].seq || !s->n) return UNKNOWN;
+  expl x = {s->n, s->at, 0};
   return x;
 }
 
-/* How chR_x knows thread c's open transaction (R_x's record if chR_x's is an alias). */
+/* How R_x (of variable v) knows thread c's open transaction. */
+static expl ex_rp(const aero *a, const avar *v, uint32_t c) {
+  uint32_t seq = a->thr[c].seq;
+  if (c < v->ro_cap && v->ro[c].o_about == seq && seq) {
+    const athread *th = &a->thr[c];
+    const rown *s = &v->ro[c];
+    expl x = {NULL, {{c, 0, th->begin_index, th->begin_loc}, s->index, s->loc, ATOM_READ,
+                     (uint32_t)(v - a->var)}, 1};
+    return x;
+  }
+  return ex_rrec(a, &v->rp, c);
+}
+
+/* How chR_x knows thread c's open transaction. */
 static expl ex_chr(const aero *a, const avar *v, uint32_t c) {
-  if (c < v->cp.cap && v->cp.p[c].origin == RR_ALIAS && v->cp.p[c].about == a->thr[c].seq)
-    return ex_rrec(a, &v->rp, c, (uint32_t)(v - a->var));
-  return ex_rrec(a, &v->cp, c, (uint32_t)(v - a->var));
+  uint32_t seq = a->thr[c].seq;
+  if (c < v->ro_cap && v->ro[c].a_about == seq && seq) return ex_rp(a, v, c);
+  return ex_rrec(a, &v->cp, c);
 }
 
 static inline int known_expl(const expl *x) { return x->n || x->origin; }
@@ -508,7 +528,7 @@ typedef struct srcd {
   uint32_t who;       /* THREAD: the joined child; FORK: the parent; END: the ending thread */
   const aev *at;      /* SNAP: store event; THREAD: the child's last event; FORK: the fork */
   const ends *e;      /* SNAP */
-  const rrecs *r;     /* RREC */
+  const avar *v;      /* RREC: the variable whose R_x is joined */
   const atom_ev *ev;  /* the receiving event (its aev is made only if a record needs it) */
 } srcd;
 
@@ -526,7 +546,7 @@ static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *
       n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_RREC:
-      x = ex_rrec(a, sd->r, i, sd->ev->target);
+      x = ex_rp(a, sd->v, i);
       to = cur_aev(a, sd->ev);
       n = pn_edge(a, i, &x, &to, made);
       break;
@@ -988,7 +1008,7 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     if (r_learns) learn(a, e.t, (reg){REG_R, x});
     if (!r_learns && !c_learns) continue;
     if (e.t == t) { /* t's own transaction: R_x learns it from this read (chR_x never does) */
-      rrec_origin(a, &v->rp, t, ev->index, ev->loc);
+      rown_origin(a, v, t, ev->index, ev->loc);
       continue;
     }
     if (!have_me) {
@@ -1001,7 +1021,7 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
       rrec_put(a, &v->rp, e.t, n, &me, 0);
     }
     if (c_learns && r_learns) { /* the same read taught both */
-      rrec_alias(a, &v->cp, e.t);
+      rown_alias(a, v, e.t);
     } else if (c_learns) {
       if (n) n->refs++;
       rrec_put(a, &v->cp, e.t, n, &me, 0);
@@ -1076,7 +1096,7 @@ static int opt_write(aero *a, const atom_ev *ev) {
     note(a, report_edge(a, ev, t, &e, NULL));
   }
   if (join_r) {
-    srcd sd = {SD_RREC, 0, NULL, NULL, &v->rp, ev};
+    srcd sd = {SD_RREC, 0, NULL, NULL, v, ev};
     thread_join(a, t, &v->r, &sd);
   }
   /* lines 32-33: W_x := C_t, unless W_x is C_t already */
@@ -1157,7 +1177,7 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
         right = ex_snap(a, &a->rellast[r.id], &a->lock[r.id].lend, t);
         rightc = right;
       } else {
-        right = ex_rrec(a, &v->rp, t, r.id);
+        right = ex_rp(a, v, t);
         rightc = atom__vc_get(&v->chr, t) >= th->b ? ex_chr(a, v, t) : right;
       }
     }
@@ -1171,7 +1191,7 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
       if (c_learns) {
         /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
         if (learns && same_expl(&right, &rightc))
-          rrec_alias(a, &v->cp, e.t);
+          rown_alias(a, v, e.t);
         else
           rrec_put(a, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made), &rightc.at, 0);
       }
@@ -1569,6 +1589,7 @@ static void aero_destroy(void *self) {
     ends_free(a, &v->wend);
     rrecs_free(a, &v->rp);
     rrecs_free(a, &v->cp);
+    atom__mem_free(m, v->ro, v->ro_cap * sizeof *v->ro);
   }
   for (uint32_t l = 0; l < a->n_lock; l++) {
     atom__vc_free(m, &a->lock[l].l);
