@@ -187,6 +187,7 @@ typedef struct athread { /* hot fields first */
   uint32_t active;      /* inside a transaction */
   uint32_t seq;         /* transactions begun so far */
   uint32_t overflow;    /* its learned list could not grow: END scans everything */
+  uint32_t noded;       /* a provenance node about its open transaction was made */
   uint64_t ver;         /* bumped whenever c changes */
   kent *known;          /* open transactions c knows (validated lazily) */
   size_t n_known, cap_known;
@@ -356,6 +357,7 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   n->depth = (uint16_t)(d + 1);
   n->of = of;
   n->about = a->thr[of].seq;
+  a->thr[of].noded = 1;
   n->a = x;
   n->b = y;
   if (x) x->refs++;
@@ -1151,6 +1153,41 @@ static int opt_release(aero *a, const atom_ev *ev) {
   return 0;
 }
 
+static inline void ends_drop(aero *a, ends *e, uint32_t c) {
+  if (c < e->cap && e->p[c]) {
+    pn_unref(a, e->p[c]);
+    e->p[c] = NULL;
+  }
+}
+
+static inline void rrec_drop(aero *a, rrecs *r, uint32_t c) {
+  if (c < r->cap && r->p[c].n) {
+    pn_unref(a, r->p[c].n);
+    r->p[c].n = NULL;
+  }
+}
+
+/* The records about t's transaction T, which is ending, in the clocks that learned it: nothing
+ * reads them after the END (a record is consulted only for an open transaction), and the END
+ * records made from them hold their own references. Dropping them now frees the chains about T
+ * at once instead of when the slot is next written, so the nodes held (and the memory the
+ * checker touches) stay proportional to what the open transactions reached. Only for a
+ * transaction some node is about (th->noded). */
+static AERO_RARE void forget_all(aero *a, uint32_t t) {
+  athread *th = &a->thr[t];
+  for (uint32_t u = 0; u < a->n_thr; u++) ends_drop(a, &a->thr[u].prov, t);
+  for (size_t i = 0; i < th->n_learned; i++) {
+    reg r = th->learned[i];
+    switch (r.kind) {
+      case REG_W: ends_drop(a, &a->var[r.id].wend, t); break;
+      case REG_L: ends_drop(a, &a->lock[r.id].lend, t); break;
+      default:
+        rrec_drop(a, &a->var[r.id].rp, t);
+        rrec_drop(a, &a->var[r.id].cp, t);
+    }
+  }
+}
+
 /* The provenance part of opt_end_update: X (and chR_x) learn the other open transactions C_t
  * knows, through T. Kept apart so that the common END update (nothing new to learn) stays a
  * test and a join. */
@@ -1289,6 +1326,7 @@ static int opt_end(aero *a, const atom_ev *ev) {
     for (size_t i = 0; i < th->n_learned; i++)
       opt_end_update(a, t, th->b, &th->c, th->learned[i], nk, ev->index);
   }
+  if (th->noded && !th->overflow) forget_all(a, t); /* (an overflowed list is not complete) */
   th->n_learned = 0;
   th->overflow = 0;
   th->active = 0;
@@ -1463,6 +1501,7 @@ static int on_begin(aero *a, const atom_ev *ev) {
   th->ver++;
   th->b = cur + 1;
   th->seq++;
+  th->noded = 0;
   th->active = 1;
   th->begin_index = ev->index;
   th->begin_loc = ev->loc;
