@@ -79,6 +79,7 @@
  * clock); each is noted where it is taken.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -140,7 +141,9 @@ typedef struct pnode {
   struct pnode *a, *b; /* EDGE/FORK: a = source's path (NULL if origin); END: a = C →* V,
                           b = V →* the clock */
   uint64_t made;       /* index of the event that made it */
-  aev e1, e2;          /* EDGE: the edge e1 -> e2; FORK: e1 = the fork; END: e2 (PN_AT) */
+  aev e2;              /* EDGE: the edge e1 -> e2; END: the store event (PN_AT) */
+  aev e1;              /* EDGE, FORK (the fork) only: END nodes, the most numerous, are
+                          allocated without it (pn_size) */
 } pnode;
 
 /* Per-component provenance of a clock: slot c is a node about thread c's transaction. */
@@ -266,7 +269,7 @@ typedef struct aero {
   size_t rellast_cap;
   uint64_t clocks;   /* vector clocks held */
   uint64_t n_nodes;  /* provenance nodes held */
-  pnode *spare;      /* freed nodes kept for reuse (linked through a); see pn_unref */
+  pnode *spare[2];   /* freed nodes kept for reuse (linked through a), [1]: END nodes */
   uint64_t n_spare;
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
@@ -318,17 +321,23 @@ static inline void pn_unref(aero *a, pnode *n) {
   if (n && --n->refs == 0) pn_free(a, n);
 }
 
+/* The bytes of a node of this kind (an END node has no e1). */
+static inline size_t pn_size(uint32_t kind) {
+  return kind == PN_END ? offsetof(pnode, e1) : sizeof(pnode);
+}
+
 /* n has no reference left: recycle it and drop its references. */
 static AERO_RARE void pn_free(aero *a, pnode *n) {
   do {
     pnode *x = n->a, *y = n->b;
+    int small = n->kind == PN_END;
     a->n_nodes--;
     if (a->n_spare < a->n_nodes + 64) { /* keep as many as are in use: no churn, bounded */
-      n->a = a->spare;
-      a->spare = n;
+      n->a = a->spare[small];
+      a->spare[small] = n;
       a->n_spare++;
     } else {
-      atom__mem_free(a->mem, n, sizeof *n);
+      atom__mem_free(a->mem, n, pn_size(n->kind));
     }
     pn_unref(a, y); /* depth <= PN_MAX_DEPTH */
     n = x;
@@ -344,11 +353,12 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   if (x && x->depth > d) d = x->depth;
   if (y && y->depth > d) d = y->depth;
   if (d + 1 > PN_MAX_DEPTH) return NULL;
-  pnode *n = a->spare;
+  int small = kind == PN_END;
+  pnode *n = a->spare[small];
   if (n) {
-    a->spare = n->a;
+    a->spare[small] = n->a;
     a->n_spare--;
-  } else if (!(n = atom__mem_alloc(a->mem, sizeof *n))) {
+  } else if (!(n = atom__mem_alloc(a->mem, pn_size(kind)))) {
     return NULL;
   }
   n->refs = 1;
@@ -363,10 +373,12 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   if (x) x->refs++;
   if (y) y->refs++;
   n->made = made;
-  if (e1) n->e1 = *e1;
   if (e2) n->e2 = *e2;
-  if (!e1) memset(&n->e1, 0, sizeof n->e1);
-  if (!e2) memset(&n->e2, 0, sizeof n->e2);
+  else memset(&n->e2, 0, sizeof n->e2);
+  if (!small) { /* an END node has no e1 */
+    if (e1) n->e1 = *e1;
+    else memset(&n->e1, 0, sizeof n->e1);
+  }
   a->n_nodes++;
   return n;
 }
@@ -1642,11 +1654,12 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->rellast, a->rellast_cap * sizeof *a->rellast);
   atom__mem_free(m, a->scratch, a->scratch_cap * sizeof *a->scratch);
   atom__mem_free(m, a->cy, sizeof *a->cy);
-  while (a->spare) {
-    pnode *n = a->spare;
-    a->spare = n->a;
-    atom__mem_free(m, n, sizeof *n);
-  }
+  for (int k = 0; k < 2; k++)
+    while (a->spare[k]) {
+      pnode *n = a->spare[k];
+      a->spare[k] = n->a;
+      atom__mem_free(m, n, k ? pn_size(PN_END) : sizeof *n);
+    }
   atom__mem_free(m, a, sizeof *a);
 }
 
