@@ -207,24 +207,25 @@ typedef struct athread { /* hot fields first */
   atom__vc cb;          /* C_t^▷ (basic variant) */
 } athread;
 
-typedef struct avar {
-  atom__vc w;       /* W_x */
+typedef struct avar { /* what every access touches first (two cache lines), then the rest */
+  uint32_t lastw;   /* lastWThr_x */
+  /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
+  uint32_t w_from, r_from;
+  uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
+  uint64_t w_ver, r_ver;
+  uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
   atom__vc r, chr;  /* R_x, chR_x (optimized) */
+  atom__vc w;       /* W_x */
+  rown *ro;         /* the small records of R_x, chR_x (optimized); ro_cap allocated */
+  size_t ro_cap;
+  uint64_t rnodes;  /* slots of rp or cp that may hold a node: bit c, bit 63 for c >= 63 */
+  ends wend;        /* what W_x learned at ENDs after its last write */
+  rrecs rp, cp;     /* provenance of R_x, chR_x (optimized) */
   atom__vc *rt;     /* R_{u,x} for u < n_rt (basic); rt_cap allocated */
   aev *rtev;        /* the read that stored R_{u,x} (basic) */
   ends *rtend;      /* what R_{u,x} learned at ENDs after that read (basic) */
   uint32_t n_rt;
   size_t rt_cap, rtev_cap, rtend_cap;
-  uint32_t lastw;   /* lastWThr_x */
-  /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
-  uint32_t w_from, r_from;
-  uint64_t w_ver, r_ver;
-  uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
-  uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
-  ends wend;        /* what W_x learned at ENDs after its last write */
-  rrecs rp, cp;     /* provenance of R_x, chR_x (optimized) */
-  rown *ro;         /* the small records of R_x, chR_x (optimized); ro_cap allocated */
-  size_t ro_cap;
 } avar;
 
 typedef struct alock {
@@ -459,6 +460,15 @@ static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uin
 static inline void rown_alias(aero *a, avar *v, uint32_t c) {
   if (c >= v->ro_cap && rown_grow(a, v, c)) return;
   v->ro[c].a_about = a->thr[c].seq;
+}
+
+static inline uint64_t rnode_bit(uint32_t c) { return UINT64_C(1) << (c < 63 ? c : 63); }
+
+/* rrec_put into R_x's or chR_x's records of v, noting the slot (avar.rnodes). */
+static inline void rrec_put_v(aero *a, avar *v, rrecs *r, uint32_t c, pnode *n, const aev *at,
+                              int origin) {
+  if (n) v->rnodes |= rnode_bit(c);
+  rrec_put(a, r, c, n, at, origin);
 }
 
 static void rrecs_free(aero *a, rrecs *r) {
@@ -1032,13 +1042,13 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     pnode *n = ends_get(a, &th->prov, e.t);
     if (r_learns) {
       if (n) n->refs++;
-      rrec_put(a, &v->rp, e.t, n, &me, 0);
+      rrec_put_v(a, v, &v->rp, e.t, n, &me, 0);
     }
     if (c_learns && r_learns) { /* the same read taught both */
       rown_alias(a, v, e.t);
     } else if (c_learns) {
       if (n) n->refs++;
-      rrec_put(a, &v->cp, e.t, n, &me, 0);
+      rrec_put_v(a, v, &v->cp, e.t, n, &me, 0);
     }
   }
   th->n_known = k;
@@ -1193,9 +1203,14 @@ static AERO_RARE void forget_all(aero *a, uint32_t t) {
     switch (r.kind) {
       case REG_W: ends_drop(a, &a->var[r.id].wend, t); break;
       case REG_L: ends_drop(a, &a->lock[r.id].lend, t); break;
-      default:
-        rrec_drop(a, &a->var[r.id].rp, t);
-        rrec_drop(a, &a->var[r.id].cp, t);
+      default: {
+        avar *v = &a->var[r.id];
+        /* rnodes: no need to touch the record lines when no node was put in slot t */
+        if (!(v->rnodes & rnode_bit(t))) break;
+        rrec_drop(a, &v->rp, t);
+        rrec_drop(a, &v->cp, t);
+        if (t < 63) v->rnodes &= ~rnode_bit(t);
+      }
     }
   }
 }
@@ -1236,13 +1251,13 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
     } else if (r.kind == REG_L) {
       ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
     } else {
-      if (learns) rrec_put(a, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made), &right.at, 0);
+      if (learns) rrec_put_v(a, v, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made), &right.at, 0);
       if (c_learns) {
         /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
         if (learns && same_expl(&right, &rightc))
           rown_alias(a, v, e.t);
         else
-          rrec_put(a, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made), &rightc.at, 0);
+          rrec_put_v(a, v, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made), &rightc.at, 0);
       }
     }
   }
