@@ -130,7 +130,8 @@ typedef struct aev {
  * that explains how a clock came to know the open transaction C (thread `of`, number `about`):
  * a path of conflict edges from C to a point. Nodes are shared by the records that point to
  * them and freed with the last one. */
-enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3 };
+enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3, PN_HOLD = 4 };
+/* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2. */
 #define PN_ORIGIN 0x1u /* EDGE/FORK: e1 is an event of C itself; END: e2 is an event of V */
 #define PN_AT 0x2u     /* END: the path goes on to the store event e2 */
 typedef struct pnode {
@@ -152,15 +153,7 @@ typedef struct ends {
   size_t cap;
 } ends;
 
-/* A read clock's component (R_x, chR_x): the read by another thread that taught it, and how
- * that reader knew. */
-typedef struct rrec {
-  pnode *n;
-  aev at;
-  uint32_t about, origin; /* origin: always 0 here (see rown) */
-} rrec;
-
-/* The common read records, kept small and apart from rrec (one per thread and variable, 24
+/* The common read records, kept small and apart from rp/cp (one per thread and variable, 24
  * bytes, no node): o_about: R_x learned thread c's transaction number o_about from its own read
  * `index` at `loc` (the rest of the event follows while the transaction is open, the only time
  * the record is read); a_about: chR_x learned transaction a_about by the same read as R_x, so
@@ -171,10 +164,6 @@ typedef struct rown {
   uint32_t o_about, a_about;
 } rown;
 
-typedef struct rrecs {
-  rrec *p;
-  size_t cap;
-} rrecs;
 
 /* "The clock knows C because of path n, which ends at or before event at" (origin: at is an
  * event of C). n == NULL && !origin: unknown. */
@@ -220,7 +209,8 @@ typedef struct avar { /* what every access touches first (two cache lines), then
   size_t ro_cap;
   uint64_t rnodes;  /* slots of rp or cp that may hold a node: bit c, bit 63 for c >= 63 */
   ends wend;        /* what W_x learned at ENDs after its last write */
-  rrecs rp, cp;     /* provenance of R_x, chR_x (optimized) */
+  ends rp, cp;      /* R_x, chR_x (optimized): per component, the read by another thread that
+                       taught it (PN_HOLD) or an END that did (PN_END) */
   atom__vc *rt;     /* R_{u,x} for u < n_rt (basic); rt_cap allocated */
   aev *rtev;        /* the read that stored R_{u,x} (basic) */
   ends *rtend;      /* what R_{u,x} learned at ENDs after that read (basic) */
@@ -324,14 +314,14 @@ static inline void pn_unref(aero *a, pnode *n) {
 
 /* The bytes of a node of this kind (an END node has no e1). */
 static inline size_t pn_size(uint32_t kind) {
-  return kind == PN_END ? offsetof(pnode, e1) : sizeof(pnode);
+  return kind == PN_END || kind == PN_HOLD ? offsetof(pnode, e1) : sizeof(pnode);
 }
 
 /* n has no reference left: recycle it and drop its references. */
 static AERO_RARE void pn_free(aero *a, pnode *n) {
   do {
     pnode *x = n->a, *y = n->b;
-    int small = n->kind == PN_END;
+    int small = n->kind == PN_END || n->kind == PN_HOLD;
     a->n_nodes--;
     if (a->n_spare < a->n_nodes + 64) { /* keep as many as are in use: no churn, bounded */
       n->a = a->spare[small];
@@ -354,7 +344,7 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   if (x && x->depth > d) d = x->depth;
   if (y && y->depth > d) d = y->depth;
   if (d + 1 > PN_MAX_DEPTH) return NULL;
-  int small = kind == PN_END;
+  int small = kind == PN_END || kind == PN_HOLD;
   pnode *n = a->spare[small];
   if (n) {
     a->spare[small] = n->a;
@@ -411,31 +401,6 @@ static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
   return n && n->about == a->thr[c].seq ? n : NULL;
 }
 
-/* Room for slot c in r, exactly one per thread (a read record is 64 bytes and every variable
- * has two arrays of them: no doubling slack, which would spread them over more cache lines). */
-static int rrecs_grow(aero *a, rrecs *r, uint32_t c) {
-  size_t want = c + 1 > a->n_thr ? c + 1 : a->n_thr;
-  rrec *p = atom__mem_realloc(a->mem, r->p, r->cap * sizeof *p, want * sizeof *p);
-  if (!p) return ATOM_ENOMEM;
-  memset(p + r->cap, 0, (want - r->cap) * sizeof *p);
-  r->p = p;
-  r->cap = want;
-  return 0;
-}
-
-static inline void rrec_put(aero *a, rrecs *r, uint32_t c, pnode *n, const aev *at, int origin) {
-  if (c >= r->cap && rrecs_grow(a, r, c)) {
-    pn_unref(a, n);
-    return;
-  }
-  rrec *s = &r->p[c];
-  if (s->n) pn_unref(a, s->n);
-  s->n = n;
-  s->at = *at;
-  s->about = a->thr[c].seq;
-  s->origin = (uint32_t)origin;
-}
-
 /* Room for slot c of v->ro, exactly one per thread. */
 static int rown_grow(aero *a, avar *v, uint32_t c) {
   size_t want = c + 1 > a->n_thr ? c + 1 : a->n_thr;
@@ -464,18 +429,10 @@ static inline void rown_alias(aero *a, avar *v, uint32_t c) {
 
 static inline uint64_t rnode_bit(uint32_t c) { return UINT64_C(1) << (c < 63 ? c : 63); }
 
-/* rrec_put into R_x's or chR_x's records of v, noting the slot (avar.rnodes). */
-static inline void rrec_put_v(aero *a, avar *v, rrecs *r, uint32_t c, pnode *n, const aev *at,
-                              int origin) {
+/* ends_put into R_x's or chR_x's records of v, noting the slot (avar.rnodes). */
+static inline void ends_put_v(aero *a, avar *v, ends *e, uint32_t c, pnode *n) {
   if (n) v->rnodes |= rnode_bit(c);
-  rrec_put(a, r, c, n, at, origin);
-}
-
-static void rrecs_free(aero *a, rrecs *r) {
-  for (size_t i = 0; i < r->cap; i++) pn_unref(a, r->p[i].n);
-  atom__mem_free(a->mem, r->p, r->cap * sizeof *r->p);
-  r->p = NULL;
-  r->cap = 0;
+  ends_put(a, e, c, n);
 }
 
 /* How thread u's clock (at its event `at`) knows thread c's open transaction. */
@@ -496,11 +453,10 @@ static expl ex_snap(const aero *a, const aev *store, const ends *e, uint32_t c) 
   return ex_thread(a, store->txn.thread, c, store);
 }
 
-static expl ex_rrec(const aero *a, const rrecs *r, uint32_t c) {
-  if (c >= r->cap) return UNKNOWN;
-  const rrec *s = &r->p[c];
-  if (s->about != a->thr[c].seq || !s->n) return UNKNOWN;
-  expl x = {s->n, s->at, 0};
+static expl ex_rrec(const aero *a, const ends *e, uint32_t c) {
+  pnode *n = ends_get(a, e, c);
+  if (!n) return UNKNOWN;
+  expl x = {n->kind == PN_HOLD ? n->a : n, n->e2, 0};
   return x;
 }
 
@@ -659,6 +615,9 @@ static pt walk(cyc *c, const pnode *n, pt in) {
       r.kind = PT_FORK;
       r.ev = n->e1;
       return r;
+    case PN_HOLD: /* not in chains (ex_rrec unwraps it) */
+      c->fail = 1;
+      return in;
     default: { /* PN_END */
       pt p = walk(c, n->a, in);
       if (n->flags & PN_ORIGIN) {
@@ -1040,15 +999,12 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
       have_me = 1;
     }
     pnode *n = ends_get(a, &th->prov, e.t);
+    pnode *h = n ? pn_new(a, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
     if (r_learns) {
-      if (n) n->refs++;
-      rrec_put_v(a, v, &v->rp, e.t, n, &me, 0);
-    }
-    if (c_learns && r_learns) { /* the same read taught both */
-      rown_alias(a, v, e.t);
-    } else if (c_learns) {
-      if (n) n->refs++;
-      rrec_put_v(a, v, &v->cp, e.t, n, &me, 0);
+      ends_put_v(a, v, &v->rp, e.t, h);
+      if (c_learns) rown_alias(a, v, e.t); /* the same read taught both */
+    } else {
+      ends_put_v(a, v, &v->cp, e.t, h);
     }
   }
   th->n_known = k;
@@ -1182,12 +1138,6 @@ static inline void ends_drop(aero *a, ends *e, uint32_t c) {
   }
 }
 
-static inline void rrec_drop(aero *a, rrecs *r, uint32_t c) {
-  if (c < r->cap && r->p[c].n) {
-    pn_unref(a, r->p[c].n);
-    r->p[c].n = NULL;
-  }
-}
 
 /* The records about t's transaction T, which is ending, in the clocks that learned it: nothing
  * reads them after the END (a record is consulted only for an open transaction), and the END
@@ -1207,8 +1157,8 @@ static AERO_RARE void forget_all(aero *a, uint32_t t) {
         avar *v = &a->var[r.id];
         /* rnodes: no need to touch the record lines when no node was put in slot t */
         if (!(v->rnodes & rnode_bit(t))) break;
-        rrec_drop(a, &v->rp, t);
-        rrec_drop(a, &v->cp, t);
+        ends_drop(a, &v->rp, t);
+        ends_drop(a, &v->cp, t);
         if (t < 63) v->rnodes &= ~rnode_bit(t);
       }
     }
@@ -1251,13 +1201,13 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
     } else if (r.kind == REG_L) {
       ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
     } else {
-      if (learns) rrec_put_v(a, v, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made), &right.at, 0);
+      if (learns) ends_put_v(a, v, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made));
       if (c_learns) {
         /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
         if (learns && same_expl(&right, &rightc))
           rown_alias(a, v, e.t);
         else
-          rrec_put_v(a, v, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made), &rightc.at, 0);
+          ends_put_v(a, v, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made));
       }
     }
   }
@@ -1653,8 +1603,8 @@ static void aero_destroy(void *self) {
     atom__mem_free(m, v->rtev, v->rtev_cap * sizeof *v->rtev);
     atom__mem_free(m, v->rtend, v->rtend_cap * sizeof *v->rtend);
     ends_free(a, &v->wend);
-    rrecs_free(a, &v->rp);
-    rrecs_free(a, &v->cp);
+    ends_free(a, &v->rp);
+    ends_free(a, &v->cp);
     atom__mem_free(m, v->ro, v->ro_cap * sizeof *v->ro);
   }
   for (uint32_t l = 0; l < a->n_lock; l++) {
