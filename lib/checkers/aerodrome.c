@@ -193,6 +193,7 @@ typedef struct athread { /* hot fields first */
   uint32_t rep_seq;     /* seq + 1 of its transaction last reported, 0 = none */
   uint64_t rep_other;   /* the other transaction of that report */
   ends prov;            /* how C_t learned each open transaction it knows */
+  uint64_t pnodes;      /* slots of prov that may hold a node: bit c (63: c >= 63) */
   atom__vc cb;          /* C_t^▷ (basic variant) */
 } athread;
 
@@ -207,7 +208,7 @@ typedef struct avar { /* what every access touches first (two cache lines), then
   atom__vc w;       /* W_x */
   rown *ro;         /* the small records of R_x, chR_x (optimized); ro_cap allocated */
   size_t ro_cap;
-  uint64_t rnodes;  /* slots of rp or cp that may hold a node: bit c, bit 63 for c >= 63 */
+  uint64_t rnodes;  /* slots of rp, cp or wend that may hold a node: bit c (63: c >= 63) */
   ends wend;        /* what W_x learned at ENDs after its last write */
   ends rp, cp;      /* R_x, chR_x (optimized): per component, the read by another thread that
                        taught it (PN_HOLD) or an END that did (PN_END) */
@@ -429,7 +430,7 @@ static inline void rown_alias(aero *a, avar *v, uint32_t c) {
 
 static inline uint64_t rnode_bit(uint32_t c) { return UINT64_C(1) << (c < 63 ? c : 63); }
 
-/* ends_put into R_x's or chR_x's records of v, noting the slot (avar.rnodes). */
+/* ends_put into R_x's, chR_x's or W_x's records of v, noting the slot (avar.rnodes). */
 static inline void ends_put_v(aero *a, avar *v, ends *e, uint32_t c, pnode *n) {
   if (n) v->rnodes |= rnode_bit(c);
   ends_put(a, e, c, n);
@@ -545,6 +546,7 @@ static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *
       if (l && r) n = pn_new(a, PN_END, 0, i, l, r, NULL, NULL, made);
     }
   }
+  if (n) a->thr[u].pnodes |= rnode_bit(i);
   ends_put(a, &a->thr[u].prov, i, n);
 }
 
@@ -1147,19 +1149,33 @@ static inline void ends_drop(aero *a, ends *e, uint32_t c) {
  * transaction some node is about (th->noded). */
 static AERO_RARE void forget_all(aero *a, uint32_t t) {
   athread *th = &a->thr[t];
-  for (uint32_t u = 0; u < a->n_thr; u++) ends_drop(a, &a->thr[u].prov, t);
+  uint64_t bit = rnode_bit(t);
+  for (uint32_t u = 0; u < a->n_thr; u++) { /* pnodes/rnodes: skip the slots with no node */
+    athread *o = &a->thr[u];
+    if (!(o->pnodes & bit)) continue;
+    ends_drop(a, &o->prov, t);
+    if (t < 63) o->pnodes &= ~bit;
+  }
   for (size_t i = 0; i < th->n_learned; i++) {
     reg r = th->learned[i];
     switch (r.kind) {
-      case REG_W: ends_drop(a, &a->var[r.id].wend, t); break;
+      case REG_W: {
+        avar *v = &a->var[r.id];
+        if (!(v->rnodes & bit)) break;
+        ends_drop(a, &v->wend, t);
+        ends_drop(a, &v->rp, t);
+        ends_drop(a, &v->cp, t);
+        if (t < 63) v->rnodes &= ~bit;
+        break;
+      }
       case REG_L: ends_drop(a, &a->lock[r.id].lend, t); break;
       default: {
         avar *v = &a->var[r.id];
-        /* rnodes: no need to touch the record lines when no node was put in slot t */
-        if (!(v->rnodes & rnode_bit(t))) break;
+        if (!(v->rnodes & bit)) break;
+        ends_drop(a, &v->wend, t);
         ends_drop(a, &v->rp, t);
         ends_drop(a, &v->cp, t);
-        if (t < 63) v->rnodes &= ~rnode_bit(t);
+        if (t < 63) v->rnodes &= ~bit;
       }
     }
   }
@@ -1197,7 +1213,7 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
     }
     pnode *left = ends_get(a, &th->prov, e.t);
     if (r.kind == REG_W) {
-      ends_put(a, &v->wend, e.t, pn_end_at(a, e.t, left, &right, made));
+      ends_put_v(a, v, &v->wend, e.t, pn_end_at(a, e.t, left, &right, made));
     } else if (r.kind == REG_L) {
       ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
     } else {
