@@ -64,13 +64,17 @@
  * clock's event to the receiving event, plus the source's own node), a fork (FORK), or an END
  * that passed it on (END: T →* V from V's clock, V →* X from X's record of V). Thread clocks
  * keep one node per component (prov); R_x and chR_x keep per component the read that taught
- * them (rrec); W_x, L_l and R_{u,x} are copies of their storer's clock at the store event, so
+ * them: T's own read as a small record (rown), another thread's read as a node (HOLD), or an
+ * END node; W_x, L_l and R_{u,x} are copies of their storer's clock at the store event, so
  * they only keep what they learn at ENDs after it (ends). A node is about one transaction
  * instance (of, about = its number): a slot about an older instance reads as empty. At a
  * violation, walk() follows the nodes from the victim's transaction to the closing edge and
  * yields the cycle's edges; two transactions of one thread on the path are joined by program
  * order. Nodes are made only when a clock learns an open transaction, never on the paths
- * that learn nothing.
+ * that learn nothing, and the records about T are dropped at T's END (forget_all). Throughput
+ * matters here (the budget is 10 % of the checker without provenance): the provenance code is
+ * kept out of line (AERO_RARE), and the event handlers build an event's description only when
+ * a record needs it.
  *
  * The lastWThr_x / lastRelThr_l shortcuts (lines 24, 28, 14) are exact: W_x ⊑ C_t while t is
  * the last writer (END joins W_x ⊔= C_v only if W_x knows V, and then C_t knows V too and is
@@ -79,6 +83,7 @@
  * clock); each is noted where it is taken.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +94,14 @@
 #include "core/env.h"
 #include "support/mem.h"
 #include "support/vclock.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define AERO_RARE __attribute__((noinline, cold)) /* provenance work, off the hot paths */
+#define AERO_HOT inline __attribute__((always_inline))
+#else
+#define AERO_RARE
+#define AERO_HOT inline
+#endif
 
 #define NIL UINT32_MAX
 #define NO_TXN ATOM__VC_MAX  /* open_b[] of a thread without an open transaction */
@@ -121,7 +134,8 @@ typedef struct aev {
  * that explains how a clock came to know the open transaction C (thread `of`, number `about`):
  * a path of conflict edges from C to a point. Nodes are shared by the records that point to
  * them and freed with the last one. */
-enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3 };
+enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3, PN_HOLD = 4 };
+/* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2. */
 #define PN_ORIGIN 0x1u /* EDGE/FORK: e1 is an event of C itself; END: e2 is an event of V */
 #define PN_AT 0x2u     /* END: the path goes on to the store event e2 */
 typedef struct pnode {
@@ -132,7 +146,9 @@ typedef struct pnode {
   struct pnode *a, *b; /* EDGE/FORK: a = source's path (NULL if origin); END: a = C →* V,
                           b = V →* the clock */
   uint64_t made;       /* index of the event that made it */
-  aev e1, e2;          /* EDGE: the edge e1 -> e2; FORK: e1 = the fork; END: e2 (PN_AT) */
+  aev e2;              /* EDGE: the edge e1 -> e2; END: the store event (PN_AT) */
+  aev e1;              /* EDGE, FORK (the fork) only: END nodes, the most numerous, are
+                          allocated without it (pn_size) */
 } pnode;
 
 /* Per-component provenance of a clock: slot c is a node about thread c's transaction. */
@@ -141,17 +157,17 @@ typedef struct ends {
   size_t cap;
 } ends;
 
-/* A read clock's component (R_x, chR_x): the read that taught it, and how that reader knew. */
-typedef struct rrec {
-  pnode *n;        /* NULL with origin: `at` is an event of the transaction itself */
-  aev at;
-  uint32_t about, origin;
-} rrec;
+/* The common read records, kept small and apart from rp/cp (one per thread and variable, 24
+ * bytes, no node): o_about: R_x learned thread c's transaction number o_about from its own read
+ * `index` at `loc` (the rest of the event follows while the transaction is open, the only time
+ * the record is read); a_about: chR_x learned transaction a_about by the same read as R_x, so
+ * R_x's record serves (it cannot change while the transaction is open: R_x learns it once).
+ * 0 = none (transaction numbers start at 1). */
+typedef struct rown {
+  uint64_t index, loc;
+  uint32_t o_about, a_about;
+} rown;
 
-typedef struct rrecs {
-  rrec *p;
-  size_t cap;
-} rrecs;
 
 /* "The clock knows C because of path n, which ends at or before event at" (origin: at is an
  * event of C). n == NULL && !origin: unknown. */
@@ -167,6 +183,7 @@ typedef struct athread { /* hot fields first */
   uint32_t active;      /* inside a transaction */
   uint32_t seq;         /* transactions begun so far */
   uint32_t overflow;    /* its learned list could not grow: END scans everything */
+  uint32_t noded;       /* a provenance node about its open transaction was made */
   uint64_t ver;         /* bumped whenever c changes */
   kent *known;          /* open transactions c knows (validated lazily) */
   size_t n_known, cap_known;
@@ -180,25 +197,30 @@ typedef struct athread { /* hot fields first */
   uint32_t rep_seq;     /* seq + 1 of its transaction last reported, 0 = none */
   uint64_t rep_other;   /* the other transaction of that report */
   ends prov;            /* how C_t learned each open transaction it knows */
+  uint64_t pnodes;      /* slots of prov that may hold a node: bit c (63: c >= 63) */
   atom__vc cb;          /* C_t^▷ (basic variant) */
 } athread;
 
-typedef struct avar {
-  atom__vc w;       /* W_x */
+typedef struct avar { /* what every access touches first (two cache lines), then the rest */
+  uint32_t lastw;   /* lastWThr_x */
+  /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
+  uint32_t w_from, r_from;
+  uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
+  uint64_t w_ver, r_ver;
+  uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
   atom__vc r, chr;  /* R_x, chR_x (optimized) */
+  atom__vc w;       /* W_x */
+  rown *ro;         /* the small records of R_x, chR_x (optimized); ro_cap allocated */
+  size_t ro_cap;
+  uint64_t rnodes;  /* slots of rp, cp or wend that may hold a node: bit c (63: c >= 63) */
+  ends wend;        /* what W_x learned at ENDs after its last write */
+  ends rp, cp;      /* R_x, chR_x (optimized): per component, the read by another thread that
+                       taught it (PN_HOLD) or an END that did (PN_END) */
   atom__vc *rt;     /* R_{u,x} for u < n_rt (basic); rt_cap allocated */
   aev *rtev;        /* the read that stored R_{u,x} (basic) */
   ends *rtend;      /* what R_{u,x} learned at ENDs after that read (basic) */
   uint32_t n_rt;
   size_t rt_cap, rtev_cap, rtend_cap;
-  uint32_t lastw;   /* lastWThr_x */
-  /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
-  uint32_t w_from, r_from;
-  uint64_t w_ver, r_ver;
-  uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
-  uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
-  ends wend;        /* what W_x learned at ENDs after its last write */
-  rrecs rp, cp;     /* provenance of R_x, chR_x (optimized) */
 } avar;
 
 typedef struct alock {
@@ -243,7 +265,7 @@ typedef struct aero {
   size_t rellast_cap;
   uint64_t clocks;   /* vector clocks held */
   uint64_t n_nodes;  /* provenance nodes held */
-  pnode *spare;      /* freed nodes kept for reuse (linked through a); see pn_unref */
+  pnode *spare[2];   /* freed nodes kept for reuse (linked through a), [1]: END nodes */
   uint64_t n_spare;
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
@@ -288,20 +310,34 @@ static aev last_aev(const aero *a, uint32_t u) {
   return r;
 }
 
-static void pn_unref(aero *a, pnode *n) {
-  while (n && --n->refs == 0) {
+static void pn_free(aero *a, pnode *n);
+
+/* Drop one reference to n (the common case: a decrement, inline). */
+static inline void pn_unref(aero *a, pnode *n) {
+  if (n && --n->refs == 0) pn_free(a, n);
+}
+
+/* The bytes of a node of this kind (an END node has no e1). */
+static inline size_t pn_size(uint32_t kind) {
+  return kind == PN_END || kind == PN_HOLD ? offsetof(pnode, e1) : sizeof(pnode);
+}
+
+/* n has no reference left: recycle it and drop its references. */
+static AERO_RARE void pn_free(aero *a, pnode *n) {
+  do {
     pnode *x = n->a, *y = n->b;
+    int small = n->kind == PN_END || n->kind == PN_HOLD;
     a->n_nodes--;
     if (a->n_spare < a->n_nodes + 64) { /* keep as many as are in use: no churn, bounded */
-      n->a = a->spare;
-      a->spare = n;
+      n->a = a->spare[small];
+      a->spare[small] = n;
       a->n_spare++;
     } else {
-      atom__mem_free(a->mem, n, sizeof *n);
+      atom__mem_free(a->mem, n, pn_size(n->kind));
     }
     pn_unref(a, y); /* depth <= PN_MAX_DEPTH */
     n = x;
-  }
+  } while (n && --n->refs == 0);
 }
 
 /* A new node about the open transaction of thread `of` (one reference, the caller's), or NULL
@@ -313,11 +349,12 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   if (x && x->depth > d) d = x->depth;
   if (y && y->depth > d) d = y->depth;
   if (d + 1 > PN_MAX_DEPTH) return NULL;
-  pnode *n = a->spare;
+  int small = kind == PN_END || kind == PN_HOLD;
+  pnode *n = a->spare[small];
   if (n) {
-    a->spare = n->a;
+    a->spare[small] = n->a;
     a->n_spare--;
-  } else if (!(n = atom__mem_alloc(a->mem, sizeof *n))) {
+  } else if (!(n = atom__mem_alloc(a->mem, pn_size(kind)))) {
     return NULL;
   }
   n->refs = 1;
@@ -326,15 +363,18 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   n->depth = (uint16_t)(d + 1);
   n->of = of;
   n->about = a->thr[of].seq;
+  a->thr[of].noded = 1;
   n->a = x;
   n->b = y;
   if (x) x->refs++;
   if (y) y->refs++;
   n->made = made;
-  if (e1) n->e1 = *e1;
   if (e2) n->e2 = *e2;
-  if (!e1) memset(&n->e1, 0, sizeof n->e1);
-  if (!e2) memset(&n->e2, 0, sizeof n->e2);
+  else memset(&n->e2, 0, sizeof n->e2);
+  if (!small) { /* an END node has no e1 */
+    if (e1) n->e1 = *e1;
+    else memset(&n->e1, 0, sizeof n->e1);
+  }
   a->n_nodes++;
   return n;
 }
@@ -366,24 +406,38 @@ static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
   return n && n->about == a->thr[c].seq ? n : NULL;
 }
 
-static inline void rrec_put(aero *a, rrecs *r, uint32_t c, pnode *n, const aev *at, int origin) {
-  if (c >= r->cap && ATOM__GROW(a->mem, r->p, r->cap, c + 1 > a->n_thr ? c + 1 : a->n_thr)) {
-    pn_unref(a, n);
-    return;
-  }
-  rrec *s = &r->p[c];
-  if (s->n) pn_unref(a, s->n);
-  s->n = n;
-  s->at = *at;
-  s->about = a->thr[c].seq;
-  s->origin = (uint32_t)origin;
+/* Room for slot c of v->ro, exactly one per thread. */
+static int rown_grow(aero *a, avar *v, uint32_t c) {
+  size_t want = c + 1 > a->n_thr ? c + 1 : a->n_thr;
+  rown *p = atom__mem_realloc(a->mem, v->ro, v->ro_cap * sizeof *p, want * sizeof *p);
+  if (!p) return ATOM_ENOMEM;
+  memset(p + v->ro_cap, 0, (want - v->ro_cap) * sizeof *p);
+  v->ro = p;
+  v->ro_cap = want;
+  return 0;
 }
 
-static void rrecs_free(aero *a, rrecs *r) {
-  for (size_t i = 0; i < r->cap; i++) pn_unref(a, r->p[i].n);
-  atom__mem_free(a->mem, r->p, r->cap * sizeof *r->p);
-  r->p = NULL;
-  r->cap = 0;
+/* R_x learns thread c's open transaction from c's own read (index, loc). */
+static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uint64_t loc) {
+  if (c >= v->ro_cap && rown_grow(a, v, c)) return;
+  rown *s = &v->ro[c];
+  s->index = index;
+  s->loc = loc;
+  s->o_about = a->thr[c].seq;
+}
+
+/* chR_x learns thread c's open transaction by the read R_x learned it by. */
+static inline void rown_alias(aero *a, avar *v, uint32_t c) {
+  if (c >= v->ro_cap && rown_grow(a, v, c)) return;
+  v->ro[c].a_about = a->thr[c].seq;
+}
+
+static inline uint64_t rnode_bit(uint32_t c) { return UINT64_C(1) << (c < 63 ? c : 63); }
+
+/* ends_put into R_x's, chR_x's or W_x's records of v, noting the slot (avar.rnodes). */
+static inline void ends_put_v(aero *a, avar *v, ends *e, uint32_t c, pnode *n) {
+  if (n) v->rnodes |= rnode_bit(c);
+  ends_put(a, e, c, n);
 }
 
 /* How thread u's clock (at its event `at`) knows thread c's open transaction. */
@@ -404,15 +458,39 @@ static expl ex_snap(const aero *a, const aev *store, const ends *e, uint32_t c) 
   return ex_thread(a, store->txn.thread, c, store);
 }
 
-static expl ex_rrec(const aero *a, const rrecs *r, uint32_t c) {
-  if (c >= r->cap) return UNKNOWN;
-  const rrec *s = &r->p[c];
-  if (s->about != a->thr[c].seq || (!s->n && !s->origin)) return UNKNOWN;
-  expl x = {s->n, s->at, (int)s->origin};
+static expl ex_rrec(const aero *a, const ends *e, uint32_t c) {
+  pnode *n = ends_get(a, e, c);
+  if (!n) return UNKNOWN;
+  expl x = {n->kind == PN_HOLD ? n->a : n, n->e2, 0};
   return x;
 }
 
+/* How R_x (of variable v) knows thread c's open transaction. */
+static expl ex_rp(const aero *a, const avar *v, uint32_t c) {
+  uint32_t seq = a->thr[c].seq;
+  if (c < v->ro_cap && v->ro[c].o_about == seq && seq) {
+    const athread *th = &a->thr[c];
+    const rown *s = &v->ro[c];
+    expl x = {NULL, {{c, 0, th->begin_index, th->begin_loc}, s->index, s->loc, ATOM_READ,
+                     (uint32_t)(v - a->var)}, 1};
+    return x;
+  }
+  return ex_rrec(a, &v->rp, c);
+}
+
+/* How chR_x knows thread c's open transaction. */
+static expl ex_chr(const aero *a, const avar *v, uint32_t c) {
+  uint32_t seq = a->thr[c].seq;
+  if (c < v->ro_cap && v->ro[c].a_about == seq && seq) return ex_rp(a, v, c);
+  return ex_rrec(a, &v->cp, c);
+}
+
 static inline int known_expl(const expl *x) { return x->n || x->origin; }
+
+static inline int same_expl(const expl *x, const expl *y) {
+  return x->n == y->n && x->origin == y->origin && x->at.index == y->at.index &&
+         x->at.txn.thread == y->at.txn.thread;
+}
 
 /* An EDGE node: the knowledge explained by x crosses the edge x.at -> to. */
 static pnode *pn_edge(aero *a, uint32_t of, const expl *x, const aev *to, uint64_t made) {
@@ -435,38 +513,44 @@ typedef struct srcd {
   uint32_t who;       /* THREAD: the joined child; FORK: the parent; END: the ending thread */
   const aev *at;      /* SNAP: store event; THREAD: the child's last event; FORK: the fork */
   const ends *e;      /* SNAP */
-  const rrecs *r;     /* RREC */
-  const aev *to;      /* the receiving event (SNAP, RREC, THREAD) */
-  uint64_t made;
+  const avar *v;      /* RREC: the variable whose R_x is joined */
+  const atom_ev *ev;  /* the receiving event (its aev is made only if a record needs it) */
 } srcd;
 
-/* Thread u's clock learns thread i's open transaction from sd: record how. */
-static void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *sd) {
+/* Thread u's clock learns thread i's open transaction from sd: record how. Called only when a
+ * component crosses an open transaction's BEGIN value (rare), so kept out of the join loop. */
+static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *sd) {
   pnode *n = NULL;
+  uint64_t made = sd->ev->index;
   expl x;
+  aev to;
   switch (sd->kind) {
     case SD_SNAP:
       x = ex_snap(a, sd->at, sd->e, i);
-      n = pn_edge(a, i, &x, sd->to, sd->made);
+      to = cur_aev(a, sd->ev);
+      n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_RREC:
-      x = ex_rrec(a, sd->r, i);
-      n = pn_edge(a, i, &x, sd->to, sd->made);
+      x = ex_rp(a, sd->v, i);
+      to = cur_aev(a, sd->ev);
+      n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_THREAD:
       x = ex_thread(a, sd->who, i, sd->at);
-      n = pn_edge(a, i, &x, sd->to, sd->made);
+      to = cur_aev(a, sd->ev);
+      n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_FORK:
       x = ex_thread(a, sd->who, i, sd->at);
       if (known_expl(&x))
-        n = pn_new(a, PN_FORK, x.origin ? PN_ORIGIN : 0, i, x.n, NULL, &x.at, NULL, sd->made);
+        n = pn_new(a, PN_FORK, x.origin ? PN_ORIGIN : 0, i, x.n, NULL, &x.at, NULL, made);
       break;
     default: { /* SD_END: C_i →* V (V's clock), V →* C_u (u's clock) */
       pnode *l = ends_get(a, &a->thr[sd->who].prov, i), *r = ends_get(a, &a->thr[u].prov, sd->who);
-      if (l && r) n = pn_new(a, PN_END, 0, i, l, r, NULL, NULL, sd->made);
+      if (l && r) n = pn_new(a, PN_END, 0, i, l, r, NULL, NULL, made);
     }
   }
+  if (n) a->thr[u].pnodes |= rnode_bit(i);
   ends_put(a, &a->thr[u].prov, i, n);
 }
 
@@ -537,6 +621,9 @@ static pt walk(cyc *c, const pnode *n, pt in) {
       r.kind = PT_FORK;
       r.ev = n->e1;
       return r;
+    case PN_HOLD: /* not in chains (ex_rrec unwraps it) */
+      c->fail = 1;
+      return in;
     default: { /* PN_END */
       pt p = walk(c, n->a, in);
       if (n->flags & PN_ORIGIN) {
@@ -894,9 +981,11 @@ static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
 /* register_from for R_x at a read by t (before its joins), and provenance: R_x and chR_x
  * learn the open transactions C_t knows; record the read and how C_t knew each (003 §4.3:
  * chR_x learns only from readers other than the transaction's thread). */
-static void register_read(aero *a, uint32_t t, uint32_t x, const aev *me) {
+static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
+  aev me;
+  int have_me = 0;
   size_t k = 0;
   for (size_t i = 0; i < th->n_known; i++) {
     kent e = th->known[i];
@@ -907,14 +996,21 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const aev *me) {
     int c_learns = e.t != t && atom__vc_get(&v->chr, e.t) < b;
     if (r_learns) learn(a, e.t, (reg){REG_R, x});
     if (!r_learns && !c_learns) continue;
-    pnode *n = e.t == t ? NULL : ends_get(a, &th->prov, e.t);
-    if (r_learns) {
-      if (n) n->refs++;
-      rrec_put(a, &v->rp, e.t, n, me, e.t == t);
+    if (e.t == t) { /* t's own transaction: R_x learns it from this read (chR_x never does) */
+      rown_origin(a, v, t, ev->index, ev->loc);
+      continue;
     }
-    if (c_learns) {
-      if (n) n->refs++;
-      rrec_put(a, &v->cp, e.t, n, me, 0);
+    if (!have_me) {
+      me = cur_aev(a, ev);
+      have_me = 1;
+    }
+    pnode *n = ends_get(a, &th->prov, e.t);
+    pnode *h = n ? pn_new(a, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
+    if (r_learns) {
+      ends_put_v(a, v, &v->rp, e.t, h);
+      if (c_learns) rown_alias(a, v, e.t); /* the same read taught both */
+    } else {
+      ends_put_v(a, v, &v->cp, e.t, h);
     }
   }
   th->n_known = k;
@@ -934,21 +1030,20 @@ static int opt_read(aero *a, const atom_ev *ev) {
       (store_r && (reserve(a, &v->r, len) || reserve(a, &v->chr, len))))
     return ATOM_ENOMEM;
 
-  aev me = cur_aev(a, ev);
   if (v->lastw != t) {
     if (knows(a, &v->w, t)) { /* line 25 */
       expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
     if (join_w) {
-      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
       thread_join(a, t, &v->w, &sd);
       v->w_seen |= SEEN_BIT(t);
     }
     v->rd_other = 1;
   }
   if (!(v->r_from == t && v->r_ver == th->ver)) {
-    register_read(a, t, x, &me);
+    register_read(a, t, x, ev);
     atom__vc_join(a->mem, &v->r, &th->c, NULL);          /* cannot fail: reserved */
     atom__vc_join_except(a->mem, &v->chr, &th->c, t);   /* cannot fail: reserved */
     v->r_from = t;
@@ -971,24 +1066,23 @@ static int opt_write(aero *a, const atom_ev *ev) {
       reserve(a, &v->w, len))
     return ATOM_ENOMEM;
 
-  aev me = cur_aev(a, ev);
   if (v->lastw != t) {
     if (knows(a, &v->w, t)) { /* line 29 */
       expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
     if (join_w) {
-      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
       thread_join(a, t, &v->w, &sd);
     }
   }
   /* lines 30-31 (§4.3): some R_{u,x}, u != t, knows t's transaction iff chR_x(t) >= b_t */
   if (knows(a, &v->chr, t)) {
-    expl e = ex_rrec(a, &v->cp, t);
+    expl e = ex_chr(a, v, t);
     note(a, report_edge(a, ev, t, &e, NULL));
   }
   if (join_r) {
-    srcd sd = {SD_RREC, 0, NULL, NULL, &v->rp, &me, ev->index};
+    srcd sd = {SD_RREC, 0, NULL, NULL, v, ev};
     thread_join(a, t, &v->r, &sd);
   }
   /* lines 32-33: W_x := C_t, unless W_x is C_t already */
@@ -1001,7 +1095,7 @@ static int opt_write(aero *a, const atom_ev *ev) {
   v->w_seen = SEEN_BIT(t);
   v->lastw = t;
   v->rd_other = 0;
-  a->wlast[x] = me;
+  a->wlast[x] = cur_aev(a, ev);
   return 0;
 }
 
@@ -1018,8 +1112,7 @@ static int opt_acquire(aero *a, const atom_ev *ev) {
     note(a, report_edge(a, ev, t, &e, &a->rellast[l]));
   }
   if (join) {
-    aev me = cur_aev(a, ev);
-    srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, &me, ev->index};
+    srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, ev};
     thread_join(a, t, &k->l, &sd);
     k->seen |= SEEN_BIT(t);
   }
@@ -1044,14 +1137,62 @@ static int opt_release(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-/* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
- * other open transactions C_t knows (in a->scratch[0..nk)). */
-static void opt_end_update(aero *a, uint32_t t, reg r, size_t nk, uint64_t made) {
+static inline void ends_drop(aero *a, ends *e, uint32_t c) {
+  if (c < e->cap && e->p[c]) {
+    pn_unref(a, e->p[c]);
+    e->p[c] = NULL;
+  }
+}
+
+
+/* The records about t's transaction T, which is ending, in the clocks that learned it: nothing
+ * reads them after the END (a record is consulted only for an open transaction), and the END
+ * records made from them hold their own references. Dropping them now frees the chains about T
+ * at once instead of when the slot is next written, so the nodes held (and the memory the
+ * checker touches) stay proportional to what the open transactions reached. Only for a
+ * transaction some node is about (th->noded). */
+static AERO_RARE void forget_all(aero *a, uint32_t t) {
   athread *th = &a->thr[t];
-  atom__vc *x = reg_clock(a, r);
-  if (atom__vc_get(x, t) < th->b) return; /* see "Optimized END" */
+  uint64_t bit = rnode_bit(t);
+  for (uint32_t u = 0; u < a->n_thr; u++) { /* pnodes/rnodes: skip the slots with no node */
+    athread *o = &a->thr[u];
+    if (!(o->pnodes & bit)) continue;
+    ends_drop(a, &o->prov, t);
+    if (t < 63) o->pnodes &= ~bit;
+  }
+  for (size_t i = 0; i < th->n_learned; i++) {
+    reg r = th->learned[i];
+    switch (r.kind) {
+      case REG_W: {
+        avar *v = &a->var[r.id];
+        if (!(v->rnodes & bit)) break;
+        ends_drop(a, &v->wend, t);
+        ends_drop(a, &v->rp, t);
+        ends_drop(a, &v->cp, t);
+        if (t < 63) v->rnodes &= ~bit;
+        break;
+      }
+      case REG_L: ends_drop(a, &a->lock[r.id].lend, t); break;
+      default: {
+        avar *v = &a->var[r.id];
+        if (!(v->rnodes & bit)) break;
+        ends_drop(a, &v->wend, t);
+        ends_drop(a, &v->rp, t);
+        ends_drop(a, &v->cp, t);
+        if (t < 63) v->rnodes &= ~bit;
+      }
+    }
+  }
+}
+
+/* The provenance part of opt_end_update: X (and chR_x) learn the other open transactions C_t
+ * knows, through T. Kept apart so that the common END update (nothing new to learn) stays a
+ * test and a join. */
+static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, size_t nk,
+                                    uint64_t made) {
+  athread *th = &a->thr[t];
   avar *v = r.kind == REG_L ? NULL : &a->var[r.id];
-  expl right = UNKNOWN, rightc = UNKNOWN; /* how X (and chR_x) know t's transaction */
+  expl right, rightc; /* how X (and chR_x) know t's transaction: set when first needed */
   int have = 0;
   for (size_t i = 0; i < nk; i++) {
     kent e = a->scratch[i];
@@ -1065,30 +1206,61 @@ static void opt_end_update(aero *a, uint32_t t, reg r, size_t nk, uint64_t made)
       have = 1;
       if (r.kind == REG_W) {
         right = ex_snap(a, &a->wlast[r.id], &v->wend, t);
+        rightc = right;
       } else if (r.kind == REG_L) {
         right = ex_snap(a, &a->rellast[r.id], &a->lock[r.id].lend, t);
+        rightc = right;
       } else {
-        right = ex_rrec(a, &v->rp, t);
-        rightc = atom__vc_get(&v->chr, t) >= th->b ? ex_rrec(a, &v->cp, t) : right;
+        right = ex_rp(a, v, t);
+        rightc = atom__vc_get(&v->chr, t) >= th->b ? ex_chr(a, v, t) : right;
       }
     }
     pnode *left = ends_get(a, &th->prov, e.t);
     if (r.kind == REG_W) {
-      ends_put(a, &v->wend, e.t, pn_end_at(a, e.t, left, &right, made));
+      ends_put_v(a, v, &v->wend, e.t, pn_end_at(a, e.t, left, &right, made));
     } else if (r.kind == REG_L) {
       ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
     } else {
-      if (learns) rrec_put(a, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made), &right.at, 0);
-      if (c_learns)
-        rrec_put(a, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made), &rightc.at, 0);
+      if (learns) ends_put_v(a, v, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made));
+      if (c_learns) {
+        /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
+        if (learns && same_expl(&right, &rightc))
+          rown_alias(a, v, e.t);
+        else
+          ends_put_v(a, v, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made));
+      }
     }
   }
-  atom__vc_join(a->mem, x, &th->c, NULL); /* cannot fail: reserved */
+}
+
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
+                                   size_t nk, uint64_t made);
+
+/* The full scan of lines 41-46, for a transaction whose learned list could not grow. */
+static AERO_RARE void opt_end_scan(aero *a, uint32_t t, size_t nk, uint64_t made) {
+  athread *th = &a->thr[t];
+  for (uint32_t x = 0; x < a->n_var; x++) {
+    opt_end_update(a, t, th->b, &th->c, (reg){REG_W, x}, nk, made);
+    opt_end_update(a, t, th->b, &th->c, (reg){REG_R, x}, nk, made);
+  }
+  for (uint32_t l = 0; l < a->n_lock; l++)
+    opt_end_update(a, t, th->b, &th->c, (reg){REG_L, l}, nk, made);
+}
+
+/* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
+ * other open transactions C_t knows (in a->scratch[0..nk)). */
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
+                                  size_t nk, uint64_t made) {
+  atom__vc *x = reg_clock(a, r);
+  if (atom__vc_get(x, t) < b) return; /* see "Optimized END" */
+  if (nk) opt_end_learn(a, t, r, x, nk, made);
+  atom__vc_join(a->mem, x, ct, NULL); /* cannot fail: reserved */
   if (r.kind == REG_W) {
+    avar *v = &a->var[r.id];
     v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
     v->w_seen = 0;
   } else if (r.kind == REG_R) {
-    atom__vc_join(a->mem, &a->var[r.id].chr, &th->c, NULL);
+    atom__vc_join(a->mem, &a->var[r.id].chr, ct, NULL);
   } else {
     alock *k = &a->lock[r.id];
     k->l_from = NIL;
@@ -1135,7 +1307,7 @@ static int opt_end(aero *a, const atom_ev *ev) {
   for (uint32_t u = 0; u < a->n_thr; u++) {
     if (u == t || atom__vc_get(&a->thr[u].c, t) < th->b) continue;
     if (knows(a, &th->c, u)) note(a, report_end(a, ev, t, u));
-    srcd sd = {SD_END, t, NULL, NULL, NULL, NULL, ev->index};
+    srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
     thread_join(a, u, &th->c, &sd);
   }
   /* The other open transactions C_t knows: clocks updated below learn them too. */
@@ -1146,16 +1318,12 @@ static int opt_end(aero *a, const atom_ev *ev) {
   }
   /* lines 41-46, restricted to the clocks that learned t's transaction */
   if (th->overflow) {
-    for (uint32_t x = 0; x < a->n_var; x++) {
-      opt_end_update(a, t, (reg){REG_W, x}, nk, ev->index);
-      opt_end_update(a, t, (reg){REG_R, x}, nk, ev->index);
-    }
-    for (uint32_t l = 0; l < a->n_lock; l++)
-      opt_end_update(a, t, (reg){REG_L, l}, nk, ev->index);
+    opt_end_scan(a, t, nk, ev->index);
   } else {
     for (size_t i = 0; i < th->n_learned; i++)
-      opt_end_update(a, t, th->learned[i], nk, ev->index);
+      opt_end_update(a, t, th->b, &th->c, th->learned[i], nk, ev->index);
   }
+  if (th->noded && !th->overflow) forget_all(a, t); /* (an overflowed list is not complete) */
   th->n_learned = 0;
   th->overflow = 0;
   th->active = 0;
@@ -1192,7 +1360,7 @@ static int basic_read(aero *a, const atom_ev *ev) {
       expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
-    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
     thread_join(a, t, &v->w, &sd);
   }
   atom__vc_copy(a->mem, &v->rt[t], &th->c); /* line 26 */
@@ -1213,7 +1381,7 @@ static int basic_write(aero *a, const atom_ev *ev) {
       expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
-    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, &me, ev->index};
+    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
     thread_join(a, t, &v->w, &sd);
   }
   for (uint32_t u = 0; u < v->n_rt; u++) { /* lines 30-31 */
@@ -1222,7 +1390,7 @@ static int basic_write(aero *a, const atom_ev *ev) {
       expl e = ex_snap(a, &v->rtev[u], &v->rtend[u], t);
       note(a, report_edge(a, ev, t, &e, &v->rtev[u]));
     }
-    srcd sd = {SD_SNAP, 0, &v->rtev[u], &v->rtend[u], NULL, &me, ev->index};
+    srcd sd = {SD_SNAP, 0, &v->rtev[u], &v->rtend[u], NULL, ev};
     thread_join(a, t, &v->rt[u], &sd);
   }
   atom__vc_copy(a->mem, &v->w, &th->c); /* lines 32-33 */
@@ -1241,8 +1409,7 @@ static int basic_acquire(aero *a, const atom_ev *ev) {
     expl e = ex_snap(a, &a->rellast[l], &k->lend, t);
     note(a, report_edge(a, ev, t, &e, &a->rellast[l]));
   }
-  aev me = cur_aev(a, ev);
-  srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, &me, ev->index};
+  srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, ev};
   thread_join(a, t, &k->l, &sd);
   return 0;
 }
@@ -1293,7 +1460,7 @@ static int basic_end(aero *a, const atom_ev *ev) {
         continue;
       }
       if (basic_knows(a, &th->c, u)) note(a, report_end(a, ev, t, u));
-      srcd sd = {SD_END, t, NULL, NULL, NULL, NULL, ev->index};
+      srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
       thread_join(a, u, &th->c, &sd);
     }
     uint64_t at = ev->index;
@@ -1331,6 +1498,7 @@ static int on_begin(aero *a, const atom_ev *ev) {
   th->ver++;
   th->b = cur + 1;
   th->seq++;
+  th->noded = 0;
   th->active = 1;
   th->begin_index = ev->index;
   th->begin_loc = ev->loc;
@@ -1348,7 +1516,7 @@ static int on_fork(aero *a, const atom_ev *ev) {
   athread *ch = &a->thr[u];
   if (reserve(a, &ch->c, a->thr[t].c.len) || known_reserve(a, ch)) return ATOM_ENOMEM;
   aev me = cur_aev(a, ev);
-  srcd sd = {SD_FORK, t, &me, NULL, NULL, NULL, ev->index};
+  srcd sd = {SD_FORK, t, &me, NULL, NULL, ev};
   thread_join(a, u, &a->thr[t].c, &sd); /* line 20 */
   return 0;
 }
@@ -1361,12 +1529,12 @@ static int on_join(aero *a, const atom_ev *ev) {
   if (!ch->started) return 0;
   if (reserve(a, &th->c, max_u32(th->c.len, ch->c.len)) || known_reserve(a, th))
     return ATOM_ENOMEM;
-  aev last = last_aev(a, u), me = cur_aev(a, ev);
+  aev last = last_aev(a, u);
   if (a->basic ? basic_knows(a, &ch->c, t) : knows(a, &ch->c, t)) { /* line 22 */
     expl e = ex_thread(a, u, t, &last);
     note(a, report_edge(a, ev, t, &e, &last));
   }
-  srcd sd = {SD_THREAD, u, &last, NULL, NULL, &me, ev->index};
+  srcd sd = {SD_THREAD, u, &last, NULL, NULL, ev};
   thread_join(a, t, &a->thr[u].c, &sd);
   return 0;
 }
@@ -1455,8 +1623,9 @@ static void aero_destroy(void *self) {
     atom__mem_free(m, v->rtev, v->rtev_cap * sizeof *v->rtev);
     atom__mem_free(m, v->rtend, v->rtend_cap * sizeof *v->rtend);
     ends_free(a, &v->wend);
-    rrecs_free(a, &v->rp);
-    rrecs_free(a, &v->cp);
+    ends_free(a, &v->rp);
+    ends_free(a, &v->cp);
+    atom__mem_free(m, v->ro, v->ro_cap * sizeof *v->ro);
   }
   for (uint32_t l = 0; l < a->n_lock; l++) {
     atom__vc_free(m, &a->lock[l].l);
@@ -1470,11 +1639,12 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->rellast, a->rellast_cap * sizeof *a->rellast);
   atom__mem_free(m, a->scratch, a->scratch_cap * sizeof *a->scratch);
   atom__mem_free(m, a->cy, sizeof *a->cy);
-  while (a->spare) {
-    pnode *n = a->spare;
-    a->spare = n->a;
-    atom__mem_free(m, n, sizeof *n);
-  }
+  for (int k = 0; k < 2; k++)
+    while (a->spare[k]) {
+      pnode *n = a->spare[k];
+      a->spare[k] = n->a;
+      atom__mem_free(m, n, k ? pn_size(PN_END) : sizeof *n);
+    }
   atom__mem_free(m, a, sizeof *a);
 }
 
