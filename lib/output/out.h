@@ -90,8 +90,6 @@ int atom__out_partial(const atom__out_checker *c);
 const char *atom__out_state_name(const atom__out_checker *c);
 /* @return "" for 1, "s" otherwise. */
 const char *atom__out_plural(uint64_t n);
-/* The space of an event kind's target (ATOM_SPACE_VAR for read...), 0 if it has none. */
-int atom__out_target_space(uint32_t kind);
 /* Write key's name in space (registered, else "T<key>" for threads, "0x<hex>" otherwise)
  * through put (one of the escapes above). */
 void atom__out_key(atom__out *o, const struct atom_session *s, int space, uint64_t key,

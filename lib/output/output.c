@@ -60,18 +60,6 @@ const char *atom__out_evidence(const atom_report *r) {
   return name ? name : "observed";
 }
 
-int atom__out_target_space(uint32_t kind) {
-  switch (kind) {
-  case ATOM_READ:
-  case ATOM_WRITE:
-  case ATOM_COMMIT: return ATOM_SPACE_VAR;
-  case ATOM_ACQUIRE:
-  case ATOM_RELEASE: return ATOM_SPACE_LOCK;
-  case ATOM_FORK:
-  case ATOM_JOIN: return ATOM_SPACE_THREAD;
-  default: return 0;
-  }
-}
 
 void atom__out_key(atom__out *o, const struct atom_session *s, int space, uint64_t key,
                    void (*put)(atom__out *, const char *)) {

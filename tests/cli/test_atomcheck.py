@@ -4,7 +4,6 @@
 Run by meson (tests/cli/meson.build) as `test_atomcheck.py [TestClass ...]` with the environment:
   ATOMCHECK         path of the atomcheck binary
   ATOM_CORPUS_DIR   tests/corpus
-  JSON_WRITER_TEST  path of json-writer-test (JsonWriter only)
   OUTPUT_DEMO       path of output-demo (Outputs only)
 """
 
@@ -23,7 +22,6 @@ ATOMCHECK = os.environ.get("ATOMCHECK", "atomcheck")
 CORPUS = os.environ.get(
     "ATOM_CORPUS_DIR",
     os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "corpus"))
-JSON_WRITER_TEST = os.environ.get("JSON_WRITER_TEST", "")
 OUTPUT_DEMO = os.environ.get("OUTPUT_DEMO", "")
 
 SERIALIZABLE = os.path.join(CORPUS, "aerodrome-rho1.std")
@@ -937,52 +935,6 @@ class Incomplete(unittest.TestCase):
         code, doc, err = run_json("-c", "aerodrome", SERIALIZABLE)
         self.assertIs(doc["checkers"][0]["complete"], True)
         self.assertIs(doc["checkers"][0]["disabled"], False)
-
-
-class JsonWriter(unittest.TestCase):
-    def check(self, mode):
-        if not JSON_WRITER_TEST:
-            self.skipTest("JSON_WRITER_TEST not set")
-        p = subprocess.run([JSON_WRITER_TEST, mode], stdout=subprocess.PIPE, timeout=60)
-        self.assertEqual(p.returncode, 0)
-        doc = json.loads(p.stdout.decode("utf-8"))  # strict UTF-8
-        expected = {
-            "escapes": "quote\" backslash\\ slash/ tab\t nl\n cr\r bs\b ff\f",
-            "controls": "\x01\x02\x1f\x7f",
-            "nul": "a\x00b",
-            "utf8": "caf\u00e9 \u20ac \U0001F600",
-            "invalid_byte": "\ufffd",
-            "overlong": "\ufffd" * 2,
-            "surrogate": "\ufffd" * 3,
-            "truncated": "x" + "\ufffd" * 2,
-            "too_big": "\ufffd" * 4,
-            "empty": "",
-            "null_string": None,
-            "uint_max": 2**64 - 1,
-            "int_min": -2**63,
-            "half": 0.5,
-            "nan": None,
-            "inf": None,
-            "yes": True,
-            "no": False,
-            "nothing": None,
-            "empty_object": {},
-            "empty_array": [],
-            "nested": [1, [], {"k": 2}, ["deep"]],
-            "key \"with\" escapes\n": 3,
-        }
-        self.assertEqual(doc, expected)
-        self.assertEqual(list(doc), list(expected))  # members in writing order
-        return p.stdout
-
-    def test_pretty(self):
-        out = self.check("pretty")
-        self.assertIn(b'\n  "escapes": ', out)
-
-    def test_compact(self):
-        out = self.check("compact")
-        self.assertEqual(out.count(b"\n"), 1)
-
 
 
 def demo(fmt, *args):
