@@ -1162,26 +1162,16 @@ static AERO_RARE void forget_all(aero *a, uint32_t t) {
   }
   for (size_t i = 0; i < th->n_learned; i++) {
     reg r = th->learned[i];
-    switch (r.kind) {
-      case REG_W: {
-        avar *v = &a->var[r.id];
-        if (!(v->rnodes & bit)) break;
-        ends_drop(a, &v->wend, t);
-        ends_drop(a, &v->rp, t);
-        ends_drop(a, &v->cp, t);
-        if (t < 63) v->rnodes &= ~bit;
-        break;
-      }
-      case REG_L: ends_drop(a, &a->lock[r.id].lend, t); break;
-      default: {
-        avar *v = &a->var[r.id];
-        if (!(v->rnodes & bit)) break;
-        ends_drop(a, &v->wend, t);
-        ends_drop(a, &v->rp, t);
-        ends_drop(a, &v->cp, t);
-        if (t < 63) v->rnodes &= ~bit;
-      }
+    if (r.kind == REG_L) {
+      ends_drop(a, &a->lock[r.id].lend, t);
+      continue;
     }
+    avar *v = &a->var[r.id]; /* REG_W and the read registrations: the variable's records */
+    if (!(v->rnodes & bit)) continue;
+    ends_drop(a, &v->wend, t);
+    ends_drop(a, &v->rp, t);
+    ends_drop(a, &v->cp, t);
+    if (t < 63) v->rnodes &= ~bit;
   }
 }
 
