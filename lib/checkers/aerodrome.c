@@ -91,7 +91,6 @@
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
 #include "core/kinds.h"
-#include "core/env.h"
 #include "support/mem.h"
 #include "support/vclock.h"
 
@@ -247,7 +246,8 @@ typedef struct cyc {
 
 typedef struct aero {
   atom_env *env;
-  atom__mem *mem;
+  atom__mem *mem;    /* &own_mem */
+  atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
   int basic;
   uint32_t max_threads; /* vector clocks make memory grow with its square: see max_threads */
   uint32_t n_thr, n_var, n_lock, n_active;
@@ -1657,9 +1657,12 @@ static int aero_create(void **self, atom_env *env) {
       return atom_env_error(env, ATOM_EINVAL, "max_threads must be 1..16777216, not \"%s\"", mt);
     max_threads = (uint32_t)v;
   }
-  atom__mem *m = atom__env_mem(env);
-  aero *a = atom__mem_calloc(m, 1, sizeof *a);
+  atom__mem first;
+  atom__mem_init_env(&first, env);
+  aero *a = atom__mem_calloc(&first, 1, sizeof *a);
   if (!a) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
+  a->own_mem = first;
+  atom__mem *m = &a->own_mem;
   a->env = env;
   a->mem = m;
   a->basic = basic;

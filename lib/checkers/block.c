@@ -40,8 +40,8 @@
 #include "atomicity/error.h"
 #include "checkers/block.h"
 #include "checkers/builtin.h"
+#include "support/argval.h"
 #include "support/msgbuf.h"
-#include "core/env.h"
 #include "support/lockset.h"
 #include "support/periods.h"
 #include "support/u64map.h"
@@ -180,7 +180,8 @@ enum { KW_SITE = 8 };
 
 typedef struct block {
   atom_env *env;
-  atom__mem *mem;
+  atom__mem *mem;    /* &own_mem */
+  atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
   int scope_all;
   int lock_blocks; /* a lock block outside transactions is a unit (004 §2); else unary events */
   uint64_t max_il;
@@ -2392,13 +2393,16 @@ static int bk_create(void **self, atom_env *env) {
       return atom_env_error(env, ATOM_EINVAL, "scope must be pairs or all, not \"%s\"", scope);
   }
   int lock_blocks = 1;
-  int rc = atom__env_arg_count(env, "max_interleavings", 1ull << 48, "2^48", &max_il);
-  if (!rc) rc = atom__env_arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
-  if (!rc) rc = atom__env_arg_yes_no(env, "lock_blocks", &lock_blocks);
+  int rc = atom__arg_count(env, "max_interleavings", 1ull << 48, "2^48", &max_il);
+  if (!rc) rc = atom__arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
+  if (!rc) rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks);
   if (rc) return rc;
-  atom__mem *mem = atom__env_mem(env);
-  block *b = atom__mem_calloc(mem, 1, sizeof *b);
+  atom__mem first;
+  atom__mem_init_env(&first, env);
+  block *b = atom__mem_calloc(&first, 1, sizeof *b);
   if (!b) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
+  b->own_mem = first;
+  atom__mem *mem = &b->own_mem;
   b->env = env;
   b->mem = mem;
   b->scope_all = scope_all;

@@ -36,8 +36,8 @@
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "support/argval.h"
 #include "support/msgbuf.h"
-#include "core/env.h"
 #include "support/lockorder.h"
 #include "support/periods.h"
 #include "support/u64map.h"
@@ -146,7 +146,8 @@ typedef struct cn_stamp {
 
 typedef struct commit_node {
   atom_env *env;
-  atom__mem *mem;
+  atom__mem *mem;    /* &own_mem */
+  atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
   int view;
   int lock_blocks; /* a lock block outside transactions is a unit (004 §2); else plain events */
   int finished;
@@ -1518,11 +1519,14 @@ static int cn_create(void **self, atom_env *env) {
     max_edges = (size_t)x;
   }
   int lock_blocks = 1;
-  int rc = atom__env_arg_yes_no(env, "lock_blocks", &lock_blocks);
+  int rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks);
   if (rc) return rc;
-  atom__mem *mem = atom__env_mem(env);
-  commit_node *c = atom__mem_calloc(mem, 1, sizeof *c);
+  atom__mem first;
+  atom__mem_init_env(&first, env);
+  commit_node *c = atom__mem_calloc(&first, 1, sizeof *c);
   if (!c) return ATOM_ENOMEM;
+  c->own_mem = first;
+  atom__mem *mem = &c->own_mem;
   c->lock_blocks = lock_blocks;
   c->max_edges = max_edges;
   c->env = env;

@@ -46,7 +46,6 @@
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
 #include "support/msgbuf.h"
-#include "core/env.h"
 #include "support/u64map.h"
 
 #define NIL UINT32_MAX
@@ -185,7 +184,8 @@ typedef struct ra_hash {
 
 typedef struct race_automata {
   atom_env *env;
-  atom__mem *mem;
+  atom__mem *mem;    /* &own_mem */
+  atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
   int policy;
 
   /* Tables derived from the patterns (create()). */
@@ -1207,9 +1207,12 @@ static int ra_create(void **self, atom_env *env) {
       return atom_env_error(env, ATOM_EINVAL, "sets must be one, var or prefix, not \"%s\"",
                             sets);
   }
-  atom__mem *mem = atom__env_mem(env);
-  race_automata *ra = atom__mem_calloc(mem, 1, sizeof *ra);
+  atom__mem first;
+  atom__mem_init_env(&first, env);
+  race_automata *ra = atom__mem_calloc(&first, 1, sizeof *ra);
   if (!ra) return ATOM_ENOMEM;
+  ra->own_mem = first;
+  atom__mem *mem = &ra->own_mem;
   ra->env = env;
   ra->mem = mem;
   ra->policy = policy;

@@ -51,9 +51,9 @@
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "support/argval.h"
 #include "core/kinds.h"
 #include "support/msgbuf.h"
-#include "core/env.h"
 #include "support/lockset.h"
 
 #define NONE UINT32_MAX
@@ -193,7 +193,8 @@ typedef struct rd_waiter {
 
 typedef struct reduction {
   atom_env *env;
-  atom__mem *mem;
+  atom__mem *mem;    /* &own_mem */
+  atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
   int mode;
   atom__lsets ls;
   rd_thread *th;
@@ -1311,7 +1312,8 @@ static void release_tables(reduction *r) {
   reduction keep = *r;
   memset(r, 0, sizeof *r);
   r->env = keep.env;
-  r->mem = keep.mem;
+  r->own_mem = keep.own_mem;
+  r->mem = &r->own_mem;
   r->mode = keep.mode;
   r->w_free = NONE;
   r->done = keep.done;
@@ -1376,11 +1378,14 @@ static int rd_create(void **self, atom_env *env) {
   else
     return atom_env_error(env, ATOM_EINVAL, "lockset must be precise or eraser, not \"%s\"", ls);
   uint64_t max_work = RD_MAX_WORK;
-  int rc = atom__env_arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
+  int rc = atom__arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
   if (rc) return rc;
-  atom__mem *m = atom__env_mem(env);
-  reduction *r = atom__mem_calloc(m, 1, sizeof *r);
+  atom__mem first;
+  atom__mem_init_env(&first, env);
+  reduction *r = atom__mem_calloc(&first, 1, sizeof *r);
   if (!r) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
+  r->own_mem = first;
+  atom__mem *m = &r->own_mem;
   r->env = env;
   r->mem = m;
   r->mode = mode;

@@ -46,9 +46,9 @@
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "support/argval.h"
 #include "support/msgbuf.h"
 #include "core/kinds.h"
-#include "core/env.h"
 #include "support/digraph.h"
 
 #define NONE32 UINT32_MAX
@@ -952,7 +952,8 @@ static int pairs_put(tb_pairs *s, atom__mem *m, uint32_t thread, uint32_t ev) {
 
 typedef struct tso {
   atom_env *env;
-  atom__mem *mem;
+  atom__mem *mem;    /* &own_mem */
+  atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
   int mode;   /* asked: MODE_AUTO, MODE_EXEC, MODE_TRACE */
   int active; /* decided: MODE_EXEC once commits are expected, else MODE_AUTO / MODE_TRACE */
   int fenced, robust;
@@ -2823,8 +2824,8 @@ static int tso_create(void **self, atom_env *env) {
   else if (strcmp(v, "execution") == 0) mode = MODE_EXEC;
   else if (strcmp(v, "trace") == 0) mode = MODE_TRACE;
   else return atom_env_error(env, ATOM_EINVAL, "mode must be auto, execution or trace, not \"%s\"", v);
-  if ((rc = atom__env_arg_yes_no(env, "fenced", &fenced)) ||
-      (rc = atom__env_arg_yes_no(env, "robust", &robust))) return rc;
+  if ((rc = atom__arg_yes_no(env, "fenced", &fenced)) ||
+      (rc = atom__arg_yes_no(env, "robust", &robust))) return rc;
   if (fenced && mode == MODE_EXEC)
     return atom_env_error(env, ATOM_EINVAL, "fenced=yes applies to mode=trace (or auto), not to "
                                             "mode=execution");
@@ -2835,9 +2836,12 @@ static int tso_create(void **self, atom_env *env) {
       return atom_env_error(env, ATOM_EINVAL, "max_work must be a positive integer, not \"%s\"", v);
     max_work = n;
   }
-  atom__mem *m = atom__env_mem(env);
-  tso *c = atom__mem_calloc(m, 1, sizeof *c);
+  atom__mem first;
+  atom__mem_init_env(&first, env);
+  tso *c = atom__mem_calloc(&first, 1, sizeof *c);
   if (!c) return ATOM_ENOMEM;
+  c->own_mem = first;
+  atom__mem *m = &c->own_mem;
   c->env = env;
   c->mem = m;
   c->mode = mode;

@@ -33,7 +33,6 @@
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
-#include "core/env.h"
 #include "support/digraph.h"
 
 /* Node payload: how a report names the transaction. */
@@ -94,7 +93,8 @@ typedef struct vd_lock {
 
 typedef struct velodrome {
   atom_env *env;
-  atom__mem *mem;
+  atom__mem *mem;    /* &own_mem */
+  atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
   atom__dg g;
   vd_thread *th;
   size_t th_cap;
@@ -112,9 +112,12 @@ typedef struct velodrome {
 static inline vd_reader *readers(vd_var *x) { return x->cap <= 1 ? &x->r.one : x->r.many; }
 
 static int vd_create(void **self, atom_env *env) {
-  atom__mem *mem = atom__env_mem(env);
-  velodrome *v = atom__mem_calloc(mem, 1, sizeof *v);
+  atom__mem first;
+  atom__mem_init_env(&first, env);
+  velodrome *v = atom__mem_calloc(&first, 1, sizeof *v);
   if (!v) return ATOM_ENOMEM;
+  v->own_mem = first;
+  atom__mem *mem = &v->own_mem;
   v->env = env;
   v->mem = mem;
   atom__dg_init(&v->g, mem, sizeof(vd_txn));

@@ -10,30 +10,6 @@
 #include "core/error.h"
 #include "core/session.h"
 
-atom__mem *atom__env_mem(atom_env *env) { return &env->mem; }
-
-int atom__env_arg_count(atom_env *env, const char *key, uint64_t max, const char *max_text,
-                        uint64_t *out) {
-  const char *v = atom_env_arg(env, key);
-  if (!v) return 0;
-  char *end;
-  unsigned long long x = strtoull(v, &end, 10);
-  if (!*v || *end || x == 0 || x > max || v[0] == '-')
-    return atom_env_error(env, ATOM_EINVAL, "%s must be an integer in 1..%s, not \"%s\"", key,
-                          max_text, v);
-  *out = x;
-  return 0;
-}
-
-int atom__env_arg_yes_no(atom_env *env, const char *key, int *out) {
-  const char *v = atom_env_arg(env, key);
-  if (!v) return 0;
-  if (strcmp(v, "yes") == 0 || strcmp(v, "") == 0) *out = 1;
-  else if (strcmp(v, "no") == 0) *out = 0;
-  else return atom_env_error(env, ATOM_EINVAL, "%s must be yes or no, not \"%s\"", key, v);
-  return 0;
-}
-
 int atom__env_rc(const atom_env *env, const char *callback, int rc) {
   const char *name = env->vt->name;
   if (rc == 0) return 0;

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "atomicity/checker.h"
 #include "atomicity/error.h"
 
 static void *system_malloc(size_t size, void *payload) {
@@ -22,11 +23,32 @@ const atom__allocator atom__system_allocator = {system_malloc, system_realloc, s
 
 void atom__mem_init(atom__mem *m, const atom__allocator *alloc) {
   m->alloc = alloc ? alloc : &atom__system_allocator;
+  m->env = NULL;
+  m->bytes = 0;
+  m->peak = 0;
+}
+
+void atom__mem_init_env(atom__mem *m, struct atom_env *env) {
+  m->alloc = NULL;
+  m->env = env;
   m->bytes = 0;
   m->peak = 0;
 }
 
 void *atom__mem_realloc(atom__mem *m, void *ptr, size_t old_size, size_t new_size) {
+  if (m->env) {
+    if (new_size == 0) {
+      /* count first: m may live inside the block being freed (a checker's own state) */
+      if (ptr) m->bytes -= old_size;
+      atom_env_realloc(m->env, ptr, old_size, 0);
+      return NULL;
+    }
+    void *p = atom_env_realloc(m->env, ptr, old_size, new_size);
+    if (!p) return NULL;
+    m->bytes = m->bytes - (ptr ? old_size : 0) + new_size;
+    if (m->bytes > m->peak) m->peak = m->bytes;
+    return p;
+  }
   const atom__allocator *a = m->alloc;
   if (new_size == 0) {
     if (ptr) {

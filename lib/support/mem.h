@@ -20,13 +20,21 @@ typedef struct atom__allocator {
 /** The system allocator (malloc/realloc/free). */
 extern const atom__allocator atom__system_allocator;
 
+struct atom_env;
+
 typedef struct atom__mem {
-  const atom__allocator *alloc;
+  const atom__allocator *alloc; /* NULL when env is set */
+  struct atom_env *env;         /* allocate through atom_env_realloc (see atom__mem_init_env) */
   size_t bytes; /* held now */
   size_t peak;  /* most ever held */
 } atom__mem;
 
 void atom__mem_init(atom__mem *m, const atom__allocator *alloc);
+
+/* A mem whose blocks come from a checker instance's accounted allocator, atom_env_realloc():
+ * the way a checker (built-in or plugin) gets its memory. The session counts the bytes against
+ * the checker; m counts them too (m->bytes, m->peak). */
+void atom__mem_init_env(atom__mem *m, struct atom_env *env);
 
 /* ptr NULL allocates; new_size 0 frees (returns NULL). On failure returns NULL and leaves
  * ptr untouched. old_size must be the size ptr was allocated with. */

@@ -2,6 +2,7 @@
  * of thread periods (release/acquire). (Vector clocks, the digraph and the fork/join order of
  * periods are tested with the checkers that use them.) */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,13 @@
 #include "support/mem.h"
 #include "support/periods.h"
 #include "support/u64map.h"
+#include "support/report_build.h"
+#include "support/rotate.h"
+#include "support/unionfind.h"
+
+static atom__mem *hash_mem; /* the tables' allocator in the uthash tests below */
+#define ATOM__HASH_MEM hash_mem
+#include "support/hashtab.h"
 
 Suite *atom_test_suite_support(void);
 
@@ -238,6 +246,95 @@ START_TEST(periods_sync_out_of_memory) {
 }
 END_TEST
 
+/* ---- union-find, rotation, uthash, report builder ---------------------------------------- */
+
+START_TEST(unionfind_classes) {
+  uint32_t p[8];
+  atom__uf_init(p, 8);
+  atom__uf_union(p, 0, 1);
+  atom__uf_union(p, 2, 3);
+  ck_assert_uint_eq(atom__uf_union(p, 1, 3), atom__uf_find(p, 0));
+  for (uint32_t i = 0; i < 4; i++) ck_assert_uint_eq(atom__uf_find(p, i), atom__uf_find(p, 0));
+  for (uint32_t i = 4; i < 8; i++) ck_assert_uint_eq(atom__uf_find(p, i), i);
+}
+END_TEST
+
+START_TEST(rotate_any_size) {
+  /* elements bigger than the swap buffer, and every k, against a plain copy */
+  typedef struct big { uint32_t v[40]; } big;
+  for (size_t n = 0; n < 7; n++)
+    for (size_t k = 0; k < 2 * n + 1; k++) {
+      big a[7];
+      for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < 40; j++) a[i].v[j] = (uint32_t)(i * 100 + j);
+      atom__rotate(a, n, sizeof a[0], k);
+      for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < 40; j++) ck_assert_uint_eq(a[i].v[j], ((k + i) % n) * 100 + j);
+    }
+  int x[5] = {0, 1, 2, 3, 4};
+  atom__rotate(x, 5, sizeof x[0], 3);
+  ck_assert_int_eq(x[0], 3);
+  ck_assert_int_eq(x[4], 2);
+}
+END_TEST
+
+typedef struct named {
+  char name[16];
+  int value;
+  UT_hash_handle hh;
+} named;
+
+START_TEST(hashtab_accounts_and_survives_oom) {
+  failing f = {0, 0};
+  atom__allocator al = {f_malloc, f_realloc, f_free, &f};
+  atom__mem m;
+  atom__mem_init(&m, &al);
+  hash_mem = &m;
+  named items[200], *table = NULL, *found;
+  int rc = 0, added = 0;
+  for (int i = 0; i < 200; i++) {
+    snprintf(items[i].name, sizeof items[i].name, "v%d", i);
+    items[i].value = i;
+    if (i == 150) f.fail_at = f.calls + 1; /* one allocation fails: no crash, ENOMEM */
+    ATOM__HASH_TRY(rc, HASH_ADD_STR(table, name, &items[i]));
+    if (rc) {
+      ck_assert_int_eq(rc, ATOM_ENOMEM);
+      continue;
+    }
+    added++;
+  }
+  ck_assert_int_eq((int)HASH_COUNT(table), added);
+  HASH_FIND_STR(table, "v7", found);
+  ck_assert_ptr_nonnull(found);
+  ck_assert_int_eq(found->value, 7);
+  ck_assert_uint_gt(m.bytes, 0);
+  HASH_CLEAR(hh, table);
+  ck_assert_uint_eq(m.bytes, 0);
+}
+END_TEST
+
+START_TEST(report_build_dedups_events) {
+  atom__mem m;
+  atom__mem_init(&m, NULL);
+  atom__report_build rb;
+  atom__rb_init(&rb, &m);
+  atom_ev r1 = {ATOM_READ, 0, 5, 0, 10, 1}, w2 = {ATOM_WRITE, 1, 5, 0, 11, 2},
+          r3 = {ATOM_READ, 0, 6, 0, 12, 3};
+  ck_assert_int_eq(atom__rb_edge(&rb, &r1, &w2, 0), 0);
+  ck_assert_int_eq(atom__rb_edge(&rb, &w2, &r3, ATOM_EDGE_CLOSING), 0);
+  ck_assert_uint_eq(rb.n_events, 3); /* w2 ends one edge and starts the next: once */
+  ck_assert_uint_eq(rb.edges[1].from, 1);
+  ck_assert_uint_eq(rb.edges[1].to, 2);
+  ck_assert_uint_eq(rb.edges[1].flags, ATOM_EDGE_CLOSING);
+  ck_assert_int_eq(atom__rb_vars_of_events(&rb, 16), 0);
+  ck_assert_uint_eq(rb.n_vars, 2);
+  atom__rb_reset(&rb);
+  ck_assert_uint_eq(rb.n_events, 0);
+  atom__rb_free(&rb);
+  ck_assert_uint_eq(m.bytes, 0);
+}
+END_TEST
+
 Suite *atom_test_suite_support(void) {
   Suite *s = suite_create("support");
   TCase *tc = tcase_create("support");
@@ -247,6 +344,10 @@ Suite *atom_test_suite_support(void) {
   tcase_add_test(tc, u64map_out_of_memory_leaves_it_unchanged);
   tcase_add_test(tc, periods_release_acquire);
   tcase_add_test(tc, periods_sync_out_of_memory);
+  tcase_add_test(tc, unionfind_classes);
+  tcase_add_test(tc, rotate_any_size);
+  tcase_add_test(tc, hashtab_accounts_and_survives_oom);
+  tcase_add_test(tc, report_build_dedups_events);
   suite_add_tcase(s, tc);
   return s;
 }
