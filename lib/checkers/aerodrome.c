@@ -64,14 +64,18 @@
  * clock's event to the receiving event, plus the source's own node), a fork (FORK), or an END
  * that passed it on (END: T →* V from V's clock, V →* X from X's record of V). Thread clocks
  * keep one node per component (prov); R_x and chR_x keep per component the read that taught
- * them: T's own read as a small record (rown), another thread's read as a node (HOLD), or an
+ * them: T's own read as a small record (rlog_ent, rown), another thread's read as a node (HOLD), or an
  * END node; W_x, L_l and R_{u,x} are copies of their storer's clock at the store event, so
  * they only keep what they learn at ENDs after it (ends). A node is about one transaction
  * instance (of, about = its number): a slot about an older instance reads as empty. At a
  * violation, walk() follows the nodes from the victim's transaction to the closing edge and
  * yields the cycle's edges; two transactions of one thread on the path are joined by program
  * order. Nodes are made only when a clock learns an open transaction, never on the paths
- * that learn nothing, and the records about T are dropped at T's END (forget_all). Throughput
+ * that learn nothing. A record about an ended T stays in its slot until the slot is next
+ * written (it reads as empty: `about`), so an END does not walk the records of the clocks T
+ * reached; memory stays bounded by the slots (one per clock component). The records of a
+ * variable about component c sit side by side (vslot), and "R_x learned T from T's own read"
+ * goes to T's thread's read log (rown_origin), the cheapest place to write it. Throughput
  * matters here (the budget is 10 % of the checker without provenance): the provenance code is
  * kept out of line (AERO_RARE), and the event handlers build an event's description only when
  * a record needs it.
@@ -108,6 +112,7 @@
 #define PN_MAX_DEPTH 48u   /* longest provenance chain kept (see "Provenance") */
 #define CYC_MAX 128u       /* edges of a reported cycle (the session keeps 128) */
 #define CYC_VARS 16u       /* variables named by a report */
+#define RLOG_MAX 256u      /* own reads logged per transaction (see rown_origin) */
 
 enum { REG_W = 0, REG_R = 1, REG_L = 2 };
 
@@ -153,7 +158,10 @@ typedef struct pnode {
 /* Per-component provenance of a clock: slot c is a node about thread c's transaction. */
 typedef struct ends {
   pnode **p;
-  size_t cap;
+  uint32_t cap;    /* slots */
+  uint32_t gap;    /* slot c is p[c * (gap + 1)]: 0 for an array of its own (a zeroed ends is
+                      empty and valid), more for a view into a variable's vslot block
+                      (VAR_ENDS), which the variable owns and grows */
 } ends;
 
 /* The common read records, kept small and apart from rp/cp (one per thread and variable, 24
@@ -167,6 +175,26 @@ typedef struct rown {
   uint32_t o_about, a_about;
 } rown;
 
+/* The provenance records of one variable about thread c's open transaction, side by side so
+ * that an access or an END touching them misses the cache once (48 bytes): what W_x learned at
+ * ENDs after its last write, how R_x and chR_x learned it (rp, cp), and R_x's own-read record. */
+typedef struct vslot {
+  pnode *wend, *rp, *cp;
+  rown ro;
+} vslot;
+
+/* The records of one kind (wend, rp or cp) of variable v as an `ends` view (a compound
+ * literal, valid in the enclosing block). */
+#define VAR_ENDS(v, field)                                                            \
+  (&(ends){(v)->slot ? &(v)->slot[0].field : NULL, (v)->nslot,                         \
+           (uint32_t)(sizeof(vslot) / sizeof(pnode *) - 1)})
+
+
+/* A read by which R_x learned its reader's open transaction, in the reader's log (rown_origin). */
+typedef struct rlog_ent {
+  uint64_t index, loc;
+  uint32_t var;
+} rlog_ent;
 
 /* "The clock knows C because of path n, which ends at or before event at" (origin: at is an
  * event of C). n == NULL && !origin: unknown. */
@@ -182,7 +210,6 @@ typedef struct athread { /* hot fields first */
   uint32_t active;      /* inside a transaction */
   uint32_t seq;         /* transactions begun so far */
   uint32_t overflow;    /* its learned list could not grow: END scans everything */
-  uint32_t noded;       /* a provenance node about its open transaction was made */
   uint64_t ver;         /* bumped whenever c changes */
   kent *known;          /* open transactions c knows (validated lazily) */
   size_t n_known, cap_known;
@@ -196,7 +223,8 @@ typedef struct athread { /* hot fields first */
   uint32_t rep_seq;     /* seq + 1 of its transaction last reported, 0 = none */
   uint64_t rep_other;   /* the other transaction of that report */
   ends prov;            /* how C_t learned each open transaction it knows */
-  uint64_t pnodes;      /* slots of prov that may hold a node: bit c (63: c >= 63) */
+  rlog_ent *rlog;       /* reads of its open transaction that taught R_x (at most RLOG_MAX) */
+  uint32_t n_rlog, cap_rlog;
   atom__vc cb;          /* C_t^▷ (basic variant) */
 } athread;
 
@@ -209,18 +237,21 @@ typedef struct avar { /* what every access touches first (two cache lines), then
   uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
   atom__vc r, chr;  /* R_x, chR_x (optimized) */
   atom__vc w;       /* W_x */
-  rown *ro;         /* the small records of R_x, chR_x (optimized); ro_cap allocated */
-  size_t ro_cap;
-  uint64_t rnodes;  /* slots of rp, cp or wend that may hold a node: bit c (63: c >= 63) */
-  ends wend;        /* what W_x learned at ENDs after its last write */
-  ends rp, cp;      /* R_x, chR_x (optimized): per component, the read by another thread that
-                       taught it (PN_HOLD) or an END that did (PN_END) */
-  atom__vc *rt;     /* R_{u,x} for u < n_rt (basic); rt_cap allocated */
-  aev *rtev;        /* the read that stored R_{u,x} (basic) */
-  ends *rtend;      /* what R_{u,x} learned at ENDs after that read (basic) */
+  vslot *slot;      /* provenance records per component (vslot), nslot allocated, grown on
+                       first use; W_x's (wend) in both variants, R_x's and chR_x's (rp, cp: the
+                       read by another thread that taught it (PN_HOLD) or an END that did
+                       (PN_END); ro: its own read) in the optimized one */
+  uint32_t nslot;
+} avar;
+
+/* What variant=basic keeps per variable besides avar (allocated in that variant only). */
+typedef struct avar_basic {
+  atom__vc *rt;     /* R_{u,x} for u < n_rt; rt_cap allocated */
+  aev *rtev;        /* the read that stored R_{u,x} */
+  ends *rtend;      /* what R_{u,x} learned at ENDs after that read */
   uint32_t n_rt;
   size_t rt_cap, rtev_cap, rtend_cap;
-} avar;
+} avar_basic;
 
 typedef struct alock {
   atom__vc l;       /* L_l */
@@ -257,6 +288,8 @@ typedef struct aero {
   size_t open_cap;
   avar *var;
   size_t var_cap;
+  avar_basic *vbasic; /* variant=basic only */
+  size_t vbasic_cap;
   aev *wlast;        /* the last write of each variable */
   size_t wlast_cap;
   alock *lock;
@@ -363,7 +396,6 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   n->depth = (uint16_t)(d + 1);
   n->of = of;
   n->about = a->thr[of].seq;
-  a->thr[of].noded = 1;
   n->a = x;
   n->b = y;
   if (x) x->refs++;
@@ -384,43 +416,71 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
 static void ends_put(aero *a, ends *e, uint32_t c, pnode *n) {
   if (c >= e->cap) {
     if (!n) return;
-    if (ATOM__GROW(a->mem, e->p, e->cap, c + 1 > a->n_thr ? c + 1 : a->n_thr)) {
+    size_t cap = e->cap;
+    if (e->gap || /* a view: the variable grows it first (vslot_room) */
+        ATOM__GROW(a->mem, e->p, cap, c + 1 > a->n_thr ? c + 1 : a->n_thr)) {
       pn_unref(a, n);
       return;
     }
+    e->cap = (uint32_t)cap;
   }
-  pn_unref(a, e->p[c]);
-  e->p[c] = n;
+  pnode **cell = &e->p[(size_t)c * (e->gap + 1)];
+  pn_unref(a, *cell);
+  *cell = n;
 }
 
 static void ends_free(aero *a, ends *e) {
-  for (size_t i = 0; i < e->cap; i++) pn_unref(a, e->p[i]);
-  atom__mem_free(a->mem, e->p, e->cap * sizeof *e->p);
+  for (size_t i = 0; i < e->cap; i++) pn_unref(a, e->p[i * (e->gap + 1)]);
+  if (!e->gap) atom__mem_free(a->mem, e->p, e->cap * sizeof *e->p);
   e->p = NULL;
   e->cap = 0;
 }
 
 /* Slot c if it is about thread c's current (open) transaction. */
 static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
-  pnode *n = c < e->cap ? e->p[c] : NULL;
+  pnode *n = c < e->cap ? e->p[(size_t)c * (e->gap + 1)] : NULL;
   return n && n->about == a->thr[c].seq ? n : NULL;
 }
 
-/* Room for slot c of v->ro, exactly one per thread. */
-static int rown_grow(aero *a, avar *v, uint32_t c) {
+/* Room for slot c of v->slot (one per thread). */
+static AERO_RARE int vslot_grow(aero *a, avar *v, uint32_t c) {
   size_t want = c + 1 > a->n_thr ? c + 1 : a->n_thr;
-  rown *p = atom__mem_realloc(a->mem, v->ro, v->ro_cap * sizeof *p, want * sizeof *p);
+  vslot *p = atom__mem_realloc(a->mem, v->slot, v->nslot * sizeof *p, want * sizeof *p);
   if (!p) return ATOM_ENOMEM;
-  memset(p + v->ro_cap, 0, (want - v->ro_cap) * sizeof *p);
-  v->ro = p;
-  v->ro_cap = want;
+  memset(p + v->nslot, 0, (want - v->nslot) * sizeof *p);
+  v->slot = p;
+  v->nslot = (uint32_t)want;
   return 0;
 }
 
-/* R_x learns thread c's open transaction from c's own read (index, loc). */
+/* 0 if slot c of v exists (grown if needed), else ATOM_ENOMEM (the record is then lost). */
+static inline int vslot_room(aero *a, avar *v, uint32_t c) {
+  return c < v->nslot ? 0 : vslot_grow(a, v, c);
+}
+
+static AERO_RARE int rlog_grow(aero *a, athread *th) {
+  size_t cap = th->cap_rlog;
+  if (ATOM__GROW(a->mem, th->rlog, cap, (size_t)th->n_rlog + 1)) return ATOM_ENOMEM;
+  th->cap_rlog = (uint32_t)(cap < RLOG_MAX ? cap : RLOG_MAX);
+  return 0;
+}
+
+/* R_x learns thread c's open transaction from c's own read (index, loc). This happens at the
+ * first read of each variable in most transactions, so the record goes where it is cheapest to
+ * write: the reader's log, appended in order (one cache line for several reads), searched only
+ * when an edge is named (ex_rp). Past RLOG_MAX reads of one transaction, or without memory for
+ * the log, it goes to the variable's slot. */
 static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uint64_t loc) {
-  if (c >= v->ro_cap && rown_grow(a, v, c)) return;
-  rown *s = &v->ro[c];
+  athread *th = &a->thr[c];
+  if (th->n_rlog < th->cap_rlog || (th->n_rlog < RLOG_MAX && !rlog_grow(a, th))) {
+    rlog_ent *l = &th->rlog[th->n_rlog++];
+    l->index = index;
+    l->loc = loc;
+    l->var = (uint32_t)(v - a->var);
+    return;
+  }
+  if (vslot_room(a, v, c)) return;
+  rown *s = &v->slot[c].ro;
   s->index = index;
   s->loc = loc;
   s->o_about = a->thr[c].seq;
@@ -428,16 +488,8 @@ static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uin
 
 /* chR_x learns thread c's open transaction by the read R_x learned it by. */
 static inline void rown_alias(aero *a, avar *v, uint32_t c) {
-  if (c >= v->ro_cap && rown_grow(a, v, c)) return;
-  v->ro[c].a_about = a->thr[c].seq;
-}
-
-static inline uint64_t rnode_bit(uint32_t c) { return UINT64_C(1) << (c < 63 ? c : 63); }
-
-/* ends_put into R_x's, chR_x's or W_x's records of v, noting the slot (avar.rnodes). */
-static inline void ends_put_v(aero *a, avar *v, ends *e, uint32_t c, pnode *n) {
-  if (n) v->rnodes |= rnode_bit(c);
-  ends_put(a, e, c, n);
+  if (vslot_room(a, v, c)) return;
+  v->slot[c].ro.a_about = a->thr[c].seq;
 }
 
 /* How thread u's clock (at its event `at`) knows thread c's open transaction. */
@@ -467,22 +519,31 @@ static expl ex_rrec(const aero *a, const ends *e, uint32_t c) {
 
 /* How R_x (of variable v) knows thread c's open transaction. */
 static expl ex_rp(const aero *a, const avar *v, uint32_t c) {
-  uint32_t seq = a->thr[c].seq;
-  if (c < v->ro_cap && v->ro[c].o_about == seq && seq) {
-    const athread *th = &a->thr[c];
-    const rown *s = &v->ro[c];
-    expl x = {NULL, {{c, 0, th->begin_index, th->begin_loc}, s->index, s->loc, ATOM_READ,
-                     (uint32_t)(v - a->var)}, 1};
+  const athread *th = &a->thr[c];
+  uint32_t seq = th->seq, var = (uint32_t)(v - a->var);
+  const rlog_ent *own = NULL;
+  if (th->active)
+    for (uint32_t i = 0; i < th->n_rlog && !own; i++)
+      if (th->rlog[i].var == var) own = &th->rlog[i];
+  if (!own && c < v->nslot && v->slot[c].ro.o_about == seq && seq) {
+    const rown *s = &v->slot[c].ro;
+    expl x = {NULL, {{c, 0, th->begin_index, th->begin_loc}, s->index, s->loc, ATOM_READ, var},
+              1};
     return x;
   }
-  return ex_rrec(a, &v->rp, c);
+  if (own) {
+    expl x = {NULL, {{c, 0, th->begin_index, th->begin_loc}, own->index, own->loc, ATOM_READ, var},
+              1};
+    return x;
+  }
+  return ex_rrec(a, VAR_ENDS(v, rp), c);
 }
 
 /* How chR_x knows thread c's open transaction. */
 static expl ex_chr(const aero *a, const avar *v, uint32_t c) {
   uint32_t seq = a->thr[c].seq;
-  if (c < v->ro_cap && v->ro[c].a_about == seq && seq) return ex_rp(a, v, c);
-  return ex_rrec(a, &v->cp, c);
+  if (c < v->nslot && v->slot[c].ro.a_about == seq && seq) return ex_rp(a, v, c);
+  return ex_rrec(a, VAR_ENDS(v, cp), c);
 }
 
 static inline int known_expl(const expl *x) { return x->n || x->origin; }
@@ -512,8 +573,8 @@ typedef struct srcd {
   int kind;
   uint32_t who;       /* THREAD: the joined child; FORK: the parent; END: the ending thread */
   const aev *at;      /* SNAP: store event; THREAD: the child's last event; FORK: the fork */
-  const ends *e;      /* SNAP */
-  const avar *v;      /* RREC: the variable whose R_x is joined */
+  const ends *e;      /* SNAP: the stored clock's END records, or NULL for W_x of v */
+  const avar *v;      /* RREC: the variable whose R_x is joined; SNAP with e NULL: whose W_x */
   const atom_ev *ev;  /* the receiving event (its aev is made only if a record needs it) */
 } srcd;
 
@@ -526,7 +587,8 @@ static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *
   aev to;
   switch (sd->kind) {
     case SD_SNAP:
-      x = ex_snap(a, sd->at, sd->e, i);
+      /* W_x's records are a view made here, off the hot path that fills sd */
+      x = ex_snap(a, sd->at, sd->e ? sd->e : VAR_ENDS(sd->v, wend), i);
       to = cur_aev(a, sd->ev);
       n = pn_edge(a, i, &x, &to, made);
       break;
@@ -550,7 +612,6 @@ static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *
       if (l && r) n = pn_new(a, PN_END, 0, i, l, r, NULL, NULL, made);
     }
   }
-  if (n) a->thr[u].pnodes |= rnode_bit(i);
   ends_put(a, &a->thr[u].prov, i, n);
 }
 
@@ -842,7 +903,8 @@ static int ensure_vars_slow(aero *a, uint32_t id) {
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_VAR);
   if (want <= id) want = id + 1;
   if (ATOM__GROW(a->mem, a->var, a->var_cap, want) ||
-      ATOM__GROW(a->mem, a->wlast, a->wlast_cap, want))
+      ATOM__GROW(a->mem, a->wlast, a->wlast_cap, want) ||
+      (a->basic && ATOM__GROW(a->mem, a->vbasic, a->vbasic_cap, want)))
     return ATOM_ENOMEM;
   for (uint32_t x = a->n_var; x < want; x++) {
     avar *v = &a->var[x];
@@ -1006,11 +1068,15 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     }
     pnode *n = ends_get(a, &th->prov, e.t);
     pnode *h = n ? pn_new(a, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
+    if (h && vslot_room(a, v, e.t)) {
+      pn_unref(a, h);
+      h = NULL;
+    }
     if (r_learns) {
-      ends_put_v(a, v, &v->rp, e.t, h);
+      ends_put(a, VAR_ENDS(v, rp), e.t, h);
       if (c_learns) rown_alias(a, v, e.t); /* the same read taught both */
     } else {
-      ends_put_v(a, v, &v->cp, e.t, h);
+      ends_put(a, VAR_ENDS(v, cp), e.t, h);
     }
   }
   th->n_known = k;
@@ -1032,11 +1098,11 @@ static int opt_read(aero *a, const atom_ev *ev) {
 
   if (v->lastw != t) {
     if (knows(a, &v->w, t)) { /* line 25 */
-      expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
+      expl e = ex_snap(a, &a->wlast[x], VAR_ENDS(v, wend), t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
     if (join_w) {
-      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
       thread_join(a, t, &v->w, &sd);
       v->w_seen |= SEEN_BIT(t);
     }
@@ -1068,11 +1134,11 @@ static int opt_write(aero *a, const atom_ev *ev) {
 
   if (v->lastw != t) {
     if (knows(a, &v->w, t)) { /* line 29 */
-      expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
+      expl e = ex_snap(a, &a->wlast[x], VAR_ENDS(v, wend), t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
     if (join_w) {
-      srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
       thread_join(a, t, &v->w, &sd);
     }
   }
@@ -1137,44 +1203,6 @@ static int opt_release(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-static inline void ends_drop(aero *a, ends *e, uint32_t c) {
-  if (c < e->cap && e->p[c]) {
-    pn_unref(a, e->p[c]);
-    e->p[c] = NULL;
-  }
-}
-
-
-/* The records about t's transaction T, which is ending, in the clocks that learned it: nothing
- * reads them after the END (a record is consulted only for an open transaction), and the END
- * records made from them hold their own references. Dropping them now frees the chains about T
- * at once instead of when the slot is next written, so the nodes held (and the memory the
- * checker touches) stay proportional to what the open transactions reached. Only for a
- * transaction some node is about (th->noded). */
-static AERO_RARE void forget_all(aero *a, uint32_t t) {
-  athread *th = &a->thr[t];
-  uint64_t bit = rnode_bit(t);
-  for (uint32_t u = 0; u < a->n_thr; u++) { /* pnodes/rnodes: skip the slots with no node */
-    athread *o = &a->thr[u];
-    if (!(o->pnodes & bit)) continue;
-    ends_drop(a, &o->prov, t);
-    if (t < 63) o->pnodes &= ~bit;
-  }
-  for (size_t i = 0; i < th->n_learned; i++) {
-    reg r = th->learned[i];
-    if (r.kind == REG_L) {
-      ends_drop(a, &a->lock[r.id].lend, t);
-      continue;
-    }
-    avar *v = &a->var[r.id]; /* REG_W and the read registrations: the variable's records */
-    if (!(v->rnodes & bit)) continue;
-    ends_drop(a, &v->wend, t);
-    ends_drop(a, &v->rp, t);
-    ends_drop(a, &v->cp, t);
-    if (t < 63) v->rnodes &= ~bit;
-  }
-}
-
 /* The provenance part of opt_end_update: X (and chR_x) learn the other open transactions C_t
  * knows, through T. Kept apart so that the common END update (nothing new to learn) stays a
  * test and a join. */
@@ -1195,7 +1223,7 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
     if (!have) {
       have = 1;
       if (r.kind == REG_W) {
-        right = ex_snap(a, &a->wlast[r.id], &v->wend, t);
+        right = ex_snap(a, &a->wlast[r.id], VAR_ENDS(v, wend), t);
         rightc = right;
       } else if (r.kind == REG_L) {
         right = ex_snap(a, &a->rellast[r.id], &a->lock[r.id].lend, t);
@@ -1206,18 +1234,19 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
       }
     }
     pnode *left = ends_get(a, &th->prov, e.t);
+    if (r.kind != REG_L && vslot_room(a, v, e.t)) continue; /* out of memory: record lost */
     if (r.kind == REG_W) {
-      ends_put_v(a, v, &v->wend, e.t, pn_end_at(a, e.t, left, &right, made));
+      ends_put(a, VAR_ENDS(v, wend), e.t, pn_end_at(a, e.t, left, &right, made));
     } else if (r.kind == REG_L) {
       ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
     } else {
-      if (learns) ends_put_v(a, v, &v->rp, e.t, pn_end_at(a, e.t, left, &right, made));
+      if (learns) ends_put(a, VAR_ENDS(v, rp), e.t, pn_end_at(a, e.t, left, &right, made));
       if (c_learns) {
         /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
         if (learns && same_expl(&right, &rightc))
           rown_alias(a, v, e.t);
         else
-          ends_put_v(a, v, &v->cp, e.t, pn_end_at(a, e.t, left, &rightc, made));
+          ends_put(a, VAR_ENDS(v, cp), e.t, pn_end_at(a, e.t, left, &rightc, made));
       }
     }
   }
@@ -1313,7 +1342,6 @@ static int opt_end(aero *a, const atom_ev *ev) {
     for (size_t i = 0; i < th->n_learned; i++)
       opt_end_update(a, t, th->b, &th->c, th->learned[i], nk, ev->index);
   }
-  if (th->noded && !th->overflow) forget_all(a, t); /* (an overflowed list is not complete) */
   th->n_learned = 0;
   th->overflow = 0;
   th->active = 0;
@@ -1333,28 +1361,29 @@ static int basic_read(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
-  if (t >= v->n_rt) {
-    if (ATOM__GROW(a->mem, v->rtev, v->rtev_cap, a->n_thr) ||
-        ATOM__GROW(a->mem, v->rtend, v->rtend_cap, a->n_thr) ||
-        ATOM__GROW(a->mem, v->rt, v->rt_cap, a->n_thr))
+  avar_basic *vb = &a->vbasic[x];
+  if (t >= vb->n_rt) {
+    if (ATOM__GROW(a->mem, vb->rtev, vb->rtev_cap, a->n_thr) ||
+        ATOM__GROW(a->mem, vb->rtend, vb->rtend_cap, a->n_thr) ||
+        ATOM__GROW(a->mem, vb->rt, vb->rt_cap, a->n_thr))
       return ATOM_ENOMEM;
-    for (uint32_t u = v->n_rt; u < a->n_thr; u++) atom__vc_init(&v->rt[u]);
-    a->clocks += a->n_thr - v->n_rt;
-    v->n_rt = a->n_thr;
+    for (uint32_t u = vb->n_rt; u < a->n_thr; u++) atom__vc_init(&vb->rt[u]);
+    a->clocks += a->n_thr - vb->n_rt;
+    vb->n_rt = a->n_thr;
   }
   uint32_t len = max_u32(th->c.len, v->w.len);
-  if (reserve(a, &th->c, len) || reserve(a, &v->rt[t], len)) return ATOM_ENOMEM;
+  if (reserve(a, &th->c, len) || reserve(a, &vb->rt[t], len)) return ATOM_ENOMEM;
   aev me = cur_aev(a, ev);
   if (v->lastw != t) { /* lines 24-25 */
     if (basic_knows(a, &v->w, t)) {
-      expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
+      expl e = ex_snap(a, &a->wlast[x], VAR_ENDS(v, wend), t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
-    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
+    srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
     thread_join(a, t, &v->w, &sd);
   }
-  atom__vc_copy(a->mem, &v->rt[t], &th->c); /* line 26 */
-  v->rtev[t] = me;
+  atom__vc_copy(a->mem, &vb->rt[t], &th->c); /* line 26 */
+  vb->rtev[t] = me;
   return 0;
 }
 
@@ -1362,26 +1391,27 @@ static int basic_write(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
+  const avar_basic *vb = &a->vbasic[x];
   uint32_t len = max_u32(th->c.len, v->w.len);
-  for (uint32_t u = 0; u < v->n_rt; u++) len = max_u32(len, v->rt[u].len);
+  for (uint32_t u = 0; u < vb->n_rt; u++) len = max_u32(len, vb->rt[u].len);
   if (reserve(a, &th->c, len) || reserve(a, &v->w, len)) return ATOM_ENOMEM;
   aev me = cur_aev(a, ev);
   if (v->lastw != t) { /* lines 28-29 */
     if (basic_knows(a, &v->w, t)) {
-      expl e = ex_snap(a, &a->wlast[x], &v->wend, t);
+      expl e = ex_snap(a, &a->wlast[x], VAR_ENDS(v, wend), t);
       note(a, report_edge(a, ev, t, &e, &a->wlast[x]));
     }
-    srcd sd = {SD_SNAP, 0, &a->wlast[x], &v->wend, NULL, ev};
+    srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
     thread_join(a, t, &v->w, &sd);
   }
-  for (uint32_t u = 0; u < v->n_rt; u++) { /* lines 30-31 */
-    if (u == t || v->rt[u].len == 0) continue; /* R_{u,x} = ⊥: u never read x */
-    if (basic_knows(a, &v->rt[u], t)) {
-      expl e = ex_snap(a, &v->rtev[u], &v->rtend[u], t);
-      note(a, report_edge(a, ev, t, &e, &v->rtev[u]));
+  for (uint32_t u = 0; u < vb->n_rt; u++) { /* lines 30-31 */
+    if (u == t || vb->rt[u].len == 0) continue; /* R_{u,x} = ⊥: u never read x */
+    if (basic_knows(a, &vb->rt[u], t)) {
+      expl e = ex_snap(a, &vb->rtev[u], &vb->rtend[u], t);
+      note(a, report_edge(a, ev, t, &e, &vb->rtev[u]));
     }
-    srcd sd = {SD_SNAP, 0, &v->rtev[u], &v->rtend[u], NULL, ev};
-    thread_join(a, t, &v->rt[u], &sd);
+    srcd sd = {SD_SNAP, 0, &vb->rtev[u], &vb->rtend[u], NULL, ev};
+    thread_join(a, t, &vb->rt[u], &sd);
   }
   atom__vc_copy(a->mem, &v->w, &th->c); /* lines 32-33 */
   v->lastw = t;
@@ -1413,14 +1443,15 @@ static int basic_release(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-/* X := C_t^▷ ⊑ X ? C_t ⊔ X : X (lines 42, 44, 46); reserve = 1 only reserves room. X is a
- * stored clock (taken at event store, END provenance in e): record how it learns the other
- * open transactions C_t knows. */
-static int basic_end_one(aero *a, uint32_t t, atom__vc *x, const aev *store, ends *e,
-                         int reserve_only, uint64_t made) {
+/* The provenance part of basic_end_one: X learns the other open transactions C_t knows. */
+static AERO_RARE void basic_end_learn(aero *a, uint32_t t, const atom__vc *x, const aev *store,
+                                      ends *e, avar *owner, uint64_t made) {
   athread *th = &a->thr[t];
-  if (!atom__vc_leq(&th->cb, x)) return 0;
-  if (reserve_only) return reserve(a, x, th->c.len);
+  ends view; /* W_x's records (a compound literal would end with the if below) */
+  if (!e) {
+    view = *VAR_ENDS(owner, wend);
+    e = &view;
+  }
   const atom__vc_t *s = atom__vc_cdata(&th->c);
   expl right = UNKNOWN;
   int have = 0;
@@ -1433,6 +1464,22 @@ static int basic_end_one(aero *a, uint32_t t, atom__vc *x, const aev *store, end
     }
     ends_put(a, e, i, pn_end_at(a, i, ends_get(a, &th->prov, i), &right, made));
   }
+}
+
+/* X := C_t^▷ ⊑ X ? C_t ⊔ X : X (lines 42, 44, 46); reserve_only = 1 only reserves room (and,
+ * for W_x of variable owner, whose records are passed as e = NULL, room for its records: without it they are lost, and a report on
+ * them names fewer edges, as anywhere provenance runs short). X is a stored clock (taken at
+ * event store, END provenance in e): record how it learns the other open transactions C_t
+ * knows. */
+static inline int basic_end_one(aero *a, uint32_t t, atom__vc *x, const aev *store, ends *e,
+                                avar *owner, int reserve_only, uint64_t made) {
+  athread *th = &a->thr[t];
+  if (!atom__vc_leq(&th->cb, x)) return 0;
+  if (reserve_only) {
+    if (owner) (void)vslot_room(a, owner, a->n_thr - 1);
+    return reserve(a, x, th->c.len);
+  }
+  basic_end_learn(a, t, x, store, e, owner, made);
   atom__vc_join(a->mem, x, &th->c, NULL);
   return 0;
 }
@@ -1455,13 +1502,15 @@ static int basic_end(aero *a, const atom_ev *ev) {
     }
     uint64_t at = ev->index;
     for (uint32_t l = 0; l < a->n_lock; l++) /* lines 41-42 */
-      if (basic_end_one(a, t, &a->lock[l].l, &a->rellast[l], &a->lock[l].lend, ro, at))
+      if (basic_end_one(a, t, &a->lock[l].l, &a->rellast[l], &a->lock[l].lend, NULL, ro, at))
         return ATOM_ENOMEM;
     for (uint32_t x = 0; x < a->n_var; x++) { /* lines 43-46 */
       avar *v = &a->var[x];
-      if (basic_end_one(a, t, &v->w, &a->wlast[x], &v->wend, ro, at)) return ATOM_ENOMEM;
-      for (uint32_t u = 0; u < v->n_rt; u++)
-        if (basic_end_one(a, t, &v->rt[u], &v->rtev[u], &v->rtend[u], ro, at))
+      avar_basic *vb = &a->vbasic[x];
+      if (basic_end_one(a, t, &v->w, &a->wlast[x], NULL, v, ro, at))
+        return ATOM_ENOMEM;
+      for (uint32_t u = 0; u < vb->n_rt; u++)
+        if (basic_end_one(a, t, &vb->rt[u], &vb->rtev[u], &vb->rtend[u], NULL, ro, at))
           return ATOM_ENOMEM;
     }
   }
@@ -1488,10 +1537,10 @@ static int on_begin(aero *a, const atom_ev *ev) {
   th->ver++;
   th->b = cur + 1;
   th->seq++;
-  th->noded = 0;
   th->active = 1;
   th->begin_index = ev->index;
   th->begin_loc = ev->loc;
+  th->n_rlog = 0;
   a->open_b[t] = th->b;
   a->n_active++;
   if (a->basic)
@@ -1598,6 +1647,7 @@ static void aero_destroy(void *self) {
     atom__vc_free(m, &th->cb);
     atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
     atom__mem_free(m, th->learned, th->cap_learned * sizeof *th->learned);
+    atom__mem_free(m, th->rlog, th->cap_rlog * sizeof *th->rlog);
     ends_free(a, &th->prov);
   }
   for (uint32_t x = 0; x < a->n_var; x++) {
@@ -1605,17 +1655,20 @@ static void aero_destroy(void *self) {
     atom__vc_free(m, &v->w);
     atom__vc_free(m, &v->r);
     atom__vc_free(m, &v->chr);
-    for (uint32_t u = 0; u < v->n_rt; u++) {
-      atom__vc_free(m, &v->rt[u]);
-      ends_free(a, &v->rtend[u]);
+    if (a->vbasic) {
+      avar_basic *vb = &a->vbasic[x];
+      for (uint32_t u = 0; u < vb->n_rt; u++) {
+        atom__vc_free(m, &vb->rt[u]);
+        ends_free(a, &vb->rtend[u]);
+      }
+      atom__mem_free(m, vb->rt, vb->rt_cap * sizeof *vb->rt);
+      atom__mem_free(m, vb->rtev, vb->rtev_cap * sizeof *vb->rtev);
+      atom__mem_free(m, vb->rtend, vb->rtend_cap * sizeof *vb->rtend);
     }
-    atom__mem_free(m, v->rt, v->rt_cap * sizeof *v->rt);
-    atom__mem_free(m, v->rtev, v->rtev_cap * sizeof *v->rtev);
-    atom__mem_free(m, v->rtend, v->rtend_cap * sizeof *v->rtend);
-    ends_free(a, &v->wend);
-    ends_free(a, &v->rp);
-    ends_free(a, &v->cp);
-    atom__mem_free(m, v->ro, v->ro_cap * sizeof *v->ro);
+    ends_free(a, VAR_ENDS(v, wend));
+    ends_free(a, VAR_ENDS(v, rp));
+    ends_free(a, VAR_ENDS(v, cp));
+    atom__mem_free(m, v->slot, v->nslot * sizeof *v->slot);
   }
   for (uint32_t l = 0; l < a->n_lock; l++) {
     atom__vc_free(m, &a->lock[l].l);
@@ -1624,6 +1677,7 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->thr, a->thr_cap * sizeof *a->thr);
   atom__mem_free(m, a->open_b, a->open_cap * sizeof *a->open_b);
   atom__mem_free(m, a->var, a->var_cap * sizeof *a->var);
+  atom__mem_free(m, a->vbasic, a->vbasic_cap * sizeof *a->vbasic);
   atom__mem_free(m, a->wlast, a->wlast_cap * sizeof *a->wlast);
   atom__mem_free(m, a->lock, a->lock_cap * sizeof *a->lock);
   atom__mem_free(m, a->rellast, a->rellast_cap * sizeof *a->rellast);

@@ -190,7 +190,7 @@ static int push_one(atom_session *s, const atom_event *e) {
       return reject(s, ATOM_EKIND, index, e,
                     "invalid flags (ACQUIRE is valid only on a READ, RELEASE only on a WRITE)");
   }
-  uint32_t t, x = 0;
+  uint32_t t = 0, x = 0; /* t: set by atom__intern_id on success (-O3 cannot see it) */
   int err = atom__intern_id(s, ATOM_SPACE_THREAD, e->thread, &t);
   if (err) return err;
   atom__thread *th = &s->threads[t];
