@@ -2,14 +2,14 @@
  * Writes", TACAS 2016), of one TSO execution (mode=execution) or of a trace, that is of every
  * TSO execution that commits the trace's writes somewhere later (mode=trace).
  *
- * Events (doc/checkers/tso.md): WRITE is the issue of a write into the thread's store buffer; COMMIT(x)
- * is the commit of the thread's oldest pending write (FIFO, validated by the core); FENCE,
- * ACQUIRE and RELEASE drain the buffer: the writes still pending are committed just before them,
- * in order. A JOIN commits the joined thread's pending writes just before it (the core refuses
- * events of a joined thread). Writes still pending at the end are never committed.
+ * Events (doc/checkers/tso.md): WRITE is the issue of a write into the thread's store buffer;
+ * COMMIT(x) is the commit of the thread's oldest pending write (FIFO, validated by the core);
+ * FENCE, ACQUIRE and RELEASE drain the buffer: the writes still pending are committed just before
+ * them, in order. A JOIN commits the joined thread's pending writes just before it (the core
+ * refuses events of a joined thread). Writes still pending at the end are never committed.
  *
- * Conflict relation (002 §4.1 reconstructed, doc/checkers/tso.md): two events of different threads conflict
- * when they touch one variable and one is a commit, except that a read served from its own
+ * Conflict relation (002 §4.1 reconstructed, doc/checkers/tso.md): two events of different threads
+ * conflict when they touch one variable and one is a commit, except that a read served from its own
  * thread's store buffer conflicts with no commit of another thread; issues conflict with nothing
  * in other threads; rel(l) -> acq(l), fork(u) -> events of u, events of u -> join(u). Events of
  * one thread conflict in program order, except: a commit conflicts only with its own write and
@@ -32,8 +32,8 @@
  * edges by a valid (acyclic) orientation of the event graph. A buffered read's conflicts with
  * other threads exist only in executions where it reads from memory, so they are conditional
  * links too, and each candidate cycle is checked exactly against the commit positions it needs
- * (commit_positions.c). First the directed edges alone (digraph, at the event that closes a cycle); then
- * the search of 002 §6.2 for simple cycles (cycle_search.c), bounded by max_work. fenced=yes:
+ * (commit_positions.c). First the directed edges alone (digraph, at the event that closes a cycle);
+ * then the search of 002 §6.2 for simple cycles (cycle_search.c), bounded by max_work. fenced=yes:
  * 002 §6.3, SC-serializability plus robustness.
  *
  * mode=auto (the default): events are buffered until the first COMMIT, which selects execution

@@ -20,10 +20,12 @@ static int commit_pos_link(cycle_search *s, uint32_t b, uint32_t a) {
     rc = commit_pos_push(s, COMMIT_BEFORE_COMMIT, b, a);
   } else if (eb->kind == ATOM_WRITE) { /* c(b) before the read a, served from memory */
     rc = commit_pos_push(s, COMMIT_BEFORE_EVENT, b, a);
-    if (!rc && (ea->flags & GRAPH_BUFFERED)) rc = commit_pos_push(s, COMMIT_BEFORE_EVENT, ea->wr, a);
+    if (!rc && (ea->flags & GRAPH_BUFFERED))
+      rc = commit_pos_push(s, COMMIT_BEFORE_EVENT, ea->wr, a);
   } else { /* the read b before c(a), b served from memory */
     if (b > a) rc = commit_pos_push(s, COMMIT_AFTER_EVENT, a, b);
-    if (!rc && (eb->flags & GRAPH_BUFFERED)) rc = commit_pos_push(s, COMMIT_BEFORE_EVENT, eb->wr, b);
+    if (!rc && (eb->flags & GRAPH_BUFFERED))
+      rc = commit_pos_push(s, COMMIT_BEFORE_EVENT, eb->wr, b);
   }
   return rc;
 }
@@ -34,7 +36,8 @@ static int commit_pos_link(cycle_search *s, uint32_t b, uint32_t a) {
 static int commit_pos_feasible(cycle_search *s) {
   uint32_t w[2 * SEARCH_MAX_CONSTRAINTS];
   uint32_t lo[2 * SEARCH_MAX_CONSTRAINTS], hi[2 * SEARCH_MAX_CONSTRAINTS];
-  uint32_t pa[3 * SEARCH_MAX_CONSTRAINTS], pb[3 * SEARCH_MAX_CONSTRAINTS], indeg[2 * SEARCH_MAX_CONSTRAINTS], ord[2 * SEARCH_MAX_CONSTRAINTS];
+  uint32_t pa[3 * SEARCH_MAX_CONSTRAINTS], pb[3 * SEARCH_MAX_CONSTRAINTS],
+      indeg[2 * SEARCH_MAX_CONSTRAINTS], ord[2 * SEARCH_MAX_CONSTRAINTS];
   size_t n = 0, np = 0;
   const trace_graph *T = s->T;
   search_tick(s, s->ncons);

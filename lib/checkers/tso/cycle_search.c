@@ -71,7 +71,8 @@ int atom__tso_search_links(cycle_search *s, uint32_t v, int out, id_list *res, i
     for (uint32_t i = lower_bound(acc, nacc, dv); i < nacc && acc[i] < d2 && acc[i] <= s->hi; i++) {
       if (search_tick(s, 1)) return s->err;
       const graph_event *r = &T->ev[acc[i]];
-      if (r->thread != e->thread && r->kind == ATOM_READ && (r->flags & GRAPH_BUFFERED)) LINKS_ADD(acc[i]);
+      if (r->thread != e->thread && r->kind == ATOM_READ && (r->flags & GRAPH_BUFFERED))
+        LINKS_ADD(acc[i]);
     }
   } else {
     /* buffered reads of other threads for which v is the first later write of its thread */
@@ -79,7 +80,8 @@ int atom__tso_search_links(cycle_search *s, uint32_t v, int out, id_list *res, i
     for (uint32_t i = ai; i-- > 0 && (prev == NONE32 || acc[i] > prev) && acc[i] >= s->lo;) {
       if (search_tick(s, 1)) return s->err;
       const graph_event *r = &T->ev[acc[i]];
-      if (r->thread != e->thread && r->kind == ATOM_READ && (r->flags & GRAPH_BUFFERED)) LINKS_ADD(acc[i]);
+      if (r->thread != e->thread && r->kind == ATOM_READ && (r->flags & GRAPH_BUFFERED))
+        LINKS_ADD(acc[i]);
     }
   }
 #undef LINKS_ADD
@@ -330,7 +332,8 @@ static int search_pass(cycle_search *s, uint32_t span) {
               }
               s->seg[0] = (search_segment){i, a1, S, b1};
               s->ncons = 0;
-              if (s->nstamp[b1] == s->ncur && atom__tso_commit_pos_try_link(s, b1, a1)) { /* b1 -> a1 */
+              if (s->nstamp[b1] == s->ncur &&
+                  atom__tso_commit_pos_try_link(s, b1, a1)) { /* b1 -> a1 */
                 s->found = 1;
                 found = 1;
                 break;
@@ -422,8 +425,8 @@ static int search_component(cycle_search *s, uint32_t c) {
 
 
 /* Run the search over nn nodes with directed edges (d_off, d_adj); report what it finds. */
-int atom__tso_search_run(tso_checker *c, const trace_graph *T, size_t nn, const uint32_t *node_of, const uint32_t *d_off,
-                  const uint32_t *d_adj, int robust) {
+int atom__tso_search_run(tso_checker *c, const trace_graph *T, size_t nn, const uint32_t *node_of,
+                         const uint32_t *d_off, const uint32_t *d_adj, int robust) {
   cycle_search s;
   memset(&s, 0, sizeof s);
   s.c = c;

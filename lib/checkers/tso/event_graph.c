@@ -70,7 +70,8 @@ static int build_edge(graph_builder *b, uint32_t src, uint32_t dst, int forced) 
   return rc < 0 ? rc : 0;
 }
 
-int atom__tso_build_new_txn(graph_builder *b, uint32_t t, int unary, uint64_t index, uint64_t loc, uint32_t *out) {
+int atom__tso_build_new_txn(graph_builder *b, uint32_t t, int unary, uint64_t index, uint64_t loc,
+                            uint32_t *out) {
   trace_graph *T = b->T;
   atom__mem *m = b->c->mem;
   if (T->ntx >= NONE32 - 1)
@@ -94,10 +95,11 @@ void atom__tso_build_txn_done(graph_builder *b, uint32_t txn) {
   if (b->phase1) atom__dg_complete(&b->g1, b->txn_node[txn]);
 }
 
-/* Edges into g from every earlier event of thread th (see exec_program_order_edges). @p w_forced: whether the
- * effects of the thread's writes and buffered reads come before g (false for fork and for the
- * joiner's own join, which do not drain). */
-static int build_program_order_edges(graph_builder *b, const builder_thread *th, uint32_t g, int w_forced) {
+/* Edges into g from every earlier event of thread th (see exec_program_order_edges). @p w_forced:
+ * whether the effects of the thread's writes and buffered reads come before g (false for fork and
+ * for the joiner's own join, which do not drain). */
+static int build_program_order_edges(graph_builder *b, const builder_thread *th, uint32_t g,
+                                     int w_forced) {
   int rc;
   int nf = w_forced || th->nstar == NONE32 || b->T->ev[th->nstar].kind != ATOM_WRITE;
   if ((rc = build_edge(b, th->nstar, g, nf)) || (rc = build_edge(b, th->sstar, g, 1))) return rc;
@@ -151,7 +153,8 @@ int atom__tso_build_event(graph_builder *b, const atom_ev *r, uint32_t g) {
     if (k == NONE32) {
       /* A write of another thread committed before its thread's drain, and the drain came
        * before this read: ordered the same way in every execution. A buffered read has such
-       * conflicts only when it is served from memory: they are links (atom__tso_search_links), not edges. */
+       * conflicts only when it is served from memory: they are links (atom__tso_search_links), not
+       * edges. */
       for (uint32_t i = 0; i < v->st.n; i++)
         if (v->st.p[i].thread != r->thread && (rc = build_edge(b, v->st.p[i].ev, g, 1))) return rc;
       if ((rc = pairs_put(&v->rd, m, r->thread, g))) return rc;
@@ -209,8 +212,8 @@ int atom__tso_build_event(graph_builder *b, const atom_ev *r, uint32_t g) {
     builder_thread *ch = &b->th[r->target];
     if ((rc = build_drain(b, ch, r->target, g))) return rc;
     if (ch->started) {
-      /* as in atom__tso_exec_event: u's nstar or sstar may still be its fork, which reaches g through u's
-       * own events; an edge fork -> join would name two events that do not conflict */
+      /* as in atom__tso_exec_event: u's nstar or sstar may still be its fork, which reaches g
+       * through u's own events; an edge fork -> join would name two events that do not conflict */
       uint32_t fn = ch->nstar, fs = ch->sstar;
       if (fn != NONE32 && T->ev[fn].thread != r->target) ch->nstar = NONE32;
       if (fs != NONE32 && T->ev[fs].thread != r->target) ch->sstar = NONE32;
@@ -355,7 +358,8 @@ int atom__tso_graph_index(trace_graph *T, atom__mem *m, uint32_t nthreads) {
   uint32_t x = 0;
   for (size_t i = 0; i < nw; i++) {
     const graph_event *w = &T->ev[T->ws[i]];
-    if (i == 0 || w->target != T->ev[T->ws[i - 1]].target || w->thread != T->ev[T->ws[i - 1]].thread) {
+    if (i == 0 || w->target != T->ev[T->ws[i - 1]].target ||
+        w->thread != T->ev[T->ws[i - 1]].thread) {
       while (x <= w->target) goff[x++] = (uint32_t)gi;
       T->wg[gi++] = (graph_write_group){w->thread, (uint32_t)i, 0};
     }

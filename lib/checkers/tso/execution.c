@@ -52,8 +52,8 @@ void atom__tso_exec_free(exec_engine *x) {
 
 /* Add from -> to in graph g for the conflict (from->ev, dst); a cycle is reported. The first
  * error is kept in *err and the event is still applied in full. */
-static void exec_edge(exec_engine *x, atom__dg *g, const exec_src *from, atom__dg_node to, const atom_ev *dst,
-                    int *err) {
+static void exec_edge(exec_engine *x, atom__dg *g, const exec_src *from, atom__dg_node to,
+                      const atom_ev *dst, int *err) {
   if (from->n == ATOM__DG_NONE || to == ATOM__DG_NONE) return;
   exec_label lb = {from->ev, *dst};
   if (from->n == to && g == &x->rg && atom__dg_alive(g, to)) {
@@ -135,7 +135,8 @@ static void exec_commit(exec_engine *x, uint32_t t, const atom_ev *cev, int *err
   exec_txn_done(x, pw.txn);
   if (x->robust) {
     exec_edge(x, &x->rg, &v->rcom, pw.rnode, cev, err);
-    for (uint32_t i = 0; i < v->rrd.n; i++) exec_edge(x, &x->rg, &v->rrd.r[i].src, pw.rnode, cev, err);
+    for (uint32_t i = 0; i < v->rrd.n; i++)
+      exec_edge(x, &x->rg, &v->rrd.r[i].src, pw.rnode, cev, err);
     v->rcom = (exec_src){pw.rnode, *cev};
     v->rrd.n = 0;
     atom__dg_complete(&x->rg, pw.rnode);
@@ -152,7 +153,8 @@ static void exec_commit_all(exec_engine *x, uint32_t t, const atom_ev *at, int *
 
 /* Edges into h from every earlier event of the thread: a non-read conflicts with all of them in
  * program order; nstar, sstar and the buffered reads since nstar reach the others. */
-static void exec_program_order_edges(exec_engine *x, exec_thread *th, atom__dg_node h, const atom_ev *ev, int *err) {
+static void exec_program_order_edges(exec_engine *x, exec_thread *th, atom__dg_node h,
+                                     const atom_ev *ev, int *err) {
   exec_edge(x, &x->g, &th->nstar, h, ev, err);
   exec_edge(x, &x->g, &th->sstar, h, ev, err);
   for (size_t i = 0; i < th->rb.n; i++) exec_edge(x, &x->g, &th->bv[th->rb.a[i]].rb, h, ev, err);
@@ -180,7 +182,8 @@ static int exec_new_txn(exec_engine *x, uint32_t t, int unary, uint64_t index, u
  * events form a chain; an event with no in-edge but program order is merged into the node
  * before it (its out-edges then leave that node, which reaches it anyway). A write always gets a
  * node of its own, which its commit joins later. */
-static int exec_write_contraction(exec_engine *x, uint32_t t, const atom_ev *ev, int served, int *err) {
+static int exec_write_contraction(exec_engine *x, uint32_t t, const atom_ev *ev, int served,
+                                  int *err) {
   exec_thread *th = &x->th[t];
   const exec_src *cross = NULL;
   if (ev->kind == ATOM_READ && !served) cross = &x->var[ev->target].rcom;

@@ -322,7 +322,8 @@ static int search_cycle_template(const cycle_search *s, int robust, atom__report
   if (robust) template_add(mb, "no SC-equivalent execution of the trace: a cycle of events once "
                                "each write is merged with its commit");
   else template_add(mb, "a cycle of transactions in some execution of the trace");
-  template_add(mb, " (%zu conflict%s; undirected edges oriented as marked)", nk, nk == 1 ? "" : "s");
+  template_add(mb, " (%zu conflict%s; undirected edges oriented as marked)", nk,
+               nk == 1 ? "" : "s");
   for (size_t l = 0; l < ne && l < TSO_MSG_EDGES; l++) {
     template_add(mb, l ? "; " : ": ");
     if (cy[l].link) {
@@ -353,8 +354,8 @@ static int search_cycle_template(const cycle_search *s, int robust, atom__report
  *
  * The edges are the whole cycle in order, each with its two events: every segment's directed
  * stretch from its entry to its exit as event edges of the trace graph (one per transaction
- * edge of the path, report_label_hops), then the link that leaves it, oriented as the cycle needs it
- * (the effect of from before that of to; a write's effect is its commit, so from may come later
+ * edge of the path, report_label_hops), then the link that leaves it, oriented as the cycle needs
+ * it (the effect of from before that of to; a write's effect is its commit, so from may come later
  * in the trace). The edges chain through transactions: each ends in the transaction the next
  * one starts from. The cycle is told so that it ends with the edge whose destination comes
  * latest in the trace; that edge is flagged closing and the report is made at its destination

@@ -9,8 +9,8 @@
 
 /* Whether a cycle of transactions can turn back anywhere: some transaction that is not unary,
  * or some edge that is not forced. A trace without either (no BEGIN/END, no fork or join right
- * after a write or a buffered read) is TSO-serializable. This is atom__tso_search_turns for the whole trace at
- * once, without building the components first. */
+ * after a write or a buffered read) is TSO-serializable. This is atom__tso_search_turns for the
+ * whole trace at once, without building the components first. */
 static int graph_may_turn(const trace_graph *T) {
   if (T->nf < T->ne) return 1;
   for (size_t i = 0; i < T->ntx; i++)

@@ -152,8 +152,9 @@ typedef struct exec_thread {
   uint32_t started;  /* it had a graph event: join(u) conflicts with u's events, if any */
   uint32_t pad;
   uint64_t begin_index, begin_loc;
-  /* program order (see atom__tso_exec_event): the last non-read event, the last strong event (anything but
-   * a write or a buffered read), buffered reads since the last non-read, the buffer view */
+  /* program order (see atom__tso_exec_event): the last non-read event, the last strong event
+   * (anything but a write or a buffered read), buffered reads since the last non-read, the buffer
+   * view */
   exec_src nstar, sstar;
   buffer_table bt;
   exec_buffer_view *bv;
@@ -354,8 +355,8 @@ typedef struct tso_checker {
 
 enum { COMMIT_BEFORE_EVENT = 1, COMMIT_AFTER_EVENT = 2, COMMIT_BEFORE_COMMIT = 3 };
 
-/* A constraint on commit positions: COMMIT_BEFORE_EVENT: c(w) before event v; COMMIT_AFTER_EVENT: event v before c(w);
- * COMMIT_BEFORE_COMMIT: c(w) before c(v). */
+/* A constraint on commit positions: COMMIT_BEFORE_EVENT: c(w) before event v; COMMIT_AFTER_EVENT:
+ * event v before c(w); COMMIT_BEFORE_COMMIT: c(w) before c(v). */
 typedef struct commit_pos_constraint {
   uint32_t type, w, v;
 } commit_pos_constraint;
@@ -417,9 +418,13 @@ typedef struct cycle_search {
   uint32_t *rlo, *rhi; /* local -> the words [rlo, rhi) of its row that may hold bits */
 } cycle_search;
 
-static inline uint32_t search_node(const cycle_search *s, uint32_t e) { return s->node_of ? s->node_of[e] : e; }
+static inline uint32_t search_node(const cycle_search *s, uint32_t e) {
+  return s->node_of ? s->node_of[e] : e;
+}
 
-static inline int search_in_window(const cycle_search *s, uint32_t e) { return e >= s->lo && e <= s->hi; }
+static inline int search_in_window(const cycle_search *s, uint32_t e) {
+  return e >= s->lo && e <= s->hi;
+}
 
 static inline int search_tick(cycle_search *s, uint64_t n) {
   s->work += n;
@@ -427,7 +432,9 @@ static inline int search_tick(cycle_search *s, uint64_t n) {
   return s->bound || s->err;
 }
 
-static inline int bit_test(const uint64_t *b, uint32_t i) { return (int)((b[i >> 6] >> (i & 63)) & 1); }
+static inline int bit_test(const uint64_t *b, uint32_t i) {
+  return (int)((b[i >> 6] >> (i & 63)) & 1);
+}
 static inline void bit_set(uint64_t *b, uint32_t i) { b[i >> 6] |= 1ull << (i & 63); }
 
 /* First index i in a[0..n) with a[i] >= key (a sorted). */
