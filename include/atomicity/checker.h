@@ -245,6 +245,16 @@ ATOM_API int atom_env_incomplete(atom_env *env, uint64_t event_index, const char
 #endif
     ;
 
+/**
+ * During on_event() of a COMMIT: the WRITE event it commits (the thread's oldest pending write,
+ * as the checker received it: its index, loc, thread and variable). The session keeps each
+ * thread's store buffer (a FIFO of pending writes; FENCE, ACQUIRE and RELEASE empty it) only
+ * while some attached checker subscribes to COMMIT.
+ * @return 0, or ATOM_EINVAL (NULL argument, or not during on_event() of a COMMIT).
+ * @since 0.4
+ */
+ATOM_API int atom_env_commit_source(const atom_env *env, atom_ev *write);
+
 #ifdef __cplusplus
 }
 #endif

@@ -77,6 +77,12 @@ ATOM_API int atom_env_label(const atom_env *env, int space, uint32_t id, char *b
   return snprintf(buf, size, "0x%llx", (unsigned long long)atom_env_key(env, space, id));
 }
 
+ATOM_API int atom_env_commit_source(const atom_env *env, atom_ev *write) {
+  if (!env || !write || !env->session->has_commit_source) return ATOM_EINVAL;
+  *write = env->session->commit_source;
+  return 0;
+}
+
 ATOM_API int atom_env_var_set(const atom_env *env, uint32_t var, uint64_t *set) {
   if (!env || var >= env->session->ids[ATOM_SPACE_VAR].count) return 0;
   uint32_t at;

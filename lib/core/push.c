@@ -153,10 +153,10 @@ static int reject(atom_session *s, int err, uint64_t index, const atom_event *e,
                      atom__key_label(s, ATOM_SPACE_THREAD, e->thread, tb, sizeof tb), what);
 }
 
-static int pending_push(atom_session *s, atom__thread *th, uint32_t var) {
+static int pending_push(atom_session *s, atom__thread *th, const atom_ev *write) {
   if (th->pending_len == th->pending_cap) {
     size_t ncap = th->pending_cap ? th->pending_cap * 2 : 8;
-    uint32_t *np = atom__mem_alloc(&s->mem, ncap * sizeof *np);
+    atom_ev *np = atom__mem_alloc(&s->mem, ncap * sizeof *np);
     if (!np) return atom__error(ATOM_ENOMEM, "out of memory recording a pending write");
     for (size_t i = 0; i < th->pending_len; i++)
       np[i] = th->pending[(th->pending_head + i) % th->pending_cap];
@@ -165,7 +165,7 @@ static int pending_push(atom_session *s, atom__thread *th, uint32_t var) {
     th->pending_cap = ncap;
     th->pending_head = 0;
   }
-  th->pending[(th->pending_head + th->pending_len) % th->pending_cap] = var;
+  th->pending[(th->pending_head + th->pending_len) % th->pending_cap] = *write;
   th->pending_len++;
   return 0;
 }
@@ -203,7 +203,11 @@ static int push_one(atom_session *s, const atom_event *e) {
       break;
     case ATOM_WRITE:
       if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) return err;
-      if (s->track_pending && (err = pending_push(s, th, x))) return err;
+      if (s->track_pending) {
+        atom_ev w = ev;
+        w.target = x;
+        if ((err = pending_push(s, th, &w))) return err;
+      }
       break;
     case ATOM_COMMIT:
       if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) return err;
@@ -214,10 +218,11 @@ static int push_one(atom_session *s, const atom_event *e) {
       }
       if (!th->pending_len)
         return reject(s, ATOM_ENOPENDING, index, e, "no pending write of the thread to commit");
-      if (th->pending[th->pending_head] != x)
+      if (th->pending[th->pending_head].target != x)
         return reject(s, ATOM_ENOPENDING, index, e,
                       "the thread's oldest pending write is to another variable (commits are "
                       "FIFO)");
+      s->commit_source = th->pending[th->pending_head];
       th->pending_head = (th->pending_head + 1) % th->pending_cap;
       th->pending_len--;
       break;
@@ -292,7 +297,12 @@ static int push_one(atom_session *s, const atom_event *e) {
   th->started = 1;
   ev.target = x;
   if (!s->n_subs[e->kind]) return 0;
-  return atom__dispatch(s, &ev);
+  if (e->kind != ATOM_COMMIT) return atom__dispatch(s, &ev);
+  /* The checkers may ask which write this commits, during this dispatch only. */
+  s->has_commit_source = 1;
+  err = atom__dispatch(s, &ev);
+  s->has_commit_source = 0;
+  return err;
 }
 
 static int check_pushable(atom_session *s) {

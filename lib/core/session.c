@@ -141,7 +141,7 @@ static void session_destroy(atom_session *s) {
   for (int k = 0; k <= ATOM_KIND_MAX_; k++)
     atom__mem_free(mem, s->subs[k], s->n_subs[k] * sizeof *s->subs[k]);
   for (size_t t = 0; t < s->threads_cap; t++)
-    atom__mem_free(mem, s->threads[t].pending, s->threads[t].pending_cap * sizeof(uint32_t));
+    atom__mem_free(mem, s->threads[t].pending, s->threads[t].pending_cap * sizeof(atom_ev));
   atom__mem_free(mem, s->threads, s->threads_cap * sizeof *s->threads);
   atom__mem_free(mem, s->locks, s->locks_cap * sizeof *s->locks);
   for (int i = 0; i < 4; i++) intern_free(&s->ids[i], mem);

@@ -35,9 +35,10 @@ typedef struct atom__thread {
   uint8_t joined;
   uint64_t begin_index;  /* of its open outermost transaction */
   uint64_t begin_loc;
-  /* TSO: FIFO of variables written and not yet committed (only tracked when a checker
-   * subscribes to COMMIT). Ring buffer. */
-  uint32_t *pending;
+  /* TSO: FIFO of the writes issued and not yet committed, as checkers saw them (only tracked
+   * when a checker subscribes to COMMIT). Ring buffer. A COMMIT takes the oldest one and tells
+   * it to the checkers (atom_env_commit_source); a drain empties it. */
+  atom_ev *pending;
   size_t pending_cap, pending_head, pending_len;
 } atom__thread;
 
@@ -105,6 +106,9 @@ struct atom_session {
   atom__lock *locks;
   size_t locks_cap;
   int track_pending;        /* some checker wants COMMIT */
+  /* During the dispatch of a COMMIT: the WRITE it commits (atom_env_commit_source). */
+  atom_ev commit_source;
+  int has_commit_source;
 
   atom_env **envs;
   size_t n_envs, envs_cap;

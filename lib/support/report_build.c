@@ -47,6 +47,22 @@ int atom__rb_edge(atom__report_build *rb, const atom_ev *from, const atom_ev *to
   return 0;
 }
 
+int atom__rb_event_apart(atom__report_build *rb, const atom_ev *ev, uint32_t *pos) {
+  if (ATOM__GROW(rb->mem, rb->events, rb->cap_events, rb->n_events + 1)) return ATOM_ENOMEM;
+  if (pos) *pos = (uint32_t)rb->n_events;
+  rb->events[rb->n_events++] = *ev;
+  return 0;
+}
+
+int atom__rb_edge_apart(atom__report_build *rb, const atom_ev *from, const atom_ev *to,
+                        uint32_t flags) {
+  uint32_t a, b;
+  if (ATOM__GROW(rb->mem, rb->edges, rb->cap_edges, rb->n_edges + 1)) return ATOM_ENOMEM;
+  if (atom__rb_event_apart(rb, from, &a) || atom__rb_event_apart(rb, to, &b)) return ATOM_ENOMEM;
+  rb->edges[rb->n_edges++] = (atom_edge_ref){a, b, flags, 0};
+  return 0;
+}
+
 int atom__rb_var(atom__report_build *rb, uint32_t var) {
   for (size_t i = 0; i < rb->n_vars; i++)
     if (rb->vars[i] == var) return 0;

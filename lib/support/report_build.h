@@ -41,6 +41,12 @@ int atom__rb_event(atom__report_build *rb, const atom_ev *ev, uint32_t *pos);
 /* The conflict edge from -> to (both added as events); flags: ATOM_EDGE_CLOSING or 0. */
 int atom__rb_edge(atom__report_build *rb, const atom_ev *from, const atom_ev *to,
                   uint32_t flags);
+/* The same, except that the events are always added as new ones, even when their index is
+ * already there: for a checker whose witness events include made-up ones that share the index
+ * of a real event (tso: a commit implied by a fence carries the fence's index). */
+int atom__rb_event_apart(atom__report_build *rb, const atom_ev *ev, uint32_t *pos);
+int atom__rb_edge_apart(atom__report_build *rb, const atom_ev *from, const atom_ev *to,
+                        uint32_t flags);
 /* A variable the report names (each once). */
 int atom__rb_var(atom__report_build *rb, uint32_t var);
 /* Name the variables of the witness reads and writes, in event order, at most `max`. */

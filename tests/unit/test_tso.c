@@ -1022,6 +1022,79 @@ static long brute_force_run(uint64_t seed0, long cases, int shape, stats *S) {
   return cases;
 }
 
+/* atom_env_commit_source: a plugin checker told, at each COMMIT, which WRITE it commits (the
+ * thread's oldest pending one), and ATOM_EINVAL at any other event. */
+typedef struct source_probe {
+  atom_env *env;
+  atom_ev got[4];
+  int n, other_ok;
+} source_probe;
+
+static source_probe probe;
+
+static int probe_create(void **self, atom_env *env) {
+  memset(&probe, 0, sizeof probe);
+  probe.env = env;
+  *self = &probe;
+  return 0;
+}
+
+static int probe_event(void *self, const atom_ev *ev) {
+  source_probe *p = self;
+  atom_ev w;
+  int rc = atom_env_commit_source(p->env, &w);
+  if (ev->kind != ATOM_COMMIT) {
+    p->other_ok += rc == ATOM_EINVAL;
+    return 0;
+  }
+  if (rc == 0 && p->n < 4) p->got[p->n++] = w;
+  return 0;
+}
+
+static void probe_destroy(void *self) { (void)self; }
+
+static const atom_checker source_probe_checker = {
+    .abi_version = ATOM_CHECKER_ABI_VERSION,
+    .event_mask = ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE) |
+                  ATOM_KIND_BIT(ATOM_FENCE) | ATOM_KIND_BIT(ATOM_COMMIT),
+    .name = "source-probe",
+    .summary = "test",
+    .create = probe_create,
+    .on_event = probe_event,
+    .destroy = probe_destroy,
+};
+
+START_TEST(commit_source_names_the_write) {
+  atom_session *s = tu_session((const char *const[]){NULL});
+  ck_assert_int_eq(atom_session_attach_checker(s, &source_probe_checker, NULL), 0);
+  ck_assert_int_eq(atom_write(s, 1, 0x10, 100), 0);  /* event 0 */
+  ck_assert_int_eq(atom_write(s, 1, 0x20, 101), 0);  /* event 1 */
+  ck_assert_int_eq(atom_read(s, 2, 0x10, 5), 0);     /* event 2 */
+  ck_assert_int_eq(atom_commit(s, 1, 0x10, 200), 0); /* event 3 commits event 0 */
+  ck_assert_int_eq(atom_commit(s, 1, 0x20, 201), 0); /* event 4 commits event 1 */
+  ck_assert_int_eq(atom_write(s, 1, 0x10, 102), 0);  /* event 5 */
+  ck_assert_int_eq(atom_fence(s, 1, 103), 0);        /* event 6 drains event 5 */
+  ck_assert_int_eq(atom_commit(s, 1, 0x10, 202), ATOM_ENOPENDING);
+  ck_assert_int_eq(atom_write(s, 2, 0x20, 104), 0);  /* event 8 */
+  ck_assert_int_eq(atom_commit(s, 2, 0x20, 203), 0); /* event 9 commits event 8 */
+  ck_assert_int_eq(probe.n, 3);
+  const uint64_t index[3] = {0, 1, 8}, loc[3] = {100, 101, 104};
+  for (int i = 0; i < 3; i++) {
+    ck_assert_uint_eq(probe.got[i].kind, ATOM_WRITE);
+    ck_assert_uint_eq(probe.got[i].index, index[i]);
+    ck_assert_uint_eq(probe.got[i].loc, loc[i]);
+  }
+  ck_assert_uint_eq(probe.got[0].target, probe.got[2].target - 1); /* x then y: dense ids 0, 1 */
+  ck_assert_uint_eq(probe.got[1].target, probe.got[2].target);
+  ck_assert_uint_eq(probe.got[0].thread, 0);
+  ck_assert_uint_eq(probe.got[2].thread, 1);
+  ck_assert_int_eq(probe.other_ok, 6); /* 4 writes, 1 read, 1 fence: no source */
+  atom_ev w;
+  ck_assert_int_eq(atom_env_commit_source(NULL, &w), ATOM_EINVAL);
+  atom_session_free(s);
+}
+END_TEST
+
 /* Every corpus trace, as a trace (mode=trace and robust=yes, so that both searches and phase 1
  * report) and in the default mode: every report names the whole cycle (tso_edges_wrong). */
 START_TEST(corpus_reports_whole_cycles) {
@@ -1192,6 +1265,7 @@ Suite *atom_test_suite_tso(void) {
   tcase_add_test(tc, brute_force_unary);
   tcase_add_test(tc, unary_trace_without_search);
   tcase_add_test(tc, private_transactions_without_search);
+  tcase_add_test(tc, commit_source_names_the_write);
   suite_add_tcase(s, tc);
   return s;
 }
