@@ -1,26 +1,49 @@
 /**
- * @file atomicity/checker.h
+ * @file atomicity/sys/checker.h
  * @brief Plugin interface: how a checker is written and attached.
  *
- * This is a separate stability layer from the rest of the API: the vtable and the event
- * record only grow at the end and carry a version, but plugin authors should expect new
- * optional members in minor releases.
+ * Include it explicitly (`#include <atomicity/sys/checker.h>`): the umbrella <atomicity.h>
+ * does not, because this layer is for people who write checkers, not for people who use them.
  *
- * Lifecycle: create() runs once at attach; if it fails, destroy() is not called. on_event()
- * receives, in order, the normalized events whose kind bit is in event_mask; finish() runs
- * once at atom_finish() after the session closed every open transaction; destroy() runs once
- * at atom_session_free() (whether or not finish ran). A callback returning a negative ATOM_E*
- * code makes the session call that returned it fail with the same code; the checker must leave
- * its own state consistent. Any other non-zero value (positive, or not an ATOM_E* code) makes
- * that call fail with ATOM_ECHECKER and a message naming the checker and the callback.
+ * Stability. This header is a separate layer with its own rules, on top of the ABI rules of
+ * the rest of the library (the soname changes only on an incompatible change; exported
+ * symbols keep their version node; structs carry a version and only grow at the end):
+ * - atom_checker: a minor release may append members (new optional callbacks, new fields) at
+ *   the end and then bumps ATOM_CHECKER_ABI_VERSION. The library keeps accepting every
+ *   version it ever shipped and reads only the members that version has, so a plugin built
+ *   against an older header runs unchanged; members it lacks take their default (NULL or 0).
+ *   A version the library does not know (a plugin built against a newer header) is refused
+ *   with ATOM_EINVAL, never guessed at.
+ * - atom_ev and atom_report_spec may grow at the end the same way (atom_report_spec carries
+ *   its version); the members documented here keep their meaning and offsets.
+ * - New atom_env_* functions and flags may appear in a minor release (in that release's
+ *   symbol version node); none is removed or changes meaning before the soname changes.
+ * - What is NOT promised: the order in which several checkers of one session are called for
+ *   one event (today: attach order), and the dense ids a given trace produces beyond "0, 1,
+ *   2, ... per space in order of first appearance".
+ *
+ * Lifecycle of a checker instance (each callback's own comment below has the details):
+ *
+ *     attach:  arguments parsed ─> create ─┬─ fails: nothing else is ever called
+ *                                           └─ ok:   on_event* ─> finish? ─> destroy
+ *
+ * The session calls a checker only from inside one of its own calls (atom_session_attach*,
+ * atom_push and friends, atom_finish, atom_checker_stats_get, atom_session_free), one call at
+ * a time per session (with ATOM_THREADSAFE the session serializes them; see
+ * doc/threading.md). From inside a callback, calls that would re-enter the same session
+ * (atom_push, atom_finish, atom_session_attach*, atom_set_name, atom_declare_set, ...) return
+ * ATOM_EREENTRANT and change nothing; atom_session_free from there is deferred to the end of
+ * the running call. The atom_env_* functions are what a checker uses instead.
  *
  * Normalization done by the session, once, for all checkers: only the outermost BEGIN/END of a
  * thread and the outermost ACQUIRE/RELEASE of a re-entrant lock are forwarded; ill-formed
  * events never arrive; keys are interned into dense ids (0, 1, 2, ... per space, in order of
  * first appearance).
+ *
+ * doc/plugins.md walks through a complete out-of-tree checker (examples/plugin).
  */
-#ifndef ATOMICITY_CHECKER_H
-#define ATOMICITY_CHECKER_H
+#ifndef ATOMICITY_SYS_CHECKER_H
+#define ATOMICITY_SYS_CHECKER_H
 
 #include "atomicity/common.h"
 #include "atomicity/event.h"
@@ -29,7 +52,12 @@
 extern "C" {
 #endif
 
-/** The checker's view of its session. Opaque; valid from create() to destroy(). */
+/**
+ * The checker's view of its session. Opaque; borrowed: valid from the start of create() to
+ * the end of destroy(), and only to be used from inside the instance's own callbacks (on the
+ * thread running them). The atom_env_* functions below may be called from any callback;
+ * atom_env_report() and atom_env_incomplete() belong in on_event() and finish().
+ */
 typedef struct atom_env atom_env;
 
 /** A normalized event as checkers see it. May grow at the end. */
@@ -56,7 +84,7 @@ typedef struct atom_checker_counters {
   uint64_t clocks; /**< vector clocks held */
 } atom_checker_counters;
 
-/** The current version of atom_checker (1: 0.1 layout; 2 adds properties, @since 0.3). */
+/** The current version of atom_checker (1: the 0.1 layout; 2 appends properties, @since 0.3). */
 #define ATOM_CHECKER_ABI_VERSION 2
 
 /** @name atom_checker::properties: what a checker decides and when (--list-checkers). @since 0.3 */
@@ -73,22 +101,97 @@ typedef struct atom_checker_counters {
 #define ATOM_CHECKER_PROP_PREDICTIVE 0x10u
 /** @} */
 
-/** A checker: one algorithm behind one vtable. */
+/**
+ * A checker: one algorithm behind one vtable. Fill it with atom_checker_init() (or a static
+ * initializer that sets abi_version to ATOM_CHECKER_ABI_VERSION), then set its members. The
+ * vtable and the strings it points to must outlive every session it is attached to.
+ */
 typedef struct atom_checker {
-  uint32_t abi_version;          /**< ATOM_CHECKER_ABI_VERSION */
+  uint32_t abi_version;          /**< ATOM_CHECKER_ABI_VERSION (1 and 2 are accepted) */
   uint32_t event_mask;           /**< OR of ATOM_KIND_BIT(kind) for the kinds it wants */
-  const char *name;              /**< "aerodrome" */
+  const char *name;              /**< "aerodrome"; names the checker in reports and errors */
   const char *summary;           /**< one line */
-  const char *const *arg_keys;   /**< NULL-terminated list of accepted argument keys, or NULL */
-  /** Create an instance; read arguments with atom_env_arg(). */
+  const char *const *arg_keys;   /**< NULL-terminated list of accepted argument keys, or NULL
+                                      (no arguments: any key is refused before create) */
+  /**
+   * Create an instance. Called once, from atom_session_attach_checker() (or
+   * atom_session_attach()), before the first event, after the session checked the vtable and
+   * parsed the arguments (an argument key not in arg_keys fails the attach with ATOM_EINVAL
+   * and create is not called). @p env is the instance's view of its session, valid until
+   * destroy() returns; read arguments with atom_env_arg().
+   *
+   * Ownership: store the instance in *@p self (it is NULL on entry; a checker without state
+   * may store @p env or leave it NULL). The session never looks inside it and hands it back
+   * to every later callback; the checker frees it in destroy(). Allocate with
+   * atom_env_realloc() so the memory is accounted to the checker and uses the session's
+   * allocator.
+   *
+   * @return 0, or a negative ATOM_E* code (say why with atom_env_error()). On failure
+   *         destroy() is NOT called: free everything allocated so far before returning. The
+   *         checker is not attached and the attach call returns the code. If create succeeds
+   *         but the session then cannot attach the instance (ATOM_ENOMEM), destroy() is called
+   *         at once and the attach fails.
+   */
   int (*create)(void **self, atom_env *env);
+  /**
+   * One normalized event. Called once for every event whose kind bit is in event_mask, in
+   * event order, from atom_push() and the calls built on it (atom_push_many, the per-kind
+   * helpers, atom_trace_feed), and from atom_finish() for the ENDs that close transactions
+   * still open (flag ATOM_EV_SYNTHETIC), before finish(). @p ev is valid only during the call.
+   * May call every atom_env_* function, atom_env_report() and atom_env_incomplete() included.
+   *
+   * @return 0, or a negative ATOM_E* code. ATOM_ENOMEM and ATOM_ELIMIT disable the checker
+   *         (no further on_event or finish; atom_checker_status_get() says where; the push
+   *         still succeeds). Any other code is returned by the push (the event is not undone:
+   *         the session and the other checkers have it) and the checker keeps receiving
+   *         events. A positive value or an unknown code makes the push fail with ATOM_ECHECKER.
+   */
   int (*on_event)(void *self, const atom_ev *ev);
-  int (*finish)(void *self);     /**< optional (NULL) */
+  /**
+   * Optional (NULL): the end of the execution. Called at most once, from the first
+   * atom_finish() of the session, after every open transaction was closed; not called for a
+   * disabled checker, nor when the session is freed without atom_finish(). Checkers that
+   * decide at the end report here; long work may call atom_env_progress().
+   * @return as on_event (ATOM_ENOMEM and ATOM_ELIMIT disable; another code is what
+   *         atom_finish() returns, now and on every later call).
+   */
+  int (*finish)(void *self);
+  /**
+   * Free the instance. Called exactly once for every instance whose create() succeeded, from
+   * atom_session_free(), whether or not finish() ran and also for a disabled checker. @p env
+   * is still valid during the call (free through atom_env_realloc()); do not report from
+   * here. Afterwards the session never uses @p self again.
+   */
   void (*destroy)(void *self);
-  int (*stats)(void *self, atom_checker_counters *out); /**< optional (NULL) */
+  /**
+   * Optional (NULL): checker-specific counters for atom_checker_stats_get(), which calls it
+   * on every call (any time between attach and free, also before finish and when disabled).
+   * @p out is zeroed before the call. Must not change what the checker decides.
+   * @return 0; on another value the counters read as 0.
+   */
+  int (*stats)(void *self, atom_checker_counters *out);
   /* ---- version 2 (@since 0.3) ---- */
   uint32_t properties;           /**< ATOM_CHECKER_PROP_* bits; 0 = unknown */
 } atom_checker;
+
+/**
+ * Prepare a vtable of version @p version: set abi_version, zero every other member that
+ * version has, and write nothing beyond that version's size. Then set the members:
+ *
+ *     atom_checker vt;
+ *     atom_checker_init(&vt, ATOM_CHECKER_ABI_VERSION);
+ *     vt.name = "my-checker";
+ *     ...
+ *
+ * Why the version argument: the library the plugin runs with may be newer than the header it
+ * was compiled with, and a newer vtable is larger; without being told which layout the caller
+ * has, the library would write past the end of the caller's struct. (atom_options_init()
+ * works the same way.)
+ *
+ * @return 0, ATOM_EINVAL (NULL @p vt, or a version this library does not know).
+ * @since 0.4
+ */
+ATOM_API int atom_checker_init(atom_checker *vt, unsigned version);
 
 /**
  * @return the value given for @p key in the attach arguments, or NULL if not given. Valid for
@@ -223,6 +326,8 @@ typedef struct atom_report_spec {
  * long cycle is stored bounded: each run of consecutive transactions of one thread is kept as
  * its first transaction with a count (atom_report_txn_run()), and at most
  * ATOM_REPORT_MAX_TXNS runs are kept (atom_report_txns_omitted()).
+ * Call it from on_event() or finish(); the spec and what it points to are borrowed for the
+ * call only.
  * @return 0, ATOM_EINVAL (a malformed spec: an edge or event position out of range, a bad
  *         template), ATOM_ENOMEM.
  * @since 0.1
