@@ -46,6 +46,7 @@
 #define ATOMICITY_SYS_CHECKER_H
 
 #include "atomicity/common.h"
+#include "atomicity/error.h" /* the ATOM_E* codes callbacks return */
 #include "atomicity/event.h"
 
 #ifdef __cplusplus
