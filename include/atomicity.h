@@ -2,7 +2,8 @@
  * @file atomicity.h
  * @brief libatomicity: finds atomicity violations in concurrent executions.
  *
- * The only header users include. See doc/api.md for an overview.
+ * The only header users include. See doc/api.md for an overview. Checker authors also include
+ * <atomicity/sys/checker.h>, the plugin layer (doc/plugins.md).
  */
 #ifndef ATOMICITY_H
 #define ATOMICITY_H
@@ -15,7 +16,6 @@
 #include "atomicity/location.h"
 #include "atomicity/output.h"
 #include "atomicity/session.h"
-#include "atomicity/checker.h"
 #include "atomicity/trace.h"
 
 #endif

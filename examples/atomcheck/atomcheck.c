@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomicity/sys/checker.h> /* --list-checkers reads the built-in vtables */
+
 enum { EXIT_CLEAN = 0, EXIT_VIOLATIONS = 1, EXIT_TROUBLE = 2, EXIT_INCOMPLETE = 3 };
 
 /* Events read per atom_trace_feed() call: large enough to make the call overhead vanish, small

@@ -595,19 +595,6 @@ static void name_key(int space, uint64_t key) {
   atom_set_name(g.session, space, key, rt_key_name(space, key, buf, sizeof buf));
 }
 
-static int target_space(uint32_t kind) {
-  switch (kind) {
-  case ATOM_READ:
-  case ATOM_WRITE:
-  case ATOM_COMMIT: return ATOM_SPACE_VAR;
-  case ATOM_ACQUIRE:
-  case ATOM_RELEASE: return ATOM_SPACE_LOCK;
-  case ATOM_FORK:
-  case ATOM_JOIN: return ATOM_SPACE_THREAD;
-  default: return 0;
-  }
-}
-
 /* Reports found by the last atom_push / atom_finish: name what they mention, then print them
  * (text) or mark the JSON report file for rewriting. Suppressed reports are counted only. */
 static void flush_reports(void) {
@@ -618,7 +605,7 @@ static void flush_reports(void) {
     for (size_t i = 0, n = atom_report_event_count(r); i < n; i++) {
       atom_event ev;
       if (atom_report_event(r, i, &ev, NULL) != 0) continue;
-      int space = target_space(ev.kind);
+      int space = atom_kind_space(ev.kind);
       if (space) name_key(space, ev.target);
     }
     if (g.suppressions && atom_suppressions_match(g.suppressions, r)) {

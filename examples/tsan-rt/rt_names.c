@@ -178,15 +178,9 @@ static void record_name(atom_trace_writer *w, int space, uint64_t key) {
 }
 
 void rt_names_record(atom_trace_writer *w, const atom_event *ev) {
-  int space = 0;
-  switch (ev->kind) {
-  case ATOM_READ:
-  case ATOM_WRITE:
-  case ATOM_COMMIT: space = ATOM_SPACE_VAR; break;
-  case ATOM_ACQUIRE:
-  case ATOM_RELEASE: space = ATOM_SPACE_LOCK; break;
-  default: break;
-  }
-  if (space) record_name(w, space, ev->target);
+  /* Directives name variables, locks and locations only: a FORK or JOIN target (a thread)
+   * gets none here. */
+  int space = atom_kind_space(ev->kind);
+  if (space && space != ATOM_SPACE_THREAD) record_name(w, space, ev->target);
   record_name(w, ATOM_SPACE_LOC, ev->loc);
 }

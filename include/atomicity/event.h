@@ -92,6 +92,15 @@ enum atom_space {
  */
 ATOM_API const char *atom_kind_name(int kind);
 
+/**
+ * The key space of an event's target: ATOM_SPACE_VAR for READ, WRITE and COMMIT,
+ * ATOM_SPACE_LOCK for ACQUIRE and RELEASE, ATOM_SPACE_THREAD for FORK and JOIN (the child);
+ * 0 for kinds without a target (BEGIN, END, FENCE) and for values that are not kinds.
+ * Works on atom_event::kind and on atom_ev::kind alike.
+ * @since 0.4
+ */
+ATOM_API int atom_kind_space(uint32_t kind);
+
 #ifdef __cplusplus
 }
 #endif

@@ -124,10 +124,13 @@ ATOM_API int atom_session_attach(atom_session *s, const char *spec);
 
 struct atom_checker;
 /**
- * Attach a third-party checker (see atomicity/checker.h). @p vt must outlive the session.
+ * Attach a third-party checker (the plugin layer, <atomicity/sys/checker.h>). @p vt and
+ * the strings it points to must outlive the session. Every vtable version the library ever
+ * shipped is accepted (only the members that version has are read).
  * @param args "key=value,..." or NULL; only keys listed in vt->arg_keys are accepted
- * @return as atom_session_attach(), plus ATOM_EINVAL for an unsupported vt->abi_version or
- *         whatever vt->create returned.
+ * @return as atom_session_attach(), plus ATOM_EINVAL for an abi_version this library does
+ *         not know, a missing name/create/on_event/destroy or unknown event kinds in the mask,
+ *         or whatever vt->create returned.
  * @since 0.1
  */
 ATOM_API int atom_session_attach_checker(atom_session *s, const struct atom_checker *vt,
@@ -135,7 +138,8 @@ ATOM_API int atom_session_attach_checker(atom_session *s, const struct atom_chec
 
 /**
  * The built-in checkers, for listing: @p i from 0 until NULL is returned.
- * @return the checker's vtable (its name and summary are what users need), or NULL.
+ * @return the checker's vtable (its name and summary are what users need; its members are
+ *         declared in <atomicity/sys/checker.h>), or NULL. Static: never freed.
  * @since 0.1
  */
 ATOM_API const struct atom_checker *atom_checker_builtin(size_t i);

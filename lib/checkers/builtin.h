@@ -1,16 +1,13 @@
-/* The built-in checkers' vtables; the registry (core/registry.c) lists them. */
+/* The built-in checkers' vtables, declared from the one list (checkers/list.def); the registry
+ * (core/registry.c) lists them. A built-in checker includes this header, which brings the
+ * plugin layer, and nothing from core: it uses only what a plugin can use. */
 #ifndef ATOM_CHECKERS_BUILTIN_H
 #define ATOM_CHECKERS_BUILTIN_H
 
-#include "atomicity/checker.h"
+#include "atomicity/sys/checker.h"
 
-extern const atom_checker atom__checker_null;
-extern const atom_checker atom__checker_aerodrome;
-extern const atom_checker atom__checker_velodrome;
-extern const atom_checker atom__checker_commit_node;
-extern const atom_checker atom__checker_block;
-extern const atom_checker atom__checker_reduction;
-extern const atom_checker atom__checker_race_automata;
-extern const atom_checker atom__checker_tso;
+#define CHECKER(ident, name) extern const atom_checker atom__checker_##ident;
+#define ALIAS(ident, alias)
+#include "checkers/list.def"
 
 #endif

@@ -2,7 +2,7 @@
 #ifndef ATOM_CORE_ENV_H
 #define ATOM_CORE_ENV_H
 
-#include "atomicity/checker.h"
+#include "atomicity/sys/checker.h"
 #include "support/mem.h"
 
 /* What a checker's @p callback ("create", "on_event", "finish", "stats") returned, made safe to

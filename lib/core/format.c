@@ -21,7 +21,6 @@
 #include "atomicity/location.h"
 #include "atomicity/session.h"
 #include "core/error.h"
-#include "core/kinds.h"
 
 #define ELLIPSIS "\xe2\x80\xa6" /* U+2026, 3 bytes of UTF-8 */
 
@@ -181,7 +180,7 @@ static void put_action(sink *k, const atom_report *r, size_t i, int how, story *
   atom_event ev;
   if (atom_report_event(r, i, &ev, NULL) != 0) return;
   const atom_session *s = atom_report_session(r);
-  int space = atom__kind_space(ev.kind);
+  int space = atom_kind_space(ev.kind);
   if (!same_verb) puts_(k, verb(ev.kind));
   if (space) {
     if (!same_verb) puts_(k, " ");
@@ -388,7 +387,7 @@ static void render_cycle(sink *k, const atom_report *r) {
       atom_event cur;
       atom_report_event(r, seq[j], &cur, NULL);
       int same = j > i && cur.kind == prev_kind && cur.flags == prev_flags &&
-                 atom__kind_space(cur.kind);
+                 atom_kind_space(cur.kind);
       puts_(k, j == i ? " " : " and ");
       put_action(k, r, seq[j], LOC_ACTION, &st, same);
       prev_kind = cur.kind;

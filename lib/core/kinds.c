@@ -1,5 +1,4 @@
-#include "core/kinds.h"
-
+/* Facts about event kinds, from the one kind table of atomicity/event.h. */
 #include "atomicity/event.h"
 
 ATOM_API const char *atom_kind_name(int kind) {
@@ -12,17 +11,7 @@ ATOM_API const char *atom_kind_name(int kind) {
   }
 }
 
-const char *atom__kind_op(uint32_t kind) {
-  switch (kind) {
-#define ATOM_KIND_OP_(name, value, text, op) \
-  case value: return op;
-    ATOM_KIND_MAP(ATOM_KIND_OP_)
-#undef ATOM_KIND_OP_
-    default: return "?";
-  }
-}
-
-int atom__kind_space(uint32_t kind) {
+ATOM_API int atom_kind_space(uint32_t kind) {
   switch (kind) {
     case ATOM_READ: case ATOM_WRITE: case ATOM_COMMIT: return ATOM_SPACE_VAR;
     case ATOM_ACQUIRE: case ATOM_RELEASE: return ATOM_SPACE_LOCK;

@@ -13,7 +13,6 @@
 
 #include "core/env.h"
 #include "core/error.h"
-#include "core/kinds.h"
 #include "core/session.h"
 
 /* ---- interning ---- */
@@ -140,7 +139,7 @@ static int reject(atom_session *s, int err, uint64_t index, const atom_event *e,
   static const char *const space_word[] = {"", "thread", "variable", "lock"};
   char tb[32], xb[32], op[128];
   s->rejected++;
-  int space = atom__kind_space(e->kind);
+  int space = atom_kind_space(e->kind);
   const char *kind = atom_kind_name((int)e->kind);
   if (!kind)
     snprintf(op, sizeof op, "kind %u (flags 0x%x)", (unsigned)e->kind, (unsigned)e->flags);

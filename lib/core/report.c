@@ -9,7 +9,6 @@
 
 #include "atomicity/location.h"
 #include "core/error.h"
-#include "core/kinds.h"
 #include "core/format.h"
 #include "core/session.h"
 
@@ -219,7 +218,7 @@ static int copy_events(atom_session *s, atom_report *r, const atom_report_spec *
   r->n_events = n;
   for (size_t i = 0; i < n; i++) {
     const atom_ev *e = &spec->events[i];
-    int sp = atom__kind_space(e->kind);
+    int sp = atom_kind_space(e->kind);
     r->events[i].index = e->index;
     r->events[i].ev.kind = e->kind;
     /* the public event speaks ATOM_FLAG_* (event.h), the checker's ATOM_EV_* (checker.h) */

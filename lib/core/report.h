@@ -2,7 +2,7 @@
 #ifndef ATOM_CORE_REPORT_H
 #define ATOM_CORE_REPORT_H
 
-#include "atomicity/checker.h"
+#include "atomicity/sys/checker.h"
 #include "atomicity/report.h"
 #include "support/mem.h"
 #include "support/u64map.h"

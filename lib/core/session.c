@@ -189,11 +189,19 @@ static int attach_checker(atom_session *s, const atom_checker *vt, const char *a
 ATOM_API int atom_session_attach_checker(atom_session *s, const atom_checker *vt,
                                          const char *args) {
   if (!s || !vt) return atom__error(ATOM_EINVAL, "atom_session_attach_checker: NULL argument");
-  if (vt->abi_version < 1 || vt->abi_version > ATOM_CHECKER_ABI_VERSION || !vt->name || !vt->create ||
-      !vt->on_event || !vt->destroy)
+  /* Only abi_version is read before it is known to be a version the core knows: the other
+   * members sit where that version put them (a future version may move nothing, but the
+   * core cannot know that). */
+  if (!atom__checker_size(vt->abi_version))
     return atom__error(ATOM_EINVAL,
-                       "checker %s: unsupported ABI version %u or missing functions",
-                       vt->name ? vt->name : "(unnamed)", (unsigned)vt->abi_version);
+                       "atom_session_attach_checker: unknown checker vtable version %u (this "
+                       "library knows 1 to %d; was the plugin built against a newer "
+                       "<atomicity/sys/checker.h>?)",
+                       (unsigned)vt->abi_version, ATOM_CHECKER_ABI_VERSION);
+  if (!vt->name || !vt->create || !vt->on_event || !vt->destroy)
+    return atom__error(ATOM_EINVAL, "checker %s: a required member is NULL (name, create, "
+                       "on_event and destroy are required)",
+                       vt->name ? vt->name : "(unnamed)");
   if (vt->event_mask & ~0x7feu)
     return atom__error(ATOM_EINVAL, "checker %s: event mask 0x%x has unknown kinds", vt->name,
                        (unsigned)vt->event_mask);
@@ -214,7 +222,10 @@ static int attach_checker(atom_session *s, const atom_checker *vt, const char *a
   atom_env *env = atom__mem_calloc(&s->mem, 1, sizeof *env);
   if (!env) return atom__error(ATOM_ENOMEM, "checker %s: out of memory", vt->name);
   env->session = s;
-  env->vt = vt;
+  /* The caller's vtable is only as long as its version says (checked by the caller). */
+  memcpy(&env->vt_copy, vt, atom__checker_size(vt->abi_version));
+  env->vt = &env->vt_copy;
+  vt = env->vt;
   env->index = s->n_envs;
   atom__mem_init(&env->mem, &s->alloc);
   int err = atom__args_parse(env, args);

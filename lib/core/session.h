@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-#include "atomicity/checker.h"
+#include "atomicity/sys/checker.h"
 #include "atomicity/session.h"
 #include "core/location.h"
 #include "core/names.h"
@@ -49,7 +49,11 @@ typedef struct atom__lock {
 
 struct atom_env {
   atom_session *session;
+  /* The checker's vtable as the current version: vt points to vt_copy, the caller's vtable
+   * copied up to the size of its version with later members left 0, so the core reads every
+   * member without asking which version it came in. */
   const atom_checker *vt;
+  atom_checker vt_copy;
   void *self;
   size_t index;
   atom__mem mem;

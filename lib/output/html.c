@@ -17,7 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "atomicity/checker.h" /* ATOM_EDGE_CLOSING */
+#include "atomicity/sys/checker.h" /* ATOM_EDGE_CLOSING */
 #include "atomicity/event.h"
 #include "atomicity/location.h"
 #include "atomicity/report.h"

@@ -11,7 +11,6 @@
 #include "atomicity/output.h"
 #include "atomicity/session.h"
 #include "atomicity/version.h"
-#include "core/kinds.h"
 #include "output/out.h"
 
 /* ---- the writer ---- */
@@ -228,7 +227,7 @@ static void events(atom__json *j, const atom_report *r) {
     const char *kind = atom_kind_name((int)ev.kind);
     atom__json_kstr(j, "kind", kind ? kind : "unknown");
     key_name(j, "thread", s, ATOM_SPACE_THREAD, ev.thread);
-    int space = atom__kind_space(ev.kind);
+    int space = atom_kind_space(ev.kind);
     if (space) key_name(j, "target", s, space, ev.target);
     else atom__json_kstr(j, "target", NULL);
     atom__json_kuint(j, "loc", ev.loc);

@@ -8,7 +8,7 @@
 #include <stdint.h>
 
 #include "atomicity/output.h"
-#include "atomicity/checker.h" /* ATOM_EDGE_CLOSING */
+#include "atomicity/sys/checker.h" /* ATOM_EDGE_CLOSING */
 #include "atomicity/error.h"
 #include "atomicity/session.h"
 

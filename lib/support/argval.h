@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "atomicity/checker.h"
+#include "atomicity/sys/checker.h"
 
 /* "yes" (or the bare key) is 1, "no" is 0. */
 int atom__arg_yes_no(atom_env *env, const char *key, int *out);

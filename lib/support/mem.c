@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "atomicity/checker.h"
+#include "atomicity/sys/checker.h"
 #include "atomicity/error.h"
 
 static void *system_malloc(size_t size, void *payload) {

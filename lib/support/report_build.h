@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "atomicity/checker.h"
+#include "atomicity/sys/checker.h"
 #include "support/mem.h"
 
 typedef struct atom__report_build {

@@ -6,8 +6,8 @@ src=$1 cc=$2 cxx=$3
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 for h in atomicity.h atomicity/common.h atomicity/version.h atomicity/error.h atomicity/event.h \
-         atomicity/report.h atomicity/session.h atomicity/checker.h atomicity/trace.h \
-         atomicity/location.h atomicity/output.h; do
+         atomicity/report.h atomicity/session.h atomicity/checker.h atomicity/sys/checker.h \
+         atomicity/trace.h atomicity/location.h atomicity/output.h; do
   printf '#include <%s>\n#include <%s>\n' "$h" "$h" > "$tmp/one.c"
   "$cc" -std=c99 -pedantic -Wall -Wextra -Werror -I"$src/include" -c "$tmp/one.c" -o "$tmp/one.o"
   cp "$tmp/one.c" "$tmp/one.cpp"

@@ -2,6 +2,9 @@
 # Install into a temporary prefix and use only what was installed:
 # - build examples/embed with nothing but `pkg-config --cflags --libs atomicity`, run it and
 #   check its output;
+# - build the out-of-tree checker of examples/plugin with its own Makefile (pkg-config, the
+#   installed <atomicity/sys/checker.h>), run it on its demo trace and compare the exact output
+#   with examples/plugin/demo.expected;
 # - when a clang is given, build a tsan-rt demo with nothing but
 #   `pkg-config --cflags --libs atomicity-rt` and run it with only the installed libdir on
 #   LD_LIBRARY_PATH (the installed .pc, not the build tree's -uninstalled one).
@@ -32,6 +35,29 @@ echo "$out"
 echo "$out" | grep -q '^aerodrome conflict-cycle at event 5:' || { echo "unexpected report"; exit 1; }
 echo "$out" | grep -q '^1 violation(s)$' || { echo "unexpected count"; exit 1; }
 echo "install+embed: ok"
+
+# The plugin example, built in a copy of its directory as a third party would.
+command -v make >/dev/null || { echo "make is needed to build examples/plugin"; exit 1; }
+[ -f "$dest$(pkg-config --variable=includedir atomicity | sed "s|^$dest||")/atomicity/sys/checker.h" ] ||
+  { echo "atomicity/sys/checker.h not installed"; exit 1; }
+cp -R "$src/examples/plugin" "$dest/plugin"
+rm -f "$dest/plugin/overwrite-demo" "$dest/plugin/demo.out"
+env -u LD_LIBRARY_PATH make -s -C "$dest/plugin" CC="$cc" CFLAGS="-O1 -g -Wall -Wextra -Werror $san" \
+  overwrite-demo
+status=0
+(cd "$dest/plugin" && LD_LIBRARY_PATH="$libdir" ./overwrite-demo demo.std > demo.out) || status=$?
+[ "$status" -eq 1 ] || { echo "overwrite-demo exited $status, expected 1 (reports)"; exit 1; }
+diff -u "$src/examples/plugin/demo.expected" "$dest/plugin/demo.out" ||
+  { echo "overwrite-demo's output differs from examples/plugin/demo.expected"; exit 1; }
+out=$(cd "$dest/plugin" && LD_LIBRARY_PATH="$libdir" ./overwrite-demo demo.std writers=txn) || true
+[ "$(echo "$out" | tail -n 1)" = "overwrite: 1 violation (1 occurrence)" ] ||
+  { echo "writers=txn: unexpected output:"; echo "$out"; exit 1; }
+status=0
+out=$(cd "$dest/plugin" && LD_LIBRARY_PATH="$libdir" ./overwrite-demo demo.std writers=some 2>&1) ||
+  status=$?
+[ "$status" -eq 2 ] && [ "$out" = 'overwrite-demo: overwrite: writers must be all or txn, not "some"' ] ||
+  { echo "a bad argument: exit $status, output: $out"; exit 1; }
+echo "install+plugin: ok"
 
 [ -n "$clang" ] || { echo "install+tsan-rt: skipped (no clang, or the runtime is not built)"; exit 0; }
 [ -f "$(dirname "$pc")/atomicity-rt.pc" ] || { echo "atomicity-rt.pc was not installed"; exit 1; }

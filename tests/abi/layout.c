@@ -1,5 +1,6 @@
 /* Pins the layout of every public struct: a change here breaks the ABI (STYLE practice 4). */
 #include <atomicity.h>
+#include <atomicity/sys/checker.h>
 #include <stddef.h>
 #include <stdio.h>
 

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <atomicity.h>
+#include <atomicity/sys/checker.h>
 
 typedef struct demo {
   atom_env *env;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <atomicity/sys/checker.h>
+
 #include "atomcheck.h"
 
 static int failures;

@@ -120,6 +120,25 @@ CHECKS = [
     Row("tso_serializable", ["tso:mode=trace"], verdict),
 ]
 
+# Built-in checkers that no row checks, each with the reason. Every other checker that
+# `atomcheck --list-checkers` names must appear in a row of CHECKS: a new checker fails this
+# script until it has expectations here or a reason to have none.
+NOT_IN_CORPUS = {
+    "null": "it decides nothing",
+    "reduction": "Lipton reducibility is none of the corpus truths (conflict/view atomicity, "
+                 "serializability, TSO); tests/unit/test_reduction.c checks its verdicts",
+}
+
+
+def unchecked_checkers(atomcheck):
+    """Listed checkers that neither a row of CHECKS nor NOT_IN_CORPUS covers."""
+    p = subprocess.run([atomcheck, "--list-checkers"], stdout=subprocess.PIPE, check=True,
+                       timeout=60)
+    listed = [line.split()[0] for line in p.stdout.decode().splitlines() if line.strip()]
+    covered = {spec.split(":")[0] for row in CHECKS for spec in row.specs}
+    return [n for n in listed if n not in covered and n not in NOT_IN_CORPUS]
+
+
 # Keys whose checkers are not built yet (reported as skipped). When a checker lands, move its key
 # into CHECKS with the spec and comparison named here, for example
 #   Row("conflict_atomic", ["commit-node:mode=conflict"], verdict)
@@ -185,6 +204,12 @@ def main():
     if not traces:
         print(f"check_corpus: no traces in {opts.corpus}", file=sys.stderr)
         return 2
+
+    missing = unchecked_checkers(opts.atomcheck)
+    if missing:
+        print(f"FAIL: no corpus expectations for {', '.join(missing)} (add a row to CHECKS, or "
+              "the reason to NOT_IN_CORPUS)")
+        return 1
 
     passed = failed = 0
     all_skipped = set()

@@ -7,6 +7,7 @@
  * ATOM_THREADSAFE sessions. Invariants that do not hold are a trap; ASan/UBSan/LSan catch a
  * use-after-free or a leak. */
 #include <atomicity.h>
+#include <atomicity/sys/checker.h>
 #include <stdint.h>
 #include <string.h>
 

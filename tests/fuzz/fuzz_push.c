@@ -2,6 +2,7 @@
  * from arbitrary bytes. Keys are folded into small ranges so that threads, variables and locks
  * meet often; kinds include invalid ones. No input may crash, leak or corrupt the session. */
 #include <atomicity.h>
+#include <atomicity/sys/checker.h>
 #include <stdint.h>
 #include <string.h>
 

@@ -18,7 +18,7 @@
 #include <string.h>
 
 #include "atomicity.h"
-#include "atomicity/checker.h"
+#include "atomicity/sys/checker.h"
 #include "atomicity/location.h"
 #include "atomicity/output.h"
 

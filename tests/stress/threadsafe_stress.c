@@ -7,6 +7,7 @@
  *
  * usage: threadsafe-stress [PRODUCERS] [EVENTS_PER_PRODUCER]   (defaults 16 and 1000000) */
 #include <atomicity.h>
+#include <atomicity/sys/checker.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -16,6 +16,7 @@
 #define ATOM_TEST_CYCLE_CHECK_H
 
 #include <atomicity.h>
+#include <atomicity/sys/checker.h>
 #include <stddef.h>
 #include <stdint.h>
 

@@ -3,6 +3,7 @@
 #define ATOM_TEST_UTIL_H
 
 #include <atomicity.h>
+#include <atomicity/sys/checker.h> /* the tests write checkers of their own */
 #include <stddef.h>
 #include <stdint.h>
 
