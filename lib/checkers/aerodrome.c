@@ -94,7 +94,6 @@
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
-#include "core/kinds.h"
 #include "support/mem.h"
 #include "support/vclock.h"
 

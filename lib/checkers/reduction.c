@@ -52,7 +52,6 @@
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
 #include "support/argval.h"
-#include "core/kinds.h"
 #include "support/msgbuf.h"
 #include "support/lockset.h"
 
