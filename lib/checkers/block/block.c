@@ -38,7 +38,7 @@
 #include <string.h>
 
 #include "atomicity/error.h"
-#include "checkers/block.h"
+#include "checkers/block/block.h"
 #include "checkers/builtin.h"
 #include "support/argval.h"
 #include "support/msgbuf.h"
