@@ -10,36 +10,26 @@ static uint64_t key_hash(uint32_t var, uint32_t thread, uint32_t seg, uint32_t l
   return atom__hash64(h ^ w);
 }
 
-/* The id of an access class, made if new. */
-int atom__reduction_key_get(reduction *r, uint32_t var, uint32_t thread, uint32_t seg, uint32_t ls,
-                   uint32_t w, uint32_t *out) {
+/* The id of an access class, made if new. Classes are found through the hash of their fields
+ * in a support/u64map; classes whose hashes collide are chained through next_same_hash. */
+int atom__reduction_key_get(reduction *r, uint32_t var, uint32_t thread, uint32_t seg,
+                            uint32_t ls, uint32_t w, uint32_t *out) {
   uint64_t h = key_hash(var, thread, seg, ls, w);
-  if (r->kidx_cap) {
-    size_t mask = r->kidx_cap - 1;
-    for (size_t i = (size_t)h & mask; r->kidx[i]; i = (i + 1) & mask) {
-      const access_class *k = &r->key[r->kidx[i] - 1];
-      if (k->hash == h && k->var == var && k->thread == thread && k->seg == seg && k->ls == ls &&
-          k->write == w) {
-        *out = r->kidx[i] - 1;
+  uint32_t it, last = NONE;
+  if (atom__u64map_get(&r->class_of, h, &it)) {
+    for (; it != NONE; it = r->key[it].next_same_hash) {
+      const access_class *k = &r->key[it];
+      if (k->var == var && k->thread == thread && k->seg == seg && k->ls == ls && k->write == w) {
+        *out = it;
         return 0;
       }
+      last = it;
     }
   }
   if (r->nkey >= UINT32_MAX - 1) return ATOM_ELIMIT;
   if (ATOM__GROW(r->mem, r->key, r->key_cap, r->nkey + 1)) return ATOM_ENOMEM;
-  if ((r->nkey + 1) * 2 > r->kidx_cap) {
-    size_t ncap = r->kidx_cap ? r->kidx_cap * 2 : 64;
-    uint32_t *ni = atom__mem_calloc(r->mem, ncap, sizeof *ni);
-    if (!ni) return ATOM_ENOMEM;
-    for (size_t k = 0; k < r->nkey; k++) {
-      size_t j = (size_t)r->key[k].hash & (ncap - 1);
-      while (ni[j]) j = (j + 1) & (ncap - 1);
-      ni[j] = (uint32_t)k + 1;
-    }
-    atom__mem_free(r->mem, r->kidx, r->kidx_cap * sizeof *r->kidx);
-    r->kidx = ni;
-    r->kidx_cap = ncap;
-  }
+  if (last == NONE && atom__u64map_put(&r->class_of, r->mem, h, (uint32_t)r->nkey))
+    return ATOM_ENOMEM;
   uint32_t id = (uint32_t)r->nkey++;
   access_class *k = &r->key[id];
   memset(k, 0, sizeof *k);
@@ -48,12 +38,11 @@ int atom__reduction_key_get(reduction *r, uint32_t var, uint32_t thread, uint32_
   k->seg = seg;
   k->ls = ls;
   k->write = w;
-  k->hash = h;
+
   k->partner = NONE;
   k->first_index = NO_INDEX;
-  size_t j = (size_t)h & (r->kidx_cap - 1);
-  while (r->kidx[j]) j = (j + 1) & (r->kidx_cap - 1);
-  r->kidx[j] = id + 1;
+  k->next_same_hash = NONE;
+  if (last != NONE) r->key[last].next_same_hash = id;
   *out = id;
   return 0;
 }

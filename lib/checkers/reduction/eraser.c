@@ -69,7 +69,6 @@ static int ensure_var(reduction *r, uint32_t x) {
   for (size_t i = old; i < r->var_cap; i++) {
     r->var[i].c_top = 1;
     r->var[i].nx_waiters = NONE;
-    r->var[i].racy_index = NO_INDEX;
   }
   return 0;
 }
@@ -231,7 +230,7 @@ int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, u
   /* 000 Thm 4.4 with Eraser's read-shared refinement. */
   if (!v->racy && v->shared_write && !v->c_top && v->c == ATOM__LS_EMPTY) {
     v->racy = 1;
-    v->racy_index = ev->index;
+    v->racy_ev = *ev;
   }
   if (v->racy) err = fire_all(r, v->nx_waiters, ev->index);
   return err;

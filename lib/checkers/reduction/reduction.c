@@ -171,7 +171,9 @@ static void release_tables(reduction *r) {
   }
   atom__mem_free(m, r->th, r->th_cap * sizeof *r->th);
   atom__mem_free(m, r->key, r->key_cap * sizeof *r->key);
-  atom__mem_free(m, r->kidx, r->kidx_cap * sizeof *r->kidx);
+  atom__u64map_free(&r->class_of, m);
+  atom__u64map_free(&r->seen, m);
+  atom__rb_free(&r->rb);
   for (size_t i = 0; i < r->nsnap; i++) atom__reduction_clk_free(m, &r->snap[i].vc);
   atom__mem_free(m, r->snap, r->snap_cap * sizeof *r->snap);
   free_txns(r);
@@ -201,6 +203,7 @@ static void release_tables(reduction *r) {
   r->finished = keep.finished;
   r->max_work = keep.max_work;
   atom__ls_init(&r->ls, keep.mem);
+  atom__rb_init(&r->rb, r->mem);
 }
 
 static int reduction_finish(void *self) {
@@ -250,16 +253,12 @@ static void reduction_destroy(void *self) {
 }
 
 static int reduction_create(void **self, atom_env *env) {
-  const char *ls = atom_env_arg(env, "lockset");
-  int mode;
-  if (!ls || strcmp(ls, "precise") == 0)
-    mode = MODE_PRECISE;
-  else if (strcmp(ls, "eraser") == 0)
-    mode = MODE_ERASER;
-  else
-    return atom_env_error(env, ATOM_EINVAL, "lockset must be precise or eraser, not \"%s\"", ls);
+  static const char *const locksets[] = {"precise", "eraser", NULL}; /* MODE_* order */
+  int mode = MODE_PRECISE;
+  int rc = atom__arg_choice(env, "lockset", locksets, &mode);
+  if (rc) return rc;
   uint64_t max_work = REDUCTION_MAX_WORK;
-  int rc = atom__arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
+  rc = atom__arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
   if (rc) return rc;
   atom__mem first;
   atom__mem_init_env(&first, env);
@@ -273,6 +272,7 @@ static int reduction_create(void **self, atom_env *env) {
   r->max_work = max_work;
   r->w_free = NONE;
   atom__ls_init(&r->ls, m);
+  atom__rb_init(&r->rb, m);
   *self = r;
   return 0;
 }

@@ -89,7 +89,7 @@ typedef struct access_class {
   uint32_t write; /* precise: 1 for writes; eraser: 0 */
   uint32_t entry; /* its entry in the open transaction whose serial is stamp */
   uint64_t stamp;
-  uint64_t hash;
+  uint32_t next_same_hash; /* the next class with the same hash (classes.c), NONE at the end */
   /* precise: the analysis at finish */
   uint32_t racy, partner;
   uint64_t first_index; /* its first access (named when it is a partner) */
@@ -146,7 +146,7 @@ typedef struct eraser_var {
   uint8_t racy;
   uint8_t pad;
   uint32_t nx_waiters; /* sentinel of the waiters on shared accesses, or NONE */
-  uint64_t racy_index; /* the access that made it racy */
+  atom_ev racy_ev;     /* the access that made it racy (when racy) */
 } eraser_var;
 
 /* eraser: doubly-linked waiter lists with sentinels, in one pool. */
@@ -169,8 +169,7 @@ typedef struct reduction {
   /* access classes */
   access_class *key;
   size_t nkey, key_cap;
-  uint32_t *kidx; /* open addressing: key id + 1 */
-  size_t kidx_cap;
+  atom__u64map class_of; /* hash of a class's fields -> the first class with that hash */
   sparse_clock *relv; /* per variable: the join of the clocks of its release writes (sync order) */
   size_t relv_cap;
   /* precise */
@@ -196,11 +195,8 @@ typedef struct reduction {
   uint64_t events;      /* 1 + the largest event index seen: where the end-of-run bound stops */
   uint64_t work;        /* comparisons made */
   uint32_t vars_cut;    /* variables whose comparisons the bound cut short */
-  /* signatures reported already (direct-mapped): a repeat needs no message */
-  struct seen_signature {
-    uint64_t loc, extra;
-    uint32_t used, pad;
-  } seen[256];
+  atom__u64map seen; /* signatures reported already (hash of begin location and extra) */
+  atom__report_build rb;
 } reduction;
 
 static inline int is_access(uint32_t kind) { return kind == ATOM_READ || kind == ATOM_WRITE; }

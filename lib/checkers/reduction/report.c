@@ -6,11 +6,15 @@
 #include "support/msgbuf.h"
 
 
-/* A non-mover is a non-mover because of a race: in precise mode the access of another thread
- * it races with (the partner class's first access), which becomes a witness event. @return 1
- * and *out when there is one. */
+/* A non-mover is a non-mover because of a race, shown as a witness event: in precise mode the
+ * access of another thread it races with (the partner class's first access); with eraser the
+ * access that made its variable racy. @return 1 and *out when there is one. */
 static int partner_event(const reduction *r, const named_event *n, atom_ev *out) {
-  if (r->mode != MODE_PRECISE) return 0;
+  if (r->mode != MODE_PRECISE) {
+    if (n->target >= r->var_cap || !r->var[n->target].racy) return 0;
+    *out = r->var[n->target].racy_ev;
+    return 1;
+  }
   const access_class *k = &r->key[n->key];
   if (k->partner == NONE) return 0;
   const access_class *p = &r->key[k->partner];
@@ -33,7 +37,7 @@ static size_t named_vars(const form_break *b, const named_event **nm) {
 }
 
 /* The message template ({t0}, {eN}, {vN}: rendered by the session). Events 0 and 1 are c and
- * f; the partners of nm[i], when known, follow from position 2 (partner_pos[i]). */
+ * f; the partner (or racy access) of nm[i], when known, is event partner_pos[i]. */
 static void break_message(const reduction *r, const form_break *b, const named_event *const *nm,
                           size_t nn, const size_t *partner_pos, char *msg, size_t size) {
   size_t off = 0;
@@ -59,53 +63,52 @@ static void break_message(const reduction *r, const form_break *b, const named_e
         atom__msg_append(msg, size, &off, "{v%zu} is accessed by another thread with no common "
                          "lock", i);
     } else {
-      atom__msg_append(msg, size, &off, "{v%zu} is shared, written and unprotected since event "
-                       "%llu", i, (unsigned long long)r->var[nm[i]->target].racy_index);
+      if (partner_pos[i] != SIZE_MAX)
+        atom__msg_append(msg, size, &off, "{v%zu} is shared, written and unprotected since "
+                         "{e%zu}", i, partner_pos[i]);
+      else
+        atom__msg_append(msg, size, &off, "{v%zu} is shared, written and unprotected", i);
     }
   }
   if (nn) atom__msg_append(msg, size, &off, ")");
 }
 
-int atom__reduction_report_break(reduction *r, const form_break *b, uint32_t thread, uint64_t begin_index,
-                        uint64_t begin_loc, uint64_t found_at) {
+int atom__reduction_report_break(reduction *r, const form_break *b, uint32_t thread,
+                                 uint64_t begin_index, uint64_t begin_loc, uint64_t found_at) {
   const named_event *c = &b->c, *f = &b->f;
   /* The same transaction code may break its form at different places: keep them apart. */
   uint64_t extra = atom__hash64(atom__hash64(c->loc ^ ((uint64_t)c->kind << 56)) ^ f->loc ^
                                 ((uint64_t)f->kind << 48) ^ (uint64_t)b->what);
   /* A repeat of a reported signature only counts an occurrence: skip the message. */
-  struct seen_signature *seen = &r->seen[atom__hash64(begin_loc ^ extra) & 255];
-  int repeat = seen->used && seen->loc == begin_loc && seen->extra == extra;
+  uint64_t sig = atom__hash_mix(atom__hash64(begin_loc), extra);
+  uint32_t seen;
+  int repeat = atom__u64map_get(&r->seen, sig, &seen);
 
+  atom__report_build *rb = &r->rb;
+  atom__rb_reset(rb);
   atom_txn_ref ref = {thread, 0, begin_index, begin_loc};
-  atom_ev evs[4];
-  size_t ne = 2;
-  evs[0] = (atom_ev){c->kind, thread, c->target, 0, c->index, c->loc};
-  evs[1] = (atom_ev){f->kind, thread, f->target, 0, f->index, f->loc};
+  atom_ev ec = {c->kind, thread, c->target, 0, c->index, c->loc};
+  atom_ev ef = {f->kind, thread, f->target, 0, f->index, f->loc};
   const named_event *nm[2];
   size_t nv = named_vars(b, nm), partner_pos[2] = {SIZE_MAX, SIZE_MAX};
-  uint32_t vars[2];
-  for (size_t i = 0; i < nv; i++) {
-    vars[i] = nm[i]->target;
-    if (partner_event(r, nm[i], &evs[ne])) partner_pos[i] = ne++;
+  int rc = atom__rb_txn(rb, &ref);
+  if (!rc) rc = atom__rb_event(rb, &ec, NULL);
+  if (!rc) rc = atom__rb_event(rb, &ef, NULL);
+  for (size_t i = 0; i < nv && !rc; i++) {
+    atom_ev pe;
+    uint32_t pos;
+    rc = atom__rb_var(rb, nm[i]->target);
+    if (!rc && partner_event(r, nm[i], &pe) && !(rc = atom__rb_event(rb, &pe, &pos)))
+      partner_pos[i] = pos;
   }
+  if (rc) return rc;
   char msg[640];
   if (!repeat) break_message(r, b, nm, nv, partner_pos, msg, sizeof msg);
-  atom_report_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.version = ATOM_REPORT_SPEC_VERSION;
-  spec.flags = ATOM_REPORT_PREDICTED; /* a feasible interleaving, not the observed one */
-  spec.kind = "not-reducible";
-  spec.event_index = found_at;
-  spec.txns = &ref;
-  spec.n_txns = 1;
-  spec.events = evs;
-  spec.n_events = ne;
-  spec.vars = nv ? vars : NULL;
-  spec.n_vars = nv;
-  spec.message = repeat ? NULL : msg;
-  spec.signature_extra = extra;
-  int rc = atom_env_report(r->env, &spec);
-  if (rc == 0 && !repeat) *seen = (struct seen_signature){begin_loc, extra, 1, 0};
+  /* a feasible interleaving, not the observed one */
+  rc = atom__rb_submit(rb, r->env, "not-reducible", found_at, ATOM_REPORT_PREDICTED,
+                       repeat ? NULL : msg, extra);
+  /* on failure to remember, the next repeat just makes its message again */
+  if (rc == 0 && !repeat) (void)atom__u64map_put(&r->seen, r->mem, sig, 1);
   return rc;
 }
 
