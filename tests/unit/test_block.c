@@ -15,7 +15,7 @@
 #include <string.h>
 
 #include "atomicity.h"
-#include "checkers/block.h"
+#include "checkers/block/block.h"
 #include "interleave.h"
 #include "randtrace.h"
 #include "util.h"

@@ -1,0 +1,215 @@
+/* block: the tuples of every unit -- blocks (B1-B3), accesses, and 2-blocks (2B1-2B2) of
+ * uninitialized reads and final writes (000 §5.1, §5.3) -- each kept once per site and content
+ * in a keyset, with the held-lock sets that decide feasibility. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomicity/error.h"
+#include "checkers/block/block.h"
+
+static int add_tuple(block *b, const uint32_t key[TUPLE_WORDS], uint32_t u, uint32_t p1, uint32_t p2) {
+  uint32_t it;
+  int added, rc = atom__block_keyset_add(b->mem, &b->tup, key, &it, &added);
+  if (rc) return rc;
+  if (added) {
+    if (ATOM__GROW(b->mem, b->rep, b->rep_cap, (size_t)it + 1)) return ATOM_ENOMEM;
+    b->rep[it] = (tuple_origin){u, p1, p2};
+  }
+  return 0;
+}
+
+/* Per-variable state while a unit is replayed (valid when stamp == unit + 1). */
+typedef struct var_scan {
+  uint32_t stamp;
+  uint32_t fw;       /* position of the final write, NONE32 if none */
+  uint32_t last_w, last_r, first_ur;
+  atom__ls held_w, held_r, held_ur;
+} var_scan;
+
+/* The locks a unit holds during its replay, in acquisition order, with the position of each
+ * acquisition. With properly nested locks (000 §5.1) "held continuously since before position
+ * p" is a prefix of that order, so the lock set of every prefix is kept (pref[k] = set of
+ * e[0..k)), for the first HELD_PREFIXES prefixes only: deeper sets are built on demand, so that
+ * a thread holding 10^6 locks costs linear, not quadratic, memory. */
+
+typedef struct held_entry {
+  uint32_t lock, at;
+} held_entry;
+
+typedef struct held_locks {
+  held_entry *e;
+  size_t n, cap;
+  atom__ls pref[HELD_PREFIXES + 1];
+  size_t npref;     /* pref[0..npref] are valid */
+  uint32_t *sorted; /* scratch to build a deep set */
+  size_t scap;
+} held_locks;
+
+static void held_free(atom__mem *m, held_locks *h) {
+  atom__mem_free(m, h->e, h->cap * sizeof *h->e);
+  atom__mem_free(m, h->sorted, h->scap * sizeof *h->sorted);
+  memset(h, 0, sizeof *h);
+}
+
+static void held_clear(held_locks *h) {
+  h->n = 0;
+  h->npref = 0;
+  h->pref[0] = ATOM__LS_EMPTY;
+}
+
+
+/* *out := the set of the first k locks held. */
+static int held_prefix(block *b, held_locks *h, size_t k, atom__ls *out) {
+  while (h->npref < k && h->npref < HELD_PREFIXES) {
+    if (atom__ls_add(&b->ls, h->pref[h->npref], h->e[h->npref].lock, &h->pref[h->npref + 1]))
+      return ATOM_ENOMEM;
+    h->npref++;
+  }
+  if (k <= HELD_PREFIXES) {
+    *out = h->pref[k];
+    return 0;
+  }
+  if (ATOM__GROW(b->mem, h->sorted, h->scap, k)) return ATOM_ENOMEM;
+  for (size_t i = 0; i < k; i++) h->sorted[i] = h->e[i].lock;
+  qsort(h->sorted, k, sizeof *h->sorted, atom__block_cmp_u32); /* atom__ls_make is linear on sorted input */
+  return atom__ls_make(&b->ls, h->sorted, k, out);
+}
+
+static int held_push(block *b, held_locks *h, uint32_t lock, uint32_t at) {
+  if (ATOM__GROW(b->mem, h->e, h->cap, h->n + 1)) return ATOM_ENOMEM;
+  h->e[h->n++] = (held_entry){lock, at};
+  return 0;
+}
+
+static void held_pop(held_locks *h, uint32_t lock) {
+  size_t k = h->n;
+  while (k > 0 && h->e[k - 1].lock != lock) k--;
+  if (k == 0) return;
+  k--;
+  memmove(h->e + k, h->e + k + 1, (h->n - k - 1) * sizeof *h->e);
+  h->n--;
+  if (h->npref > k) h->npref = k; /* the prefixes from k on changed */
+}
+
+static inline int held_now(block *b, held_locks *h, atom__ls *out) {
+  return held_prefix(b, h, h->n, out);
+}
+
+/* 000 §5.1: h12 = the locks held continuously from before position p1 until now. */
+static int held_since(block *b, held_locks *h, uint32_t p1, atom__ls *out) {
+  size_t k = 0;
+  while (k < h->n && h->e[k].at < p1) k++;
+  return held_prefix(b, h, k, out);
+}
+
+typedef struct urfw_event {
+  uint32_t pos, var, op;
+  atom__ls held;
+} urfw_event;
+
+typedef struct unit_scan {
+  var_scan *v;
+  size_t vcap;
+  held_locks h;
+  urfw_event *l;
+  size_t lcap;
+} unit_scan;
+
+static void scan_free(atom__mem *m, unit_scan *sc) {
+  atom__mem_free(m, sc->v, sc->vcap * sizeof *sc->v);
+  atom__mem_free(m, sc->l, sc->lcap * sizeof *sc->l);
+  held_free(m, &sc->h);
+}
+
+/* Blocks (B1-B3), accesses and 2-blocks (2B1-2B2) of unit u, added to the tuple set. */
+static int unit_tuples(block *b, unit_scan *sc, uint32_t u) {
+  const block_unit *un = &b->unit[u];
+  const block_record *r = unit_log(b, un);
+  uint32_t stamp = u + 1, site = un->site;
+  int rc;
+  /* B3 needs the final write of each variable: a first pass. */
+  for (uint32_t p = 0; p < un->len; p++) {
+    if (rec_kind(&r[p]) > REC_WRITE || !shared_var(b, r[p].target)) continue;
+    var_scan *v = &sc->v[r[p].target];
+    if (v->stamp != stamp) {
+      v->stamp = stamp;
+      v->fw = v->last_w = v->last_r = v->first_ur = NONE32;
+    }
+    if (rec_kind(&r[p]) == REC_WRITE) v->fw = p;
+  }
+  held_clear(&sc->h);
+  size_t nl = 0;
+  for (uint32_t p = 0; p < un->len; p++) {
+    uint32_t k = rec_kind(&r[p]), x = r[p].target;
+    if (k == REC_ACQUIRE) {
+      if ((rc = held_push(b, &sc->h, x, p))) return rc;
+      continue;
+    }
+    if (k == REC_RELEASE) {
+      held_pop(&sc->h, x);
+      continue;
+    }
+    if (!shared_var(b, x)) continue;
+    var_scan *v = &sc->v[x];
+    atom__ls held, h12;
+    if ((rc = held_now(b, &sc->h, &held))) return rc;
+    uint32_t fw = k == REC_WRITE && v->fw == p;
+    uint32_t ur = k == REC_READ && v->last_w == NONE32;
+    uint32_t key[TUPLE_WORDS] = {TUPLE_ACCESS, site, x, 0, k | fw << 1 | ur << 2, held, 0, 0};
+    if ((rc = add_tuple(b, key, u, p, NONE32))) return rc;
+    /* B1(a): e1 is the last write of x before e2, else the last read. */
+    uint32_t e1 = v->last_w != NONE32 ? v->last_w : v->last_r;
+    if (e1 != NONE32) {
+      uint32_t op1 = v->last_w != NONE32 ? REC_WRITE : REC_READ;
+      uint32_t fw1 = op1 == REC_WRITE && v->fw == e1;
+      if ((rc = held_since(b, &sc->h, e1, &h12))) return rc;
+      uint32_t key2[TUPLE_WORDS] = {TUPLE_BLOCK, site, x, 0, op1 | k << 1 | fw1 << 2 | fw << 3,
+                                 op1 == REC_WRITE ? v->held_w : v->held_r, held, h12};
+      if ((rc = add_tuple(b, key2, u, e1, p))) return rc;
+    }
+    /* B1(b): the final write with the (first: it dominates, 000 §5.3) uninitialized read. */
+    if (fw && v->first_ur != NONE32 && v->first_ur != e1) {
+      if ((rc = held_since(b, &sc->h, v->first_ur, &h12))) return rc;
+      uint32_t key2[TUPLE_WORDS] = {TUPLE_BLOCK, site, x, 0, REC_READ | REC_WRITE << 1 | 1u << 3,
+                                 v->held_ur, held, h12};
+      if ((rc = add_tuple(b, key2, u, v->first_ur, p))) return rc;
+    }
+    if (k == REC_WRITE) {
+      v->last_w = p;
+      v->held_w = held;
+    } else {
+      v->last_r = p;
+      v->held_r = held;
+      if (ur && v->first_ur == NONE32) {
+        v->first_ur = p;
+        v->held_ur = held;
+      }
+    }
+    /* 2B1: pairs of (first) uninitialized reads and final writes on different variables. */
+    if ((ur && v->first_ur == p) || fw) {
+      for (size_t i = 0; i < nl; i++) {
+        const urfw_event *e = &sc->l[i];
+        if (e->var == x) continue;
+        if ((rc = held_since(b, &sc->h, e->pos, &h12))) return rc;
+        uint32_t key2[TUPLE_WORDS] = {TUPLE_2BLOCK, site, e->var, x, e->op | k << 1, e->held, held, h12};
+        if ((rc = add_tuple(b, key2, u, e->pos, p))) return rc;
+      }
+      if (ATOM__GROW(b->mem, sc->l, sc->lcap, nl + 1)) return ATOM_ENOMEM;
+      sc->l[nl++] = (urfw_event){p, x, k, held};
+    }
+  }
+  return 0;
+}
+
+int atom__block_build_tuples(block *b) {
+  unit_scan sc;
+  memset(&sc, 0, sizeof sc);
+  int rc = 0;
+  if (b->var_cap && !(sc.v = atom__mem_calloc(b->mem, b->var_cap, sizeof *sc.v))) return ATOM_ENOMEM;
+  sc.vcap = b->var_cap;
+  for (size_t u = 0; u < b->unit_n && !rc; u++)
+    if (b->unit[u].len) rc = unit_tuples(b, &sc, (uint32_t)u);
+  scan_free(b->mem, &sc);
+  b->tuples_built = b->tup.n;
+  return rc;
+}
