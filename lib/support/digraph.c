@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "atomicity/error.h"
+#include "support/assert.h"
 
 #define NIL UINT32_MAX
 #define MAX_SLOTS (UINT32_MAX - 1u) /* slot indices stay below NIL */
@@ -143,6 +144,8 @@ static uint32_t edge_link(atom__dg *g, uint32_t s, uint32_t d) {
   }
   atom__dg_edge *e = &g->e[ei];
   atom__dg_vx *vs = &g->vx[s], *vd = &g->vx[d];
+  ATOM__ASSERT((vs->flags & ATOM__DG_LIVE) && (vd->flags & ATOM__DG_LIVE) && s != d);
+  ATOM__ASSERT(vs->ord < vd->ord); /* the order was repaired before the edge goes in */
   e->src = s;
   e->dst = d;
   e->prev_out = NIL;
@@ -164,6 +167,7 @@ static void edge_unlink(atom__dg *g, uint32_t ei) {
   ht_remove(g, ei);
   atom__dg_edge *e = &g->e[ei];
   atom__dg_vx *vs = &g->vx[e->src], *vd = &g->vx[e->dst];
+  ATOM__ASSERT(vs->nout > 0 && vd->nin > 0 && g->edges > 0);
   if (e->prev_out != NIL) g->e[e->prev_out].next_out = e->next_out;
   else vs->out_head = e->next_out;
   if (e->next_out != NIL) g->e[e->next_out].prev_out = e->prev_out;
@@ -213,6 +217,7 @@ int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
  * collection queue *q (linked through aux). */
 static void vx_teardown(atom__dg *g, uint32_t i, uint32_t *q) {
   uint32_t ei;
+  ATOM__ASSERT(i < g->vx_used && (g->vx[i].flags & ATOM__DG_LIVE) && g->nodes > 0);
   while ((ei = g->vx[i].out_head) != NIL) {
     uint32_t d = g->e[ei].dst;
     edge_unlink(g, ei);
@@ -224,6 +229,7 @@ static void vx_teardown(atom__dg *g, uint32_t i, uint32_t *q) {
     }
   }
   while ((ei = g->vx[i].in_head) != NIL) edge_unlink(g, ei);
+  ATOM__ASSERT(g->vx[i].nin == 0 && g->vx[i].nout == 0);
   if (g->on_collect)
     g->on_collect(handle_of(g, i), g->payload_size ? g->pl + (size_t)i * g->payload_size : NULL,
                   g->collect_ctx);

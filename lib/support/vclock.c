@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "atomicity/error.h"
+#include "support/assert.h"
 
 void atom__vc_free(atom__mem *m, atom__vc *c) {
   if (c->cap > ATOM__VC_INLINE) atom__mem_free(m, c->u.heap, (size_t)c->cap * sizeof(atom__vc_t));
@@ -12,6 +13,7 @@ void atom__vc_free(atom__mem *m, atom__vc *c) {
 }
 
 int atom__vc_reserve(atom__mem *m, atom__vc *c, uint32_t n) {
+  ATOM__ASSERT(c->len <= c->cap && c->cap >= ATOM__VC_INLINE);
   if (n <= c->cap) return 0;
   uint64_t ncap = (uint64_t)c->cap * 2;
   if (ncap < n) ncap = n;
@@ -42,6 +44,7 @@ int atom__vc_set(atom__mem *m, atom__vc *c, uint32_t i, atom__vc_t v) {
     if (err) return err;
     c->len = i + 1;
   }
+  ATOM__ASSERT(i < c->len && c->len <= c->cap);
   atom__vc_data(c)[i] = v;
   return 0;
 }
@@ -81,6 +84,7 @@ int atom__vc_join(atom__mem *m, atom__vc *dst, const atom__vc *src, int *changed
       grew = 1;
     }
   if (n > dst->len) dst->len = n;
+  ATOM__ASSERT(dst->len <= dst->cap);
   if (changed) *changed = grew;
   return 0;
 }
