@@ -54,11 +54,6 @@ void atom__dg_set_edge_payload(atom__dg *g, size_t size) {
   if (g->e_used == 0) g->epl_size = size;
 }
 
-void atom__dg_set_collect_hook(atom__dg *g, atom__dg_collect_fn fn, void *ctx) {
-  g->on_collect = fn;
-  g->collect_ctx = ctx;
-}
-
 /* ---- edge hash: linear probing over edge indices, keyed by (src, dst) -------------------- */
 
 static inline size_t ht_slot(const atom__dg *g, uint32_t s, uint32_t d) {
@@ -268,23 +263,6 @@ int atom__dg_complete(atom__dg *g, atom__dg_node n) {
   return 1;
 }
 
-int atom__dg_is_complete(const atom__dg *g, atom__dg_node n) {
-  return atom__dg_alive(g, n) && (g->vx[(uint32_t)n].flags & ATOM__DG_COMPLETE);
-}
-
-size_t atom__dg_in_degree(const atom__dg *g, atom__dg_node n) {
-  return atom__dg_alive(g, n) ? g->vx[(uint32_t)n].nin : 0;
-}
-
-size_t atom__dg_out_degree(const atom__dg *g, atom__dg_node n) {
-  return atom__dg_alive(g, n) ? g->vx[(uint32_t)n].nout : 0;
-}
-
-int atom__dg_has_edge(const atom__dg *g, atom__dg_node u, atom__dg_node v) {
-  if (!atom__dg_alive(g, u) || !atom__dg_alive(g, v)) return 0;
-  return ht_find(g, (uint32_t)u, (uint32_t)v) != NIL;
-}
-
 size_t atom__dg_cycle(const atom__dg *g, const atom__dg_node **nodes) {
   if (nodes) *nodes = g->cyc;
   return g->ncyc;
@@ -402,10 +380,6 @@ static int repair_order(atom__dg *g, uint32_t x, uint32_t y) {
   return 0;
 }
 
-int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v) {
-  return atom__dg_add_edge_labeled(g, u, v, NULL);
-}
-
 int atom__dg_add_edge_labeled(atom__dg *g, atom__dg_node u, atom__dg_node v,
                               const void *payload) {
   if (u == v || !atom__dg_alive(g, u) || !atom__dg_alive(g, v)) return 0;
@@ -441,43 +415,4 @@ const void *atom__dg_edge_payload(const atom__dg *g, atom__dg_node u, atom__dg_n
 const void *atom__dg_cycle_edge_payload(const atom__dg *g, size_t i) {
   if (i + 1 >= g->ncyc) return NULL;
   return atom__dg_edge_payload(g, g->cyc[i], g->cyc[i + 1]);
-}
-
-/* ---- invariant check (tests) ---------------------------------------------------------------- */
-
-int atom__dg_verify(const atom__dg *g) {
-  size_t nodes = 0, edges = 0, hashed = 0;
-  for (size_t i = 0; i < g->vx_used; i++) {
-    const atom__dg_vx *v = &g->vx[i];
-    if (!(v->flags & ATOM__DG_LIVE)) continue;
-    nodes++;
-    if ((v->flags & ATOM__DG_COMPLETE) && v->nin == 0) return -1;
-    size_t n = 0;
-    uint32_t prev = NIL;
-    for (uint32_t ei = v->out_head; ei != NIL; ei = g->e[ei].next_out) {
-      const atom__dg_edge *e = &g->e[ei];
-      if (e->src != i || e->prev_out != prev) return -2;
-      if (!(g->vx[e->dst].flags & ATOM__DG_LIVE)) return -3;
-      if (g->vx[e->dst].ord <= v->ord) return -4;
-      if (ht_find(g, e->src, e->dst) != ei) return -5;
-      prev = ei;
-      n++;
-    }
-    if (n != v->nout) return -6;
-    edges += n;
-    n = 0;
-    prev = NIL;
-    for (uint32_t ei = v->in_head; ei != NIL; ei = g->e[ei].next_in) {
-      const atom__dg_edge *e = &g->e[ei];
-      if (e->dst != i || e->prev_in != prev) return -7;
-      prev = ei;
-      n++;
-    }
-    if (n != v->nin) return -8;
-  }
-  for (size_t p = 0; p < g->ht_cap; p++)
-    if (g->ht[p] != NIL) hashed++;
-  if (nodes != g->nodes) return -9;
-  if (edges != g->edges || hashed != g->edges) return -10;
-  return 0;
 }

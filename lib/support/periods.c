@@ -22,14 +22,6 @@ void atom__periods_destroy(atom__periods *ps) {
   memset(ps, 0, sizeof *ps);
 }
 
-size_t atom__periods_bytes(const atom__periods *ps) {
-  size_t n = ps->cap * sizeof *ps->p + ps->pool_cap * sizeof *ps->pool +
-             ps->cur_cap * sizeof *ps->cur + ps->cut_cap * sizeof *ps->cut +
-             ps->rel_cap * sizeof *ps->rel;
-  for (size_t i = 0; i < ps->rel_cap; i++) n += ps->rel[i].cap * sizeof *ps->rel[i].vc;
-  return n;
-}
-
 static int ensure_thread(atom__periods *ps, uint32_t t) {
   if (t < ps->cur_cap && t < ps->cut_cap) return 0;
   size_t old = ps->cur_cap, old_cut = ps->cut_cap;

@@ -1,7 +1,6 @@
 /* Vector clocks that grow with the number of threads (see vclock.h). */
 #include "support/vclock.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -47,17 +46,6 @@ int atom__vc_set(atom__mem *m, atom__vc *c, uint32_t i, atom__vc_t v) {
   ATOM__ASSERT(i < c->len && c->len <= c->cap);
   atom__vc_data(c)[i] = v;
   return 0;
-}
-
-int atom__vc_inc(atom__mem *m, atom__vc *c, uint32_t i) {
-  atom__vc_t v = atom__vc_get(c, i);
-  if (v == ATOM__VC_MAX) return ATOM_ELIMIT;
-  return atom__vc_set(m, c, i, v + 1);
-}
-
-void atom__vc_clear(atom__vc *c) {
-  memset(atom__vc_data(c), 0, (size_t)c->len * sizeof(atom__vc_t));
-  c->len = 0;
 }
 
 int atom__vc_copy(atom__mem *m, atom__vc *dst, const atom__vc *src) {
@@ -111,33 +99,4 @@ int atom__vc_leq(const atom__vc *a, const atom__vc *b) {
   for (uint32_t i = n; i < a->len; i++)
     if (x[i]) return 0;
   return 1;
-}
-
-int atom__vc_equal(const atom__vc *a, const atom__vc *b) {
-  return atom__vc_leq(a, b) && atom__vc_leq(b, a);
-}
-
-int atom__vc_format(const atom__vc *c, char *buf, size_t size) {
-  size_t used = 0;
-  int total = 0;
-  const atom__vc_t *d = atom__vc_cdata(c);
-  if (size) buf[0] = '\0';
-  for (uint32_t i = 0; i <= c->len; i++) {
-    char tmp[16];
-    int n;
-    if (i == c->len)
-      n = snprintf(tmp, sizeof tmp, ">");
-    else
-      n = snprintf(tmp, sizeof tmp, "%s%lu", i ? "," : "<", (unsigned long)d[i]);
-    if (c->len == 0 && i == 0) n = snprintf(tmp, sizeof tmp, "<>");
-    total += n;
-    if (size && used + 1 < size) {
-      size_t room = size - 1 - used;
-      size_t k = (size_t)n < room ? (size_t)n : room;
-      memcpy(buf + used, tmp, k);
-      used += k;
-      buf[used] = '\0';
-    }
-  }
-  return total;
 }
