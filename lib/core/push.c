@@ -14,6 +14,7 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "core/session.h"
+#include "support/assert.h"
 
 /* ---- interning ---- */
 
@@ -25,7 +26,9 @@ int atom__intern_find(const atom_session *s, int space, uint64_t key, uint32_t *
     *id = v - 1;
     return 1;
   }
-  return atom__u64map_get(&in->map, key, id);
+  int found = atom__u64map_get(&in->map, key, id);
+  ATOM__ASSERT(!found || *id < in->count); /* ids are dense: 0 .. count-1 */
+  return found;
 }
 
 uint64_t atom__intern_key(const atom_session *s, int space, uint32_t id) {
@@ -69,9 +72,11 @@ int atom__intern_id(atom_session *s, int space, uint64_t key, uint32_t *id) {
     uint32_t v = in->direct[key];
     if (v) {
       *id = v - 1;
+      ATOM__ASSERT(*id < in->count);
       return 0;
     }
   } else if (atom__u64map_get(&in->map, key, id)) {
+    ATOM__ASSERT(*id < in->count);
     return 0;
   }
   return intern_slow(s, space, key, id);

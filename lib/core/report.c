@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "core/session.h"
+#include "support/assert.h"
 
 typedef struct witness {
   atom_event ev;
@@ -365,6 +366,7 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
   int duplicate = 0;
   while (atom__u64map_get(&rs->by_signature, key, &at)) {
     if (at == DROPPED_MARK || signature_matches(rs->list[at], &g)) {
+      ATOM__ASSERT(at == DROPPED_MARK || at < rs->count);
       if (at != DROPPED_MARK) rs->list[at]->occurrences++;
       duplicate = 1;
       break;
@@ -403,6 +405,7 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
   }
   env->reports++;
   if (store) {
+    ATOM__ASSERT(rs->count < rs->cap);
     rs->list[rs->count++] = r;
     env->stored++;
     confirm_new(rs, r);

@@ -11,6 +11,7 @@
 #include "core/env.h"
 #include "core/error.h"
 #include "core/registry.h"
+#include "support/assert.h"
 
 /* ---- re-entrancy ----
  * One byte per thread whose address names the thread: a callback finds its own marker in
@@ -36,6 +37,7 @@ int atom__freed_error(const char *fn) {
 }
 
 void atom__call_begin(atom_session *s) {
+  ATOM__ASSERT(!atom__reentered(s)); /* re-entry is refused before a call begins */
   atomic_store_explicit(&s->busy_owner, self_marker(), memory_order_relaxed);
 }
 

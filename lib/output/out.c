@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "atomicity/error.h"
+#include "support/assert.h"
 
 void atom__out_init(atom__out *o, atom_write_fn fn, void *payload) {
   o->fn = fn;
@@ -28,6 +29,7 @@ void atom__out_write(atom__out *o, const char *data, size_t len) {
       return;
     }
   }
+  ATOM__ASSERT(o->len <= sizeof o->buf && len <= sizeof o->buf - o->len);
   memcpy(o->buf + o->len, data, len);
   o->len += len;
 }

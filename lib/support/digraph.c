@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "atomicity/error.h"
+#include "support/assert.h"
 
 #define NIL UINT32_MAX
 #define MAX_SLOTS (UINT32_MAX - 1u) /* slot indices stay below NIL */
@@ -51,11 +52,6 @@ void atom__dg_destroy(atom__dg *g) {
 
 void atom__dg_set_edge_payload(atom__dg *g, size_t size) {
   if (g->e_used == 0) g->epl_size = size;
-}
-
-void atom__dg_set_collect_hook(atom__dg *g, atom__dg_collect_fn fn, void *ctx) {
-  g->on_collect = fn;
-  g->collect_ctx = ctx;
 }
 
 /* ---- edge hash: linear probing over edge indices, keyed by (src, dst) -------------------- */
@@ -143,6 +139,8 @@ static uint32_t edge_link(atom__dg *g, uint32_t s, uint32_t d) {
   }
   atom__dg_edge *e = &g->e[ei];
   atom__dg_vx *vs = &g->vx[s], *vd = &g->vx[d];
+  ATOM__ASSERT((vs->flags & ATOM__DG_LIVE) && (vd->flags & ATOM__DG_LIVE) && s != d);
+  ATOM__ASSERT(vs->ord < vd->ord); /* the order was repaired before the edge goes in */
   e->src = s;
   e->dst = d;
   e->prev_out = NIL;
@@ -164,6 +162,7 @@ static void edge_unlink(atom__dg *g, uint32_t ei) {
   ht_remove(g, ei);
   atom__dg_edge *e = &g->e[ei];
   atom__dg_vx *vs = &g->vx[e->src], *vd = &g->vx[e->dst];
+  ATOM__ASSERT(vs->nout > 0 && vd->nin > 0 && g->edges > 0);
   if (e->prev_out != NIL) g->e[e->prev_out].next_out = e->next_out;
   else vs->out_head = e->next_out;
   if (e->next_out != NIL) g->e[e->next_out].prev_out = e->prev_out;
@@ -213,6 +212,7 @@ int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
  * collection queue *q (linked through aux). */
 static void vx_teardown(atom__dg *g, uint32_t i, uint32_t *q) {
   uint32_t ei;
+  ATOM__ASSERT(i < g->vx_used && (g->vx[i].flags & ATOM__DG_LIVE) && g->nodes > 0);
   while ((ei = g->vx[i].out_head) != NIL) {
     uint32_t d = g->e[ei].dst;
     edge_unlink(g, ei);
@@ -224,6 +224,7 @@ static void vx_teardown(atom__dg *g, uint32_t i, uint32_t *q) {
     }
   }
   while ((ei = g->vx[i].in_head) != NIL) edge_unlink(g, ei);
+  ATOM__ASSERT(g->vx[i].nin == 0 && g->vx[i].nout == 0);
   if (g->on_collect)
     g->on_collect(handle_of(g, i), g->payload_size ? g->pl + (size_t)i * g->payload_size : NULL,
                   g->collect_ctx);
@@ -260,23 +261,6 @@ int atom__dg_complete(atom__dg *g, atom__dg_node n) {
   /* 003 §5.1: a finished transaction without incoming edges is on no cycle, now or later. */
   atom__dg_delete(g, n);
   return 1;
-}
-
-int atom__dg_is_complete(const atom__dg *g, atom__dg_node n) {
-  return atom__dg_alive(g, n) && (g->vx[(uint32_t)n].flags & ATOM__DG_COMPLETE);
-}
-
-size_t atom__dg_in_degree(const atom__dg *g, atom__dg_node n) {
-  return atom__dg_alive(g, n) ? g->vx[(uint32_t)n].nin : 0;
-}
-
-size_t atom__dg_out_degree(const atom__dg *g, atom__dg_node n) {
-  return atom__dg_alive(g, n) ? g->vx[(uint32_t)n].nout : 0;
-}
-
-int atom__dg_has_edge(const atom__dg *g, atom__dg_node u, atom__dg_node v) {
-  if (!atom__dg_alive(g, u) || !atom__dg_alive(g, v)) return 0;
-  return ht_find(g, (uint32_t)u, (uint32_t)v) != NIL;
 }
 
 size_t atom__dg_cycle(const atom__dg *g, const atom__dg_node **nodes) {
@@ -396,10 +380,6 @@ static int repair_order(atom__dg *g, uint32_t x, uint32_t y) {
   return 0;
 }
 
-int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v) {
-  return atom__dg_add_edge_labeled(g, u, v, NULL);
-}
-
 int atom__dg_add_edge_labeled(atom__dg *g, atom__dg_node u, atom__dg_node v,
                               const void *payload) {
   if (u == v || !atom__dg_alive(g, u) || !atom__dg_alive(g, v)) return 0;
@@ -435,43 +415,4 @@ const void *atom__dg_edge_payload(const atom__dg *g, atom__dg_node u, atom__dg_n
 const void *atom__dg_cycle_edge_payload(const atom__dg *g, size_t i) {
   if (i + 1 >= g->ncyc) return NULL;
   return atom__dg_edge_payload(g, g->cyc[i], g->cyc[i + 1]);
-}
-
-/* ---- invariant check (tests) ---------------------------------------------------------------- */
-
-int atom__dg_verify(const atom__dg *g) {
-  size_t nodes = 0, edges = 0, hashed = 0;
-  for (size_t i = 0; i < g->vx_used; i++) {
-    const atom__dg_vx *v = &g->vx[i];
-    if (!(v->flags & ATOM__DG_LIVE)) continue;
-    nodes++;
-    if ((v->flags & ATOM__DG_COMPLETE) && v->nin == 0) return -1;
-    size_t n = 0;
-    uint32_t prev = NIL;
-    for (uint32_t ei = v->out_head; ei != NIL; ei = g->e[ei].next_out) {
-      const atom__dg_edge *e = &g->e[ei];
-      if (e->src != i || e->prev_out != prev) return -2;
-      if (!(g->vx[e->dst].flags & ATOM__DG_LIVE)) return -3;
-      if (g->vx[e->dst].ord <= v->ord) return -4;
-      if (ht_find(g, e->src, e->dst) != ei) return -5;
-      prev = ei;
-      n++;
-    }
-    if (n != v->nout) return -6;
-    edges += n;
-    n = 0;
-    prev = NIL;
-    for (uint32_t ei = v->in_head; ei != NIL; ei = g->e[ei].next_in) {
-      const atom__dg_edge *e = &g->e[ei];
-      if (e->dst != i || e->prev_in != prev) return -7;
-      prev = ei;
-      n++;
-    }
-    if (n != v->nin) return -8;
-  }
-  for (size_t p = 0; p < g->ht_cap; p++)
-    if (g->ht[p] != NIL) hashed++;
-  if (nodes != g->nodes) return -9;
-  if (edges != g->edges || hashed != g->edges) return -10;
-  return 0;
 }

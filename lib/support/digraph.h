@@ -95,7 +95,7 @@ typedef struct atom__dg {
   /* the last cycle found */
   atom__dg_node *cyc;
   size_t ncyc, cyc_cap;
-  /* collection hook */
+  /* collection hook (optional; set the two fields directly) */
   atom__dg_collect_fn on_collect;
   void *collect_ctx;
   /* counters */
@@ -118,9 +118,6 @@ void atom__dg_init(atom__dg *g, atom__mem *mem, size_t payload_size);
 /* Free everything (no hook is called). @p g may be re-initialized afterwards. */
 void atom__dg_destroy(atom__dg *g);
 
-/* Set (or clear, with NULL) the hook called for every deleted node. */
-void atom__dg_set_collect_hook(atom__dg *g, atom__dg_collect_fn fn, void *ctx);
-
 /* Create a node (not complete, no edges, zero-filled payload) last in the topological order.
  * @return 0 and *out, or ATOM_ENOMEM (graph unchanged). */
 int atom__dg_add_node(atom__dg *g, atom__dg_node *out);
@@ -139,6 +136,13 @@ static inline void *atom__dg_payload(atom__dg *g, atom__dg_node n) {
   return g->pl + (size_t)(uint32_t)n * g->payload_size;
 }
 
+/* Edge payloads (optional): give every edge @p size bytes, for instance the two events that
+ * make the conflict, so that a reported cycle can say why each of its edges exists (velodrome
+ * and tso do). One payload per edge, the first: an edge made again keeps the payload it was
+ * inserted with, so a repeat costs nothing more than without payloads. Call before the first
+ * edge is added. */
+void atom__dg_set_edge_payload(atom__dg *g, size_t size);
+
 /* Add the edge u -> v.
  * @return 0 if the edge is now present or need not be: it was added, it already existed, u ==
  *           v (a node's order with itself is no edge), or u or v is stale/none (a collected
@@ -147,21 +151,15 @@ static inline void *atom__dg_payload(atom__dg *g, atom__dg_node n) {
  *           cycle v -> ... -> u (the new edge u -> v closes it);
  *         ATOM_ENOMEM (the graph is unchanged).
  * Adding an edge into a complete node breaks the collection invariant's premise; it is
- * allowed (the node then stays until its in-edges go) but Velodrome never needs it. */
-int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v);
-
-/* Edge payloads (optional): give every edge @p size bytes, for instance the two events that
- * make the conflict, so that a reported cycle can say why each of its edges exists (velodrome
- * and tso do). One payload per edge, the first: an edge made again keeps the payload it was
- * inserted with, so a repeat costs nothing more than without payloads. Call before the first
- * edge is added. */
-void atom__dg_set_edge_payload(atom__dg *g, size_t size);
-
-/* atom__dg_add_edge() that stores a copy of @p payload (the size given to
- * atom__dg_set_edge_payload) with the edge when it is inserted; an edge already present keeps
- * the payload it was inserted with. atom__dg_add_edge() stores a zero-filled payload. */
+ * allowed (the node then stays until its in-edges go) but Velodrome never needs it.
+ * With payloads (atom__dg_set_edge_payload), a copy of @p payload is stored with an edge when it
+ * is inserted (an edge already present keeps the one it was inserted with);
+ * atom__dg_add_edge() stores a zero-filled payload. */
 int atom__dg_add_edge_labeled(atom__dg *g, atom__dg_node u, atom__dg_node v,
                               const void *payload);
+static inline int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node v) {
+  return atom__dg_add_edge_labeled(g, u, v, NULL);
+}
 
 /* The payload of the edge from node i to node i + 1 of the last cycle (atom__dg_cycle), for
  * i + 1 < its length, or NULL (no payloads, or i out of range). The closing edge, from the last
@@ -187,22 +185,8 @@ int atom__dg_complete(atom__dg *g, atom__dg_node n);
  * Stale handles are ignored. Never fails. */
 void atom__dg_delete(atom__dg *g, atom__dg_node n);
 
-/* @return non-zero if the edge u -> v is present. */
-int atom__dg_has_edge(const atom__dg *g, atom__dg_node u, atom__dg_node v);
-
-/* @return the in-/out-degree of a live node (0 for a stale handle). */
-size_t atom__dg_in_degree(const atom__dg *g, atom__dg_node n);
-size_t atom__dg_out_degree(const atom__dg *g, atom__dg_node n);
-
-/* @return non-zero if a live node is marked complete. */
-int atom__dg_is_complete(const atom__dg *g, atom__dg_node n);
-
 /* Live nodes and edges. */
 static inline size_t atom__dg_node_count(const atom__dg *g) { return g->nodes; }
 static inline size_t atom__dg_edge_count(const atom__dg *g) { return g->edges; }
-
-/* For tests: check the internal invariants (degrees, lists, hash, topological order, no
- * collectable node left). @return 0 if they hold, else a negative line-specific code. */
-int atom__dg_verify(const atom__dg *g);
 
 #endif

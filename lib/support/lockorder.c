@@ -18,12 +18,6 @@ void atom__lo_destroy(atom__lockorder *lo) {
   memset(lo, 0, sizeof *lo);
 }
 
-size_t atom__lo_bytes(const atom__lockorder *lo) {
-  return lo->cap * sizeof *lo->e + lo->pool_cap * sizeof *lo->pool +
-         lo->seen.cap * sizeof *lo->seen.slots;
-}
-
-
 static int same_edge(const atom__lockorder *lo, const atom__lo_edge *e, uint32_t from, uint32_t to,
                      uint32_t thread, const uint32_t *gate, size_t ng) {
   return e->from == from && e->to == to && e->acq.thread == thread && e->gate_len == ng &&

@@ -51,7 +51,6 @@ typedef struct atom__lockorder {
 
 void atom__lo_init(atom__lockorder *lo, atom__mem *mem);
 void atom__lo_destroy(atom__lockorder *lo);
-size_t atom__lo_bytes(const atom__lockorder *lo);
 
 /* Thread acq->thread acquires `to` while holding held[0..n) (resources, with the sites where
  * they were acquired in held_sites). One edge per held resource. @return 0 or ATOM_ENOMEM. */

@@ -5,6 +5,7 @@
 
 #include "atomicity/sys/checker.h"
 #include "atomicity/error.h"
+#include "support/assert.h"
 
 static void *system_malloc(size_t size, void *payload) {
   (void)payload;
@@ -39,10 +40,12 @@ void *atom__mem_realloc(atom__mem *m, void *ptr, size_t old_size, size_t new_siz
   if (m->env) {
     if (new_size == 0) {
       /* count first: m may live inside the block being freed (a checker's own state) */
+      ATOM__ASSERT(!ptr || m->bytes >= old_size); /* freeing more than was allocated */
       if (ptr) m->bytes -= old_size;
       atom_env_realloc(m->env, ptr, old_size, 0);
       return NULL;
     }
+    ATOM__ASSERT(!ptr || m->bytes >= old_size);
     void *p = atom_env_realloc(m->env, ptr, old_size, new_size);
     if (!p) return NULL;
     m->bytes = m->bytes - (ptr ? old_size : 0) + new_size;
@@ -52,11 +55,13 @@ void *atom__mem_realloc(atom__mem *m, void *ptr, size_t old_size, size_t new_siz
   const atom__allocator *a = m->alloc;
   if (new_size == 0) {
     if (ptr) {
+      ATOM__ASSERT(m->bytes >= old_size);
       a->free_fn(ptr, a->payload);
       m->bytes -= old_size;
     }
     return NULL;
   }
+  ATOM__ASSERT(!ptr || m->bytes >= old_size);
   void *p = ptr ? a->realloc_fn(ptr, new_size, a->payload) : a->malloc_fn(new_size, a->payload);
   if (!p) return NULL;
   m->bytes = m->bytes - (ptr ? old_size : 0) + new_size;

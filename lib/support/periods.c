@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "atomicity/error.h"
+#include "support/assert.h"
 
 void atom__periods_init(atom__periods *ps, atom__mem *mem) {
   memset(ps, 0, sizeof *ps);
@@ -19,14 +20,6 @@ void atom__periods_destroy(atom__periods *ps) {
     atom__mem_free(ps->mem, ps->rel[i].vc, ps->rel[i].cap * sizeof *ps->rel[i].vc);
   atom__mem_free(ps->mem, ps->rel, ps->rel_cap * sizeof *ps->rel);
   memset(ps, 0, sizeof *ps);
-}
-
-size_t atom__periods_bytes(const atom__periods *ps) {
-  size_t n = ps->cap * sizeof *ps->p + ps->pool_cap * sizeof *ps->pool +
-             ps->cur_cap * sizeof *ps->cur + ps->cut_cap * sizeof *ps->cut +
-             ps->rel_cap * sizeof *ps->rel;
-  for (size_t i = 0; i < ps->rel_cap; i++) n += ps->rel[i].cap * sizeof *ps->rel[i].vc;
-  return n;
 }
 
 static int ensure_thread(atom__periods *ps, uint32_t t) {
@@ -67,6 +60,8 @@ static int add_period_x(atom__periods *ps, uint32_t t, uint32_t ordinal, uint32_
       if (qv[k] > vc[k]) vc[k] = qv[k];
     if (vc[q->thread] < q->ordinal + 1) vc[q->thread] = q->ordinal + 1;
   }
+  /* a period follows its own thread's earlier ones: ordinals grow by one along a thread */
+  ATOM__ASSERT(a == ATOM__PERIOD_NONE || ps->p[a].thread != t || ps->p[a].ordinal + 1 == ordinal);
   atom__period *np = &ps->p[ps->n];
   np->thread = t;
   np->ordinal = ordinal;
@@ -92,6 +87,7 @@ static int current(atom__periods *ps, uint32_t t, uint32_t *out) {
     ps->cur[t] = id;
   }
   *out = ps->cur[t];
+  ATOM__ASSERT(*out < ps->n && ps->p[*out].thread == t);
   return 0;
 }
 

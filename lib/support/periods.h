@@ -94,7 +94,4 @@ static inline int atom__periods_concurrent(const atom__periods *ps, uint32_t a, 
          !atom__periods_before(ps, b, a);
 }
 
-/* Bytes held. */
-size_t atom__periods_bytes(const atom__periods *ps);
-
 #endif

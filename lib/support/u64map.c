@@ -1,6 +1,7 @@
 #include "support/u64map.h"
 
 #include "atomicity/error.h"
+#include "support/assert.h"
 
 static void insert_slot(atom__u64map_slot *slots, size_t cap, uint64_t key, uint32_t vp1) {
   size_t mask = cap - 1;
@@ -11,6 +12,8 @@ static void insert_slot(atom__u64map_slot *slots, size_t cap, uint64_t key, uint
 }
 
 int atom__u64map_put(atom__u64map *m, atom__mem *mem, uint64_t key, uint32_t value) {
+  ATOM__ASSERT((m->cap & (m->cap - 1)) == 0); /* the probe mask needs a power of two */
+  ATOM__ASSERT(value < UINT32_MAX);            /* value + 1 must not wrap to "empty" */
   if (m->cap) {
     size_t mask = m->cap - 1;
     for (size_t i = (size_t)atom__hash64(key) & mask; m->slots[i].value_plus1;
@@ -34,6 +37,7 @@ int atom__u64map_put(atom__u64map *m, atom__mem *mem, uint64_t key, uint32_t val
   }
   insert_slot(m->slots, m->cap, key, value + 1);
   m->count++;
+  ATOM__ASSERT(m->count * 2 <= m->cap); /* load <= 1/2: probes end at an empty slot */
   return 0;
 }
 

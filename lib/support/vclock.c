@@ -1,10 +1,10 @@
 /* Vector clocks that grow with the number of threads (see vclock.h). */
 #include "support/vclock.h"
 
-#include <stdio.h>
 #include <string.h>
 
 #include "atomicity/error.h"
+#include "support/assert.h"
 
 void atom__vc_free(atom__mem *m, atom__vc *c) {
   if (c->cap > ATOM__VC_INLINE) atom__mem_free(m, c->u.heap, (size_t)c->cap * sizeof(atom__vc_t));
@@ -12,6 +12,7 @@ void atom__vc_free(atom__mem *m, atom__vc *c) {
 }
 
 int atom__vc_reserve(atom__mem *m, atom__vc *c, uint32_t n) {
+  ATOM__ASSERT(c->len <= c->cap && c->cap >= ATOM__VC_INLINE);
   if (n <= c->cap) return 0;
   uint64_t ncap = (uint64_t)c->cap * 2;
   if (ncap < n) ncap = n;
@@ -42,19 +43,9 @@ int atom__vc_set(atom__mem *m, atom__vc *c, uint32_t i, atom__vc_t v) {
     if (err) return err;
     c->len = i + 1;
   }
+  ATOM__ASSERT(i < c->len && c->len <= c->cap);
   atom__vc_data(c)[i] = v;
   return 0;
-}
-
-int atom__vc_inc(atom__mem *m, atom__vc *c, uint32_t i) {
-  atom__vc_t v = atom__vc_get(c, i);
-  if (v == ATOM__VC_MAX) return ATOM_ELIMIT;
-  return atom__vc_set(m, c, i, v + 1);
-}
-
-void atom__vc_clear(atom__vc *c) {
-  memset(atom__vc_data(c), 0, (size_t)c->len * sizeof(atom__vc_t));
-  c->len = 0;
 }
 
 int atom__vc_copy(atom__mem *m, atom__vc *dst, const atom__vc *src) {
@@ -81,6 +72,7 @@ int atom__vc_join(atom__mem *m, atom__vc *dst, const atom__vc *src, int *changed
       grew = 1;
     }
   if (n > dst->len) dst->len = n;
+  ATOM__ASSERT(dst->len <= dst->cap);
   if (changed) *changed = grew;
   return 0;
 }
@@ -107,33 +99,4 @@ int atom__vc_leq(const atom__vc *a, const atom__vc *b) {
   for (uint32_t i = n; i < a->len; i++)
     if (x[i]) return 0;
   return 1;
-}
-
-int atom__vc_equal(const atom__vc *a, const atom__vc *b) {
-  return atom__vc_leq(a, b) && atom__vc_leq(b, a);
-}
-
-int atom__vc_format(const atom__vc *c, char *buf, size_t size) {
-  size_t used = 0;
-  int total = 0;
-  const atom__vc_t *d = atom__vc_cdata(c);
-  if (size) buf[0] = '\0';
-  for (uint32_t i = 0; i <= c->len; i++) {
-    char tmp[16];
-    int n;
-    if (i == c->len)
-      n = snprintf(tmp, sizeof tmp, ">");
-    else
-      n = snprintf(tmp, sizeof tmp, "%s%lu", i ? "," : "<", (unsigned long)d[i]);
-    if (c->len == 0 && i == 0) n = snprintf(tmp, sizeof tmp, "<>");
-    total += n;
-    if (size && used + 1 < size) {
-      size_t room = size - 1 - used;
-      size_t k = (size_t)n < room ? (size_t)n : room;
-      memcpy(buf + used, tmp, k);
-      used += k;
-      buf[used] = '\0';
-    }
-  }
-  return total;
 }

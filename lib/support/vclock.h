@@ -73,13 +73,6 @@ static inline atom__vc_t atom__vc_get(const atom__vc *c, uint32_t i) {
 /* c(i) := v. 0 or ATOM_ENOMEM. */
 int atom__vc_set(atom__mem *m, atom__vc *c, uint32_t i, atom__vc_t v);
 
-/* c(i) := c(i) + 1. 0, ATOM_ENOMEM, or ATOM_ELIMIT if the component would overflow
- * (then the clock is unchanged). */
-int atom__vc_inc(atom__mem *m, atom__vc *c, uint32_t i);
-
-/* dst := ⊥. Keeps the storage. */
-void atom__vc_clear(atom__vc *c);
-
 /* dst := src. 0 or ATOM_ENOMEM (dst unchanged). */
 int atom__vc_copy(atom__mem *m, atom__vc *dst, const atom__vc *src);
 
@@ -93,12 +86,5 @@ int atom__vc_join_except(atom__mem *m, atom__vc *dst, const atom__vc *src, uint3
 
 /* a ⊑ b (every component of a <= that of b). */
 int atom__vc_leq(const atom__vc *a, const atom__vc *b);
-
-/* a == b component-wise (lengths may differ: missing components are 0). */
-int atom__vc_equal(const atom__vc *a, const atom__vc *b);
-
-/* Write "<1,0,2>" into buf (always NUL-terminated when size > 0); returns the length it
- * needs, as snprintf. For messages and tests. */
-int atom__vc_format(const atom__vc *c, char *buf, size_t size);
 
 #endif

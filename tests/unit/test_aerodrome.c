@@ -7,7 +7,7 @@
 #include "randtrace.h"
 #include "reference.h"
 #include "support/mem.h"
-#include "support/vclock.h"
+#include "inspect.h"
 #include "util.h"
 
 static const char *const variants[] = {"aerodrome:variant=basic", "aerodrome"};

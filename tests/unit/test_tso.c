@@ -25,7 +25,7 @@
 #include "atomicity/error.h"
 #include "randtrace.h"
 #include "reference.h"
-#include "support/digraph.h"
+#include "inspect.h"
 #include "cycle_check.h"
 #include "util.h"
 

@@ -15,7 +15,7 @@
 #include "cycle_check.h"
 #include "randtrace.h"
 #include "reference.h"
-#include "support/digraph.h"
+#include "inspect.h"
 #include "util.h"
 
 Suite *atom_test_suite_velodrome(void);
