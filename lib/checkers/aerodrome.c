@@ -1710,11 +1710,8 @@ static int aero_create(void **self, atom_env *env) {
       return atom_env_error(env, ATOM_EINVAL, "max_threads must be 1..16777216, not \"%s\"", mt);
     max_threads = (uint32_t)v;
   }
-  atom__mem first;
-  atom__mem_init_env(&first, env);
-  aero *a = atom__mem_calloc(&first, 1, sizeof *a);
+  aero *a = ATOM__NEW_STATE(env, aero, own_mem);
   if (!a) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
-  a->own_mem = first;
   atom__mem *m = &a->own_mem;
   a->env = env;
   a->mem = m;

@@ -1521,11 +1521,8 @@ static int cn_create(void **self, atom_env *env) {
   int lock_blocks = 1;
   int rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks);
   if (rc) return rc;
-  atom__mem first;
-  atom__mem_init_env(&first, env);
-  commit_node *c = atom__mem_calloc(&first, 1, sizeof *c);
+  commit_node *c = ATOM__NEW_STATE(env, commit_node, own_mem);
   if (!c) return ATOM_ENOMEM;
-  c->own_mem = first;
   atom__mem *mem = &c->own_mem;
   c->lock_blocks = lock_blocks;
   c->max_edges = max_edges;

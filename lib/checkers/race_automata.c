@@ -1207,11 +1207,8 @@ static int ra_create(void **self, atom_env *env) {
       return atom_env_error(env, ATOM_EINVAL, "sets must be one, var or prefix, not \"%s\"",
                             sets);
   }
-  atom__mem first;
-  atom__mem_init_env(&first, env);
-  race_automata *ra = atom__mem_calloc(&first, 1, sizeof *ra);
+  race_automata *ra = ATOM__NEW_STATE(env, race_automata, own_mem);
   if (!ra) return ATOM_ENOMEM;
-  ra->own_mem = first;
   atom__mem *mem = &ra->own_mem;
   ra->env = env;
   ra->mem = mem;

@@ -112,11 +112,8 @@ typedef struct velodrome {
 static inline vd_reader *readers(vd_var *x) { return x->cap <= 1 ? &x->r.one : x->r.many; }
 
 static int vd_create(void **self, atom_env *env) {
-  atom__mem first;
-  atom__mem_init_env(&first, env);
-  velodrome *v = atom__mem_calloc(&first, 1, sizeof *v);
+  velodrome *v = ATOM__NEW_STATE(env, velodrome, own_mem);
   if (!v) return ATOM_ENOMEM;
-  v->own_mem = first;
   atom__mem *mem = &v->own_mem;
   v->env = env;
   v->mem = mem;

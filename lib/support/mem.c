@@ -36,6 +36,14 @@ void atom__mem_init_env(atom__mem *m, struct atom_env *env) {
   m->peak = 0;
 }
 
+void *atom__mem_new_state(struct atom_env *env, size_t size, size_t mem_offset) {
+  atom__mem first;
+  atom__mem_init_env(&first, env);
+  void *p = atom__mem_calloc(&first, 1, size);
+  if (p) memcpy((char *)p + mem_offset, &first, sizeof first);
+  return p;
+}
+
 void *atom__mem_realloc(atom__mem *m, void *ptr, size_t old_size, size_t new_size) {
   if (m->env) {
     if (new_size == 0) {

@@ -36,6 +36,13 @@ void atom__mem_init(atom__mem *m, const atom__allocator *alloc);
  * the checker; m counts them too (m->bytes, m->peak). */
 void atom__mem_init_env(atom__mem *m, struct atom_env *env);
 
+/* A checker instance's state: a zeroed `size`-byte block from env's allocator, with the
+ * atom__mem at byte `mem_offset` inside it set up as atom__mem_init_env() does (and counting
+ * the block itself). NULL without memory. Free the block last, through that mem. */
+void *atom__mem_new_state(struct atom_env *env, size_t size, size_t mem_offset);
+#define ATOM__NEW_STATE(env, type, mem_field) \
+  ((type *)atom__mem_new_state((env), sizeof(type), offsetof(type, mem_field)))
+
 /* ptr NULL allocates; new_size 0 frees (returns NULL). On failure returns NULL and leaves
  * ptr untouched. old_size must be the size ptr was allocated with. */
 void *atom__mem_realloc(atom__mem *m, void *ptr, size_t old_size, size_t new_size);

@@ -147,11 +147,8 @@ static int block_create(void **self, atom_env *env) {
   if (!rc) rc = atom__arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
   if (!rc) rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks);
   if (rc) return rc;
-  atom__mem first;
-  atom__mem_init_env(&first, env);
-  block *b = atom__mem_calloc(&first, 1, sizeof *b);
+  block *b = ATOM__NEW_STATE(env, block, own_mem);
   if (!b) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
-  b->own_mem = first;
   atom__mem *mem = &b->own_mem;
   b->env = env;
   b->mem = mem;

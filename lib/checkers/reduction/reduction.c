@@ -260,11 +260,8 @@ static int reduction_create(void **self, atom_env *env) {
   uint64_t max_work = REDUCTION_MAX_WORK;
   rc = atom__arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
   if (rc) return rc;
-  atom__mem first;
-  atom__mem_init_env(&first, env);
-  reduction *r = atom__mem_calloc(&first, 1, sizeof *r);
+  reduction *r = ATOM__NEW_STATE(env, reduction, own_mem);
   if (!r) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
-  r->own_mem = first;
   atom__mem *m = &r->own_mem;
   r->env = env;
   r->mem = m;

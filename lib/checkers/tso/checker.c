@@ -123,11 +123,8 @@ static int tso_create(void **self, atom_env *env) {
     return atom_env_error(env, ATOM_EINVAL, "fenced=yes applies to mode=trace (or auto), not to "
                                             "mode=execution");
   if ((rc = atom__arg_count(env, "max_work", UINT64_MAX, "2^64-1", &max_work))) return rc;
-  atom__mem first;
-  atom__mem_init_env(&first, env);
-  tso_checker *c = atom__mem_calloc(&first, 1, sizeof *c);
+  tso_checker *c = ATOM__NEW_STATE(env, tso_checker, own_mem);
   if (!c) return ATOM_ENOMEM;
-  c->own_mem = first;
   atom__mem *m = &c->own_mem;
   c->env = env;
   c->mem = m;
