@@ -91,7 +91,7 @@ static int current(atom__periods *ps, uint32_t t, uint32_t *out) {
   return 0;
 }
 
-int atom__periods_of(atom__periods *ps, uint32_t t, uint32_t *out) {
+int atom__periods_of_slow(atom__periods *ps, uint32_t t, uint32_t *out) {
   uint32_t pt;
   if (current(ps, t, &pt)) return ATOM_ENOMEM;
   if (ps->cut[t]) {

@@ -63,8 +63,18 @@ typedef struct atom__periods {
 void atom__periods_init(atom__periods *ps, atom__mem *mem);
 void atom__periods_destroy(atom__periods *ps);
 
-/* The current period of thread t (created as a root's first period if t has none). */
-int atom__periods_of(atom__periods *ps, uint32_t t, uint32_t *out);
+/* atom__periods_of when t has no period yet or its period ended in a release. */
+int atom__periods_of_slow(atom__periods *ps, uint32_t t, uint32_t *out);
+
+/* The current period of thread t (created as a root's first period if t has none). Inline:
+ * checkers ask it for every access, and nearly always the period exists already. */
+static inline int atom__periods_of(atom__periods *ps, uint32_t t, uint32_t *out) {
+  if (t < ps->cur_cap && t < ps->cut_cap && ps->cur[t] != ATOM__PERIOD_NONE && !ps->cut[t]) {
+    *out = ps->cur[t];
+    return 0;
+  }
+  return atom__periods_of_slow(ps, t, out);
+}
 
 /* Thread t forks u: t moves to a new period; u's first period follows t's old one. */
 int atom__periods_fork(atom__periods *ps, uint32_t t, uint32_t u);

@@ -781,7 +781,8 @@ START_TEST(many_locks_held) {
 }
 END_TEST
 
-/* Fork/join clocks are sparse: many root threads cost a constant amount of memory each. */
+/* A root thread's period has an empty clock: many root threads cost a constant amount of
+ * memory each. */
 START_TEST(many_threads) {
   for (int v = 0; v < 2; v++) {
     atom_session *s = red_session(v ? "reduction:lockset=eraser" : "reduction");
@@ -793,7 +794,7 @@ START_TEST(many_threads) {
       CHECK(atom_end(s, 100 + t, 3) == 0);
     }
     CHECK(atom_finish(s) == 0);
-    /* about 1.2 KB per thread (its record, clock, snapshot, classes, transaction buffers and
+    /* about 1.2 KB per thread (its record, period, classes, transaction buffers and
      * kept transaction); dense clocks would need 4 bytes per pair of threads */
     ck_assert_uint_lt(rstats(s, 0).peak_bytes, 2048 * n);
     ck_assert_uint_eq(atom_report_count(s), 0); /* x%3 only read, y written once per txn */

@@ -9,6 +9,7 @@
 #include "atomicity/error.h"
 #include "support/mem.h"
 #include "support/periods.h"
+#include "support/idindex.h"
 #include "support/u64map.h"
 #include "support/report_build.h"
 #include "support/rotate.h"
@@ -129,6 +130,84 @@ START_TEST(u64map_out_of_memory_leaves_it_unchanged) {
     ck_assert_uint_eq(v, j);
   }
   atom__u64map_free(&map, &m);
+  ck_assert_uint_eq(m.bytes, 0);
+}
+END_TEST
+
+/* ---- idindex: ids found by the caller's hash, keys compared by the caller ---------------- */
+
+/* The item of key k in keys[0 .. *n), added if absent; hash(k) is deliberately weak when
+ * `weak` (many items share a tag) so that the caller's comparison is what tells them apart. */
+static uint32_t idx_intern(atom__idindex *ix, atom__mem *m, uint64_t *keys, uint32_t *n,
+                           uint64_t k, int weak, int *err) {
+  atom__idindex_probe p;
+  atom__idindex_start(ix, weak ? k % 7 : atom__hash64(k), &p);
+  for (uint32_t id; (id = atom__idindex_next(ix, &p)) != ATOM__IDINDEX_END;)
+    if (keys[id] == k) return id;
+  *err = atom__idindex_add(ix, m, &p, *n);
+  if (*err) return ATOM__IDINDEX_END;
+  keys[*n] = k;
+  return (*n)++;
+}
+
+START_TEST(idindex_finds_added_ids_through_equal_tags) {
+  atom__mem m;
+  atom__mem_init(&m, NULL);
+  enum { N = 20000 };
+  static uint64_t keys[N];
+  for (int weak = 0; weak < 2; weak++) {
+    atom__idindex ix = {0};
+    uint32_t n = 0;
+    int err = 0;
+    size_t count = weak ? 300 : N; /* weak: 300 keys on 7 tags, long probe runs */
+    for (size_t i = 0; i < count; i++) {
+      ck_assert_uint_eq(idx_intern(&ix, &m, keys, &n, i * 0x9e3779b97f4a7c15ULL, weak, &err), i);
+      ck_assert_int_eq(err, 0);
+    }
+    ck_assert_uint_eq(ix.count, count);
+    ck_assert_uint_eq(ix.cap & (ix.cap - 1), 0);
+    ck_assert(ix.count * 2 <= ix.cap);
+    for (size_t i = 0; i < count; i++) /* found again, nothing added */
+      ck_assert_uint_eq(idx_intern(&ix, &m, keys, &n, i * 0x9e3779b97f4a7c15ULL, weak, &err), i);
+    ck_assert_uint_eq(n, count);
+    atom__idindex_probe p; /* an absent key: no candidate has its key */
+    atom__idindex_start(&ix, weak ? 3 : atom__hash64(12345), &p);
+    for (uint32_t id; (id = atom__idindex_next(&ix, &p)) != ATOM__IDINDEX_END;)
+      ck_assert_uint_ne(keys[id], 12345);
+    atom__idindex_free(&ix, &m);
+    ck_assert_uint_eq(ix.cap, 0);
+    ck_assert_uint_eq(m.bytes, 0);
+  }
+  atom__idindex ix = {0}; /* an empty index has no candidates */
+  atom__idindex_probe p;
+  atom__idindex_start(&ix, 42, &p);
+  ck_assert_uint_eq(atom__idindex_next(&ix, &p), ATOM__IDINDEX_END);
+}
+END_TEST
+
+START_TEST(idindex_out_of_memory_leaves_it_unchanged) {
+  failing f = {0, 0};
+  atom__allocator al = {f_malloc, f_realloc, f_free, &f};
+  atom__mem m;
+  atom__mem_init(&m, &al);
+  atom__idindex ix = {0};
+  static uint64_t keys[64];
+  uint32_t n = 0;
+  int err = 0;
+  uint64_t k = 0;
+  for (; ix.count < 8; k++) idx_intern(&ix, &m, keys, &n, k, 0, &err);
+  ck_assert_int_eq(err, 0);
+  f.fail_at = f.calls + 1; /* the next growth fails */
+  for (; !err; k++) idx_intern(&ix, &m, keys, &n, k, 0, &err);
+  ck_assert_int_eq(err, -2);
+  ck_assert_uint_eq(ix.count, n);
+  err = 0;
+  for (uint64_t j = 0; j < n; j++) ck_assert_uint_eq(idx_intern(&ix, &m, keys, &n, j, 0, &err), j);
+  uint32_t before = n, got = idx_intern(&ix, &m, keys, &n, k - 1, 0, &err); /* now it fits */
+  ck_assert_int_eq(err, 0);
+  ck_assert_uint_eq(got, before);
+  ck_assert_uint_eq(n, before + 1);
+  atom__idindex_free(&ix, &m);
   ck_assert_uint_eq(m.bytes, 0);
 }
 END_TEST
@@ -342,6 +421,8 @@ Suite *atom_test_suite_support(void) {
   tcase_add_test(tc, grow_keeps_contents_and_fails_cleanly);
   tcase_add_test(tc, u64map_put_get_replace_grow);
   tcase_add_test(tc, u64map_out_of_memory_leaves_it_unchanged);
+  tcase_add_test(tc, idindex_finds_added_ids_through_equal_tags);
+  tcase_add_test(tc, idindex_out_of_memory_leaves_it_unchanged);
   tcase_add_test(tc, periods_release_acquire);
   tcase_add_test(tc, periods_sync_out_of_memory);
   tcase_add_test(tc, unionfind_classes);

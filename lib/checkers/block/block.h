@@ -25,6 +25,7 @@
 #include <stdint.h>
 
 #include "atomicity/checker.h"
+#include "support/idindex.h"
 #include "support/lockset.h"
 #include "support/mem.h"
 #include "support/periods.h"
@@ -49,7 +50,10 @@
  * atom__blk_order_name(k): four letters, 'A' for an event of b and 'C' for one of b'
  * ("ACCA": e1, e1', e2', e2). Order 0 is the serial order t t', order 5 is t' t. */
 #define ATOM__BLK_ORDERS 6u
-const char *atom__blk_order_name(unsigned order);
+static inline const char *atom__blk_order_name(unsigned order) {
+  static const char names[ATOM__BLK_ORDERS][5] = {"AACC", "ACAC", "ACCA", "CAAC", "CACA", "CCAA"};
+  return order < ATOM__BLK_ORDERS ? names[order] : NULL;
+}
 
 /* Bit k set iff order k of a pair of 2-blocks of this shape is view-equivalent to neither
  * t t' nor t' t (derived, see block.c). */
@@ -109,15 +113,14 @@ typedef struct block_var {
 } block_var;
 
 /* A set of fixed-size keys (kw words each), items numbered 0, 1, 2, ... in insertion order
- * (keyset.c). A key is found through a 64-bit hash of its words in a support/u64map (the hot
- * path of the tuple construction); keys whose hashes collide are chained through `next`. */
+ * (keyset.c). A key is found through a 64-bit hash of its words in a support/idindex (the hot
+ * path of the tuple construction): the index holds a tag of the hash beside each item, so a
+ * lookup is one probe and, nearly always, one comparison of the key. */
 typedef struct block_keyset {
   uint32_t kw;
   uint32_t *keys;      /* item i: keys[i * kw .. (i + 1) * kw) */
   size_t n, kcap;      /* items; capacity in words */
-  uint32_t *next;      /* per item: the next item with the same hash, UINT32_MAX at the end */
-  size_t next_cap;
-  atom__u64map first;  /* hash -> the first item with that hash */
+  atom__idindex index; /* hash of a key -> its item */
 } block_keyset;
 
 /* Tuple keys (8 words): type, site, var x, var y (or 0), flags, h1, h2, h12. */
@@ -222,6 +225,14 @@ static inline int shared_var(const block *b, uint32_t x) {
   return x < b->var_cap && b->var[x].multi && b->var[x].written;
 }
 
+/* The witness event of the record at position pos of unit u (inline: the pair analyses make
+ * one for every event of every finding). */
+static inline atom_ev atom__block_event(const block *b, uint32_t u, uint32_t pos) {
+  static const uint32_t kinds[4] = {ATOM_READ, ATOM_WRITE, ATOM_ACQUIRE, ATOM_RELEASE};
+  const block_record *r = urec(b, u, pos);
+  return (atom_ev){kinds[rec_kind(r)], b->unit[u].thread, r->target, 0, r->index, r->loc};
+}
+
 static inline const uint32_t *keyset_key(const block_keyset *s, uint32_t item) {
   return s->keys + (size_t)item * s->kw;
 }
@@ -243,8 +254,6 @@ int atom__block_unit_close(block *b, uint32_t t, block_thread *th, uint32_t peri
 /* units.c */
 enum { PAIR_SAME_THREAD, PAIR_ORDERED, PAIR_FREE, PAIR_FORWARD, PAIR_BACKWARD, PAIR_NESTED };
 int atom__block_relation(const block *b, const block_unit *u, const block_unit *v);
-/* The witness event of the record at position pos of unit u. */
-atom_ev atom__block_event(const block *b, uint32_t u, uint32_t pos);
 int atom__block_cmp_u32(const void *a, const void *b);
 int atom__block_unit_locks(block *b);
 int atom__block_build_sites(block *b);
@@ -274,6 +283,14 @@ int atom__block_report(block *b, const char *kind, const uint32_t *units, size_t
 void atom__block_mark_bad(block *b, uint32_t u);
 void atom__block_set_why(block *b, const char *msg);
 int atom__block_undecided(block *b, const char *msg);
-void atom__block_tick(block *b, uint64_t done);
+void atom__block_progress(block *b, uint64_t done);
+
+/* A unit of end-of-run work done; every 4096 the session hears how far the analysis is
+ * (done: the position in the work of the phases, b->work_total in all). Inline: the pair
+ * loops tick once per pair they look at. */
+static inline void atom__block_tick(block *b, uint64_t done) {
+  if (++b->work & 4095) return;
+  atom__block_progress(b, done);
+}
 
 #endif

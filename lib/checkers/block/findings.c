@@ -8,6 +8,29 @@
 #include "support/msgbuf.h"
 
 
+/* Build a report in b->rb: the transactions (units[0] first), the witness events and the
+ * variables of its reads and writes (at most 8); *last := its largest event index, where it is
+ * found. */
+static int build_report(block *b, const uint32_t *units, size_t nu, const atom_ev *evs,
+                        size_t ne, uint64_t *last) {
+  atom__report_build *rb = &b->rb;
+  int rc = 0;
+  *last = 0;
+  atom__rb_reset(rb);
+  if (nu > 64) nu = 64;
+  for (size_t i = 0; i < nu && !rc; i++) {
+    const block_unit *un = &b->unit[units[i]];
+    atom_txn_ref ref = {un->thread, un->unary & 1u, un->begin_index, un->begin_loc};
+    if (un->begin_index > *last) *last = un->begin_index;
+    rc = atom__rb_txn(rb, &ref);
+  }
+  for (size_t i = 0; i < ne && !rc; i++) {
+    if (evs[i].index > *last) *last = evs[i].index;
+    rc = atom__rb_event(rb, &evs[i], NULL);
+  }
+  return rc ? rc : atom__rb_vars_of_events(rb, 8);
+}
+
 /* Report: kind, the transactions (units[0] first), witness events, the message template
  * (version 2: {tN} {hN} {eN} {vN}, rendered by the session; NULL for a repeat, which only
  * counts an occurrence). It is found at its last event; it names the variables of its reads
@@ -15,25 +38,11 @@
  * pair of transactions is one report. */
 int atom__block_report(block *b, const char *kind, const uint32_t *units, size_t nu,
                        const atom_ev *evs, size_t ne, const char *msg) {
-  atom__report_build *rb = &b->rb;
-  uint64_t last = 0;
-  int rc = 0;
-  atom__rb_reset(rb);
-  if (nu > 64) nu = 64;
-  for (size_t i = 0; i < nu && !rc; i++) {
-    const block_unit *un = &b->unit[units[i]];
-    atom_txn_ref ref = {un->thread, un->unary & 1u, un->begin_index, un->begin_loc};
-    if (un->begin_index > last) last = un->begin_index;
-    rc = atom__rb_txn(rb, &ref);
-  }
-  for (size_t i = 0; i < ne && !rc; i++) {
-    if (evs[i].index > last) last = evs[i].index;
-    rc = atom__rb_event(rb, &evs[i], NULL);
-  }
-  if (!rc) rc = atom__rb_vars_of_events(rb, 8);
+  uint64_t last;
+  int rc = build_report(b, units, nu, evs, ne, &last);
   if (rc) return rc;
   /* a feasible interleaving, not the observed one */
-  return atom__rb_submit(rb, b->env, kind, last, ATOM_REPORT_PREDICTED, msg, 0);
+  return atom__rb_submit(&b->rb, b->env, kind, last, ATOM_REPORT_PREDICTED, msg, 0);
 }
 
 /* Keep msg (truncated) as the reason the checker gives. */
@@ -189,16 +198,17 @@ int atom__block_group_emit(block *b) {
   for (size_t i = 0; i < b->grp_n && !rc; i++) {
     const pair_group *g = &b->grp[i];
     char msg[640];
+    uint64_t last;
     group_message(g, msg, sizeof msg);
-    rc = atom__block_report(b, g->kind, g->units, 2, g->ev, g->ne, msg);
-    for (uint64_t k = 1; k < g->pairs && !rc; k++) /* repeats only count an occurrence */
-      rc = atom__block_report(b, g->kind, g->units, 2, g->ev, g->ne, NULL);
+    if ((rc = build_report(b, g->units, 2, g->ev, g->ne, &last))) break;
+    rc = atom__rb_submit(&b->rb, b->env, g->kind, last, ATOM_REPORT_PREDICTED, msg, 0);
+    /* repeats only count an occurrence: the same report, built once, without its message */
+    for (uint64_t k = 1; k < g->pairs && !rc; k++)
+      rc = atom__rb_submit(&b->rb, b->env, g->kind, last, ATOM_REPORT_PREDICTED, NULL, 0);
   }
   return rc;
 }
-/* A unit of end-of-run work done; every 4096 the session hears how far the analysis is
- * (done: the position in the work of the phases, b->work_total in all). */
-void atom__block_tick(block *b, uint64_t done) {
-  if (++b->work & 4095) return;
+/* The slow half of atom__block_tick (block.h): tell the session. */
+void atom__block_progress(block *b, uint64_t done) {
   (void)atom_env_progress(b->env, done < b->work_total ? done : b->work_total, b->work_total);
 }

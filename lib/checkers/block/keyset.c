@@ -1,8 +1,7 @@
 /* block: a set of fixed-size keys, numbered in insertion order (sites and tuples).
  *
- * The 64-bit hash of a key's words indexes a support/u64map; the rare keys whose hashes
- * collide are chained through next[], so a lookup is one map probe and, nearly always, one
- * comparison of the key. */
+ * The 64-bit hash of a key's words finds its item through a support/idindex; the index hands
+ * out the items whose hash tag matches, and the key decides. */
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -21,36 +20,28 @@ void atom__block_keyset_init(block_keyset *s, unsigned kw) {
 
 void atom__block_keyset_free(atom__mem *m, block_keyset *s) {
   atom__mem_free(m, s->keys, s->kcap * sizeof *s->keys);
-  atom__mem_free(m, s->next, s->next_cap * sizeof *s->next);
-  atom__u64map_free(&s->first, m);
+  atom__idindex_free(&s->index, m);
   atom__block_keyset_init(s, s->kw);
 }
 
 int atom__block_keyset_add(atom__mem *m, block_keyset *s, const uint32_t *key, uint32_t *item,
                            int *added) {
   *added = 0;
-  uint64_t h = key_hash(key, s->kw);
-  uint32_t it, last = NONE32;
-  if (atom__u64map_get(&s->first, h, &it)) {
-    for (; it != NONE32; it = s->next[it]) {
-      if (memcmp(keyset_key(s, it), key, s->kw * sizeof *key) == 0) {
-        *item = it;
-        return 0;
-      }
-      last = it;
+  atom__idindex_probe p;
+  atom__idindex_start(&s->index, key_hash(key, s->kw), &p);
+  for (uint32_t it; (it = atom__idindex_next(&s->index, &p)) != ATOM__IDINDEX_END;) {
+    if (memcmp(keyset_key(s, it), key, s->kw * sizeof *key) == 0) {
+      *item = it;
+      return 0;
     }
   }
   if (s->n >= UINT32_MAX - 2) return ATOM_ELIMIT;
-  if (ATOM__GROW(m, s->keys, s->kcap, (s->n + 1) * s->kw) ||
-      ATOM__GROW(m, s->next, s->next_cap, s->n + 1))
-    return ATOM_ENOMEM;
+  if (ATOM__GROW(m, s->keys, s->kcap, (s->n + 1) * s->kw)) return ATOM_ENOMEM;
   uint32_t id = (uint32_t)s->n;
-  /* A new hash goes into the map (the only step that can fail after the growth above); a
-   * colliding one is chained behind the last item of its hash. */
-  if (last == NONE32 && atom__u64map_put(&s->first, m, h, id)) return ATOM_ENOMEM;
-  if (last != NONE32) s->next[last] = id;
+  /* the last step that can fail: on failure the key is not there and the grown array is
+   * merely roomier */
+  if (atom__idindex_add(&s->index, m, &p, id)) return ATOM_ENOMEM;
   memcpy(s->keys + s->n * s->kw, key, s->kw * sizeof *key);
-  s->next[id] = NONE32;
   s->n++;
   *item = id;
   *added = 1;

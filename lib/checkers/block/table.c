@@ -3,13 +3,6 @@
 
 #include "checkers/block/block.h"
 
-static const char *const blk_orders[ATOM__BLK_ORDERS] = {"AACC", "ACAC", "ACCA",
-                                                         "CAAC", "CACA", "CCAA"};
-
-const char *atom__blk_order_name(unsigned order) {
-  return order < ATOM__BLK_ORDERS ? blk_orders[order] : NULL;
-}
-
 /* Events 0, 1 are e1, e2 of b; 2, 3 are e1', e2' of b'. The view of a sequence: for each read
  * the event it reads from (-1: initial value), for each variable its final write (-1: none). */
 static void view_of(const unsigned seq[4], const unsigned op[4], const unsigned var[4],
@@ -27,7 +20,7 @@ static void view_of(const unsigned seq[4], const unsigned op[4], const unsigned 
 
 static void order_seq(unsigned order, unsigned seq[4]) {
   unsigned a = 0, c = 2;
-  for (unsigned k = 0; k < 4; k++) seq[k] = blk_orders[order][k] == 'A' ? a++ : c++;
+  for (unsigned k = 0; k < 4; k++) seq[k] = atom__blk_order_name(order)[k] == 'A' ? a++ : c++;
 }
 
 /* 000 §5.3: "All four events in the pair of blocks must be considered." An order is in the

@@ -25,12 +25,6 @@ int atom__block_relation(const block *b, const block_unit *u, const block_unit *
   return fwd && bwd ? PAIR_NESTED : fwd ? PAIR_FORWARD : bwd ? PAIR_BACKWARD : PAIR_FREE;
 }
 
-atom_ev atom__block_event(const block *b, uint32_t u, uint32_t pos) {
-  const block_record *r = urec(b, u, pos);
-  static const uint32_t kinds[4] = {ATOM_READ, ATOM_WRITE, ATOM_ACQUIRE, ATOM_RELEASE};
-  return (atom_ev){kinds[rec_kind(r)], b->unit[u].thread, r->target, 0, r->index, r->loc};
-}
-
 int atom__block_cmp_u32(const void *a, const void *b) {
   uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
   return x < y ? -1 : x > y;

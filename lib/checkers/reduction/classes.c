@@ -11,24 +11,21 @@ static uint64_t key_hash(uint32_t var, uint32_t thread, uint32_t seg, uint32_t l
 }
 
 /* The id of an access class, made if new. Classes are found through the hash of their fields
- * in a support/u64map; classes whose hashes collide are chained through next_same_hash. */
+ * in a support/idindex. */
 int atom__reduction_key_get(reduction *r, uint32_t var, uint32_t thread, uint32_t seg,
                             uint32_t ls, uint32_t w, uint32_t *out) {
-  uint64_t h = key_hash(var, thread, seg, ls, w);
-  uint32_t it, last = NONE;
-  if (atom__u64map_get(&r->class_of, h, &it)) {
-    for (; it != NONE; it = r->key[it].next_same_hash) {
-      const access_class *k = &r->key[it];
-      if (k->var == var && k->thread == thread && k->seg == seg && k->ls == ls && k->write == w) {
-        *out = it;
-        return 0;
-      }
-      last = it;
+  atom__idindex_probe p;
+  atom__idindex_start(&r->class_of, key_hash(var, thread, seg, ls, w), &p);
+  for (uint32_t it; (it = atom__idindex_next(&r->class_of, &p)) != ATOM__IDINDEX_END;) {
+    const access_class *k = &r->key[it];
+    if (k->var == var && k->thread == thread && k->seg == seg && k->ls == ls && k->write == w) {
+      *out = it;
+      return 0;
     }
   }
   if (r->nkey >= UINT32_MAX - 1) return ATOM_ELIMIT;
-  if (ATOM__GROW(r->mem, r->key, r->key_cap, r->nkey + 1)) return ATOM_ENOMEM;
-  if (last == NONE && atom__u64map_put(&r->class_of, r->mem, h, (uint32_t)r->nkey))
+  if (ATOM__GROW(r->mem, r->key, r->key_cap, r->nkey + 1) ||
+      atom__idindex_add(&r->class_of, r->mem, &p, (uint32_t)r->nkey))
     return ATOM_ENOMEM;
   uint32_t id = (uint32_t)r->nkey++;
   access_class *k = &r->key[id];
@@ -38,11 +35,8 @@ int atom__reduction_key_get(reduction *r, uint32_t var, uint32_t thread, uint32_
   k->seg = seg;
   k->ls = ls;
   k->write = w;
-
   k->partner = NONE;
   k->first_index = NO_INDEX;
-  k->next_same_hash = NONE;
-  if (last != NONE) r->key[last].next_same_hash = id;
   *out = id;
   return 0;
 }

@@ -138,11 +138,9 @@ static int fold(reduction *r, eraser_var *v, atom__ls ls, uint32_t wrote) {
 /* eraser: the state of x after access ev (held lockset h); *seg receives the exclusive segment
  * the access belongs to, or NONE if it is shared. */
 int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, uint32_t *seg) {
-  uint32_t x = ev->target, u = ev->thread;
-  if (ensure_var(r, x)) return ATOM_ENOMEM;
+  uint32_t x = ev->target, u = ev->thread, cu; /* cu: the access's segment (period) */
+  if (ensure_var(r, x) || atom__periods_of(&r->periods, u, &cu)) return ATOM_ENOMEM;
   eraser_var *v = &r->var[x];
-  const sparse_clock *vu = &r->th[u].vc;
-  uint32_t cu = atom__reduction_clk_get(vu, u);
   int w = ev->kind == ATOM_WRITE;
   int err = 0;
 
@@ -164,7 +162,7 @@ int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, u
    * shared: it stays so until u joins). */
   int after_all = 1;
   for (uint32_t i = 0; i < v->nwit && after_all; i++)
-    if (v->wit[i].thread != u && v->wit[i].clock > atom__reduction_clk_get(vu, v->wit[i].thread)) after_all = 0;
+    if (v->wit[i].thread != u && !seg_precedes(r, v->wit[i].period, cu)) after_all = 0;
   if (!after_all) {
     /* keep u's last access in the frontier: replace its entry or add one */
     uint32_t i = 0;
@@ -177,7 +175,7 @@ int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, u
     uint32_t k = 0;
     for (uint32_t i = 0; i < v->nfr; i++) {
       front_access f = v->fr[i];
-      if (f.thread == u || f.clock <= atom__reduction_clk_get(vu, f.thread)) continue;
+      if (f.thread == u || seg_precedes(r, f.period, cu)) continue;
       uint32_t j = 0; /* remember it: its thread's slot, a free one, or the second */
       while (j < v->nwit && v->wit[j].thread != f.thread) j++;
       if (j == 2) j = 1;
@@ -194,7 +192,7 @@ int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, u
    * alive ones form a happens-before chain, so they are a suffix). */
   while (v->nal) {
     exclusive_segment *a = &v->al[v->nal - 1];
-    if (a->clock <= atom__reduction_clk_get(vu, a->thread)) break;
+    if (seg_precedes(r, a->period, cu)) break;
     if (fold(r, v, a->ls, a->wrote)) return ATOM_ENOMEM;
     /* its waiters are now waiters on shared accesses */
     uint32_t s = a->waiters;
@@ -210,7 +208,7 @@ int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, u
   if (after_all) {
     /* 000 Thm 4.3/4.4 "initialization": ordered with every access of x so far. */
     exclusive_segment *top = v->nal ? &v->al[v->nal - 1] : NULL;
-    if (top && top->thread == u && top->clock == cu) {
+    if (top && top->period == cu) {
       atom__ls nl;
       if (atom__ls_meet(&r->ls, top->ls, h, &nl)) return ATOM_ENOMEM;
       top->ls = nl;

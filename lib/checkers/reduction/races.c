@@ -68,7 +68,7 @@ int atom__reduction_race_analysis(reduction *r) {
         if ((r->work & 4095) == 0)
           (void)atom_env_progress(r->env, lo - n, (uint64_t)r->nkey + r->ntxn);
         if (a->thread == b->thread || !(a->write || b->write)) continue;
-        if (!atom__ls_disjoint(&r->ls, a->ls, b->ls) || atom__reduction_hb_ordered(r, a, b)) continue;
+        if (!atom__ls_disjoint(&r->ls, a->ls, b->ls) || seg_ordered(r, a, b)) continue;
         if (!a->racy) {
           a->racy = 1;
           a->partner = g[j];

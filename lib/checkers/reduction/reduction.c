@@ -54,11 +54,18 @@
 
 static int access_event(reduction *r, thread_state *th, uint32_t t, const atom_ev *ev);
 
+static int ensure_thread(reduction *r, uint32_t t) {
+  if (t < r->n_th) return 0;
+  if (ATOM__GROW(r->mem, r->th, r->th_cap, (size_t)t + 1)) return ATOM_ENOMEM;
+  r->n_th = t + 1;
+  return 0;
+}
+
 static int reduction_on_event(void *self, const atom_ev *ev) {
   reduction *r = self;
   uint32_t t = ev->thread;
   if (ev->index >= r->events) r->events = ev->index + 1;
-  if (atom__reduction_ensure_thread(r, t) || atom__reduction_start_thread(r, t)) return ATOM_ENOMEM;
+  if (ensure_thread(r, t)) return ATOM_ENOMEM;
   thread_state *th = &r->th[t];
 
   switch (ev->kind) {
@@ -84,12 +91,10 @@ static int reduction_on_event(void *self, const atom_ev *ev) {
   }
   case ATOM_FORK:
   case ATOM_JOIN: {
-    if (atom__reduction_ensure_thread(r, ev->target)) return ATOM_ENOMEM;
-    th = &r->th[t];
     /* Happens-before first: if it runs out of memory nothing changed, and accesses then only
      * look more concurrent than they are (never less). */
-    int rc = ev->kind == ATOM_JOIN ? atom__reduction_start_thread(r, ev->target) : 0;
-    if (!rc) rc = ev->kind == ATOM_FORK ? atom__reduction_hb_fork(r, t, ev->target) : atom__reduction_hb_join(r, t, ev->target);
+    int rc = ev->kind == ATOM_FORK ? atom__periods_fork(&r->periods, t, ev->target)
+                                   : atom__periods_join(&r->periods, t, ev->target);
     if (rc) return rc;
     return th->in_txn ? atom__reduction_txn_note_sync(r, th, ev) : 0;
   }
@@ -107,11 +112,11 @@ static int reduction_on_event(void *self, const atom_ev *ev) {
        * twice around another thread's release is not atomic). Noted as both: the mover, and
        * the access (a non-mover when racy, else a both-mover), in the order that makes the
        * pair mean the weaker of the two (R then N is N; N then L is N). */
-      rc = ev->kind == ATOM_READ ? atom__reduction_hb_acquire(r, t, ev->target) : 0;
+      rc = ev->kind == ATOM_READ ? atom__periods_acquire(&r->periods, t, ev->target, NULL) : 0;
       if (!rc && th->in_txn && ev->kind == ATOM_READ) rc = atom__reduction_txn_note_sync(r, th, ev);
       if (!rc) rc = access_event(r, th, t, ev);
       if (!rc && th->in_txn && ev->kind == ATOM_WRITE) rc = atom__reduction_txn_note_sync(r, th, ev);
-      if (!rc && ev->kind == ATOM_WRITE) rc = atom__reduction_hb_release(r, t, ev->target);
+      if (!rc && ev->kind == ATOM_WRITE) rc = atom__periods_release(&r->periods, t, ev->target);
       return rc;
     }
     return access_event(r, th, t, ev);
@@ -126,8 +131,8 @@ static int access_event(reduction *r, thread_state *th, uint32_t t, const atom_e
   int rc;
   uint32_t k = NONE;
   if (r->mode == MODE_PRECISE) {
-    uint32_t s;
-    if ((rc = atom__reduction_current_snap(r, t, &s))) return rc;
+    uint32_t s; /* the access's segment */
+    if ((rc = atom__periods_of(&r->periods, t, &s))) return rc;
     if ((rc = atom__reduction_key_get(r, ev->target, t, s, th->held, ev->kind == ATOM_WRITE, &k))) return rc;
     access_class *key = &r->key[k];
     if (key->first_index == NO_INDEX) {
@@ -159,23 +164,17 @@ static void free_txns(reduction *r) {
 /* Free every table (the struct stays, empty). */
 static void release_tables(reduction *r) {
   atom__mem *m = r->mem;
-  for (size_t x = 0; x < r->relv_cap; x++) atom__reduction_clk_free(m, &r->relv[x]);
-  atom__mem_free(m, r->relv, r->relv_cap * sizeof *r->relv);
-  r->relv = NULL;
-  r->relv_cap = 0;
+  atom__periods_destroy(&r->periods);
   for (uint32_t t = 0; t < r->n_th; t++) {
     thread_state *th = &r->th[t];
-    atom__reduction_clk_free(m, &th->vc);
     atom__mem_free(m, th->ent, th->ent_cap * sizeof *th->ent);
     atom__mem_free(m, th->rs, th->rs_cap * sizeof *th->rs);
   }
   atom__mem_free(m, r->th, r->th_cap * sizeof *r->th);
   atom__mem_free(m, r->key, r->key_cap * sizeof *r->key);
-  atom__u64map_free(&r->class_of, m);
+  atom__idindex_free(&r->class_of, m);
   atom__u64map_free(&r->seen, m);
   atom__rb_free(&r->rb);
-  for (size_t i = 0; i < r->nsnap; i++) atom__reduction_clk_free(m, &r->snap[i].vc);
-  atom__mem_free(m, r->snap, r->snap_cap * sizeof *r->snap);
   free_txns(r);
   for (size_t i = 0; i < r->npend_slots; i++)
     if (r->pend[i]) {
@@ -204,6 +203,7 @@ static void release_tables(reduction *r) {
   r->max_work = keep.max_work;
   atom__ls_init(&r->ls, keep.mem);
   atom__rb_init(&r->rb, r->mem);
+  atom__periods_init(&r->periods, r->mem);
 }
 
 static int reduction_finish(void *self) {
@@ -270,6 +270,7 @@ static int reduction_create(void **self, atom_env *env) {
   r->w_free = NONE;
   atom__ls_init(&r->ls, m);
   atom__rb_init(&r->rb, m);
+  atom__periods_init(&r->periods, m);
   *self = r;
   return 0;
 }
@@ -278,7 +279,7 @@ static int reduction_stats(void *self, atom_checker_counters *out) {
   const reduction *r = self;
   out->nodes = r->mode == MODE_PRECISE ? r->ntxn : r->npend;
   out->edges = r->nkey;
-  out->clocks = r->n_th + r->nsnap;
+  out->clocks = r->periods.n; /* a clock snapshot per segment */
   return 0;
 }
 

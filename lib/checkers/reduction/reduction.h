@@ -2,13 +2,16 @@
  *
  * One concept per file:
  *   reduction.c       the vtable: arguments, the event dispatch, finish, freeing;
- *   happens_before.c  fork/join and sync order: sparse clocks per thread and segment;
  *   classes.c         access classes and what the open transaction records of them;
  *   transactions.c    the end of a transaction: judged now, kept for finish, or pending;
  *   form.c            where (R+B)*N?(L+B)* first fails (000 Thm 4.1);
  *   report.c          the not-reducible report of a transaction;
  *   eraser.c          lockset=eraser: per-variable state online, pending transactions;
- *   races.c           lockset=precise: the race analysis at finish (000 Thm 4.3). */
+ *   races.c           lockset=precise: the race analysis at finish (000 Thm 4.3).
+ *
+ * Happens-before (fork/join and sync order) is support/periods: a segment of a thread (the
+ * stretch between two of its FORK, JOIN, release writes and acquire reads that learn
+ * something) is a period, named by its id. */
 #ifndef ATOM_CHECKERS_REDUCTION_REDUCTION_H
 #define ATOM_CHECKERS_REDUCTION_REDUCTION_H
 
@@ -16,8 +19,10 @@
 #include <stdint.h>
 
 #include "atomicity/checker.h"
+#include "support/idindex.h"
 #include "support/lockset.h"
 #include "support/mem.h"
+#include "support/periods.h"
 #include "support/report_build.h"
 #include "support/u64map.h"
 
@@ -33,17 +38,6 @@ enum { MODE_PRECISE = 0, MODE_ERASER = 1 };
 
 /* Default max_work: class comparisons of the precise race analysis, about a second. */
 #define REDUCTION_MAX_WORK 100000000ull
-
-/* A fork/join vector clock, sparse: the components of the threads that precede through FORK
- * and JOIN, sorted by thread. Usually a handful, whatever the number of threads. */
-typedef struct clock_entry {
-  uint32_t thread, clock;
-} clock_entry;
-
-typedef struct sparse_clock {
-  clock_entry *c;
-  uint32_t n, cap;
-} sparse_clock;
 
 /* ---------------------------------------------------------------- records */
 
@@ -84,29 +78,20 @@ static inline size_t txn_size(uint32_t nent, uint32_t nrs) {
 /* An access class. */
 typedef struct access_class {
   uint32_t var, thread;
-  uint32_t seg;   /* precise: happens-before snapshot; eraser: exclusive segment uid or NONE */
+  uint32_t seg;   /* precise: happens-before segment (period); eraser: exclusive segment uid
+                     or NONE */
   uint32_t ls;    /* precise: held lockset; eraser: 0 */
   uint32_t write; /* precise: 1 for writes; eraser: 0 */
   uint32_t entry; /* its entry in the open transaction whose serial is stamp */
   uint64_t stamp;
-  uint32_t next_same_hash; /* the next class with the same hash (classes.c), NONE at the end */
   /* precise: the analysis at finish */
   uint32_t racy, partner;
   uint64_t first_index; /* its first access (named when it is a partner) */
   uint64_t first_loc;
 } access_class;
 
-/* A happens-before snapshot: the fork/join clock of a thread over one segment (precise). */
-typedef struct hb_snapshot {
-  uint32_t thread, clock;
-  sparse_clock vc;
-} hb_snapshot;
-
 typedef struct thread_state {
-  sparse_clock vc;       /* fork/join happens-before; vc[t] numbers t's segment */
   atom__ls held;     /* 000 §4 held(e): the locks the thread holds now */
-  uint32_t started;
-  uint32_t snap;     /* precise: snapshot of the current segment, or NONE */
   /* the open transaction */
   uint32_t in_txn;
   uint32_t has_l, rs_done;
@@ -121,11 +106,11 @@ typedef struct thread_state {
 
 /* eraser: per-variable state. */
 typedef struct front_access {
-  uint32_t thread, clock; /* last access of a thread, not known to precede a later access */
+  uint32_t thread, period; /* last access of a thread, not known to precede a later access */
 } front_access;
 
 typedef struct exclusive_segment {
-  uint32_t thread, clock; /* the segment */
+  uint32_t thread, period; /* the segment */
   uint32_t uid;
   atom__ls ls;            /* ∩ held over its accesses */
   uint32_t wrote;
@@ -169,12 +154,9 @@ typedef struct reduction {
   /* access classes */
   access_class *key;
   size_t nkey, key_cap;
-  atom__u64map class_of; /* hash of a class's fields -> the first class with that hash */
-  sparse_clock *relv; /* per variable: the join of the clocks of its release writes (sync order) */
-  size_t relv_cap;
+  atom__idindex class_of; /* hash of a class's fields -> the class (classes.c) */
+  atom__periods periods; /* happens-before: fork/join and sync order */
   /* precise */
-  hb_snapshot *snap;
-  size_t nsnap, snap_cap;
   kept_txn **txn;
   size_t ntxn, txn_cap;
   /* eraser */
@@ -220,17 +202,15 @@ typedef struct form_break {
 
 /* ---- shared steps (each defined in the file named) ------------------------------------------ */
 
-/* happens_before.c */
-uint32_t atom__reduction_clk_get(const sparse_clock *k, uint32_t t);
-void atom__reduction_clk_free(atom__mem *m, sparse_clock *k);
-int atom__reduction_ensure_thread(reduction *r, uint32_t t);
-int atom__reduction_start_thread(reduction *r, uint32_t t);
-int atom__reduction_hb_fork(reduction *r, uint32_t t, uint32_t u);
-int atom__reduction_hb_join(reduction *r, uint32_t t, uint32_t u);
-int atom__reduction_hb_release(reduction *r, uint32_t t, uint32_t x);
-int atom__reduction_hb_acquire(reduction *r, uint32_t t, uint32_t x);
-int atom__reduction_current_snap(reduction *r, uint32_t t, uint32_t *out);
-int atom__reduction_hb_ordered(const reduction *r, const access_class *a, const access_class *b);
+/* Does segment a happen before segment b, or is it b? */
+static inline int seg_precedes(const reduction *r, uint32_t a, uint32_t b) {
+  return a == b || atom__periods_before(&r->periods, a, b);
+}
+
+/* precise: are the segments of two classes ordered by happens-before (either way)? */
+static inline int seg_ordered(const reduction *r, const access_class *a, const access_class *b) {
+  return seg_precedes(r, a->seg, b->seg) || atom__periods_before(&r->periods, b->seg, a->seg);
+}
 
 /* classes.c */
 int atom__reduction_key_get(reduction *r, uint32_t var, uint32_t thread, uint32_t seg,

@@ -1,0 +1,73 @@
+/* An index of dense ids by a hash the caller computes (internal): support/u64map's companion
+ * for keys too big to live in a slot.
+ *
+ * The caller stores its keys itself (item i: whatever it keeps at position i) and gives the
+ * 64-bit hash of a key; the index keeps a 32-bit tag of that hash beside each id and hands out
+ * the ids whose tag matches, for the caller to compare keys. A slot is 8 bytes (tag, id), so a
+ * probe costs one cache line of the index and, nearly always, one comparison of a key that
+ * matches; the hash is not hashed again. The slot of a tag is tag & (cap - 1), so growing the
+ * index needs neither the keys nor their hashes.
+ *
+ * Linear probing, power-of-two capacity, load factor <= 1/2, no deletion (interning only
+ * grows). Usage, to find a key or add it as item n:
+ *
+ *   atom__idindex_probe p;
+ *   atom__idindex_start(&ix, hash, &p);
+ *   for (uint32_t id; (id = atom__idindex_next(&ix, &p)) != ATOM__IDINDEX_END;)
+ *     if (same_key(id, key)) return id;
+ *   atom__idindex_add(&ix, mem, &p, n);   (p: the probe that just ended, nothing added since)
+ */
+#ifndef ATOM_SUPPORT_IDINDEX_H
+#define ATOM_SUPPORT_IDINDEX_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "support/mem.h"
+
+#define ATOM__IDINDEX_END UINT32_MAX
+
+typedef struct atom__idindex_slot {
+  uint32_t tag;
+  uint32_t id_plus1; /* 0 = empty slot */
+} atom__idindex_slot;
+
+typedef struct atom__idindex {
+  atom__idindex_slot *slots;
+  size_t cap; /* power of two, or 0 */
+  size_t count;
+} atom__idindex;
+
+/* A lookup in progress: the slot to look at next and the tag looked for. */
+typedef struct atom__idindex_probe {
+  size_t at;
+  uint32_t tag;
+} atom__idindex_probe;
+
+static inline void atom__idindex_start(const atom__idindex *ix, uint64_t hash,
+                                       atom__idindex_probe *p) {
+  p->tag = (uint32_t)(hash ^ hash >> 32); /* both halves count: the caller's hash may be weak
+                                             in either */
+  p->at = ix->cap ? p->tag & (ix->cap - 1) : 0;
+}
+
+/* The next id whose tag matches, or ATOM__IDINDEX_END when there is none (then p marks the
+ * empty slot where atom__idindex_add puts a new id). */
+static inline uint32_t atom__idindex_next(const atom__idindex *ix, atom__idindex_probe *p) {
+  if (!ix->cap) return ATOM__IDINDEX_END;
+  size_t mask = ix->cap - 1;
+  for (;;) {
+    const atom__idindex_slot *sl = &ix->slots[p->at];
+    if (!sl->id_plus1) return ATOM__IDINDEX_END;
+    p->at = (p->at + 1) & mask;
+    if (sl->tag == p->tag) return sl->id_plus1 - 1;
+  }
+}
+
+/* Add id under the hash of the probe p, which must have just returned ATOM__IDINDEX_END with
+ * no addition since. id < UINT32_MAX. Returns 0 or ATOM_ENOMEM (the index unchanged). */
+int atom__idindex_add(atom__idindex *ix, atom__mem *mem, const atom__idindex_probe *p,
+                      uint32_t id);
+void atom__idindex_free(atom__idindex *ix, atom__mem *mem);
+
+#endif
