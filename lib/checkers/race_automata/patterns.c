@@ -21,28 +21,31 @@ const atom__ra_pattern atom__ra_patterns[NPAT] = {
     {4, {WU1, RV2, WU2, RV1}, "{h1} saw {v0} and {v1} halfway through {h0}'s update"},
 };
 
+/* Short name for the table in the functions below. */
+static const atom__ra_pattern *const pat = atom__ra_patterns;
+
 
 /* ---- tables ---------------------------------------------------------------------------------- */
 
 static int same_prefix(int p, int q, int n) {
   for (int i = 0; i < n; i++)
-    if (atom__ra_patterns[p].ev[i] != atom__ra_patterns[q].ev[i]) return 0;
+    if (pat[p].ev[i] != pat[q].ev[i]) return 0;
   return 1;
 }
 
 static int l1_only(int p, int n) {
   for (int i = 0; i < n; i++)
-    if (atom__ra_patterns[p].ev[i] & DESC(0, 1, 0)) return 0;
+    if (pat[p].ev[i] & DESC(0, 1, 0)) return 0;
   return 1;
 }
 
 void atom__ra_build_tables(race_automata *ra) {
   memset(ra->adv, 0, sizeof ra->adv);
   for (int p = 0; p < NPAT; p++) {
-    for (int s = 0; s < atom__ra_patterns[p].len; s++) ra->adv[atom__ra_patterns[p].ev[s]][s] |= FIELD(p);
-    for (int s = 0; s <= atom__ra_patterns[p].len; s++) {
+    for (int s = 0; s < pat[p].len; s++) ra->adv[pat[p].ev[s]][s] |= FIELD(p);
+    for (int s = 0; s <= pat[p].len; s++) {
       uint8_t m = 0;
-      for (int i = s; i < atom__ra_patterns[p].len; i++) m |= (uint8_t)(1u << (atom__ra_patterns[p].ev[i] >> 2));
+      for (int i = s; i < pat[p].len; i++) m |= (uint8_t)(1u << (pat[p].ev[i] >> 2));
       ra->need[p][s] = m;
     }
   }
@@ -54,16 +57,16 @@ void atom__ra_build_tables(race_automata *ra) {
   for (int pass = 0; pass < 2; pass++) {
     for (int len = 1; len < MAXLEN; len++)
       for (int p = 0; p < NPAT; p++) {
-        if (len >= atom__ra_patterns[p].len || ra->slot[p][len - 1] != 0xff) continue;
+        if (len >= pat[p].len || ra->slot[p][len - 1] != 0xff) continue;
         if (pass == 0 && !l1_only(p, len)) continue;
         for (int q = p; q < NPAT; q++)
-          if (len < atom__ra_patterns[q].len && same_prefix(p, q, len)) ra->slot[q][len - 1] = (uint8_t)n;
+          if (len < pat[q].len && same_prefix(p, q, len)) ra->slot[q][len - 1] = (uint8_t)n;
         n++;
       }
     if (pass == 0) ra->n_pslots = n;
   }
   ra->n_fslots = n;
-  for (int p = 0; p < NPAT; p++) ra->first_slot[atom__ra_patterns[p].ev[0] & 1] = ra->slot[p][0];
+  for (int p = 0; p < NPAT; p++) ra->first_slot[pat[p].ev[0] & 1] = ra->slot[p][0];
 }
 
 /* Can some automaton of `word` among `mask` still accept, given the roles that have ended
@@ -72,7 +75,7 @@ int atom__ra_can_accept(const race_automata *ra, uint64_t word, uint64_t mask, u
   for (int p = 0; p < NPAT; p++) {
     if (!(mask & FIELD(p))) continue;
     unsigned s = state_of(word, p);
-    if (s < atom__ra_patterns[p].len && !(ra->need[p][s] & ended)) return 1;
+    if (s < pat[p].len && !(ra->need[p][s] & ended)) return 1;
   }
   return 0;
 }

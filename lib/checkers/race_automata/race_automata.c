@@ -216,7 +216,8 @@ static uint64_t derive(const race_automata *ra, const ra_cell *su, const ra_tupl
   else summary_wit(ra, su, wit);
   uint64_t w = 0;
   for (int q = 5; q < NPAT; q++) {
-    unsigned d0 = atom__ra_patterns[q].ev[0], d1 = atom__ra_patterns[q].ev[1], d2 = atom__ra_patterns[q].ev[2];
+    const uint8_t *pev = atom__ra_patterns[q].ev;
+    unsigned d0 = pev[0], d1 = pev[1], d2 = pev[2];
     const ra_pos *f = &su->first[d0 & 1];
     if (f->index == NONE) continue;
     unsigned st = 1;
@@ -370,7 +371,8 @@ static void access_unary(race_automata *ra, const atom_ev *ev, unsigned k) {
  * given the first access kinds of su and the last ones of cv? */
 static int may_pass(const ra_cell *su, const ra_cell *cv, unsigned d) {
   for (int q = 5; q < NPAT; q++) {
-    unsigned d0 = atom__ra_patterns[q].ev[0], d1 = atom__ra_patterns[q].ev[1], d2 = atom__ra_patterns[q].ev[2];
+    const uint8_t *pev = atom__ra_patterns[q].ev;
+    unsigned d0 = pev[0], d1 = pev[1], d2 = pev[2];
     unsigned dv = (d1 & DESC(0, 1, 0)) ? d1 : d2; /* the event of u' on l2 */
     if (((d1 & DESC(0, 1, 0)) ? d2 : atom__ra_patterns[q].ev[3]) != d) continue;
     const ra_pos *f = &su->first[d0 & 1], *x = &cv->last[dv & 1];
@@ -532,7 +534,8 @@ static void unit_end(race_automata *ra, uint32_t U) {
       uint32_t tt = id >> 2;
       next = TUPLE(tt)->next[id & 3];
       const ra_tuple *z = TUPLE(tt);
-      if (atom__ra_can_accept(ra, z->word, is_full(z) ? DOUBLE : SINGLE, atom__ra_ended_roles(ra, z)))
+      unsigned ended = atom__ra_ended_roles(ra, z);
+      if (atom__ra_can_accept(ra, z->word, is_full(z) ? DOUBLE : SINGLE, ended))
         atom__ra_link_remove(ra, tt, id & 3);
       else
         atom__ra_tuple_delete(ra, tt);
@@ -630,7 +633,8 @@ static int ra_create(void **self, atom_env *env) {
   atom__ra_pool_init(&ra->tuples, sizeof(ra_tuple), MAX_TUPLES);
   atom__ra_pool_init(&ra->pwit, ra->n_pslots * sizeof(ra_pos), MAX_TUPLES);
   atom__ra_pool_init(&ra->fwit, ra->n_fslots * sizeof(ra_pos), MAX_TUPLES);
-  if (atom__ra_hash_init(ra, &ra->hcells) || atom__ra_hash_init(ra, &ra->hgroups) || atom__ra_hash_init(ra, &ra->htuples)) {
+  if (atom__ra_hash_init(ra, &ra->hcells) || atom__ra_hash_init(ra, &ra->hgroups) ||
+      atom__ra_hash_init(ra, &ra->htuples)) {
     ra_destroy(ra);
     return ATOM_ENOMEM;
   }

@@ -342,7 +342,8 @@ void atom__ra_tuple_collect(race_automata *ra, uint32_t t) {
   ra_tuple *x = TUPLE(t);
   unsigned ended = atom__ra_ended_roles(ra, x);
   if (!ended) return;
-  if (!atom__ra_can_accept(ra, x->word, is_full(x) ? DOUBLE : SINGLE, ended)) atom__ra_tuple_delete(ra, t);
+  if (!atom__ra_can_accept(ra, x->word, is_full(x) ? DOUBLE : SINGLE, ended))
+    atom__ra_tuple_delete(ra, t);
 }
 
 /* Enter tuple t (its u, v, l1, l2 set) in the tuple index. */
