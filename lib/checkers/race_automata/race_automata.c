@@ -46,6 +46,7 @@
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
 #include "checkers/race_automata/race_automata.h"
+#include "support/argval.h"
 #include "support/msgbuf.h"
 
 /* ---- reports --------------------------------------------------------------------------------- */
@@ -243,49 +244,7 @@ static uint64_t derive(const race_automata *ra, const ra_cell *su, const ra_tupl
 
 static int set_new(race_automata *ra, uint32_t *out) {
   if (ra->n_sets >= NIL - 1) return ATOM_ELIMIT;
-  if (ATOM__GROW(ra->mem, ra->set, ra->set_cap, (size_t)ra->n_sets + 1)) return ATOM_ENOMEM;
-  ra->set[ra->n_sets] = (ra_set){NULL};
   *out = ra->n_sets++;
-  return 0;
-}
-
-static uint64_t str_hash(const char *s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-  return atom__hash64(h);
-}
-
-/* sets=prefix: the set of the variable named "obj.field" is the one of every "obj.*". */
-static int prefix_set(race_automata *ra, const char *name, size_t n, uint32_t *out) {
-  uint64_t h = str_hash(name, n);
-  for (uint64_t probe = 0;; probe++) {
-    uint32_t id;
-    if (!atom__u64map_get(&ra->prefixes, h + probe, &id)) break;
-    const char *pre = ra->set[id].prefix;
-    if (strlen(pre) == n && memcmp(pre, name, n) == 0) {
-      *out = id;
-      return 0;
-    }
-  }
-  char *copy = atom__mem_alloc(ra->mem, n + 1);
-  if (!copy) return ATOM_ENOMEM;
-  memcpy(copy, name, n);
-  copy[n] = '\0';
-  uint32_t id;
-  int rc = set_new(ra, &id);
-  uint64_t probe = 0;
-  uint32_t dummy;
-  while (!rc && atom__u64map_get(&ra->prefixes, h + probe, &dummy)) probe++;
-  if (!rc && atom__u64map_put(&ra->prefixes, ra->mem, h + probe, id)) {
-    ra->n_sets--;
-    rc = ATOM_ENOMEM;
-  }
-  if (rc) {
-    atom__mem_free(ra->mem, copy, n + 1);
-    return rc;
-  }
-  ra->set[id].prefix = copy;
-  *out = id;
   return 0;
 }
 
@@ -306,10 +265,6 @@ static int resolve_set(race_automata *ra, uint32_t var) {
   } else if (ra->policy == POLICY_ONE) {
     if (ra->one_set == NIL) rc = set_new(ra, &ra->one_set);
     id = ra->one_set;
-  } else if (ra->policy == POLICY_PREFIX) {
-    const char *name = atom_env_name(ra->env, ATOM_SPACE_VAR, var);
-    const char *dot = name ? strrchr(name, '.') : NULL;
-    if (dot && dot > name) rc = prefix_set(ra, name, (size_t)(dot - name), &id);
   }
   if (rc) return rc;
   ra->var[var].set = id;
@@ -586,13 +541,9 @@ static int ra_event(void *self, const atom_ev *ev) {
 static void ra_destroy(void *self) {
   race_automata *ra = self;
   if (!ra) return;
-  for (uint32_t i = 0; i < ra->n_sets; i++)
-    if (ra->set[i].prefix) atom__mem_strfree(ra->mem, ra->set[i].prefix);
-  atom__mem_free(ra->mem, ra->set, ra->set_cap * sizeof *ra->set);
   atom__mem_free(ra->mem, ra->th, ra->th_cap * sizeof *ra->th);
   atom__mem_free(ra->mem, ra->var, ra->var_cap * sizeof *ra->var);
   atom__u64map_free(&ra->declared, ra->mem);
-  atom__u64map_free(&ra->prefixes, ra->mem);
   atom__ra_pool_free(ra, &ra->units);
   atom__ra_pool_free(ra, &ra->cells);
   atom__ra_pool_free(ra, &ra->groups);
@@ -606,16 +557,13 @@ static void ra_destroy(void *self) {
 }
 
 static int ra_create(void **self, atom_env *env) {
+  /* "prefix" is what "var" is: sets by name prefix are declared where the names are read
+   * (atom_trace_reader_sets_by_prefix, atomcheck), and the checker sees only declared sets. */
+  static const char *const policies[] = {"var", "one", "prefix", NULL};
   int policy = POLICY_VAR;
-  const char *sets = atom_env_arg(env, "sets");
-  if (sets) {
-    if (strcmp(sets, "var") == 0) policy = POLICY_VAR;
-    else if (strcmp(sets, "one") == 0) policy = POLICY_ONE;
-    else if (strcmp(sets, "prefix") == 0) policy = POLICY_PREFIX;
-    else
-      return atom_env_error(env, ATOM_EINVAL, "sets must be one, var or prefix, not \"%s\"",
-                            sets);
-  }
+  int rc = atom__arg_choice(env, "sets", policies, &policy);
+  if (rc) return rc;
+  if (policy == POLICY_PREFIX) policy = POLICY_VAR;
   atom__mem first;
   atom__mem_init_env(&first, env);
   race_automata *ra = atom__mem_calloc(&first, 1, sizeof *ra);

@@ -22,7 +22,7 @@
 
 enum { NPAT = 14, NDESC = 8, MAXLEN = 4 };
 enum { K_READ = 0, K_WRITE = 1 };
-enum { POLICY_VAR, POLICY_ONE, POLICY_PREFIX };
+enum { POLICY_VAR, POLICY_ONE, POLICY_PREFIX }; /* sets=: the order of the choices */
 
 /* An event of a pattern, seen from a tuple: role (0 = u, 1 = u'), location (0 = l1, or l for
  * patterns 1-5; 1 = l2), kind (0 = read, 1 = write). */
@@ -107,10 +107,6 @@ typedef struct ra_var {
   uint32_t head, tail; /* accessed cells, in order of last access */
 } ra_var;
 
-typedef struct ra_set {
-  char *prefix; /* sets=prefix: the name prefix; NULL otherwise */
-} ra_set;
-
 /* The accessed cells of one unit in one atomic set. */
 typedef struct ra_group {
   uint32_t unit, set;
@@ -150,12 +146,9 @@ typedef struct race_automata {
   size_t th_cap;
   ra_var *var;
   size_t var_cap;
-  ra_set *set;
-  size_t set_cap;
   uint32_t n_sets;
   uint32_t one_set;        /* sets=one: the set of undeclared variables (NIL until used) */
   atom__u64map declared;   /* declared set key -> set id */
-  atom__u64map prefixes;   /* hash of a prefix (+ probe) -> set id */
 
   ra_pool units, cells, groups, tuples, pwit, fwit;
   ra_hash hcells, hgroups, htuples;
