@@ -47,6 +47,7 @@
 #include "checkers/builtin.h"
 #include "checkers/race_automata/race_automata.h"
 #include "support/argval.h"
+#include "support/report_build.h"
 #include "support/msgbuf.h"
 
 /* ---- reports --------------------------------------------------------------------------------- */
@@ -58,26 +59,28 @@ static int report_match(race_automata *ra, uint32_t t, int p, const atom_ev *ev)
   const ra_unit *units[2] = {UNIT(x->u), UNIT(x->v)};
   uint32_t vars[2] = {x->l1, x->l2};
   const ra_pos *wit = wit_of(ra, x);
-  atom_txn_ref txns[2];
-  for (int i = 0; i < 2; i++)
-    txns[i] = (atom_txn_ref){units[i]->thread, (units[i]->flags & UF_UNARY) ? 1u : 0u,
-                             units[i]->begin_index, units[i]->begin_loc};
-  atom_ev evs[MAXLEN];
-  unsigned len = atom__ra_patterns[p].len;
-  for (unsigned s = 0; s < len; s++) {
-    unsigned d = atom__ra_patterns[p].ev[s];
-    evs[s].kind = (d & 1) ? ATOM_WRITE : ATOM_READ;
-    evs[s].thread = units[d >> 2]->thread;
-    evs[s].target = vars[(d >> 1) & 1];
-    evs[s].flags = 0;
-    if (s + 1 < len) {
-      evs[s].index = wit[ra->slot[p][s]].index;
-      evs[s].loc = wit[ra->slot[p][s]].loc;
-    } else {
-      evs[s].index = ev->index;
-      evs[s].loc = ev->loc;
-    }
+  atom__report_build *rb = &ra->rb;
+  atom__rb_reset(rb);
+  int rc = 0;
+  for (int i = 0; i < 2 && !rc; i++) {
+    atom_txn_ref txn = {units[i]->thread, (units[i]->flags & UF_UNARY) ? 1u : 0u,
+                        units[i]->begin_index, units[i]->begin_loc};
+    rc = atom__rb_txn(rb, &txn);
   }
+  unsigned len = atom__ra_patterns[p].len;
+  for (unsigned s = 0; s < len && !rc; s++) {
+    unsigned d = atom__ra_patterns[p].ev[s];
+    atom_ev e;
+    e.kind = (d & 1) ? ATOM_WRITE : ATOM_READ;
+    e.thread = units[d >> 2]->thread;
+    e.target = vars[(d >> 1) & 1];
+    e.flags = 0;
+    e.index = s + 1 < len ? wit[ra->slot[p][s]].index : ev->index;
+    e.loc = s + 1 < len ? wit[ra->slot[p][s]].loc : ev->loc;
+    rc = atom__rb_event(rb, &e, NULL);
+  }
+  for (int i = 0; i < (is_full(x) ? 2 : 1) && !rc; i++) rc = atom__rb_var(rb, vars[i]);
+  if (rc) return rc;
 
   /* The message template (rendered by the session): the events in order, then what the
    * pattern means in words; its number stays visible in words at the end. */
@@ -85,7 +88,8 @@ static int report_match(race_automata *ra, uint32_t t, int p, const atom_ev *ev)
   size_t off = 0;
   atom__msg_append(msg, sizeof msg, &off, "{t0} was interleaved by {t1}:");
   for (unsigned s = 0; s < len; s++)
-    atom__msg_append(msg, sizeof msg, &off, "%s{e%u}", s == 0 ? " " : s + 1 == len ? ", and then " : ", then ", s);
+    atom__msg_append(msg, sizeof msg, &off, "%s{e%u}",
+                     s == 0 ? " " : s + 1 == len ? ", and then " : ", then ", s);
   atom__msg_append(msg, sizeof msg, &off, ": %s (pattern %d of the atomic-set patterns)",
                    atom__ra_patterns[p].what, p + 1);
 
@@ -95,24 +99,10 @@ static int report_match(race_automata *ra, uint32_t t, int p, const atom_ev *ev)
                         is_full(x) ? atom_env_key(ra->env, ATOM_SPACE_VAR, x->l2) ^ 0x6c32ULL
                                    : 0x6c31ULL);
   extra = mix2(extra, units[0]->begin_loc);
-
-  atom_report_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.version = ATOM_REPORT_SPEC_VERSION;
   static const char *const kinds[NPAT] = {
       "pattern-1", "pattern-2", "pattern-3",  "pattern-4",  "pattern-5",  "pattern-6",  "pattern-7",
       "pattern-8", "pattern-9", "pattern-10", "pattern-11", "pattern-12", "pattern-13", "pattern-14"};
-  spec.kind = kinds[p];
-  spec.event_index = ev->index;
-  spec.txns = txns;
-  spec.n_txns = 2;
-  spec.events = evs;
-  spec.n_events = len;
-  spec.vars = vars;
-  spec.n_vars = is_full(x) ? 2 : 1;
-  spec.message = msg;
-  spec.signature_extra = extra;
-  return atom_env_report(ra->env, &spec);
+  return atom__rb_submit(rb, ra->env, kinds[p], ev->index, 0, msg, extra);
 }
 
 static void note_error(race_automata *ra, int rc) {
@@ -553,6 +543,7 @@ static void ra_destroy(void *self) {
   atom__mem_free(ra->mem, ra->hcells.b, ra->hcells.nb * sizeof *ra->hcells.b);
   atom__mem_free(ra->mem, ra->hgroups.b, ra->hgroups.nb * sizeof *ra->hgroups.b);
   atom__mem_free(ra->mem, ra->htuples.b, ra->htuples.nb * sizeof *ra->htuples.b);
+  atom__rb_free(&ra->rb);
   atom__mem_free(ra->mem, ra, sizeof *ra);
 }
 
@@ -574,6 +565,7 @@ static int ra_create(void **self, atom_env *env) {
   ra->mem = mem;
   ra->policy = policy;
   ra->one_set = NIL;
+  atom__rb_init(&ra->rb, ra->mem);
   atom__ra_build_tables(ra);
   atom__ra_pool_init(&ra->units, sizeof(ra_unit), MAX_UNITS);
   atom__ra_pool_init(&ra->cells, sizeof(ra_cell), MAX_CELLS);

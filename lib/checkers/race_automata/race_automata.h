@@ -10,6 +10,7 @@
 
 #include "atomicity/checker.h"
 #include "support/mem.h"
+#include "support/report_build.h"
 #include "support/u64map.h"
 
 #define NIL UINT32_MAX
@@ -155,6 +156,7 @@ typedef struct race_automata {
   uint64_t n_tuples;    /* P and full tuples held */
   uint64_t n_summaries; /* cells with a summary */
 
+  atom__report_build rb; /* reused by every report */
   int err; /* first error of the current event */
 } race_automata;
 
