@@ -86,6 +86,21 @@ ATOM_API void atom_trace_reader_progress(const atom_trace_reader *r, uint64_t *c
  */
 ATOM_API int atom_trace_reader_load_sets(atom_trace_reader *r, const char *path);
 
+/**
+ * Put the variables of the trace in atomic sets by their names: from then on atom_trace_feed()
+ * declares (atom_declare_set()) the set of a variable named `obj.field` to be the one of every
+ * variable named `obj.*` (the part before the last '.'), when it registers the name, before the
+ * variable's first event is pushed. A variable listed in a sets file
+ * (atom_trace_reader_load_sets()) keeps the set the file gives it; one whose name has no such
+ * prefix gets no declaration. Only the names read from the trace count: a display name given
+ * later (atom_set_name(), a `#name` directive) never moves a variable to another set. Call it
+ * before the first atom_trace_feed(); calling it again changes nothing.
+ * @return 0, ATOM_EINVAL (NULL argument), ATOM_ESTATE (variables already handed to a
+ *         session), ATOM_ENOMEM.
+ * @since 0.4
+ */
+ATOM_API int atom_trace_reader_sets_by_prefix(atom_trace_reader *r);
+
 /** Called by atom_trace_feed() for each event the session rejected. Return non-zero to stop. */
 typedef int (*atom_trace_reject_fn)(const atom_trace_reader *r, int err, const char *message,
                                     void *payload);

@@ -25,7 +25,7 @@ static int is_rejection(int err) {
 
 /* Hand every name the reader learned since the last call to the session, so that each is
  * registered before the first event that uses it is pushed; with it the variable's atomic set,
- * if atom_trace_reader_load_sets() gave it one. */
+ * if the sets file or the prefix policy gives it one (sets.c). */
 static int register_names(atom_session *s, atom_trace_reader *r) {
   uint64_t *named = atom__trace_reader_named(r);
   for (int what = ATOM_SPACE_THREAD; what <= ATOM_SPACE_LOCK; what++) {
@@ -35,9 +35,11 @@ static int register_names(atom_session *s, atom_trace_reader *r) {
       const char *name = atom_trace_reader_name(r, what, key);
       int rc = atom_set_name(s, what, key, name);
       uint64_t set;
-      if (!rc && what == ATOM_SPACE_VAR &&
-          atom__trace_sets_lookup(*atom__trace_reader_sets(r), name, &set))
-        rc = atom_declare_set(s, key, set);
+      if (!rc && what == ATOM_SPACE_VAR) {
+        rc = atom__trace_sets_lookup(*atom__trace_reader_sets(r), atom__trace_reader_mem(r),
+                                     name, &set);
+        rc = rc > 0 ? atom_declare_set(s, key, set) : rc;
+      }
       if (rc) return rc;
       named[what - 1] = key;
     }

@@ -1,100 +1,113 @@
-/* Atomic-sets files for the STD reader (doc/trace-format.md, "Atomic sets"):
- * atom_trace_reader_load_sets() reads `variable set` pairs, and atom_trace_feed() declares the
- * set of each variable (atom_declare_set) when it hands the variable's name to the session. */
+/* Atomic sets for the STD reader (doc/trace-format.md, "Atomic sets"): a sets file read by
+ * atom_trace_reader_load_sets() (`variable set` pairs), and the name-prefix policy of
+ * atom_trace_reader_sets_by_prefix() (the set of "obj.field" is the one of every "obj.*").
+ * atom_trace_feed() declares the set of each variable (atom_declare_set) when it hands the
+ * variable's name to the session: sets are decided where names are read, so a checker sees only
+ * declared sets and a display name given later (atom_set_name, "#name") never moves a variable
+ * to another set. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "atomicity/error.h"
 #include "core/error.h"
-#include "support/u64map.h"
 #include "trace/std_reader.h"
 
-/* A name -> value table: entries in order of insertion, found through an open-addressing index
- * of entry numbers + 1. */
-typedef struct strtab_ent {
-  char *s;
-  size_t len;
-  uint64_t value;
-  uint64_t line; /* where it was first given */
-} strtab_ent;
+/* Every table below is allocated from the `mem` in scope where a HASH_ macro is used. */
+#define ATOM__HASH_MEM (mem)
+#include "support/hashtab.h"
 
-typedef struct strtab {
-  strtab_ent *ent;
-  size_t n, cap;
-  uint32_t *slot;
-  size_t nslot; /* power of two, or 0 */
-} strtab;
+/* A name -> value entry; the name is stored after it (len bytes and a NUL). */
+typedef struct name_ent {
+  UT_hash_handle hh;
+  uint64_t value;
+  uint64_t line; /* where it was first given (sets files) */
+  size_t len;
+  char s[];
+} name_ent;
+
+/* Prefix sets get keys with this bit set, so that they never meet the keys 1, 2, ... of the
+ * sets of a file. */
+#define PREFIX_SET_BIT (UINT64_C(1) << 63)
 
 struct atom__trace_sets {
-  strtab vars; /* variable name -> set key */
-  strtab sets; /* set name -> set key (1, 2, ... in order of first appearance) */
+  name_ent *vars;     /* sets file: variable name -> set key */
+  name_ent *sets;     /* sets file: set name -> set key (1, 2, ... in order of first appearance) */
+  uint64_t n_sets;
+  int loaded;         /* a sets file was loaded */
+  int by_prefix;      /* atom_trace_reader_sets_by_prefix() */
+  name_ent *prefixes; /* prefix -> set key (PREFIX_SET_BIT | 1, 2, ...) */
+  uint64_t n_prefixes;
 };
 
-static uint64_t str_hash(const char *s, size_t n) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (size_t i = 0; i < n; i++) h = (h ^ (unsigned char)s[i]) * 0x100000001b3ULL;
-  return atom__hash64(h);
-}
-
-static const strtab_ent *strtab_find(const strtab *t, const char *s, size_t n) {
-  if (!t->nslot) return NULL;
-  size_t mask = t->nslot - 1;
-  for (size_t i = (size_t)str_hash(s, n) & mask; t->slot[i]; i = (i + 1) & mask) {
-    const strtab_ent *e = &t->ent[t->slot[i] - 1];
-    if (e->len == n && memcmp(e->s, s, n) == 0) return e;
-  }
-  return NULL;
+static name_ent *table_find(name_ent *table, const char *s, size_t n) {
+  name_ent *e = NULL;
+  HASH_FIND(hh, table, s, n, e);
+  return e;
 }
 
 /* Add a name known to be absent. @return 0 or ATOM_ENOMEM (table unchanged). */
-static int strtab_add(strtab *t, atom__mem *mem, const char *s, size_t n, uint64_t value,
-                      uint64_t line) {
-  if (t->n >= UINT32_MAX - 1) return ATOM_ENOMEM;
-  if ((t->n + 1) * 2 > t->nslot) {
-    size_t nslot = t->nslot ? t->nslot * 2 : 64;
-    uint32_t *slot = atom__mem_calloc(mem, nslot, sizeof *slot);
-    if (!slot) return ATOM_ENOMEM;
-    for (size_t k = 0; k < t->n; k++) {
-      size_t i = (size_t)str_hash(t->ent[k].s, t->ent[k].len) & (nslot - 1);
-      while (slot[i]) i = (i + 1) & (nslot - 1);
-      slot[i] = (uint32_t)k + 1;
-    }
-    atom__mem_free(mem, t->slot, t->nslot * sizeof *t->slot);
-    t->slot = slot;
-    t->nslot = nslot;
-  }
-  if (ATOM__GROW(mem, t->ent, t->cap, t->n + 1)) return ATOM_ENOMEM;
-  char *copy = atom__mem_alloc(mem, n + 1);
-  if (!copy) return ATOM_ENOMEM;
-  memcpy(copy, s, n);
-  copy[n] = '\0';
-  t->ent[t->n] = (strtab_ent){copy, n, value, line};
-  size_t i = (size_t)str_hash(s, n) & (t->nslot - 1);
-  while (t->slot[i]) i = (i + 1) & (t->nslot - 1);
-  t->slot[i] = (uint32_t)++t->n;
-  return 0;
+static int table_add(name_ent **table, atom__mem *mem, const char *s, size_t n, uint64_t value,
+                     uint64_t line) {
+  name_ent *e = atom__mem_alloc(mem, sizeof *e + n + 1);
+  if (!e) return ATOM_ENOMEM;
+  memset(&e->hh, 0, sizeof e->hh);
+  e->value = value;
+  e->line = line;
+  e->len = n;
+  memcpy(e->s, s, n);
+  e->s[n] = '\0';
+  int rc;
+  ATOM__HASH_TRY(rc, HASH_ADD_KEYPTR(hh, *table, e->s, n, e));
+  if (rc) atom__mem_free(mem, e, sizeof *e + n + 1);
+  return rc;
 }
 
-static void strtab_free(strtab *t, atom__mem *mem) {
-  for (size_t k = 0; k < t->n; k++) atom__mem_free(mem, t->ent[k].s, t->ent[k].len + 1);
-  atom__mem_free(mem, t->ent, t->cap * sizeof *t->ent);
-  atom__mem_free(mem, t->slot, t->nslot * sizeof *t->slot);
+static void table_free(name_ent **table, atom__mem *mem) {
+  name_ent *e, *tmp;
+  HASH_ITER(hh, *table, e, tmp) {
+    HASH_DEL(*table, e);
+    atom__mem_free(mem, e, sizeof *e + e->len + 1);
+  }
 }
 
 void atom__trace_sets_free(atom__trace_sets *t, atom__mem *mem) {
   if (!t) return;
-  strtab_free(&t->vars, mem);
-  strtab_free(&t->sets, mem);
+  table_free(&t->vars, mem);
+  table_free(&t->sets, mem);
+  table_free(&t->prefixes, mem);
   atom__mem_free(mem, t, sizeof *t);
 }
 
-int atom__trace_sets_lookup(const atom__trace_sets *t, const char *var, uint64_t *set) {
+int atom__trace_sets_lookup(atom__trace_sets *t, atom__mem *mem, const char *var,
+                            uint64_t *set) {
   if (!t || !var) return 0;
-  const strtab_ent *e = strtab_find(&t->vars, var, strlen(var));
-  if (!e) return 0;
+  const name_ent *e = table_find(t->vars, var, strlen(var));
+  if (e) {
+    *set = e->value;
+    return 1;
+  }
+  const char *dot = t->by_prefix ? strrchr(var, '.') : NULL;
+  if (!dot || dot == var) return 0; /* no prefix: a set of its own */
+  size_t n = (size_t)(dot - var);
+  e = table_find(t->prefixes, var, n);
+  if (!e) {
+    if (t->n_prefixes >= PREFIX_SET_BIT - 1) return ATOM_ELIMIT;
+    uint64_t key = PREFIX_SET_BIT | (t->n_prefixes + 1);
+    if (table_add(&t->prefixes, mem, var, n, key, 0)) return ATOM_ENOMEM;
+    t->n_prefixes++;
+    *set = key;
+    return 1;
+  }
   *set = e->value;
   return 1;
+}
+
+/* The reader's table, made when first needed. */
+static atom__trace_sets *sets_of(atom_trace_reader *r) {
+  atom__trace_sets **slot = atom__trace_reader_sets(r);
+  if (!*slot) *slot = atom__mem_calloc(atom__trace_reader_mem(r), 1, sizeof **slot);
+  return *slot;
 }
 
 #define IS_BLANK(c) ((c) == ' ' || (c) == '\t')
@@ -134,15 +147,19 @@ static int parse_line(atom__trace_sets *t, atom__mem *mem, const char *path, con
                            (unsigned long long)lineno, k ? "set" : "variable",
                            (int)(tlen[k] > 64 ? 64 : tlen[k]), tok[k], why);
     }
-    const strtab_ent *v = strtab_find(&t->vars, tok[0], tlen[0]);
+    const name_ent *v = table_find(t->vars, tok[0], tlen[0]);
     if (v)
       return atom__error(ATOM_EPARSE, "%s:%llu: variable '%.*s' is already in a set (line %llu)",
                          path, (unsigned long long)lineno, (int)(tlen[0] > 64 ? 64 : tlen[0]),
                          tok[0], (unsigned long long)v->line);
-    const strtab_ent *s = strtab_find(&t->sets, tok[1], tlen[1]);
-    uint64_t key = s ? s->value : (uint64_t)t->sets.n + 1;
-    if ((!s && strtab_add(&t->sets, mem, tok[1], tlen[1], key, lineno)) ||
-        strtab_add(&t->vars, mem, tok[0], tlen[0], key, lineno))
+    const name_ent *s = table_find(t->sets, tok[1], tlen[1]);
+    uint64_t key = s ? s->value : t->n_sets + 1;
+    if (!s) {
+      if (table_add(&t->sets, mem, tok[1], tlen[1], key, lineno))
+        return atom__error(ATOM_ENOMEM, "%s: out of memory", path);
+      t->n_sets++;
+    }
+    if (table_add(&t->vars, mem, tok[0], tlen[0], key, lineno))
       return atom__error(ATOM_ENOMEM, "%s: out of memory", path);
   }
   return 0;
@@ -215,21 +232,39 @@ static int parse_file(atom__trace_sets *t, atom__mem *mem, const char *path) {
 
 ATOM_API int atom_trace_reader_load_sets(atom_trace_reader *r, const char *path) {
   if (!r || !path) return atom__error(ATOM_EINVAL, "atom_trace_reader_load_sets: NULL argument");
-  atom__trace_sets **slot = atom__trace_reader_sets(r);
-  if (*slot)
+  atom__trace_sets *have = *atom__trace_reader_sets(r);
+  if (have && have->loaded)
     return atom__error(ATOM_ESTATE, "atom_trace_reader_load_sets: sets were already loaded");
   if (atom__trace_reader_named(r)[ATOM_SPACE_VAR - 1] > 0)
     return atom__error(ATOM_ESTATE, "atom_trace_reader_load_sets: variables were already "
                                     "handed to a session (load the sets before atom_trace_feed)");
   atom__mem *mem = atom__trace_reader_mem(r);
+  /* Read into a table of its own, so that on error nothing is loaded. */
   int rc;
   atom__trace_sets *t = atom__mem_calloc(mem, 1, sizeof *t);
   if (!t) rc = atom__error(ATOM_ENOMEM, "%s: out of memory", path);
   else rc = parse_file(t, mem, path);
+  if (!rc && !sets_of(r)) rc = atom__error(ATOM_ENOMEM, "%s: out of memory", path);
   if (rc) {
     atom__trace_sets_free(t, mem);
     return rc;
   }
-  *slot = t;
+  have = *atom__trace_reader_sets(r);
+  have->vars = t->vars;
+  have->sets = t->sets;
+  have->n_sets = t->n_sets;
+  have->loaded = 1;
+  atom__mem_free(mem, t, sizeof *t);
+  return 0;
+}
+
+ATOM_API int atom_trace_reader_sets_by_prefix(atom_trace_reader *r) {
+  if (!r) return atom__error(ATOM_EINVAL, "atom_trace_reader_sets_by_prefix: NULL argument");
+  if (atom__trace_reader_named(r)[ATOM_SPACE_VAR - 1] > 0)
+    return atom__error(ATOM_ESTATE, "atom_trace_reader_sets_by_prefix: variables were already "
+                                    "handed to a session (call it before atom_trace_feed)");
+  atom__trace_sets *t = sets_of(r);
+  if (!t) return atom__error(ATOM_ENOMEM, "atom_trace_reader_sets_by_prefix: out of memory");
+  t->by_prefix = 1;
   return 0;
 }

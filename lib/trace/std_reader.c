@@ -7,7 +7,11 @@
  *
  * Names are interned per space into keys 1, 2, 3, ... with an open-addressing table keyed by
  * a word-at-a-time hash; the strings live in an arena that never moves, so the pointers that
- * atom_trace_reader_name() returns stay valid until the reader is freed. */
+ * atom_trace_reader_name() returns stay valid until the reader is freed.
+ *
+ * This file is the hot path: byte classes, interning and the line parser. Opening, the input
+ * regions, errors and the accessors are in reader_input.c; the state both use in
+ * reader_state.h. */
 #include "trace/std_reader.h"
 
 #include <errno.h>
@@ -22,26 +26,7 @@
 #include "atomicity/error.h"
 #include "core/error.h"
 #include "support/mem.h"
-
-#if defined(__GNUC__)
-#define LIKELY(x) __builtin_expect(!!(x), 1)
-#define UNLIKELY(x) __builtin_expect(!!(x), 0)
-#define COLD __attribute__((noinline, cold))
-#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
-#define HOT_INLINE inline __attribute__((always_inline))
-#else
-#define LIKELY(x) (x)
-#define UNLIKELY(x) (x)
-#define COLD
-#define PRINTF_LIKE(f, a)
-#define HOT_INLINE inline
-#endif
-
-#define STREAM_CHUNK ((size_t)256 << 10)
-#define MAP_WINDOW ((size_t)16 << 20)
-#define ARENA_BLOCK ((size_t)64 << 10)
-#define BATCH_CAP 1024
-#define MAX_NAMES (UINT32_MAX - 1)
+#include "trace/reader_state.h"
 
 /* ---- byte classes ---------------------------------------------------------------------- */
 
@@ -89,89 +74,6 @@ const char *atom__trace_name_chars_problem(const char *s, size_t n) {
   return NULL;
 }
 
-/* ---- name tables ----------------------------------------------------------------------- */
-
-typedef struct name_ent {
-  const char *s; /* NUL-terminated, in the arena */
-  size_t len;
-} name_ent;
-
-/* A hash slot: the name's head (its first 8 bytes as a little-endian word, zero-padded; names
- * hold no NUL byte, so a head whose top byte is 0 is the whole name of a name shorter than 8
- * bytes: most names hash and compare without touching the string) and (hash << 32) | key;
- * key 0 = empty. */
-typedef struct name_slot {
-  uint64_t head;
-  uint64_t hk;
-} name_slot;
-
-typedef struct name_space {
-  name_slot *slot;
-  size_t nslot;  /* power of two, or 0 */
-  name_ent *ent; /* ent[key - 1] */
-  size_t n, cap;
-  /* One-entry cache: most lines name the same thread as the line before. */
-  uint64_t last_head;
-  size_t last_len;
-  const char *last_s;
-  uint64_t last_key;
-} name_space;
-
-typedef struct arena_block {
-  struct arena_block *next;
-  size_t size;
-  char data[];
-} arena_block;
-
-enum { SRC_MEMORY, SRC_STREAM };
-
-struct atom_trace_reader {
-  const unsigned char *pos; /* next byte to parse */
-  const unsigned char *lim; /* end of the current region; lim[-1] == '\n' */
-  uint64_t lineno;          /* lines started so far */
-  uint64_t line;            /* line of the last event or error returned */
-  int err;                  /* sticky error, or 0 */
-  int src;
-  int unterminated; /* the current region is a last line that had no line end */
-  int started;      /* the first region was seen (and a byte order mark skipped) */
-  name_space names[3];
-
-  /* progress: absolute offset of `origin` in the input */
-  const unsigned char *origin;
-  uint64_t base;
-  uint64_t total;   /* size when known, else 0 */
-  uint64_t end_off; /* real input size once known (the added '\n' is not input) */
-
-  /* memory sources */
-  const unsigned char *data;
-  size_t size;
-  const unsigned char *body_end; /* after the last '\n' of data */
-  int stage;                     /* 0 body, 1 tail, 2 done */
-  char *tail;                    /* copy of an unterminated last line, plus '\n' */
-  size_t tail_size;
-
-  /* stream sources */
-  int fd;
-  int own_fd;
-  int eof;
-  int shrink_check; /* a regular file: reading fewer than `total` bytes means it shrank */
-  unsigned char *buf;
-  size_t buf_cap, fill;
-
-  atom__trace_batch *batch;
-  atom__trace_sets *sets;
-  uint64_t named[3];
-  atom__trace_directive *dir; /* #name directives read so far (doc/trace-format.md) */
-  size_t n_dir, dir_cap, dir_done;
-  uint64_t err_line;
-
-  arena_block *arena;
-  size_t arena_used; /* in the head block */
-  atom__mem mem;
-  char *display;
-  char msg[512];
-};
-
 /* ---- errors ---------------------------------------------------------------------------- */
 
 /* A short printable rendering of input bytes for messages. */
@@ -201,31 +103,6 @@ static const char *found(char *out, size_t cap, const unsigned char *p) {
   else
     snprintf(out, cap, "byte 0x%02x", c);
   return out;
-}
-
-PRINTF_LIKE(3, 4) COLD static int fail(atom_trace_reader *r, int err, const char *fmt, ...) {
-  char detail[384];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(detail, sizeof detail, fmt, ap);
-  va_end(ap);
-  snprintf(
-      r->msg, sizeof r->msg, "%s:%" PRIu64 ": %s%s", r->display, r->lineno, detail,
-      r->unterminated && err == ATOM_EPARSE ? " (the last line has no line end: truncated?)" : "");
-  r->err = err;
-  r->err_line = r->lineno;
-  r->line = r->lineno;
-  return atom__error(err, "%s", r->msg);
-}
-
-int atom__trace_reader_error(const atom_trace_reader *r) {
-  if (!r->err) return 0;
-  return atom__error(r->err, "%s", r->msg);
-}
-
-static int reraise(atom_trace_reader *r) {
-  r->line = r->err_line;
-  return atom__trace_reader_error(r);
 }
 
 /* ---- interning ------------------------------------------------------------------------- */
@@ -350,17 +227,18 @@ static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char 
   }
   /* A new name. */
   if (t->n >= MAX_NAMES)
-    return fail(r, ATOM_ELIMIT, "more than %lu distinct names in one space",
+    return atom__trace_fail(r, ATOM_ELIMIT, "more than %lu distinct names in one space",
                 (unsigned long)MAX_NAMES);
   if ((t->n + 1) * 2 > t->nslot) {
-    if (rehash(r, t)) return fail(r, ATOM_ENOMEM, "out of memory");
+    if (rehash(r, t)) return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
     mask = t->nslot - 1;
     i = h & mask;
     while (t->slot[i].hk) i = (i + 1) & mask;
   }
-  if (ATOM__GROW(&r->mem, t->ent, t->cap, t->n + 1)) return fail(r, ATOM_ENOMEM, "out of memory");
+  if (ATOM__GROW(&r->mem, t->ent, t->cap, t->n + 1))
+    return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
   char *copy = arena_copy(r, s, len);
-  if (!copy) return fail(r, ATOM_ENOMEM, "out of memory");
+  if (!copy) return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
   uint64_t k = ++t->n;
   t->ent[k - 1] = (name_ent){copy, len};
   t->slot[i] = (name_slot){head, ((uint64_t)h << 32) | k};
@@ -382,108 +260,6 @@ static inline int intern(atom_trace_reader *r, name_space *t, const unsigned cha
   return intern_slow(r, t, s, len, head, key);
 }
 
-/* ---- input regions --------------------------------------------------------------------- */
-
-static int refill_memory(atom_trace_reader *r) {
-  if (r->stage != 0) {
-    r->stage = 2;
-    return 0;
-  }
-  if (r->pos < r->body_end) {
-    /* The next window of the body, up to a line end. */
-    size_t left = (size_t)(r->body_end - r->pos);
-    if (left > MAP_WINDOW)
-      r->lim = (const unsigned char *)memchr(r->pos + MAP_WINDOW, '\n', left - MAP_WINDOW) + 1;
-    else
-      r->lim = r->body_end;
-    return 1;
-  }
-  r->stage = 1;
-  size_t tail = r->size - (size_t)(r->body_end - r->data);
-  if (tail == 0) {
-    r->stage = 2;
-    return 0;
-  }
-  r->pos = r->lim = r->body_end;
-  if (tail > ATOM__TRACE_MAX_LINE + 1) {
-    r->lineno++;
-    return fail(r, ATOM_EPARSE, "line too long (more than %zu bytes)", ATOM__TRACE_MAX_LINE);
-  }
-  r->tail = atom__mem_alloc(&r->mem, tail + 1);
-  if (!r->tail) return fail(r, ATOM_ENOMEM, "out of memory");
-  r->tail_size = tail + 1;
-  memcpy(r->tail, r->body_end, tail);
-  r->tail[tail] = '\n';
-  r->origin = r->pos = (const unsigned char *)r->tail;
-  r->lim = r->pos + tail + 1;
-  r->base = (uint64_t)(r->body_end - r->data);
-  r->unterminated = 1;
-  return 1;
-}
-
-static int refill_stream(atom_trace_reader *r) {
-  size_t used = (size_t)(r->lim - r->buf);
-  size_t keep = r->fill - used;
-  if (used) {
-    memmove(r->buf, r->buf + used, keep);
-    r->fill = keep;
-    r->base += used;
-  }
-  r->pos = r->lim = r->origin = r->buf;
-  for (;;) {
-    if (r->eof) {
-      if (r->fill == 0) return 0;
-      /* An unterminated last line: the buffer always keeps one byte for this '\n'. */
-      r->buf[r->fill++] = '\n';
-      r->lim = r->buf + r->fill;
-      r->unterminated = 1;
-      return 1;
-    }
-    if (r->fill + 1 >= r->buf_cap) {
-      size_t ncap = r->buf_cap * 2;
-      unsigned char *nb = atom__mem_realloc(&r->mem, r->buf, r->buf_cap, ncap);
-      if (!nb) return fail(r, ATOM_ENOMEM, "out of memory");
-      r->buf = nb;
-      r->buf_cap = ncap;
-      r->pos = r->lim = r->origin = nb;
-    }
-    ssize_t n = read(r->fd, r->buf + r->fill, r->buf_cap - r->fill - 1);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      r->lineno++;
-      return fail(r, ATOM_EIO, "read error: %s", strerror(e));
-    }
-    if (n == 0) {
-      r->eof = 1;
-      r->end_off = r->base + r->fill;
-      if (r->shrink_check && r->end_off < r->total) {
-        r->lineno++;
-        return fail(r, ATOM_EIO,
-                    "the file shrank while being read (%" PRIu64 " bytes read of %" PRIu64 ")",
-                    r->end_off, r->total);
-      }
-      continue;
-    }
-    const unsigned char *nl = memrchr(r->buf + r->fill, '\n', (size_t)n);
-    r->fill += (size_t)n;
-    if (nl) {
-      r->lim = nl + 1;
-      return 1;
-    }
-    if (r->fill > ATOM__TRACE_MAX_LINE + 1) {
-      r->lineno++;
-      return fail(r, ATOM_EPARSE, "line too long (more than %zu bytes)", ATOM__TRACE_MAX_LINE);
-    }
-  }
-}
-
-/* 1 when a new region is ready, 0 at end of input, or an error. */
-COLD static int refill(atom_trace_reader *r) {
-  if (r->src == SRC_STREAM) return refill_stream(r);
-  return refill_memory(r);
-}
-
 /* ---- the parser ------------------------------------------------------------------------ */
 
 /* Is the line [start, lf) longer than the limit (its CR before LF not counted)? */
@@ -492,7 +268,7 @@ COLD static int too_long(atom_trace_reader *r, const unsigned char *start,
   size_t n = (size_t)(lf - start);
   if (n && lf[-1] == '\r') n--;
   if (n <= ATOM__TRACE_MAX_LINE) return 0;
-  fail(r, ATOM_EPARSE, "line too long (more than %zu bytes)", ATOM__TRACE_MAX_LINE);
+  atom__trace_fail(r, ATOM_EPARSE, "line too long (more than %zu bytes)", ATOM__TRACE_MAX_LINE);
   return 1;
 }
 
@@ -549,24 +325,26 @@ COLD static int after_name_error(atom_trace_reader *r, const char *what, const u
   char a[64], b[24];
   unsigned c = *p;
   if (cls[c] == C_BAD)
-    return fail(r, ATOM_EPARSE, "invalid byte 0x%02x in or after %s '%s'", c, what,
+    return atom__trace_fail(r, ATOM_EPARSE, "invalid byte 0x%02x in or after %s '%s'", c, what,
                 show(a, sizeof a, name, len));
   if (cls[c] == C_NAME && skipped)
-    return fail(r, ATOM_EPARSE, "white space inside %s '%s'", what, show(a, sizeof a, name, len));
-  return fail(r, ATOM_EPARSE, "unexpected %s after %s '%s'", found(b, sizeof b, p), what,
-              show(a, sizeof a, name, len));
+    return atom__trace_fail(r, ATOM_EPARSE, "white space inside %s '%s'", what,
+                            show(a, sizeof a, name, len));
+  return atom__trace_fail(r, ATOM_EPARSE, "unexpected %s after %s '%s'", found(b, sizeof b, p),
+                          what, show(a, sizeof a, name, len));
 }
 
 COLD static int thread_error(atom_trace_reader *r, const unsigned char *t0, size_t tlen,
                              const unsigned char *p, int skipped) {
   char b[24];
   if (tlen == 0) {
-    if (*p == '|') return fail(r, ATOM_EPARSE, "empty thread name");
-    if (cls[*p] == C_BAD) return fail(r, ATOM_EPARSE, "invalid byte 0x%02x", *p);
-    return fail(r, ATOM_EPARSE, "expected a thread name, found %s", found(b, sizeof b, p));
+    if (*p == '|') return atom__trace_fail(r, ATOM_EPARSE, "empty thread name");
+    if (cls[*p] == C_BAD) return atom__trace_fail(r, ATOM_EPARSE, "invalid byte 0x%02x", *p);
+    return atom__trace_fail(r, ATOM_EPARSE, "expected a thread name, found %s",
+                            found(b, sizeof b, p));
   }
   if (cls[*p] == C_LF || cls[*p] == C_CR)
-    return fail(r, ATOM_EPARSE, "missing fields: expected <thread>|<op>|<loc>");
+    return atom__trace_fail(r, ATOM_EPARSE, "missing fields: expected <thread>|<op>|<loc>");
   return after_name_error(r, "thread name", t0, tlen, p, skipped);
 }
 
@@ -575,11 +353,14 @@ COLD static int op_error(atom_trace_reader *r, const unsigned char *o0, const un
   const unsigned char *e = token_end(p);
   if (e == o0) {
     if (*e == '|' || cls[*e] == C_LF || cls[*e] == C_CR)
-      return fail(r, ATOM_EPARSE, "missing operation");
-    if (cls[*e] == C_BAD) return fail(r, ATOM_EPARSE, "invalid byte 0x%02x in operation", *e);
-    return fail(r, ATOM_EPARSE, "expected an operation, found %s", found(b, sizeof b, e));
+      return atom__trace_fail(r, ATOM_EPARSE, "missing operation");
+    if (cls[*e] == C_BAD)
+      return atom__trace_fail(r, ATOM_EPARSE, "invalid byte 0x%02x in operation", *e);
+    return atom__trace_fail(r, ATOM_EPARSE, "expected an operation, found %s",
+                            found(b, sizeof b, e));
   }
-  return fail(r, ATOM_EPARSE, "unknown operation '%s'", show(a, sizeof a, o0, (size_t)(e - o0)));
+  return atom__trace_fail(r, ATOM_EPARSE, "unknown operation '%s'",
+                          show(a, sizeof a, o0, (size_t)(e - o0)));
 }
 
 /* The operation as written: "r", or "r.acq" / "w.rel" for a flagged access. */
@@ -595,18 +376,20 @@ COLD static int arg_error(atom_trace_reader *r, uint32_t kind, uint32_t flags,
   const char *op = op_text(kind, flags);
   unsigned c = *p;
   if (nlen == 0) {
-    if (c == ')') return fail(r, ATOM_EPARSE, "empty name in '%s()'", op);
+    if (c == ')') return atom__trace_fail(r, ATOM_EPARSE, "empty name in '%s()'", op);
     if (cls[c] == C_LF || cls[c] == C_CR)
-      return fail(r, ATOM_EPARSE, "missing name and ')' after '%s('", op);
-    if (cls[c] == C_BAD) return fail(r, ATOM_EPARSE, "invalid byte 0x%02x in '%s(...)'", c, op);
-    return fail(r, ATOM_EPARSE, "expected a name after '%s(', found %s", op, found(b, sizeof b, p));
+      return atom__trace_fail(r, ATOM_EPARSE, "missing name and ')' after '%s('", op);
+    if (cls[c] == C_BAD)
+      return atom__trace_fail(r, ATOM_EPARSE, "invalid byte 0x%02x in '%s(...)'", c, op);
+    return atom__trace_fail(r, ATOM_EPARSE, "expected a name after '%s(', found %s", op,
+                            found(b, sizeof b, p));
   }
   show(a, sizeof a, n0, nlen);
   if (c == ')') /* the only other reason to be here */
-    return fail(r, ATOM_EPARSE, "name '%s' starts with '#'", a);
+    return atom__trace_fail(r, ATOM_EPARSE, "name '%s' starts with '#'", a);
   if (cls[c] == C_LF || cls[c] == C_CR || c == '|')
-    return fail(r, ATOM_EPARSE, "missing ')' after '%s(%s'", op, a);
-  if (c == '(') return fail(r, ATOM_EPARSE, "unbalanced '(' in '%s(%s('", op, a);
+    return atom__trace_fail(r, ATOM_EPARSE, "missing ')' after '%s(%s'", op, a);
+  if (c == '(') return atom__trace_fail(r, ATOM_EPARSE, "unbalanced '(' in '%s(%s('", op, a);
   return after_name_error(r, "name", n0, nlen, p, skipped);
 }
 
@@ -615,32 +398,34 @@ COLD static int arg_error(atom_trace_reader *r, uint32_t kind, uint32_t flags,
 COLD static int open_error(atom_trace_reader *r, uint32_t kind, uint32_t flags,
                            const unsigned char *p) {
   const char *op = op_text(kind, flags);
-  if (*p == '(') return fail(r, ATOM_EPARSE, "operation '%s' takes no argument", op);
-  if (*p == ')') return fail(r, ATOM_EPARSE, "unbalanced ')' after '%s'", op);
-  return fail(r, ATOM_EPARSE, "operation '%s' needs an argument: %s(NAME)", op, op);
+  if (*p == '(') return atom__trace_fail(r, ATOM_EPARSE, "operation '%s' takes no argument", op);
+  if (*p == ')') return atom__trace_fail(r, ATOM_EPARSE, "unbalanced ')' after '%s'", op);
+  return atom__trace_fail(r, ATOM_EPARSE, "operation '%s' needs an argument: %s(NAME)", op, op);
 }
 
 COLD static int after_op_error(atom_trace_reader *r, const unsigned char *p) {
   char b[24];
   if (cls[*p] == C_LF || cls[*p] == C_CR)
-    return fail(r, ATOM_EPARSE, "missing fields: no location after the operation");
-  if (*p == ')') return fail(r, ATOM_EPARSE, "unbalanced ')' after the operation");
-  if (*p == '(') return fail(r, ATOM_EPARSE, "unbalanced '(' after the operation");
-  return fail(r, ATOM_EPARSE, "unexpected %s after the operation", found(b, sizeof b, p));
+    return atom__trace_fail(r, ATOM_EPARSE, "missing fields: no location after the operation");
+  if (*p == ')') return atom__trace_fail(r, ATOM_EPARSE, "unbalanced ')' after the operation");
+  if (*p == '(') return atom__trace_fail(r, ATOM_EPARSE, "unbalanced '(' after the operation");
+  return atom__trace_fail(r, ATOM_EPARSE, "unexpected %s after the operation",
+                          found(b, sizeof b, p));
 }
 
 COLD static int range_error(atom_trace_reader *r) {
-  return fail(r, ATOM_EPARSE, "location out of range (more than %" PRIu64 ")", UINT64_MAX);
+  return atom__trace_fail(r, ATOM_EPARSE, "location out of range (more than %" PRIu64 ")",
+                          UINT64_MAX);
 }
 
 COLD static int loc_error(atom_trace_reader *r, const unsigned char *d0, const unsigned char *p) {
   char a[64];
   if (p == d0 && (cls[*p] == C_LF || cls[*p] == C_CR || *p == '|'))
-    return fail(r, ATOM_EPARSE, "missing location");
-  if (p != d0 && *skip_blanks(p) == '|') return fail(r, ATOM_EPARSE, "too many fields");
+    return atom__trace_fail(r, ATOM_EPARSE, "missing location");
+  if (p != d0 && *skip_blanks(p) == '|') return atom__trace_fail(r, ATOM_EPARSE, "too many fields");
   const unsigned char *e = p;
   while (*e != '\n' && *e != '|' && e - d0 < 40) e++;
-  return fail(r, ATOM_EPARSE, "location is not a non-negative decimal integer: '%s'",
+  return atom__trace_fail(r, ATOM_EPARSE, "location is not a non-negative decimal integer: '%s'",
               show(a, sizeof a, d0, (size_t)(e - d0)));
 }
 
@@ -758,30 +543,34 @@ COLD static int directive(atom_trace_reader *r, const unsigned char *p, const un
   int space = 0;
   for (int i = 1; i <= 4; i++)
     if ((size_t)(q - w) == strlen(words[i]) && !memcmp(w, words[i], (size_t)(q - w))) space = i;
-  if (!space) return fail(r, ATOM_EPARSE, "#name: expected thread, var, lock or loc");
+  if (!space) return atom__trace_fail(r, ATOM_EPARSE, "#name: expected thread, var, lock or loc");
   const unsigned char *k = skip_blanks(q);
   q = k;
   while (q < lf && !IS_BLANK(*q) && *q != '\r' && *q != '\n') q++;
-  if (q == k) return fail(r, ATOM_EPARSE, "#name %s: expected a key", words[space]);
+  if (q == k) return atom__trace_fail(r, ATOM_EPARSE, "#name %s: expected a key", words[space]);
   uint64_t key = 0;
   if (space == ATOM_SPACE_LOC) {
     for (const unsigned char *d = k; d < q; d++) {
       if (*d < '0' || *d > '9' || key > (UINT64_MAX - (uint64_t)(*d - '0')) / 10)
-        return fail(r, ATOM_EPARSE, "#name loc: the location must be a decimal integer");
+        return atom__trace_fail(r, ATOM_EPARSE,
+                                "#name loc: the location must be a decimal integer");
       key = key * 10 + (uint64_t)(*d - '0');
     }
   } else {
     const char *why = atom__trace_name_problem((const char *)k, (size_t)(q - k));
-    if (why) return fail(r, ATOM_EPARSE, "#name %s: %s", words[space], why);
+    if (why) return atom__trace_fail(r, ATOM_EPARSE, "#name %s: %s", words[space], why);
     int rc = intern(r, &r->names[space - 1], k, (size_t)(q - k), &key);
     if (rc) return rc;
   }
   const unsigned char *t = skip_blanks(q), *e = lf;
   while (e > t && (IS_BLANK(e[-1]) || e[-1] == '\r')) e--;
-  if (e == t) return fail(r, ATOM_EPARSE, "#name %s: expected a name after the key", words[space]);
-  if (ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1)) return fail(r, ATOM_ENOMEM, "out of memory");
+  if (e == t)
+    return atom__trace_fail(r, ATOM_EPARSE, "#name %s: expected a name after the key",
+                            words[space]);
+  if (ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1))
+    return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
   char *text = atom__mem_alloc(&r->mem, (size_t)(e - t) + 1);
-  if (!text) return fail(r, ATOM_ENOMEM, "out of memory");
+  if (!text) return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
   memcpy(text, t, (size_t)(e - t));
   text[e - t] = '\0';
   r->dir[r->n_dir++] = (atom__trace_directive){space, key, text};
@@ -795,7 +584,7 @@ static HOT_INLINE int read_event(atom_trace_reader *r, atom_event *ev) {
   for (;;) {
     if (UNLIKELY(p >= r->lim)) {
       r->pos = p;
-      int rc = refill(r);
+      int rc = atom__trace_refill(r);
       if (rc <= 0) return rc;
       p = r->pos;
       if (UNLIKELY(!r->started)) {
@@ -849,133 +638,6 @@ static HOT_INLINE int read_event(atom_trace_reader *r, atom_event *ev) {
   }
 }
 
-/* ---- opening and closing --------------------------------------------------------------- */
-
-static atom_trace_reader *reader_new(const char *display) {
-  atom__mem m;
-  atom__mem_init(&m, &atom__system_allocator);
-  atom_trace_reader *r = atom__mem_calloc(&m, 1, sizeof *r);
-  if (!r) return NULL;
-  r->mem = m;
-  r->fd = -1;
-  for (int i = 0; i < 3; i++) r->names[i].last_len = SIZE_MAX;
-  r->display = atom__mem_strdup(&r->mem, display);
-  if (!r->display) {
-    atom__mem_free(&m, r, sizeof *r);
-    return NULL;
-  }
-  return r;
-}
-
-static void setup_memory(atom_trace_reader *r, const unsigned char *data, size_t size) {
-  if (!data) data = (const unsigned char *)"";
-  r->data = data;
-  r->size = size;
-  const unsigned char *nl = size ? memrchr(data, '\n', size) : NULL;
-  r->body_end = nl ? nl + 1 : data;
-  r->pos = r->lim = r->origin = data; /* the first refill sets the first window */
-  r->end_off = size;
-  r->total = size;
-}
-
-static int setup_stream(atom_trace_reader *r) {
-  r->src = SRC_STREAM;
-  r->buf = atom__mem_alloc(&r->mem, STREAM_CHUNK);
-  if (!r->buf) return ATOM_ENOMEM;
-  r->buf_cap = STREAM_CHUNK;
-  r->pos = r->lim = r->origin = r->buf;
-  r->end_off = UINT64_MAX;
-  return 0;
-}
-
-ATOM_API int atom_trace_reader_open_memory(atom_trace_reader **out, const char *data, size_t size,
-                                           const char *name) {
-  if (out) *out = NULL;
-  if (!out || (!data && size))
-    return atom__error(ATOM_EINVAL, "atom_trace_reader_open_memory: NULL argument");
-  atom_trace_reader *r = reader_new(name ? name : "<memory>");
-  if (!r) return atom__error(ATOM_ENOMEM, "atom_trace_reader_open_memory: out of memory");
-  r->src = SRC_MEMORY;
-  setup_memory(r, (const unsigned char *)data, size);
-  *out = r;
-  return 0;
-}
-
-ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
-  if (out) *out = NULL;
-  if (!out || !path) return atom__error(ATOM_EINVAL, "atom_trace_reader_open: NULL argument");
-  int is_stdin = strcmp(path, "-") == 0;
-  atom_trace_reader *r = reader_new(is_stdin ? "<stdin>" : path);
-  if (!r) return atom__error(ATOM_ENOMEM, "atom_trace_reader_open: out of memory");
-  struct stat st;
-  if (is_stdin) {
-    r->fd = 0;
-  } else {
-    r->fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (r->fd < 0) {
-      int e = errno;
-      atom_trace_reader_free(r);
-      return atom__error(ATOM_EIO, "%s: cannot open: %s", path, strerror(e));
-    }
-    r->own_fd = 1;
-  }
-  if (fstat(r->fd, &st) != 0) {
-    int e = errno;
-    int rc = atom__error(ATOM_EIO, "%s: cannot stat: %s", r->display, strerror(e));
-    atom_trace_reader_free(r);
-    return rc;
-  }
-  if (S_ISDIR(st.st_mode)) {
-    int rc = atom__error(ATOM_EIO, "%s: cannot read: %s", r->display, strerror(EISDIR));
-    atom_trace_reader_free(r);
-    return rc;
-  }
-  /* Every file is read with read(), never mapped: a mapped file truncated by another process
-   * while it is read would kill this one with SIGBUS, and reading costs no more here (a copy
-   * into a buffer that stays in the cache; doc/trace-format.md). A regular file that ends before
-   * the size it had at open is an error (it shrank), not a silent end of the trace. */
-  if (setup_stream(r)) {
-    atom_trace_reader_free(r);
-    return atom__error(ATOM_ENOMEM, "atom_trace_reader_open: out of memory");
-  }
-  if (S_ISREG(st.st_mode) && st.st_size > 0) {
-    off_t at = lseek(r->fd, 0, SEEK_CUR);
-    if (at >= 0 && at <= st.st_size) {
-      r->total = (uint64_t)(st.st_size - at);
-      r->shrink_check = 1;
-    }
-  }
-  *out = r;
-  return 0;
-}
-
-ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
-  if (!r) return;
-  if (r->own_fd && r->fd >= 0) close(r->fd);
-  atom__mem_free(&r->mem, r->buf, r->buf_cap);
-  atom__mem_free(&r->mem, r->tail, r->tail_size);
-  for (int i = 0; i < 3; i++) {
-    name_space *t = &r->names[i];
-    atom__mem_free(&r->mem, t->slot, t->nslot * sizeof *t->slot);
-    atom__mem_free(&r->mem, t->ent, t->cap * sizeof *t->ent);
-  }
-  for (arena_block *b = r->arena, *next; b; b = next) {
-    next = b->next;
-    atom__mem_free(&r->mem, b, sizeof *b + b->size);
-  }
-  if (r->batch) {
-    atom__mem_free(&r->mem, r->batch->ev, r->batch->cap * sizeof *r->batch->ev);
-    atom__mem_free(&r->mem, r->batch->line, r->batch->cap * sizeof *r->batch->line);
-    atom__mem_free(&r->mem, r->batch, sizeof *r->batch);
-  }
-  atom__trace_sets_free(r->sets, &r->mem);
-  for (size_t i = 0; i < r->n_dir; i++) atom__mem_strfree(&r->mem, r->dir[i].text);
-  atom__mem_free(&r->mem, r->dir, r->dir_cap * sizeof *r->dir);
-  atom__mem_strfree(&r->mem, r->display);
-  atom__mem m = r->mem;
-  atom__mem_free(&m, r, sizeof *r);
-}
-
 /* ---- reading --------------------------------------------------------------------------- */
 
 ATOM_API int atom_trace_reader_next(atom_trace_reader *r, atom_event *ev) {
@@ -986,7 +648,7 @@ ATOM_API int atom_trace_reader_next(atom_trace_reader *r, atom_event *ev) {
     r->line = b->line[b->head++];
     return 1;
   }
-  if (r->err) return reraise(r);
+  if (r->err) return atom__trace_reraise(r);
   return read_event(r, ev);
 }
 
@@ -1013,7 +675,7 @@ oom:
 int atom__trace_reader_fill(atom_trace_reader *r, size_t max) {
   atom__trace_batch *b = r->batch;
   b->head = b->count = 0;
-  if (r->err) return reraise(r);
+  if (r->err) return atom__trace_reraise(r);
   size_t n = max && max < b->cap ? max : b->cap;
   while (b->count < n) {
     int rc = read_event(r, &b->ev[b->count]);
@@ -1021,46 +683,4 @@ int atom__trace_reader_fill(atom_trace_reader *r, size_t max) {
     b->line[b->count++] = r->line;
   }
   return 0;
-}
-
-uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what) {
-  return what >= ATOM_SPACE_THREAD && what <= ATOM_SPACE_LOCK ? r->names[what - 1].n : 0;
-}
-
-uint64_t *atom__trace_reader_named(atom_trace_reader *r) { return r->named; }
-
-const atom__trace_directive *atom__trace_reader_directives(atom_trace_reader *r, size_t *n,
-                                                           size_t **done) {
-  *n = r->n_dir;
-  *done = &r->dir_done;
-  return r->dir;
-}
-
-atom__trace_sets **atom__trace_reader_sets(atom_trace_reader *r) { return &r->sets; }
-
-atom__mem *atom__trace_reader_mem(atom_trace_reader *r) { return &r->mem; }
-
-const char *atom__trace_reader_display(const atom_trace_reader *r) { return r->display; }
-
-void atom__trace_reader_set_line(atom_trace_reader *r, uint64_t line) { r->line = line; }
-
-ATOM_API const char *atom_trace_reader_name(const atom_trace_reader *r, int what, uint64_t key) {
-  if (!r || what < ATOM_SPACE_THREAD || what > ATOM_SPACE_LOCK) return NULL;
-  const name_space *t = &r->names[what - 1];
-  if (key == 0 || key > t->n) return NULL;
-  return t->ent[key - 1].s;
-}
-
-ATOM_API uint64_t atom_trace_reader_line(const atom_trace_reader *r) { return r ? r->line : 0; }
-
-ATOM_API void atom_trace_reader_progress(const atom_trace_reader *r, uint64_t *consumed,
-                                         uint64_t *total) {
-  uint64_t c = 0, t = 0;
-  if (r) {
-    c = r->base + (uint64_t)(r->pos - r->origin);
-    if (c > r->end_off) c = r->end_off; /* the '\n' added after a last line is not input */
-    t = r->total;
-  }
-  if (consumed) *consumed = c;
-  if (total) *total = t;
 }

@@ -63,15 +63,19 @@ void atom__trace_reader_set_line(atom_trace_reader *r, uint64_t line);
 /* Raise the reader's sticky error again (message included); 0 if there is none. */
 int atom__trace_reader_error(const atom_trace_reader *r);
 
-/* Atomic sets loaded by atom_trace_reader_load_sets() (lib/trace/sets.c). */
+/* Atomic sets: a sets file (atom_trace_reader_load_sets) and the name-prefix policy
+ * (atom_trace_reader_sets_by_prefix), lib/trace/sets.c. */
 typedef struct atom__trace_sets atom__trace_sets;
 
 /* The reader's sets (NULL until loaded) and its allocator. */
 atom__trace_sets **atom__trace_reader_sets(atom_trace_reader *r);
 struct atom__mem *atom__trace_reader_mem(atom_trace_reader *r);
 
-/* 1 and *set (its key) if variable name `var` is in a set, else 0. */
-int atom__trace_sets_lookup(const atom__trace_sets *t, const char *var, uint64_t *set);
+/* 1 and *set (its key) if variable name `var` is in a set: listed in the sets file, else (by
+ * prefix) the set of its prefix, made at its first use from mem; 0 if it is in none;
+ * ATOM_ENOMEM or ATOM_ELIMIT. */
+int atom__trace_sets_lookup(atom__trace_sets *t, struct atom__mem *mem, const char *var,
+                            uint64_t *set);
 void atom__trace_sets_free(atom__trace_sets *t, struct atom__mem *mem);
 
 #endif

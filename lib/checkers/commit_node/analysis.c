@@ -1,0 +1,713 @@
+/* commit-node at finish (004 §3-4): inter-edges between concurrent events (Figs. 3 and 5),
+ * the unit graph with the ordering links, its biconnected components, the commit-node test of
+ * every transaction (Thm 4.1, 4.3, 4.6) and the reports; the goodlock pass for potential
+ * deadlocks. The units it reads are recorded by commit_node.c. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "atomicity/error.h"
+#include "checkers/commit_node/commit_node.h"
+#include "support/msgbuf.h"
+
+
+/* ---- inter-edges (004 Figs. 3 and 5) -------------------------------------------------- */
+
+static int add_edge(commit_node *c, uint32_t a, uint32_t b) {
+  if (a == b) return 0;
+  if (a > b) {
+    uint32_t x = a;
+    a = b;
+    b = x;
+  }
+  uint64_t key = ((uint64_t)a << 32) | b;
+  uint32_t v;
+  if (atom__u64map_get(&c->edge_seen, key, &v)) return 0;
+  if (c->ne >= c->max_edges || c->ne >= UINT32_MAX - 1) return ATOM_ELIMIT;
+  if (ATOM__GROW(c->mem, c->edges, c->ecap, c->ne + 1)) return ATOM_ENOMEM;
+  if (atom__u64map_put(&c->edge_seen, c->mem, key, (uint32_t)c->ne)) return ATOM_ENOMEM;
+  c->edges[c->ne++] = (cn_edge){a, b};
+  return 0;
+}
+
+/* Does some lock block above node e hold lock l? Returns that block (the outermost), or NONE. */
+static uint32_t outer_block(const commit_node *c, uint32_t e, uint32_t l) {
+  uint32_t found = NONE;
+  for (uint32_t p = c->nodes[e].parent; p != NONE; p = c->nodes[p].parent)
+    if (c->nodes[p].kind == K_LOCK && c->nodes[p].target == l) found = p;
+  return found;
+}
+
+static int concurrent(const commit_node *c, uint32_t a, uint32_t b) {
+  return c->nodes[a].unit != c->nodes[b].unit &&
+         atom__periods_concurrent(&c->per, c->nodes[a].period, c->nodes[b].period);
+}
+
+/* 004 Figs. 3/5 addInterEdge(e, e2). *added: 0 when e is a read that cannot read e2's value
+ * because of the common lock (the paper's "ELSE return"). */
+/* The outermost common lock rule (004 Figs. 3/5): going down from the root towards e, the
+ * first block of a lock that e2 holds too; *n is that block above e and *n2 the outermost
+ * block of the same lock above e2, or both NONE when e and e2 hold no common lock. */
+static void common_lock_blocks(const commit_node *c, uint32_t e, uint32_t e2, uint32_t *n,
+                               uint32_t *n2) {
+  uint32_t path[64];
+  size_t depth = 0;
+  for (uint32_t p = c->nodes[e].parent; p != NONE && depth < 64; p = c->nodes[p].parent)
+    path[depth++] = p;
+  *n = *n2 = NONE;
+  for (size_t i = depth; i-- > 0;) {
+    const cn_node *p = &c->nodes[path[i]];
+    if (p->kind != K_LOCK) continue;
+    uint32_t o = outer_block(c, e2, p->target);
+    if (o != NONE) {
+      *n = path[i];
+      *n2 = o;
+      return;
+    }
+  }
+}
+
+static int inter_edge(commit_node *c, uint32_t e, uint32_t e2, int *added) {
+  const cn_node *ne = &c->nodes[e];
+  uint32_t n, n2;
+  common_lock_blocks(c, e, e2, &n, &n2);
+  if (added) *added = 1;
+  if (n == NONE) return add_edge(c, e, e2);
+  if (ne->kind == K_READ && ne->prevw && ne->prevw - 1 >= c->nodes[n].start) {
+    /* e reads a write of its own block: it cannot see e2 (lock l keeps them apart). */
+    if (added) *added = 0;
+    return 0;
+  }
+  return add_edge(c, n, n2);
+}
+
+static int is_write(const cn_node *n) { return n->kind == K_WRITE; }
+
+/* A unit of end-of-run work; every 4096 the session hears how far the analysis is (work_done
+ * of work_total: variables whose edges are made, then transactions decided). */
+static void tick(commit_node *c) {
+  if (++c->work & 4095) return;
+  (void)atom_env_progress(c->env, c->work_done, c->work_total);
+}
+
+/* Leaves grouped by variable: ids[off[v] .. off[v+1]). */
+static int group_leaves(commit_node *c, uint32_t **ids, size_t **off, size_t *nvars) {
+  size_t nv = 0;
+  for (size_t i = 0; i < c->nn; i++)
+    if ((c->nodes[i].kind == K_READ || c->nodes[i].kind == K_WRITE) && c->nodes[i].target + 1 > nv)
+      nv = c->nodes[i].target + 1;
+  size_t *o = atom__mem_calloc(c->mem, nv + 2, sizeof *o);
+  if (!o) return ATOM_ENOMEM;
+  size_t total = 0;
+  for (size_t i = 0; i < c->nn; i++)
+    if (c->nodes[i].kind == K_READ || c->nodes[i].kind == K_WRITE) {
+      o[c->nodes[i].target + 2]++;
+      total++;
+    }
+  for (size_t v = 0; v < nv; v++) o[v + 2] += o[v + 1];
+  uint32_t *l = atom__mem_calloc(c->mem, total ? total : 1, sizeof *l);
+  if (!l) {
+    atom__mem_free(c->mem, o, (nv + 2) * sizeof *o);
+    return ATOM_ENOMEM;
+  }
+  for (size_t i = 0; i < c->nn; i++)
+    if (c->nodes[i].kind == K_READ || c->nodes[i].kind == K_WRITE)
+      l[o[c->nodes[i].target + 1]++] = (uint32_t)i;
+  *ids = l;
+  *off = o;
+  *nvars = nv;
+  return 0;
+}
+
+static int conflict_edges(commit_node *c, const uint32_t *ids, size_t lo, size_t hi) {
+  int rc;
+  for (size_t i = lo; i < hi; i++)
+    for (size_t j = i + 1; j < hi; j++) {
+      uint32_t a = ids[i], b = ids[j];
+      tick(c);
+      const cn_node *na = &c->nodes[a], *nb = &c->nodes[b];
+      if (!is_write(na) && !is_write(nb)) continue;
+      if (!concurrent(c, a, b)) continue;
+      /* Fig. 3: each read with each write, each write with each write (both orders). */
+      if (is_write(nb) && (rc = inter_edge(c, a, b, NULL))) return rc;
+      if (is_write(na) && (rc = inter_edge(c, b, a, NULL))) return rc;
+    }
+  return 0;
+}
+
+/* Write w of another thread happens before read r (sync order, fork/join): r may still read
+ * it, when w runs after r's own previous write, so w is one of r's potential
+ * write-predecessors (Fig. 5's S(e)) although r and w get no inter-edge (the ordering links
+ * already connect them). Without this, a read that follows a release by sync order and whose
+ * transaction wrote the variable before would be silent in view mode. */
+static int ordered_writer(const commit_node *c, uint32_t w, uint32_t r) {
+  const cn_node *nw = &c->nodes[w], *nr = &c->nodes[r];
+  return nw->unit != nr->unit && c->units[nw->unit].thread != c->units[nr->unit].thread &&
+         atom__periods_before(&c->per, nw->period, nr->period);
+}
+
+static int view_edges(commit_node *c, const uint32_t *ids, size_t lo, size_t hi) {
+  int rc, added;
+  uint32_t *s = NULL;
+  size_t ns = 0, scap = 0;
+  for (size_t i = lo; i < hi; i++) {
+    uint32_t r = ids[i];
+    if (c->nodes[r].kind != K_READ) continue;
+    ns = 0; /* Fig. 5: S(e) = {} */
+    for (size_t j = lo; j < hi; j++) {
+      uint32_t w = ids[j];
+      tick(c);
+      if (!is_write(&c->nodes[w])) continue;
+      if (concurrent(c, r, w)) {
+        if ((rc = inter_edge(c, r, w, &added))) goto out;
+        if (!added) continue;
+      } else if (!ordered_writer(c, w, r)) {
+        continue;
+      }
+      /* The other potential write-predecessors of r (its own previous write included) get
+       * edges with w: r may read either. */
+      uint32_t ew = c->nodes[r].wrep;
+      if (ATOM__GROW(c->mem, s, scap, ns + 2)) {
+        rc = ATOM_ENOMEM;
+        goto out;
+      }
+      if (ew != NONE) {
+        size_t k = 0;
+        while (k < ns && s[k] != ew) k++;
+        if (k == ns) s[ns++] = ew;
+      }
+      for (size_t k = 0; k < ns; k++)
+        if (s[k] != w && concurrent(c, w, s[k]) && (rc = inter_edge(c, w, s[k], NULL))) goto out;
+      size_t k = 0;
+      while (k < ns && s[k] != w) k++;
+      if (k == ns) s[ns++] = w;
+    }
+  }
+  /* Fig. 5: unit-final writes with each other. */
+  for (size_t i = lo; i < hi; i++)
+    for (size_t j = i + 1; j < hi; j++) {
+      uint32_t a = ids[i], b = ids[j];
+      if (!c->nodes[a].final || !c->nodes[b].final || !concurrent(c, a, b)) continue;
+      if ((rc = inter_edge(c, a, b, NULL)) || (rc = inter_edge(c, b, a, NULL))) goto out;
+    }
+  rc = 0;
+out:
+  atom__mem_free(c->mem, s, scap * sizeof *s);
+  return rc;
+}
+
+/* ---- reports --------------------------------------------------------------------------- */
+
+/* Endpoints of the forest's edges (inter-edges, then links), per unit, for the decision. */
+typedef struct cn_inc {
+  uint32_t node;  /* this side's node */
+  uint32_t other; /* the other side's node */
+  uint32_t edge;  /* edge id in the unit graph */
+  uint32_t pad;
+} cn_inc;
+
+typedef struct cn_graph {
+  size_t nv, ne;     /* units, edges */
+  uint32_t *ea, *eb; /* edge endpoints as nodes */
+  size_t *off;       /* incidences of unit u: inc[off[u] .. off[u+1]) */
+  cn_inc *inc;
+  uint32_t *block;   /* per edge */
+} cn_graph;
+
+
+static atom_txn_ref unit_ref(const commit_node *c, uint32_t u) {
+  const cn_unit *un = &c->units[u];
+  return (atom_txn_ref){un->thread, un->kind == U_PLAIN, un->begin_index, un->begin_loc};
+}
+
+static atom_ev node_event(const commit_node *c, uint32_t id) {
+  const cn_node *n = &c->nodes[id];
+  atom_ev ev;
+  memset(&ev, 0, sizeof ev);
+  static const uint32_t kinds[] = {ATOM_BEGIN, ATOM_ACQUIRE, ATOM_READ,
+                                   ATOM_WRITE, ATOM_FORK,    ATOM_JOIN};
+  ev.kind = kinds[n->kind];
+  ev.thread = c->units[n->unit].thread;
+  ev.target = n->kind == K_ROOT ? 0 : n->target;
+  ev.index = n->index;
+  ev.loc = n->loc;
+  return ev;
+}
+
+
+/* The event standing for node id. A root stands for its unit's first event: BEGIN of a
+ * transaction, else the node after it when that is the same event (a lock block's acquire). */
+static atom_ev node_event_of(const commit_node *c, uint32_t id) {
+  const cn_node *n = &c->nodes[id];
+  if (n->kind == K_ROOT && c->units[n->unit].kind != U_TXN && id + 1 < n->end &&
+      c->nodes[id + 1].index == n->index)
+    return node_event(c, id + 1);
+  return node_event(c, id);
+}
+
+/* Longest cycle told in a report: edges along the path between the two other units. */
+#define CYCLE_MAX_PATH 60
+
+/* The shortest path of the forest's unit graph from unit `from` to unit `to` through edges of
+ * biconnected component blk, avoiding unit u (it exists: two edges of one component lie on a
+ * common simple cycle). Writes the incidences of the path, in order, to path (room for
+ * CYCLE_MAX_PATH; incidence k leaves the k-th unit of the path). @return its length, 0 when
+ * from == to, SIZE_MAX if none fits (or memory is short: the report is then made without the
+ * cycle's edges). */
+static size_t cycle_path(commit_node *c, const cn_graph *g, uint32_t blk, uint32_t u,
+                         uint32_t from, uint32_t to, uint32_t *path) {
+  if (from == to) return 0;
+  size_t nv = g->nv;
+  if (c->bfs_n < nv) {
+    atom__mem_free(c->mem, c->bfs_mark, c->bfs_n * sizeof *c->bfs_mark);
+    atom__mem_free(c->mem, c->bfs_prev, c->bfs_n * sizeof *c->bfs_prev);
+    atom__mem_free(c->mem, c->bfs_queue, c->bfs_n * sizeof *c->bfs_queue);
+    c->bfs_mark = atom__mem_calloc(c->mem, nv, sizeof *c->bfs_mark);
+    c->bfs_prev = atom__mem_alloc(c->mem, nv * sizeof *c->bfs_prev);
+    c->bfs_queue = atom__mem_alloc(c->mem, nv * sizeof *c->bfs_queue);
+    c->bfs_n = nv;
+    c->bfs_stamp = 0;
+    if (!c->bfs_mark || !c->bfs_prev || !c->bfs_queue) {
+      atom__mem_free(c->mem, c->bfs_mark, nv * sizeof *c->bfs_mark);
+      atom__mem_free(c->mem, c->bfs_prev, nv * sizeof *c->bfs_prev);
+      atom__mem_free(c->mem, c->bfs_queue, nv * sizeof *c->bfs_queue);
+      c->bfs_mark = c->bfs_prev = c->bfs_queue = NULL;
+      c->bfs_n = 0;
+      return SIZE_MAX;
+    }
+  }
+  if (++c->bfs_stamp == 0) {
+    memset(c->bfs_mark, 0, c->bfs_n * sizeof *c->bfs_mark);
+    c->bfs_stamp = 1;
+  }
+  uint32_t st = c->bfs_stamp, *mark = c->bfs_mark, *prev = c->bfs_prev, *q = c->bfs_queue;
+  size_t head = 0, tail = 0;
+  mark[u] = st;
+  mark[from] = st;
+  q[tail++] = from;
+  while (head < tail && mark[to] != st) {
+    uint32_t v = q[head++];
+    for (size_t i = g->off[v]; i < g->off[v + 1]; i++) {
+      const cn_inc *x = &g->inc[i];
+      uint32_t w = c->nodes[x->other].unit;
+      if (g->block[x->edge] != blk || mark[w] == st) continue;
+      mark[w] = st;
+      prev[w] = (uint32_t)i;
+      q[tail++] = w;
+    }
+  }
+  if (mark[to] != st) return SIZE_MAX;
+  size_t n = 0;
+  for (uint32_t w = to; w != from; w = c->nodes[g->inc[prev[w]].node].unit)
+    if (++n > CYCLE_MAX_PATH) return SIZE_MAX;
+  size_t k = n;
+  for (uint32_t w = to; w != from; w = c->nodes[g->inc[prev[w]].node].unit) path[--k] = prev[w];
+  return n;
+}
+
+/* Transaction u has communication nodes a and b that do not contain each other, made so by
+ * the edges to pa and pb (nodes of other units), which lie on one cycle of the forest (edges
+ * of component blk). The report carries that cycle as edges, in cycle order: a to pa, along
+ * the path from pa's unit to pb's (each edge's two events), pb to b. */
+static int report_violation(commit_node *c, const cn_graph *g, uint32_t blk, uint32_t u,
+                            uint32_t a, uint32_t pa, uint32_t b, uint32_t pb) {
+  if (c->nodes[a].index > c->nodes[b].index) {
+    uint32_t x = a;
+    a = b;
+    b = x;
+    x = pa;
+    pa = pb;
+    pb = x;
+  }
+  uint32_t ua = c->nodes[pa].unit, ub = c->nodes[pb].unit;
+  uint32_t path[CYCLE_MAX_PATH];
+  size_t np = cycle_path(c, g, blk, u, ua, ub, path);
+  atom_txn_ref refs[CYCLE_MAX_PATH + 2];
+  atom_ev evs[4 + 2 * CYCLE_MAX_PATH];
+  atom_edge_ref edges[CYCLE_MAX_PATH + 2];
+  size_t nr = 0, ne = 4, nedge = 0;
+  /* the transactions in cycle order: u, then the units of the path */
+  refs[nr++] = unit_ref(c, u);
+  refs[nr++] = unit_ref(c, ua);
+  evs[0] = node_event_of(c, a);
+  evs[1] = node_event_of(c, b);
+  evs[2] = node_event_of(c, pa);
+  evs[3] = node_event_of(c, pb);
+  if (np != SIZE_MAX) {
+    edges[nedge++] = (atom_edge_ref){0, 2, 0, 0};
+    for (size_t i = 0; i < np; i++) {
+      const cn_inc *x = &g->inc[path[i]];
+      evs[ne] = node_event_of(c, x->node);
+      evs[ne + 1] = node_event_of(c, x->other);
+      edges[nedge++] = (atom_edge_ref){(uint32_t)ne, (uint32_t)ne + 1, 0, 0};
+      ne += 2;
+      refs[nr++] = unit_ref(c, c->nodes[x->other].unit);
+    }
+    edges[nedge++] = (atom_edge_ref){3, 1, ATOM_EDGE_CLOSING, 0};
+  } else if (ub != ua) {
+    refs[nr++] = unit_ref(c, ub);
+  }
+  uint32_t vars[2];
+  size_t nv = 0;
+  if (c->nodes[a].kind == K_READ || c->nodes[a].kind == K_WRITE) vars[nv++] = c->nodes[a].target;
+  if ((c->nodes[b].kind == K_READ || c->nodes[b].kind == K_WRITE) &&
+      !(nv && vars[0] == c->nodes[b].target))
+    vars[nv++] = c->nodes[b].target;
+  /* Plain words; the theorem behind it is named on the checker's doc page. */
+  const char *msg =
+      c->view ? "{t0} is not view-atomic: other transactions can run between {e0} and {e1}: "
+                "the order of the first and {e2}, and of the second and {e3}, changes what is "
+                "read or left, and no serial order gives the same reads and final values"
+              : "{t0} is not conflict-atomic: other transactions can run between {e0} and {e1}: "
+                "the first conflicts with {e2}, the second with {e3}, and these conflicts lie "
+                "on a cycle that no serial order has";
+  atom_report_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.flags = ATOM_REPORT_PREDICTED; /* a feasible interleaving, not the observed one */
+  spec.kind = "commit-nodes";
+  spec.event_index = c->nodes[b].index;
+  spec.txns = refs;
+  spec.n_txns = nr;
+  spec.events = evs;
+  spec.n_events = ne;
+  spec.vars = nv ? vars : NULL;
+  spec.n_vars = nv;
+  spec.message = msg;
+  spec.edges = nedge ? edges : NULL;
+  spec.n_edges = nedge;
+  c->n_violations++;
+  return atom_env_report(c->env, &spec);
+}
+
+/* A lock-order cycle: thread i acquires (or joins) what thread i+1 holds. The message tells
+ * each acquisition and the hold it waits behind; the edges run from each acquisition to the
+ * acquisition of the same lock by the next thread (both acquire events), in cycle order, when
+ * every hold is an acquisition. */
+static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload) {
+  commit_node *c = payload;
+  atom_txn_ref refs[8];
+  atom_ev evs[16];
+  size_t held_at[8], acq_at[8];
+  char msg[768];
+  size_t off = 0, ne = 0;
+  uint64_t at = 0;
+  if (n > 8) n = 8;
+  int all_held = 1;
+  atom__msg_append(msg, sizeof msg, &off, "these lock operations can deadlock:");
+  for (size_t i = 0; i < n; i++) {
+    const atom__lo_edge *e = cyc[i];
+    refs[i] = (atom_txn_ref){e->acq.thread, 1, e->acq.index, e->acq.loc};
+    held_at[i] = SIZE_MAX;
+    if (!(e->from & ATOM__LO_THREAD) && e->from != e->to) {
+      atom_ev h;
+      memset(&h, 0, sizeof h);
+      h.kind = ATOM_ACQUIRE;
+      h.thread = e->held.thread;
+      h.target = e->from;
+      h.index = e->held.index;
+      h.loc = e->held.loc;
+      held_at[i] = ne;
+      evs[ne++] = h;
+    } else {
+      all_held = 0;
+    }
+    atom_ev a;
+    memset(&a, 0, sizeof a);
+    a.kind = (e->to & ATOM__LO_THREAD) ? ATOM_JOIN : ATOM_ACQUIRE;
+    a.thread = e->acq.thread;
+    a.target = e->to & ~ATOM__LO_THREAD;
+    a.index = e->acq.index;
+    a.loc = e->acq.loc;
+    acq_at[i] = ne;
+    evs[ne++] = a;
+    if (e->acq.index > at) at = e->acq.index;
+    if (e->from == e->to) /* held_at_end(): a hold that never ends */
+      atom__msg_append(msg, sizeof msg, &off, "%s {e%zu}, and that thread ends without releasing "
+                       "it", i ? ";" : "", acq_at[i]);
+    else if (held_at[i] != SIZE_MAX)
+      atom__msg_append(msg, sizeof msg, &off, "%s {e%zu} and, still holding it, {e%zu}",
+                       i ? ";" : "", held_at[i], acq_at[i]);
+    else
+      atom__msg_append(msg, sizeof msg, &off, "%s {e%zu} while another thread waits for this one "
+                       "to end", i ? ";" : "", acq_at[i]);
+  }
+  atom__msg_append(msg, sizeof msg, &off, ": in some feasible schedule each waits for the next");
+  atom_edge_ref edges[8];
+  size_t nedge = 0;
+  if (all_held && n >= 2)
+    for (size_t i = 0; i < n; i++)
+      edges[nedge++] = (atom_edge_ref){(uint32_t)acq_at[i], (uint32_t)held_at[(i + 1) % n],
+                                       i + 1 == n ? ATOM_EDGE_CLOSING : 0, 0};
+  atom_report_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.flags = ATOM_REPORT_PREDICTED; /* a feasible interleaving, not the observed one */
+  spec.kind = "potential-deadlock";
+  spec.event_index = at;
+  spec.txns = refs;
+  spec.n_txns = n;
+  spec.events = evs;
+  spec.n_events = ne;
+  spec.message = msg;
+  spec.edges = nedge ? edges : NULL;
+  spec.n_edges = nedge;
+  c->n_deadlocks++;
+  return atom_env_report(c->env, &spec);
+}
+
+/* A thread that ends holding lock l deadlocks every thread that still has to acquire l: report
+ * the first such acquisition of each other thread that need not happen before the hold. */
+static int held_at_end(commit_node *c) {
+  for (uint32_t t = 0; t < c->th_cap; t++) {
+    const cn_thread *th = &c->th[t];
+    for (size_t i = 0; i < th->ls_n; i++) {
+      const cn_lockent *le = &th->ls[i];
+      atom__lo_site hold = {le->acq_index, le->acq_loc, t, le->acq_period};
+      uint32_t reported = NONE;
+      for (size_t k = 0; k < c->lo.n; k++) {
+        const atom__lo_edge *e = &c->lo.e[k];
+        if (e->to != le->lock || e->acq.thread == t || e->acq.thread == reported) continue;
+        if (e->acq.period != ATOM__PERIOD_NONE &&
+            atom__periods_before(&c->per, e->acq.period, hold.period))
+          continue;
+        atom__lo_edge forever = {le->lock, le->lock, 0, 0, hold, hold};
+        const atom__lo_edge *cyc[2] = {e, &forever};
+        int rc = on_deadlock(cyc, 2, c);
+        if (rc) return rc;
+        reported = e->acq.thread;
+      }
+    }
+  }
+  return 0;
+}
+
+/* ---- the decision (004 Thms 4.1, 4.3, 4.6) -------------------------------------------- */
+
+static int is_txn(const cn_unit *u) { return u->kind != U_PLAIN && !u->dropped; }
+
+
+static void graph_free(commit_node *c, cn_graph *g) {
+  atom__mem_free(c->mem, g->ea, g->ne * sizeof *g->ea);
+  atom__mem_free(c->mem, g->eb, g->ne * sizeof *g->eb);
+  atom__mem_free(c->mem, g->off, (g->nv + 2) * sizeof *g->off);
+  atom__mem_free(c->mem, g->inc, 2 * g->ne * sizeof *g->inc);
+  atom__mem_free(c->mem, g->block, g->ne * sizeof *g->block);
+}
+
+static int graph_build(commit_node *c, cn_graph *g) {
+  memset(g, 0, sizeof *g);
+  g->nv = c->nu;
+  size_t ne = c->ne;
+  for (size_t i = 0; i < c->nl; i++)
+    if (c->units[c->links[i].a.unit].first != NONE && c->units[c->links[i].b.unit].first != NONE)
+      ne++;
+  g->ne = ne;
+  size_t n1 = ne ? ne : 1;
+  g->ea = atom__mem_alloc(c->mem, n1 * sizeof *g->ea);
+  g->eb = atom__mem_alloc(c->mem, n1 * sizeof *g->eb);
+  g->block = atom__mem_alloc(c->mem, n1 * sizeof *g->block);
+  g->off = atom__mem_calloc(c->mem, g->nv + 2, sizeof *g->off);
+  g->inc = atom__mem_alloc(c->mem, 2 * n1 * sizeof *g->inc);
+  if (!g->ea || !g->eb || !g->block || !g->off || !g->inc) {
+    g->ne = n1;
+    /* sizes must match what was allocated for graph_free */
+    atom__mem_free(c->mem, g->ea, n1 * sizeof *g->ea);
+    atom__mem_free(c->mem, g->eb, n1 * sizeof *g->eb);
+    atom__mem_free(c->mem, g->block, n1 * sizeof *g->block);
+    atom__mem_free(c->mem, g->off, (g->nv + 2) * sizeof *g->off);
+    atom__mem_free(c->mem, g->inc, 2 * n1 * sizeof *g->inc);
+    memset(g, 0, sizeof *g);
+    return ATOM_ENOMEM;
+  }
+  g->ne = n1; /* allocation size, for graph_free */
+  size_t k = 0;
+  for (size_t i = 0; i < c->ne; i++, k++) {
+    g->ea[k] = c->edges[i].a;
+    g->eb[k] = c->edges[i].b;
+  }
+  for (size_t i = 0; i < c->nl; i++) {
+    const cn_unit *ua = &c->units[c->links[i].a.unit], *ub = &c->units[c->links[i].b.unit];
+    if (ua->first == NONE || ub->first == NONE) continue;
+    /* A dropped tree keeps only its root: its leaves' links go to the root. */
+    uint32_t la = c->links[i].a.local < ua->n ? c->links[i].a.local : 0;
+    uint32_t lb = c->links[i].b.local < ub->n ? c->links[i].b.local : 0;
+    g->ea[k] = ua->first + la;
+    g->eb[k] = ub->first + lb;
+    /* A sync link between two accesses under a common lock attaches where an inter-edge would
+     * (the common lock rule): the lock keeps their blocks apart, so the order runs between the
+     * blocks, not between the accesses (a link at the leaves would make false commit nodes of
+     * a block that waits on and signals a condition variable under its mutex). */
+    uint32_t n, n2;
+    common_lock_blocks(c, g->ea[k], g->eb[k], &n, &n2);
+    if (n != NONE) {
+      g->ea[k] = n;
+      g->eb[k] = n2;
+    }
+    k++;
+  }
+  size_t real = k;
+  for (size_t i = 0; i < real; i++) {
+    g->off[c->nodes[g->ea[i]].unit + 2]++;
+    g->off[c->nodes[g->eb[i]].unit + 2]++;
+  }
+  for (size_t u = 0; u < g->nv; u++) g->off[u + 2] += g->off[u + 1];
+  for (size_t i = 0; i < real; i++) {
+    uint32_t ua = c->nodes[g->ea[i]].unit, ub = c->nodes[g->eb[i]].unit;
+    g->inc[g->off[ua + 1]++] = (cn_inc){g->ea[i], g->eb[i], (uint32_t)i, 0};
+    g->inc[g->off[ub + 1]++] = (cn_inc){g->eb[i], g->ea[i], (uint32_t)i, 0};
+  }
+  for (size_t i = real; i < g->ne; i++) g->block[i] = NONE;
+  /* edges beyond `real` do not exist (allocation rounding) */
+  return 0;
+}
+
+/* Biconnected components of the unit graph (iterative Tarjan on a multigraph: a parallel edge
+ * is a back edge, only the tree edge itself is skipped). */
+static int graph_blocks(commit_node *c, cn_graph *g) {
+  size_t nv = g->nv;
+  if (nv == 0) return 0;
+  size_t nedges = g->off[nv]; /* incidences */
+  uint32_t *disc = atom__mem_calloc(c->mem, nv, sizeof *disc);
+  uint32_t *low = atom__mem_calloc(c->mem, nv, sizeof *low);
+  size_t *it = atom__mem_calloc(c->mem, nv, sizeof *it);
+  uint32_t *pedge = atom__mem_calloc(c->mem, nv, sizeof *pedge);
+  uint32_t *stack = atom__mem_calloc(c->mem, nv, sizeof *stack);
+  uint32_t *estack = atom__mem_calloc(c->mem, nedges / 2 + 1, sizeof *estack);
+  int rc = 0;
+  if (!disc || !low || !it || !pedge || !stack || !estack) {
+    rc = ATOM_ENOMEM;
+    goto out;
+  }
+  uint32_t time = 0, nblocks = 0;
+  size_t es = 0;
+  for (size_t r = 0; r < nv; r++) {
+    if (disc[r]) continue;
+    size_t sp = 0;
+    stack[sp++] = (uint32_t)r;
+    disc[r] = low[r] = ++time;
+    it[r] = g->off[r];
+    pedge[r] = NONE;
+    while (sp) {
+      uint32_t v = stack[sp - 1];
+      if (it[v] < g->off[v + 1]) {
+        const cn_inc *x = &g->inc[it[v]++];
+        uint32_t w = c->nodes[x->other].unit;
+        if (x->edge == pedge[v]) continue;
+        if (!disc[w]) {
+          estack[es++] = x->edge;
+          disc[w] = low[w] = ++time;
+          it[w] = g->off[w];
+          pedge[w] = x->edge;
+          stack[sp++] = w;
+        } else if (disc[w] < disc[v]) {
+          estack[es++] = x->edge;
+          if (disc[w] < low[v]) low[v] = disc[w];
+        }
+      } else {
+        sp--;
+        if (sp) {
+          uint32_t p = stack[sp - 1];
+          if (low[v] < low[p]) low[p] = low[v];
+          if (low[v] >= disc[p]) {
+            uint32_t b = nblocks++;
+            while (es) {
+              uint32_t e = estack[--es];
+              g->block[e] = b;
+              if (e == pedge[v]) break;
+            }
+          }
+        }
+      }
+    }
+  }
+out:
+  atom__mem_free(c->mem, disc, nv * sizeof *disc);
+  atom__mem_free(c->mem, low, nv * sizeof *low);
+  atom__mem_free(c->mem, it, nv * sizeof *it);
+  atom__mem_free(c->mem, pedge, nv * sizeof *pedge);
+  atom__mem_free(c->mem, stack, nv * sizeof *stack);
+  atom__mem_free(c->mem, estack, (nedges / 2 + 1) * sizeof *estack);
+  return rc;
+}
+
+/* Is a an ancestor of (or equal to) b? Nodes of one unit are in pre-order. */
+static int contains(const commit_node *c, uint32_t a, uint32_t b) {
+  return a <= b && b < c->nodes[a].end;
+}
+
+/* Thm 4.1 for unit u: its communication nodes form one chain. On failure *x, *y receive two
+ * incidences whose nodes do not contain each other. */
+static int one_commit_node(const commit_node *c, const cn_graph *g, uint32_t u, size_t *x,
+                           size_t *y) {
+  size_t deep = SIZE_MAX;
+  for (size_t i = g->off[u]; i < g->off[u + 1]; i++)
+    if (deep == SIZE_MAX || g->inc[i].node > g->inc[deep].node) deep = i;
+  if (deep == SIZE_MAX) return 1;
+  for (size_t i = g->off[u]; i < g->off[u + 1]; i++)
+    if (!contains(c, g->inc[i].node, g->inc[deep].node)) {
+      *x = i;
+      *y = deep;
+      return 0;
+    }
+  return 1;
+}
+
+int atom__cn_analyze(commit_node *c) {
+  int rc;
+  /* Potential deadlocks first: the theorems below assume there are none. */
+  if ((rc = atom__lo_find(&c->lo, &c->per, 4, on_deadlock, c)) < 0) return rc;
+  if ((rc = held_at_end(c))) return rc;
+
+  uint32_t *ids = NULL;
+  size_t *off = NULL, nv = 0;
+  if ((rc = group_leaves(c, &ids, &off, &nv))) return rc;
+  c->work_total = nv + c->nu;
+  for (size_t v = 0; v < nv && !rc; v++, c->work_done = v)
+    rc = c->view ? view_edges(c, ids, off[v], off[v + 1])
+                 : conflict_edges(c, ids, off[v], off[v + 1]);
+  atom__mem_free(c->mem, ids, (off[nv] ? off[nv] : 1) * sizeof *ids);
+  atom__mem_free(c->mem, off, (nv + 2) * sizeof *off);
+  if (rc == ATOM_ELIMIT)
+    return atom_env_error(c->env, ATOM_ELIMIT,
+                          "more than %zu inter-edges (raise max_edges; the forest is quadratic "
+                          "in the concurrent accesses of one variable)",
+                          c->max_edges);
+  if (rc) return rc;
+
+  cn_graph g;
+  if ((rc = graph_build(c, &g))) return rc;
+  for (size_t i = 0; i < g.off[g.nv]; i++) c->nodes[g.inc[i].node].comm = 1;
+  int need_blocks = 0;
+  size_t x, y;
+  for (uint32_t u = 0; u < c->nu && !need_blocks; u++)
+    if (is_txn(&c->units[u]) && !one_commit_node(c, &g, u, &x, &y)) need_blocks = 1;
+  if (need_blocks && !(rc = graph_blocks(c, &g))) {
+    /* Thm 4.3 / 4.6: per transaction and biconnected component, the attachment nodes must
+     * form a chain; two that do not contain each other lie on one cycle. */
+    for (uint32_t u = 0; u < c->nu && !rc; u++) {
+      c->work_done = nv + u;
+      tick(c);
+      if (!is_txn(&c->units[u]) || one_commit_node(c, &g, u, &x, &y)) continue;
+      size_t lo = g.off[u], hi = g.off[u + 1];
+      int found = 0;
+      for (size_t i = lo; i < hi && !found; i++) {
+        uint32_t b = g.block[g.inc[i].edge];
+        /* deepest attachment of this component */
+        size_t deep = i;
+        for (size_t j = lo; j < hi; j++)
+          if (g.block[g.inc[j].edge] == b && g.inc[j].node > g.inc[deep].node) deep = j;
+        for (size_t j = lo; j < hi; j++)
+          if (g.block[g.inc[j].edge] == b && !contains(c, g.inc[j].node, g.inc[deep].node)) {
+            rc = report_violation(c, &g, b, u, g.inc[j].node, g.inc[j].other,
+                                  g.inc[deep].node, g.inc[deep].other);
+            found = 1;
+            break;
+          }
+      }
+    }
+  }
+  graph_free(c, &g);
+  if (!rc) (void)atom_env_progress(c->env, c->work_total, c->work_total);
+  return rc;
+}

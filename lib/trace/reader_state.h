@@ -1,0 +1,123 @@
+/* The STD reader's state (internal to lib/trace): the reader, its name tables and its input
+ * regions, shared by the parser and interning (std_reader.c) and the input and the reader's
+ * life (reader_input.c). */
+#ifndef ATOM_TRACE_READER_STATE_H
+#define ATOM_TRACE_READER_STATE_H
+
+#include <stdint.h>
+
+#include "support/mem.h"
+#include "trace/std_reader.h"
+
+#if defined(__GNUC__)
+#define LIKELY(x) __builtin_expect(!!(x), 1)
+#define UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define COLD __attribute__((noinline, cold))
+#define PRINTF_LIKE(f, a) __attribute__((format(printf, f, a)))
+#define HOT_INLINE inline __attribute__((always_inline))
+#else
+#define LIKELY(x) (x)
+#define UNLIKELY(x) (x)
+#define COLD
+#define PRINTF_LIKE(f, a)
+#define HOT_INLINE inline
+#endif
+
+#define STREAM_CHUNK ((size_t)256 << 10)
+#define MAP_WINDOW ((size_t)16 << 20)
+#define ARENA_BLOCK ((size_t)64 << 10)
+#define BATCH_CAP 1024
+#define MAX_NAMES (UINT32_MAX - 1)
+
+/* ---- name tables ----------------------------------------------------------------------- */
+
+typedef struct name_ent {
+  const char *s; /* NUL-terminated, in the arena */
+  size_t len;
+} name_ent;
+
+/* A hash slot: the name's head (its first 8 bytes as a little-endian word, zero-padded; names
+ * hold no NUL byte, so a head whose top byte is 0 is the whole name of a name shorter than 8
+ * bytes: most names hash and compare without touching the string) and (hash << 32) | key;
+ * key 0 = empty. */
+typedef struct name_slot {
+  uint64_t head;
+  uint64_t hk;
+} name_slot;
+
+typedef struct name_space {
+  name_slot *slot;
+  size_t nslot;  /* power of two, or 0 */
+  name_ent *ent; /* ent[key - 1] */
+  size_t n, cap;
+  /* One-entry cache: most lines name the same thread as the line before. */
+  uint64_t last_head;
+  size_t last_len;
+  const char *last_s;
+  uint64_t last_key;
+} name_space;
+
+typedef struct arena_block {
+  struct arena_block *next;
+  size_t size;
+  char data[];
+} arena_block;
+
+enum { SRC_MEMORY, SRC_STREAM };
+
+struct atom_trace_reader {
+  const unsigned char *pos; /* next byte to parse */
+  const unsigned char *lim; /* end of the current region; lim[-1] == '\n' */
+  uint64_t lineno;          /* lines started so far */
+  uint64_t line;            /* line of the last event or error returned */
+  int err;                  /* sticky error, or 0 */
+  int src;
+  int unterminated; /* the current region is a last line that had no line end */
+  int started;      /* the first region was seen (and a byte order mark skipped) */
+  name_space names[3];
+
+  /* progress: absolute offset of `origin` in the input */
+  const unsigned char *origin;
+  uint64_t base;
+  uint64_t total;   /* size when known, else 0 */
+  uint64_t end_off; /* real input size once known (the added '\n' is not input) */
+
+  /* memory sources */
+  const unsigned char *data;
+  size_t size;
+  const unsigned char *body_end; /* after the last '\n' of data */
+  int stage;                     /* 0 body, 1 tail, 2 done */
+  char *tail;                    /* copy of an unterminated last line, plus '\n' */
+  size_t tail_size;
+
+  /* stream sources */
+  int fd;
+  int own_fd;
+  int eof;
+  int shrink_check; /* a regular file: reading fewer than `total` bytes means it shrank */
+  unsigned char *buf;
+  size_t buf_cap, fill;
+
+  atom__trace_batch *batch;
+  atom__trace_sets *sets;
+  uint64_t named[3];
+  atom__trace_directive *dir; /* #name directives read so far (doc/trace-format.md) */
+  size_t n_dir, dir_cap, dir_done;
+  uint64_t err_line;
+
+  arena_block *arena;
+  size_t arena_used; /* in the head block */
+  atom__mem mem;
+  char *display;
+  char msg[512];
+};
+
+/* reader_input.c */
+/* Record error err at the current line ("display:line: message", sticky) and raise it. */
+PRINTF_LIKE(3, 4) COLD int atom__trace_fail(atom_trace_reader *r, int err, const char *fmt, ...);
+/* Raise the sticky error again, at the line where it happened. */
+int atom__trace_reraise(atom_trace_reader *r);
+/* 1 when a new input region is ready, 0 at end of input, or an error. */
+COLD int atom__trace_refill(atom_trace_reader *r);
+
+#endif
