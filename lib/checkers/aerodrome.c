@@ -95,6 +95,7 @@
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
 #include "support/mem.h"
+#include "support/rotate.h"
 #include "support/vclock.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -263,7 +264,7 @@ typedef struct alock {
 
 /* A cycle being assembled from provenance (see walk()). */
 typedef struct cyc {
-  aev from[CYC_MAX], to[CYC_MAX], tmp[CYC_MAX];
+  aev from[CYC_MAX], to[CYC_MAX];
   size_t n;
   int fail, started;
   aev start; /* the first event of the victim's transaction on the path */
@@ -720,12 +721,6 @@ static size_t add_event(atom_ev *evs, size_t *n, const aev *e) {
   return (*n)++;
 }
 
-/* Rotate the n entries of x left by k (through tmp). */
-static void rotate(aev *x, aev *tmp, size_t n, size_t k) {
-  for (size_t i = 0; i < n; i++) tmp[i] = x[(k + i) % n];
-  memcpy(x, tmp, n * sizeof *x);
-}
-
 /* Report the cycle in c, whose edge `closing` was closed by ev; or, if the provenance was not
  * complete (c->fail), the victim's transaction and `other` without edges. */
 static int emit(aero *a, cyc *c, const atom_ev *ev, uint32_t victim, size_t closing,
@@ -733,8 +728,8 @@ static int emit(aero *a, cyc *c, const atom_ev *ev, uint32_t victim, size_t clos
   size_t n_txns = 0, n_evs = 0, n_edges = 0, n_vars = 0;
   if (c && !c->fail && c->n > 0 && closing < c->n) {
     /* the closing edge last, so that the cycle starts with the victim's transaction */
-    rotate(c->from, c->tmp, c->n, closing + 1);
-    rotate(c->to, c->tmp, c->n, closing + 1);
+    atom__rotate(c->from, c->n, sizeof c->from[0], closing + 1);
+    atom__rotate(c->to, c->n, sizeof c->to[0], closing + 1);
     cyc_simplify(c);
     for (size_t i = 0; i < c->n; i++) {
       c->txns[n_txns++] = c->from[i].txn;
