@@ -34,6 +34,7 @@
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
 #include "support/digraph.h"
+#include "support/report_build.h"
 
 /* Node payload: how a report names the transaction. */
 typedef struct vd_txn {
@@ -85,11 +86,12 @@ typedef struct vd_lock {
   atom_ev ev; /* the release */
 } vd_lock;
 
-/* A report hands over at most this many edges (the closing one included), two events each:
- * what the session stores of one report (atom_env_report); the transactions are all handed over
- * so that the session can count the runs. */
+/* A report hands over at most this many edges (the closing one included), two events each,
+ * and names at most VD_MAX_VARS variables: what the session stores of one report
+ * (atom_env_report); the transactions are all handed over so that the session can count the
+ * runs. */
 #define VD_MAX_EDGES 128
-#define VD_MAX_WIT (2 * VD_MAX_EDGES)
+#define VD_MAX_VARS 16
 
 typedef struct velodrome {
   atom_env *env;
@@ -102,11 +104,7 @@ typedef struct velodrome {
   size_t var_cap;
   vd_lock *lock; /* last releaser of each lock */
   size_t lock_cap;
-  /* report scratch, grown only */
-  atom_txn_ref *refs;
-  size_t refs_cap;
-  atom_ev wit[VD_MAX_WIT];
-  atom_edge_ref eref[VD_MAX_EDGES];
+  atom__report_build rb; /* report scratch, reused from one report to the next */
 } velodrome;
 
 static inline vd_reader *readers(vd_var *x) { return x->cap <= 1 ? &x->r.one : x->r.many; }
@@ -119,6 +117,7 @@ static int vd_create(void **self, atom_env *env) {
   v->mem = mem;
   atom__dg_init(&v->g, mem, sizeof(vd_txn));
   atom__dg_set_edge_payload(&v->g, sizeof(vd_label));
+  atom__rb_init(&v->rb, mem);
   *self = v;
   return 0;
 }
@@ -132,7 +131,7 @@ static void vd_destroy(void *self) {
   atom__mem_free(v->mem, v->var, v->var_cap * sizeof *v->var);
   atom__mem_free(v->mem, v->th, v->th_cap * sizeof *v->th);
   atom__mem_free(v->mem, v->lock, v->lock_cap * sizeof *v->lock);
-  atom__mem_free(v->mem, v->refs, v->refs_cap * sizeof *v->refs);
+  atom__rb_free(&v->rb);
   atom__dg_destroy(&v->g);
   atom__mem_free(v->mem, v, sizeof *v);
 }
@@ -149,63 +148,37 @@ static int vd_stats(void *self, atom_checker_counters *out) {
 /* Report the cycle just found by the graph, closed by the edge labelled @p closing (not
  * inserted). The cycle is told from the transaction of the closing event on, so that the closing
  * edge comes last. Work is linear in the cycle's length (the graph's search already was); the
- * edges handed over are bounded (VD_MAX_EDGES). */
+ * edges handed over are bounded (VD_MAX_EDGES). The message is the core's default cycle story. */
 static int report_cycle(velodrome *v, const vd_label *closing) {
+  atom__report_build *rb = &v->rb;
+  atom__rb_reset(rb);
   const atom__dg_node *c;
   size_t n = atom__dg_cycle(&v->g, &c);
-  if (ATOM__GROW(v->mem, v->refs, v->refs_cap, n)) return ATOM_ENOMEM;
   for (size_t i = 0; i < n; i++) {
     const vd_txn *p = atom__dg_payload(&v->g, c[i]);
-    v->refs[i] = (atom_txn_ref){p->thread, p->unary, p->begin_index, p->begin_loc};
+    atom_txn_ref ref = {p->thread, p->unary, p->begin_index, p->begin_loc};
+    if (atom__rb_txn(rb, &ref)) return ATOM_ENOMEM;
   }
-  size_t ne = 0, nw = 0;
   for (size_t i = 0; i < n; i++) {
     const vd_label *lb;
     if (i + 1 < n) {
       /* Consecutive transactions of one thread are one run of the report: the edge between
        * them (program order, or a conflict the run implies) needs no events. */
-      const atom_txn_ref *a = &v->refs[i], *b = &v->refs[i + 1];
+      const atom_txn_ref *a = &rb->txns[i], *b = &rb->txns[i + 1];
       if (a->thread == b->thread && !a->unary && !b->unary) continue;
-      if (ne + 1 >= VD_MAX_EDGES) continue; /* keep the room of the closing edge */
+      if (rb->n_edges + 1 >= VD_MAX_EDGES) continue; /* keep the room of the closing edge */
       lb = atom__dg_cycle_edge_payload(&v->g, i);
       if (!lb) continue;
     } else {
       lb = closing;
     }
-    uint32_t pos[2];
-    const atom_ev *e2[2] = {&lb->from, &lb->to};
-    for (int k = 0; k < 2; k++) {
-      /* an event can end one edge and start the next (a write between two readers) */
-      uint32_t j = 0;
-      while (j < nw && v->wit[j].index != e2[k]->index) j++;
-      if (j == nw) v->wit[nw++] = *e2[k];
-      pos[k] = j;
-    }
-    v->eref[ne++] = (atom_edge_ref){pos[0], pos[1], i + 1 < n ? 0 : ATOM_EDGE_CLOSING, 0};
+    /* an event can end one edge and start the next (a write between two readers): the
+     * builder keeps it once */
+    if (atom__rb_edge(rb, &lb->from, &lb->to, i + 1 < n ? 0 : ATOM_EDGE_CLOSING))
+      return ATOM_ENOMEM;
   }
-  uint32_t vars[16];
-  size_t nv = 0;
-  for (size_t i = 0; i < nw && nv < 16; i++) {
-    if (v->wit[i].kind != ATOM_READ && v->wit[i].kind != ATOM_WRITE) continue;
-    size_t j = 0;
-    while (j < nv && vars[j] != v->wit[i].target) j++;
-    if (j == nv) vars[nv++] = v->wit[i].target;
-  }
-  atom_report_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.version = ATOM_REPORT_SPEC_VERSION;
-  spec.kind = "conflict-cycle";
-  spec.event_index = closing->to.index;
-  spec.txns = v->refs;
-  spec.n_txns = n;
-  spec.events = v->wit;
-  spec.n_events = nw;
-  spec.vars = nv ? vars : NULL;
-  spec.n_vars = nv;
-  spec.message = NULL; /* the session tells the cycle from its edges */
-  spec.edges = v->eref;
-  spec.n_edges = ne;
-  return atom_env_report(v->env, &spec);
+  if (atom__rb_vars_of_events(rb, VD_MAX_VARS)) return ATOM_ENOMEM;
+  return atom__rb_submit(rb, v->env, "conflict-cycle", closing->to.index, 0, NULL, 0);
 }
 
 /* Add u -> h for the conflict of event @p from (in u) with ev (in h); a cycle is reported.
