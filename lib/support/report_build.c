@@ -63,6 +63,12 @@ int atom__rb_edge_apart(atom__report_build *rb, const atom_ev *from, const atom_
   return 0;
 }
 
+int atom__rb_edge_at(atom__report_build *rb, uint32_t from, uint32_t to, uint32_t flags) {
+  if (ATOM__GROW(rb->mem, rb->edges, rb->cap_edges, rb->n_edges + 1)) return ATOM_ENOMEM;
+  rb->edges[rb->n_edges++] = (atom_edge_ref){from, to, flags, 0};
+  return 0;
+}
+
 int atom__rb_var(atom__report_build *rb, uint32_t var) {
   for (size_t i = 0; i < rb->n_vars; i++)
     if (rb->vars[i] == var) return 0;

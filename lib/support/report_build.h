@@ -47,6 +47,10 @@ int atom__rb_edge(atom__report_build *rb, const atom_ev *from, const atom_ev *to
 int atom__rb_event_apart(atom__report_build *rb, const atom_ev *ev, uint32_t *pos);
 int atom__rb_edge_apart(atom__report_build *rb, const atom_ev *from, const atom_ev *to,
                         uint32_t flags);
+/* The conflict edge between two events already added, by their positions (from
+ * atom__rb_event / atom__rb_event_apart): for a checker that lays its events out first because
+ * its message template names them by position. */
+int atom__rb_edge_at(atom__report_build *rb, uint32_t from, uint32_t to, uint32_t flags);
 /* A variable the report names (each once). */
 int atom__rb_var(atom__report_build *rb, uint32_t var);
 /* Name the variables of the witness reads and writes, in event order, at most `max`. */

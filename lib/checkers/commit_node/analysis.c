@@ -2,6 +2,7 @@
  * the unit graph with the ordering links, its biconnected components, the commit-node test of
  * every transaction (Thm 4.1, 4.3, 4.6) and the reports; the goodlock pass for potential
  * deadlocks. The units it reads are recorded by commit_node.c. */
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -322,37 +323,38 @@ static int report_violation(commit_node *c, const cn_graph *g, uint32_t blk, uin
   uint32_t ua = c->nodes[pa].unit, ub = c->nodes[pb].unit;
   uint32_t path[CYCLE_MAX_PATH];
   size_t np = cycle_path(c, g, blk, u, ua, ub, path);
-  atom_txn_ref refs[CYCLE_MAX_PATH + 2];
-  atom_ev evs[4 + 2 * CYCLE_MAX_PATH];
-  atom_edge_ref edges[CYCLE_MAX_PATH + 2];
-  size_t nr = 0, ne = 4, nedge = 0;
-  /* the transactions in cycle order: u, then the units of the path */
-  refs[nr++] = unit_ref(c, u);
-  refs[nr++] = unit_ref(c, ua);
-  evs[0] = node_event_of(c, a);
-  evs[1] = node_event_of(c, b);
-  evs[2] = node_event_of(c, pa);
-  evs[3] = node_event_of(c, pb);
+  atom__report_build *rb = &c->rb;
+  atom__rb_reset(rb);
+  /* The four events the message names, at positions 0..3 ({e0}..{e3}), kept apart so that
+   * the positions hold; then the transactions in cycle order: u, then the units of the path. */
+  const uint32_t named[4] = {a, b, pa, pb};
+  for (int k = 0; k < 4; k++) {
+    atom_ev ev = node_event_of(c, named[k]);
+    if (atom__rb_event_apart(rb, &ev, NULL)) return ATOM_ENOMEM;
+  }
+  atom_txn_ref ref = unit_ref(c, u);
+  if (atom__rb_txn(rb, &ref)) return ATOM_ENOMEM;
+  ref = unit_ref(c, ua);
+  if (atom__rb_txn(rb, &ref)) return ATOM_ENOMEM;
   if (np != SIZE_MAX) {
-    edges[nedge++] = (atom_edge_ref){0, 2, 0, 0};
+    if (atom__rb_edge_at(rb, 0, 2, 0)) return ATOM_ENOMEM;
     for (size_t i = 0; i < np; i++) {
       const cn_inc *x = &g->inc[path[i]];
-      evs[ne] = node_event_of(c, x->node);
-      evs[ne + 1] = node_event_of(c, x->other);
-      edges[nedge++] = (atom_edge_ref){(uint32_t)ne, (uint32_t)ne + 1, 0, 0};
-      ne += 2;
-      refs[nr++] = unit_ref(c, c->nodes[x->other].unit);
+      atom_ev from = node_event_of(c, x->node), to = node_event_of(c, x->other);
+      if (atom__rb_edge_apart(rb, &from, &to, 0)) return ATOM_ENOMEM;
+      ref = unit_ref(c, c->nodes[x->other].unit);
+      if (atom__rb_txn(rb, &ref)) return ATOM_ENOMEM;
     }
-    edges[nedge++] = (atom_edge_ref){3, 1, ATOM_EDGE_CLOSING, 0};
+    if (atom__rb_edge_at(rb, 3, 1, ATOM_EDGE_CLOSING)) return ATOM_ENOMEM;
   } else if (ub != ua) {
-    refs[nr++] = unit_ref(c, ub);
+    ref = unit_ref(c, ub);
+    if (atom__rb_txn(rb, &ref)) return ATOM_ENOMEM;
   }
-  uint32_t vars[2];
-  size_t nv = 0;
-  if (c->nodes[a].kind == K_READ || c->nodes[a].kind == K_WRITE) vars[nv++] = c->nodes[a].target;
-  if ((c->nodes[b].kind == K_READ || c->nodes[b].kind == K_WRITE) &&
-      !(nv && vars[0] == c->nodes[b].target))
-    vars[nv++] = c->nodes[b].target;
+  for (int k = 0; k < 2; k++) {
+    const cn_node *n = &c->nodes[named[k]];
+    if ((n->kind == K_READ || n->kind == K_WRITE) && atom__rb_var(rb, n->target))
+      return ATOM_ENOMEM;
+  }
   /* Plain words; the theorem behind it is named on the checker's doc page. */
   const char *msg =
       c->view ? "{t0} is not view-atomic: other transactions can run between {e0} and {e1}: "
@@ -361,99 +363,77 @@ static int report_violation(commit_node *c, const cn_graph *g, uint32_t blk, uin
               : "{t0} is not conflict-atomic: other transactions can run between {e0} and {e1}: "
                 "the first conflicts with {e2}, the second with {e3}, and these conflicts lie "
                 "on a cycle that no serial order has";
-  atom_report_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.version = ATOM_REPORT_SPEC_VERSION;
-  spec.flags = ATOM_REPORT_PREDICTED; /* a feasible interleaving, not the observed one */
-  spec.kind = "commit-nodes";
-  spec.event_index = c->nodes[b].index;
-  spec.txns = refs;
-  spec.n_txns = nr;
-  spec.events = evs;
-  spec.n_events = ne;
-  spec.vars = nv ? vars : NULL;
-  spec.n_vars = nv;
-  spec.message = msg;
-  spec.edges = nedge ? edges : NULL;
-  spec.n_edges = nedge;
   c->n_violations++;
-  return atom_env_report(c->env, &spec);
+  /* predicted: a feasible interleaving, not the observed one */
+  return atom__rb_submit(rb, c->env, "commit-nodes", c->nodes[b].index, ATOM_REPORT_PREDICTED,
+                         msg, 0);
 }
 
 /* A lock-order cycle: thread i acquires (or joins) what thread i+1 holds. The message tells
  * each acquisition and the hold it waits behind; the edges run from each acquisition to the
  * acquisition of the same lock by the next thread (both acquire events), in cycle order, when
- * every hold is an acquisition. */
+ * every hold is an acquisition. The message is a template: it names the events by position
+ * ({eN}) and the core renders them. */
+#define DEADLOCK_MAX 8
+
+/* An event of a lock-order edge: its hold (an ACQUIRE of e->from) or its acquisition (an
+ * ACQUIRE, or the JOIN that waits for a thread), at the edge's recorded site. */
+static atom_ev lo_event(uint32_t kind, const atom__lo_site *site, uint32_t target) {
+  atom_ev ev;
+  memset(&ev, 0, sizeof ev);
+  ev.kind = kind;
+  ev.thread = site->thread;
+  ev.target = target;
+  ev.index = site->index;
+  ev.loc = site->loc;
+  return ev;
+}
+
 static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload) {
   commit_node *c = payload;
-  atom_txn_ref refs[8];
-  atom_ev evs[16];
-  size_t held_at[8], acq_at[8];
+  atom__report_build *rb = &c->rb;
+  uint32_t held_at[DEADLOCK_MAX], acq_at[DEADLOCK_MAX];
   char msg[768];
-  size_t off = 0, ne = 0;
+  size_t off = 0;
   uint64_t at = 0;
-  if (n > 8) n = 8;
+  if (n > DEADLOCK_MAX) n = DEADLOCK_MAX;
   int all_held = 1;
+  atom__rb_reset(rb);
   atom__msg_append(msg, sizeof msg, &off, "these lock operations can deadlock:");
   for (size_t i = 0; i < n; i++) {
     const atom__lo_edge *e = cyc[i];
-    refs[i] = (atom_txn_ref){e->acq.thread, 1, e->acq.index, e->acq.loc};
-    held_at[i] = SIZE_MAX;
+    atom_txn_ref ref = {e->acq.thread, 1, e->acq.index, e->acq.loc};
+    if (atom__rb_txn(rb, &ref)) return ATOM_ENOMEM;
+    held_at[i] = UINT32_MAX;
     if (!(e->from & ATOM__LO_THREAD) && e->from != e->to) {
-      atom_ev h;
-      memset(&h, 0, sizeof h);
-      h.kind = ATOM_ACQUIRE;
-      h.thread = e->held.thread;
-      h.target = e->from;
-      h.index = e->held.index;
-      h.loc = e->held.loc;
-      held_at[i] = ne;
-      evs[ne++] = h;
+      atom_ev h = lo_event(ATOM_ACQUIRE, &e->held, e->from);
+      if (atom__rb_event_apart(rb, &h, &held_at[i])) return ATOM_ENOMEM;
     } else {
       all_held = 0;
     }
-    atom_ev a;
-    memset(&a, 0, sizeof a);
-    a.kind = (e->to & ATOM__LO_THREAD) ? ATOM_JOIN : ATOM_ACQUIRE;
-    a.thread = e->acq.thread;
-    a.target = e->to & ~ATOM__LO_THREAD;
-    a.index = e->acq.index;
-    a.loc = e->acq.loc;
-    acq_at[i] = ne;
-    evs[ne++] = a;
+    atom_ev a = lo_event((e->to & ATOM__LO_THREAD) ? ATOM_JOIN : ATOM_ACQUIRE, &e->acq,
+                         e->to & ~ATOM__LO_THREAD);
+    if (atom__rb_event_apart(rb, &a, &acq_at[i])) return ATOM_ENOMEM;
     if (e->acq.index > at) at = e->acq.index;
     if (e->from == e->to) /* held_at_end(): a hold that never ends */
-      atom__msg_append(msg, sizeof msg, &off, "%s {e%zu}, and that thread ends without releasing "
-                       "it", i ? ";" : "", acq_at[i]);
-    else if (held_at[i] != SIZE_MAX)
-      atom__msg_append(msg, sizeof msg, &off, "%s {e%zu} and, still holding it, {e%zu}",
-                       i ? ";" : "", held_at[i], acq_at[i]);
+      atom__msg_append(msg, sizeof msg, &off, "%s {e%" PRIu32 "}, and that thread ends without "
+                       "releasing it", i ? ";" : "", acq_at[i]);
+    else if (held_at[i] != UINT32_MAX)
+      atom__msg_append(msg, sizeof msg, &off, "%s {e%" PRIu32 "} and, still holding it, {e%"
+                       PRIu32 "}", i ? ";" : "", held_at[i], acq_at[i]);
     else
-      atom__msg_append(msg, sizeof msg, &off, "%s {e%zu} while another thread waits for this one "
-                       "to end", i ? ";" : "", acq_at[i]);
+      atom__msg_append(msg, sizeof msg, &off, "%s {e%" PRIu32 "} while another thread waits "
+                       "for this one to end", i ? ";" : "", acq_at[i]);
   }
   atom__msg_append(msg, sizeof msg, &off, ": in some feasible schedule each waits for the next");
-  atom_edge_ref edges[8];
-  size_t nedge = 0;
   if (all_held && n >= 2)
     for (size_t i = 0; i < n; i++)
-      edges[nedge++] = (atom_edge_ref){(uint32_t)acq_at[i], (uint32_t)held_at[(i + 1) % n],
-                                       i + 1 == n ? ATOM_EDGE_CLOSING : 0, 0};
-  atom_report_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.version = ATOM_REPORT_SPEC_VERSION;
-  spec.flags = ATOM_REPORT_PREDICTED; /* a feasible interleaving, not the observed one */
-  spec.kind = "potential-deadlock";
-  spec.event_index = at;
-  spec.txns = refs;
-  spec.n_txns = n;
-  spec.events = evs;
-  spec.n_events = ne;
-  spec.message = msg;
-  spec.edges = nedge ? edges : NULL;
-  spec.n_edges = nedge;
+      if (atom__rb_edge_at(rb, acq_at[i], held_at[(i + 1) % n],
+                           i + 1 == n ? ATOM_EDGE_CLOSING : 0))
+        return ATOM_ENOMEM;
   c->n_deadlocks++;
-  return atom_env_report(c->env, &spec);
+  /* predicted: a feasible interleaving, not the observed one */
+  return atom__rb_submit(rb, c->env, "potential-deadlock", at, ATOM_REPORT_PREDICTED, msg, 0);
 }
 
 /* A thread that ends holding lock l deadlocks every thread that still has to acquire l: report

@@ -38,7 +38,6 @@
 #include "checkers/builtin.h"
 #include "checkers/commit_node/commit_node.h"
 #include "support/argval.h"
-#include "support/msgbuf.h"
 
 /* ---- small helpers ------------------------------------------------------------------- */
 
@@ -652,6 +651,7 @@ static void cn_destroy(void *self) {
     atom__mem_free(c->mem, c->rel[i].r, c->rel[i].cap * sizeof *c->rel[i].r);
   atom__mem_free(c->mem, c->rel, c->rel_cap * sizeof *c->rel);
   atom__lo_destroy(&c->lo);
+  atom__rb_free(&c->rb);
   atom__mem_free(c->mem, c, sizeof *c);
 }
 
@@ -683,6 +683,7 @@ static int cn_create(void **self, atom_env *env) {
   c->view = view;
   atom__periods_init(&c->per, mem);
   atom__lo_init(&c->lo, mem);
+  atom__rb_init(&c->rb, mem);
   *self = c;
   return 0;
 }

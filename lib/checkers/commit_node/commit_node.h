@@ -10,6 +10,7 @@
 #include "support/lockorder.h"
 #include "support/mem.h"
 #include "support/periods.h"
+#include "support/report_build.h"
 #include "support/u64map.h"
 
 #define NONE UINT32_MAX
@@ -150,6 +151,7 @@ typedef struct commit_node {
   cn_stamp *stamp; /* per variable: last write leaf of the unit being closed */
   size_t stamp_cap;
   uint32_t stamp_now;
+  atom__report_build rb; /* the report being built, reused from one report to the next */
 } commit_node;
 
 /* The thread is inside a unit that counts as a transaction: a transaction is open or, with
