@@ -470,6 +470,116 @@ static int access_event(commit_node *c, uint32_t t, const atom_ev *ev, uint32_t 
   return 0;
 }
 
+static inline int acquire_event(commit_node *c, uint32_t t, const atom_ev *ev,
+                                uint32_t period) {
+  cn_thread *th = &c->th[t];
+  int rc;
+  if ((rc = lo_record(c, t, ev->target, ev, period))) return rc;
+  if (ATOM__GROW(c->mem, th->ls, th->ls_cap, th->ls_n + 1)) return ATOM_ENOMEM;
+  if (c->lock_blocks && !INSIDE(th)) {
+    /* A lock block outside transactions starts: it counts as a transaction. */
+    if ((rc = close_unit(c, t))) return rc;
+    seg_mark(th, ev);
+  }
+  th->ls[th->ls_n++] = (cn_lockent){ev->target, NONE, ev->index, ev->loc, ev->index, period, 0};
+  return 0;
+}
+
+static inline int release_event(commit_node *c, uint32_t t, const atom_ev *ev) {
+  cn_thread *th = &c->th[t];
+  size_t i = th->ls_n;
+  while (i > 0 && th->ls[i - 1].lock != ev->target) i--;
+  if (i == 0) return 0;
+  i--;
+  /* Blocks opened inside the released one continue as new pieces (lock blocks must nest
+   * to form a tree; keeping the locks held keeps held(e) exact). */
+  for (size_t j = i + 1; j < th->ls_n; j++) {
+    th->ls[j - 1] = th->ls[j];
+    th->ls[j - 1].node = NONE;
+    th->ls[j - 1].start = ev->index;
+  }
+  th->ls_n--;
+  if (c->lock_blocks && !INSIDE(th)) {
+    int rc;
+    if ((rc = close_unit(c, t))) return rc;
+    th->seg_set = 0;
+  }
+  return 0;
+}
+
+/* A JOIN of thread u by thread t: u has ended. Sets *after (n_after entries) to what the join
+ * is ordered after: u's last unit (stored in *last); or, if u had no event at all, whatever
+ * was ordered before u (its forker), passed through. */
+static int join_after(commit_node *c, uint32_t t, uint32_t u, const atom_ev *ev,
+                      uint32_t period, cn_end *last, cn_end **after, size_t *n_after) {
+  cn_thread *tu = &c->th[u];
+  uint32_t pu;
+  int rc;
+  *after = NULL;
+  *n_after = 0;
+  if ((rc = lo_record(c, t, ATOM__LO_THREAD | u, ev, period))) return rc;
+  if ((rc = atom__periods_of(&c->per, u, &pu))) return rc;
+  if ((rc = close_unit(c, u))) return rc; /* u has ended */
+  if ((rc = relay(c, u, ev, pu))) return rc;
+  if (tu->started) {
+    if (tu->last_unit != NONE) {
+      *last = (cn_end){tu->last_unit, 0};
+      *after = last;
+      *n_after = 1;
+    }
+    return 0;
+  }
+  /* Pass through only what the fork/join order does not already put before the joiner: a
+   * redundant link would close an undirected cycle of consistent orders. */
+  size_t k = 0;
+  for (size_t i = 0; i < tu->pend_n; i++) {
+    uint32_t ep = end_period(c, tu->pend[i]);
+    if (ep == NONE || !atom__periods_before(&c->per, ep, period)) tu->pend[k++] = tu->pend[i];
+  }
+  tu->pend_n = k;
+  *after = tu->pend;
+  *n_after = tu->pend_n;
+  return 0;
+}
+
+/* A FORK or JOIN of thread ev->target by thread t. */
+static int fork_join_event(commit_node *c, uint32_t t, const atom_ev *ev, uint32_t period) {
+  uint32_t u = ev->target;
+  cn_thread *th = &c->th[t], *tu = &c->th[u];
+  cn_end *after = NULL, last;
+  size_t n_after = 0;
+  int rc;
+  if (ev->kind == ATOM_JOIN && (rc = join_after(c, t, u, ev, period, &last, &after, &n_after)))
+    return rc;
+  if (INSIDE(th)) {
+    /* Inside a transaction the FORK/JOIN is a point of it that the child's units are
+     * ordered against: a leaf, linked to the child's first (fork) or last (join) unit. */
+    uint32_t leaf;
+    if ((rc = add_leaf(c, t, ev, period, ev->kind == ATOM_FORK ? K_FORK : K_JOIN, &leaf)))
+      return rc;
+    cn_end me = {th->unit, leaf};
+    if (ev->kind == ATOM_FORK) {
+      if ((rc = add_pending(c, tu, me))) return rc;
+    }
+    for (size_t i = 0; i < n_after; i++)
+      if (after[i].unit != th->unit && (rc = add_link(c, me, after[i]))) return rc;
+  } else {
+    /* 004 §2: outside transactions, fork and join are unit boundaries. */
+    if ((rc = close_unit(c, t))) return rc;
+    if ((rc = relay(c, t, ev, period))) return rc;
+    th->seg_set = 0;
+    if (ev->kind == ATOM_FORK) {
+      if (th->last_unit != NONE && (rc = add_pending(c, tu, (cn_end){th->last_unit, 0})))
+        return rc;
+    }
+    for (size_t i = 0; i < n_after; i++)
+      if ((rc = add_pending(c, th, after[i]))) return rc;
+  }
+  if (ev->kind == ATOM_JOIN && !tu->started) tu->pend_n = 0;
+  if (ev->kind == ATOM_FORK) return atom__periods_fork(&c->per, t, u);
+  return atom__periods_join(&c->per, t, u);
+}
+
 static int cn_event(void *self, const atom_ev *ev) {
   commit_node *c = self;
   if (c->finished) return 0;
@@ -487,7 +597,6 @@ static int cn_event(void *self, const atom_ev *ev) {
     th->start_loc = ev->loc;
     th->start_period = period;
   }
-  uint32_t leaf;
   switch (ev->kind) {
   case ATOM_BEGIN:
     if (!INSIDE(th)) {
@@ -507,97 +616,13 @@ static int cn_event(void *self, const atom_ev *ev) {
   case ATOM_READ:
   case ATOM_WRITE:
     return access_event(c, t, ev, period);
-  case ATOM_ACQUIRE: {
-    if ((rc = lo_record(c, t, ev->target, ev, period))) return rc;
-    if (ATOM__GROW(c->mem, th->ls, th->ls_cap, th->ls_n + 1)) return ATOM_ENOMEM;
-    if (c->lock_blocks && !INSIDE(th)) {
-      /* A lock block outside transactions starts: it counts as a transaction. */
-      if ((rc = close_unit(c, t))) return rc;
-      seg_mark(th, ev);
-    }
-    th->ls[th->ls_n++] = (cn_lockent){ev->target, NONE, ev->index, ev->loc, ev->index, period, 0};
-    return 0;
-  }
-  case ATOM_RELEASE: {
-    size_t i = th->ls_n;
-    while (i > 0 && th->ls[i - 1].lock != ev->target) i--;
-    if (i == 0) return 0;
-    i--;
-    /* Blocks opened inside the released one continue as new pieces (lock blocks must nest
-     * to form a tree; keeping the locks held keeps held(e) exact). */
-    for (size_t j = i + 1; j < th->ls_n; j++) {
-      th->ls[j - 1] = th->ls[j];
-      th->ls[j - 1].node = NONE;
-      th->ls[j - 1].start = ev->index;
-    }
-    th->ls_n--;
-    if (c->lock_blocks && !INSIDE(th)) {
-      if ((rc = close_unit(c, t))) return rc;
-      th->seg_set = 0;
-    }
-    return 0;
-  }
+  case ATOM_ACQUIRE:
+    return acquire_event(c, t, ev, period);
+  case ATOM_RELEASE:
+    return release_event(c, t, ev);
   case ATOM_FORK:
-  case ATOM_JOIN: {
-    uint32_t u = ev->target;
-    cn_thread *tu = &c->th[u];
-    /* What a JOIN is ordered after: u's last unit; or, if u had no event at all, whatever
-     * was ordered before u (its forker), passed through. */
-    cn_end *after = NULL;
-    size_t n_after = 0;
-    cn_end last;
-    if (ev->kind == ATOM_JOIN) {
-      uint32_t pu;
-      if ((rc = lo_record(c, t, ATOM__LO_THREAD | u, ev, period))) return rc;
-      if ((rc = atom__periods_of(&c->per, u, &pu))) return rc;
-      if ((rc = close_unit(c, u))) return rc; /* u has ended */
-      if ((rc = relay(c, u, ev, pu))) return rc;
-      if (tu->started) {
-        if (tu->last_unit != NONE) {
-          last = (cn_end){tu->last_unit, 0};
-          after = &last;
-          n_after = 1;
-        }
-      } else {
-        /* Pass through only what the fork/join order does not already put before the
-         * joiner: a redundant link would close an undirected cycle of consistent orders. */
-        size_t k = 0;
-        for (size_t i = 0; i < tu->pend_n; i++) {
-          uint32_t ep = end_period(c, tu->pend[i]);
-          if (ep == NONE || !atom__periods_before(&c->per, ep, period)) tu->pend[k++] = tu->pend[i];
-        }
-        tu->pend_n = k;
-        after = tu->pend;
-        n_after = tu->pend_n;
-      }
-    }
-    if (INSIDE(th)) {
-      /* Inside a transaction the FORK/JOIN is a point of it that the child's units are
-       * ordered against: a leaf, linked to the child's first (fork) or last (join) unit. */
-      if ((rc = add_leaf(c, t, ev, period, ev->kind == ATOM_FORK ? K_FORK : K_JOIN, &leaf)))
-        return rc;
-      cn_end me = {th->unit, leaf};
-      if (ev->kind == ATOM_FORK) {
-        if ((rc = add_pending(c, tu, me))) return rc;
-      }
-      for (size_t i = 0; i < n_after; i++)
-        if (after[i].unit != th->unit && (rc = add_link(c, me, after[i]))) return rc;
-    } else {
-      /* 004 §2: outside transactions, fork and join are unit boundaries. */
-      if ((rc = close_unit(c, t))) return rc;
-      if ((rc = relay(c, t, ev, period))) return rc;
-      th->seg_set = 0;
-      if (ev->kind == ATOM_FORK) {
-        if (th->last_unit != NONE && (rc = add_pending(c, tu, (cn_end){th->last_unit, 0})))
-          return rc;
-      }
-      for (size_t i = 0; i < n_after; i++)
-        if ((rc = add_pending(c, th, after[i]))) return rc;
-    }
-    if (ev->kind == ATOM_JOIN && !tu->started) tu->pend_n = 0;
-    if (ev->kind == ATOM_FORK) return atom__periods_fork(&c->per, t, u);
-    return atom__periods_join(&c->per, t, u);
-  }
+  case ATOM_JOIN:
+    return fork_join_event(c, t, ev, period);
   default:
     return 0;
   }
