@@ -291,12 +291,103 @@ static int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h, cons
   return 0;
 }
 
+/* Make room for the state the event touches (its variable, lock or other thread). Returns 1
+ * when the event is one velodrome does not look at, 0 to go on, or ATOM_ENOMEM. */
+static inline int grow_for(velodrome *v, const atom_ev *ev) {
+  switch (ev->kind) {
+  case ATOM_READ:
+  case ATOM_WRITE:
+    if (ev->target >= v->var_cap && ATOM__GROW(v->mem, v->var, v->var_cap, (size_t)ev->target + 1))
+      return ATOM_ENOMEM;
+    return 0;
+  case ATOM_ACQUIRE:
+  case ATOM_RELEASE:
+    if (ev->target >= v->lock_cap &&
+        ATOM__GROW(v->mem, v->lock, v->lock_cap, (size_t)ev->target + 1))
+      return ATOM_ENOMEM;
+    return 0;
+  case ATOM_FORK:
+  case ATOM_JOIN:
+    return ensure_thread(v, ev->target) ? ATOM_ENOMEM : 0;
+  case ATOM_FENCE:
+    /* It touches no shared state, but it is an event of its thread (program order, fork and
+     * join conflicts apply to it). */
+    return 0;
+  default:
+    return 1;
+  }
+}
+
+/* The transaction performing ev in thread t: the open one, or a new unary one when it can be
+ * on a cycle (NONE otherwise, or when memory ran out: *err). */
+static inline atom__dg_node performing_txn(velodrome *v, vd_thread *th, uint32_t t,
+                                           const atom_ev *ev, int *err) {
+  atom__dg_node h = ATOM__DG_NONE;
+  int rc;
+  if (th->in_txn) {
+    /* Normally created at BEGIN; retried here if that ran out of memory. */
+    if (th->cur == ATOM__DG_NONE &&
+        (rc = new_txn(v, t, 0, th->begin_index, th->begin_loc, ev, &th->cur)) < 0)
+      *err = rc;
+    return th->cur;
+  }
+  if (unary_has_pred(v, th, ev) && (rc = new_txn(v, t, 1, ev->index, ev->loc, ev, &h)) < 0)
+    *err = rc;
+  if (h == ATOM__DG_NONE) { /* node-less unary transaction */
+    th->last = ATOM__DG_NONE;
+    th->forker = ATOM__DG_NONE;
+  }
+  return h;
+}
+
+/* The edges into h that ev makes, and the state it leaves for later events. */
+static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const atom_ev *ev,
+                               int *err) {
+  int rc;
+  switch (ev->kind) {
+  case ATOM_READ: {
+    vd_var *x = &v->var[ev->target];
+    edge(v, x->writer, &x->wev, h, ev, err);
+    if ((rc = add_reader(v, x, t, h, ev)) < 0 && !*err) *err = rc;
+    break;
+  }
+  case ATOM_WRITE: {
+    vd_var *x = &v->var[ev->target];
+    edge(v, x->writer, &x->wev, h, ev, err);
+    vd_reader *r = readers(x);
+    for (uint32_t i = 0; i < x->nr; i++) edge(v, r[i].txn, &r[i].ev, h, ev, err);
+    x->nr = 0;
+    if (x->writer != h) { /* the transaction's first write labels its edges */
+      x->writer = h;
+      x->wev = *ev;
+    }
+    break;
+  }
+  case ATOM_ACQUIRE:
+    edge(v, v->lock[ev->target].rel, &v->lock[ev->target].ev, h, ev, err);
+    break;
+  case ATOM_RELEASE:
+    v->lock[ev->target].rel = h;
+    v->lock[ev->target].ev = *ev;
+    break;
+  case ATOM_FORK:
+    v->th[ev->target].forker = h;
+    v->th[ev->target].fork_ev = *ev;
+    break;
+  case ATOM_JOIN:
+    /* the joined thread's last transaction ended (its END, or its only event) before the join */
+    edge(v, v->th[ev->target].last, &v->th[ev->target].last_ev, h, ev, err);
+    break;
+  default:
+    break;
+  }
+}
+
 static int vd_event(void *self, const atom_ev *ev) {
   velodrome *v = self;
   uint32_t t = ev->thread;
   if (ensure_thread(v, t)) return ATOM_ENOMEM;
   vd_thread *th = &v->th[t];
-  int err = 0, rc;
 
   switch (ev->kind) {
   case ATOM_BEGIN:
@@ -312,85 +403,17 @@ static int vd_event(void *self, const atom_ev *ev) {
     th->in_txn = 0;
     th->cur = ATOM__DG_NONE;
     return 0;
-  case ATOM_READ:
-  case ATOM_WRITE:
-    if (ev->target >= v->var_cap && ATOM__GROW(v->mem, v->var, v->var_cap, (size_t)ev->target + 1))
-      return ATOM_ENOMEM;
+  default: {
+    int rc = grow_for(v, ev);
+    if (rc) return rc < 0 ? rc : 0;
+    th = &v->th[t]; /* the array may have moved (FORK, JOIN) */
     break;
-  case ATOM_ACQUIRE:
-  case ATOM_RELEASE:
-    if (ev->target >= v->lock_cap &&
-        ATOM__GROW(v->mem, v->lock, v->lock_cap, (size_t)ev->target + 1))
-      return ATOM_ENOMEM;
-    break;
-  case ATOM_FORK:
-  case ATOM_JOIN:
-    if (ensure_thread(v, ev->target)) return ATOM_ENOMEM;
-    th = &v->th[t]; /* the array may have moved */
-    break;
-  case ATOM_FENCE:
-    /* It touches no shared state, but it is an event of its thread (program order, fork and
-     * join conflicts apply to it). */
-    break;
-  default:
-    return 0;
+  }
   }
 
-  /* The transaction performing the event. */
-  atom__dg_node h = ATOM__DG_NONE;
-  int unary = !th->in_txn;
-  if (!unary) {
-    /* Normally created at BEGIN; retried here if that ran out of memory. */
-    if (th->cur == ATOM__DG_NONE &&
-        (rc = new_txn(v, t, 0, th->begin_index, th->begin_loc, ev, &th->cur)) < 0)
-      err = rc;
-    h = th->cur;
-  } else if (unary_has_pred(v, th, ev)) {
-    if ((rc = new_txn(v, t, 1, ev->index, ev->loc, ev, &h)) < 0) err = rc;
-  }
-  if (unary && h == ATOM__DG_NONE) { /* node-less unary transaction */
-    th->last = ATOM__DG_NONE;
-    th->forker = ATOM__DG_NONE;
-  }
-
-  switch (ev->kind) {
-  case ATOM_READ: {
-    vd_var *x = &v->var[ev->target];
-    edge(v, x->writer, &x->wev, h, ev, &err);
-    if ((rc = add_reader(v, x, t, h, ev)) < 0 && !err) err = rc;
-    break;
-  }
-  case ATOM_WRITE: {
-    vd_var *x = &v->var[ev->target];
-    edge(v, x->writer, &x->wev, h, ev, &err);
-    vd_reader *r = readers(x);
-    for (uint32_t i = 0; i < x->nr; i++) edge(v, r[i].txn, &r[i].ev, h, ev, &err);
-    x->nr = 0;
-    if (x->writer != h) { /* the transaction's first write labels its edges */
-      x->writer = h;
-      x->wev = *ev;
-    }
-    break;
-  }
-  case ATOM_ACQUIRE:
-    edge(v, v->lock[ev->target].rel, &v->lock[ev->target].ev, h, ev, &err);
-    break;
-  case ATOM_RELEASE:
-    v->lock[ev->target].rel = h;
-    v->lock[ev->target].ev = *ev;
-    break;
-  case ATOM_FORK:
-    v->th[ev->target].forker = h;
-    v->th[ev->target].fork_ev = *ev;
-    break;
-  case ATOM_JOIN:
-    /* the joined thread's last transaction ended (its END, or its only event) before the join */
-    edge(v, v->th[ev->target].last, &v->th[ev->target].last_ev, h, ev, &err);
-    break;
-  default:
-    break;
-  }
-
+  int err = 0, unary = !th->in_txn;
+  atom__dg_node h = performing_txn(v, th, t, ev, &err);
+  apply_event(v, t, h, ev, &err);
   /* A unary transaction ends with its event; collected at once if nothing leads into it. */
   if (unary) atom__dg_complete(&v->g, h);
   return err;
