@@ -179,128 +179,175 @@ static inline void pending_drain(atom__thread *th) {
   th->pending_head = 0;
 }
 
+/* What the validation helpers below return besides 0 (dispatch the event) and a negative
+ * error (the event is rejected): the event is accepted but swallowed, nothing is dispatched
+ * (an inner BEGIN, END, re-entrant ACQUIRE or RELEASE; a COMMIT nobody models). */
+#define SWALLOWED 1
+
+/* The only flags: ACQUIRE on a READ, RELEASE on a WRITE (doc/api.md "Synchronization"). */
+static inline int event_flags(atom_session *s, uint64_t index, const atom_event *e,
+                              uint32_t *evflags) {
+  *evflags = 0;
+  if (!e->flags) return 0;
+  if (e->kind == ATOM_READ && e->flags == ATOM_FLAG_ACQUIRE)
+    *evflags = ATOM_EV_ACQUIRE;
+  else if (e->kind == ATOM_WRITE && e->flags == ATOM_FLAG_RELEASE)
+    *evflags = ATOM_EV_RELEASE;
+  else
+    return reject(s, ATOM_EKIND, index, e,
+                  "invalid flags (ACQUIRE is valid only on a READ, RELEASE only on a WRITE)");
+  return 0;
+}
+
+/* A COMMIT of variable x: it must commit the thread's oldest pending write, which the
+ * checkers may then ask for (s->commit_source). */
+static inline int commit_event(atom_session *s, uint64_t index, const atom_event *e,
+                               atom__thread *th, uint32_t x) {
+  if (!s->track_pending) return SWALLOWED; /* no checker models store buffers */
+  if (!th->pending_len)
+    return reject(s, ATOM_ENOPENDING, index, e, "no pending write of the thread to commit");
+  if (th->pending[th->pending_head].target != x)
+    return reject(s, ATOM_ENOPENDING, index, e,
+                  "the thread's oldest pending write is to another variable (commits are "
+                  "FIFO)");
+  s->commit_source = th->pending[th->pending_head];
+  th->pending_head = (th->pending_head + 1) % th->pending_cap;
+  th->pending_len--;
+  return 0;
+}
+
+static inline int acquire_event(atom_session *s, uint64_t index, const atom_event *e, uint32_t t,
+                                atom__thread *th, uint32_t *x) {
+  int err = atom__intern_id(s, ATOM_SPACE_LOCK, e->target, x);
+  if (err) return err;
+  atom__lock *lk = &s->locks[*x];
+  if (lk->holder_plus1 == t + 1) {
+    if (lk->depth == UINT32_MAX) return reject(s, ATOM_ELIMIT, index, e, "re-entrancy too deep");
+    lk->depth++; /* re-entrant: swallowed */
+    return SWALLOWED;
+  }
+  if (lk->holder_plus1)
+    return reject(s, ATOM_EHELD, index, e, "the lock is held by another thread");
+  lk->holder_plus1 = t + 1;
+  lk->depth = 1;
+  pending_drain(th); /* a locked instruction drains the store buffer (x86) */
+  return 0;
+}
+
+static inline int release_event(atom_session *s, uint64_t index, const atom_event *e, uint32_t t,
+                                atom__thread *th, uint32_t *x) {
+  uint32_t l;
+  if (!atom__intern_find(s, ATOM_SPACE_LOCK, e->target, &l) || s->locks[l].holder_plus1 != t + 1)
+    return reject(s, ATOM_ENOTHELD, index, e, "the thread does not hold the lock");
+  *x = l;
+  if (--s->locks[l].depth) return SWALLOWED; /* inner release of a re-entrant lock */
+  s->locks[l].holder_plus1 = 0;
+  pending_drain(th);
+  return 0;
+}
+
+/* FORK and JOIN intern the other thread, which may move s->threads. */
+static int fork_event(atom_session *s, uint64_t index, const atom_event *e, uint32_t t,
+                      uint32_t *x) {
+  int err = atom__intern_id(s, ATOM_SPACE_THREAD, e->target, x);
+  if (err) return err;
+  atom__thread *child = &s->threads[*x];
+  if (*x == t) return reject(s, ATOM_EFORK, index, e, "a thread cannot fork itself");
+  if (child->started || child->forked || child->joined)
+    return reject(s, ATOM_EFORK, index, e,
+                  "the child already exists (FORK must precede every event of the child)");
+  child->forked = 1;
+  return 0;
+}
+
+static int join_event(atom_session *s, uint64_t index, const atom_event *e, uint32_t t,
+                      uint32_t *x) {
+  int err = atom__intern_id(s, ATOM_SPACE_THREAD, e->target, x);
+  if (err) return err;
+  if (*x == t) return reject(s, ATOM_EJOIN, index, e, "a thread cannot join itself");
+  if (s->threads[*x].joined) return reject(s, ATOM_EJOIN, index, e, "already joined");
+  /* The child's events are over: a transaction it left open ends here, with the JOIN's
+   * index (so the indices of later events still count pushes). */
+  if (s->threads[*x].depth && (err = atom__close_transaction(s, *x, index))) return err;
+  s->threads[*x].joined = 1;
+  return 0;
+}
+
+static inline int begin_event(atom_session *s, uint64_t index, const atom_event *e,
+                              atom__thread *th) {
+  if (th->depth == UINT32_MAX) return reject(s, ATOM_ELIMIT, index, e, "nesting too deep");
+  if (th->depth++) return SWALLOWED; /* inner BEGIN */
+  th->begin_index = index;
+  th->begin_loc = e->loc;
+  return 0;
+}
+
+static inline int end_event(atom_session *s, uint64_t index, const atom_event *e,
+                            atom__thread *th) {
+  if (!th->depth) return reject(s, ATOM_EENDNOBEGIN, index, e, "END without a matching BEGIN");
+  if (--th->depth) return SWALLOWED; /* inner END */
+  return 0;
+}
+
 static int push_one(atom_session *s, const atom_event *e) {
   uint64_t index = s->next_index++;
   if (e->kind < ATOM_READ || e->kind > ATOM_COMMIT)
     return reject(s, ATOM_EKIND, index, e, "unknown event kind");
-  /* The only flags: ACQUIRE on a READ, RELEASE on a WRITE (doc/api.md "Synchronization"). */
-  uint32_t evflags = 0;
-  if (e->flags) {
-    if (e->kind == ATOM_READ && e->flags == ATOM_FLAG_ACQUIRE)
-      evflags = ATOM_EV_ACQUIRE;
-    else if (e->kind == ATOM_WRITE && e->flags == ATOM_FLAG_RELEASE)
-      evflags = ATOM_EV_RELEASE;
-    else
-      return reject(s, ATOM_EKIND, index, e,
-                    "invalid flags (ACQUIRE is valid only on a READ, RELEASE only on a WRITE)");
-  }
-  uint32_t t = 0, x = 0; /* t: set by atom__intern_id on success (-O3 cannot see it) */
-  int err = atom__intern_id(s, ATOM_SPACE_THREAD, e->thread, &t);
+  uint32_t evflags;
+  int err = event_flags(s, index, e, &evflags);
   if (err) return err;
+  uint32_t t = 0, x = 0; /* t: set by atom__intern_id on success (-O3 cannot see it) */
+  if ((err = atom__intern_id(s, ATOM_SPACE_THREAD, e->thread, &t))) return err;
   atom__thread *th = &s->threads[t];
   if (th->joined) return reject(s, ATOM_EJOINED, index, e, "the thread was already joined");
   atom_ev ev = {e->kind, t, 0, evflags, index, e->loc};
 
   switch (e->kind) {
     case ATOM_READ:
-      if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) return err;
+      err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x);
       break;
     case ATOM_WRITE:
-      if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) return err;
+      if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) break;
       if (s->track_pending) {
         atom_ev w = ev;
         w.target = x;
-        if ((err = pending_push(s, th, &w))) return err;
+        err = pending_push(s, th, &w);
       }
       break;
     case ATOM_COMMIT:
-      if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) return err;
-      if (!s->track_pending) {
-        /* No checker models store buffers: nothing to validate against or to tell. */
-        th->started = 1;
-        return 0;
-      }
-      if (!th->pending_len)
-        return reject(s, ATOM_ENOPENDING, index, e, "no pending write of the thread to commit");
-      if (th->pending[th->pending_head].target != x)
-        return reject(s, ATOM_ENOPENDING, index, e,
-                      "the thread's oldest pending write is to another variable (commits are "
-                      "FIFO)");
-      s->commit_source = th->pending[th->pending_head];
-      th->pending_head = (th->pending_head + 1) % th->pending_cap;
-      th->pending_len--;
+      if (!(err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x)))
+        err = commit_event(s, index, e, th, x);
       break;
     case ATOM_FENCE:
       pending_drain(th);
       break;
-    case ATOM_ACQUIRE: {
-      if ((err = atom__intern_id(s, ATOM_SPACE_LOCK, e->target, &x))) return err;
-      atom__lock *lk = &s->locks[x];
-      if (lk->holder_plus1 == t + 1) {
-        if (lk->depth == UINT32_MAX) return reject(s, ATOM_ELIMIT, index, e, "re-entrancy too deep");
-        lk->depth++; /* re-entrant: swallowed */
-        th->started = 1;
-        return 0;
-      }
-      if (lk->holder_plus1)
-        return reject(s, ATOM_EHELD, index, e, "the lock is held by another thread");
-      lk->holder_plus1 = t + 1;
-      lk->depth = 1;
-      pending_drain(th); /* a locked instruction drains the store buffer (x86) */
+    case ATOM_ACQUIRE:
+      err = acquire_event(s, index, e, t, th, &x);
       break;
-    }
-    case ATOM_RELEASE: {
-      uint32_t l;
-      if (!atom__intern_find(s, ATOM_SPACE_LOCK, e->target, &l) ||
-          s->locks[l].holder_plus1 != t + 1)
-        return reject(s, ATOM_ENOTHELD, index, e, "the thread does not hold the lock");
-      x = l;
-      th->started = 1;
-      if (--s->locks[l].depth) return 0; /* inner release of a re-entrant lock */
-      s->locks[l].holder_plus1 = 0;
-      pending_drain(th);
+    case ATOM_RELEASE:
+      err = release_event(s, index, e, t, th, &x);
       break;
-    }
-    case ATOM_FORK: {
-      if ((err = atom__intern_id(s, ATOM_SPACE_THREAD, e->target, &x))) return err;
+    case ATOM_FORK:
+      err = fork_event(s, index, e, t, &x);
       th = &s->threads[t]; /* interning may have moved the array */
-      atom__thread *child = &s->threads[x];
-      if (x == t) return reject(s, ATOM_EFORK, index, e, "a thread cannot fork itself");
-      if (child->started || child->forked || child->joined)
-        return reject(s, ATOM_EFORK, index, e,
-                      "the child already exists (FORK must precede every event of the child)");
-      child->forked = 1;
       break;
-    }
-    case ATOM_JOIN: {
-      if ((err = atom__intern_id(s, ATOM_SPACE_THREAD, e->target, &x))) return err;
+    case ATOM_JOIN:
+      err = join_event(s, index, e, t, &x);
       th = &s->threads[t];
-      if (x == t) return reject(s, ATOM_EJOIN, index, e, "a thread cannot join itself");
-      if (s->threads[x].joined) return reject(s, ATOM_EJOIN, index, e, "already joined");
-      /* The child's events are over: a transaction it left open ends here, with the JOIN's
-       * index (so the indices of later events still count pushes). */
-      if (s->threads[x].depth && (err = atom__close_transaction(s, x, index))) return err;
-      s->threads[x].joined = 1;
       break;
-    }
     case ATOM_BEGIN:
-      if (th->depth == UINT32_MAX) return reject(s, ATOM_ELIMIT, index, e, "nesting too deep");
-      th->started = 1;
-      if (th->depth++) return 0; /* inner BEGIN: swallowed */
-      th->begin_index = index;
-      th->begin_loc = e->loc;
+      err = begin_event(s, index, e, th);
       break;
     case ATOM_END:
-      if (!th->depth) return reject(s, ATOM_EENDNOBEGIN, index, e, "END without a matching BEGIN");
-      th->started = 1;
-      if (--th->depth) return 0; /* inner END: swallowed */
+      err = end_event(s, index, e, th);
       break;
     default:
       break;
   }
+  if (err < 0) return err;
   th->started = 1;
+  if (err == SWALLOWED || !s->n_subs[e->kind]) return 0;
   ev.target = x;
-  if (!s->n_subs[e->kind]) return 0;
   if (e->kind != ATOM_COMMIT) return atom__dispatch(s, &ev);
   /* The checkers may ask which write this commits, during this dispatch only. */
   s->has_commit_source = 1;
