@@ -543,16 +543,9 @@ static const char *state_name(uint32_t state) {
   }
 }
 
-int atom__output_html(atom__out *o, const struct atom_session *s, const atom_output_options *opt) {
-  const char *tool = opt->tool ? opt->tool : "libatomicity";
-  atom_session_stats st;
-  memset(&st, 0, sizeof st);
-  st.version = ATOM_SESSION_STATS_VERSION;
-  atom_session_stats_get(s, &st);
-  uint64_t events = opt->events ? opt->events : st.events;
-  uint64_t rejected = opt->rejected ? opt->rejected : st.rejected;
-  size_t nc = atom_checker_count(s);
-
+/* The document's head and the page title with what was checked. */
+static void page_head(atom__out *o, const char *tool, const atom_output_options *opt,
+                      uint64_t events, uint64_t rejected) {
   atom__out_puts(o, "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
                     "<meta name=\"viewport\" content=\"width=device-width\">\n<title>");
   esc(o, tool);
@@ -578,71 +571,90 @@ int atom__output_html(atom__out *o, const struct atom_session *s, const atom_out
   if (rejected) atom__out_printf(o, " (%" PRIu64 " ill-formed, dropped)", rejected);
   if (opt->seconds >= 0) atom__out_printf(o, " in %.3f s", opt->seconds);
   atom__out_puts(o, ".</p>\n");
+}
+
+/* The row of checker c in the checkers table: its status and how many of its reports the page
+ * shows (and why the others are not). @return how many it shows. */
+static size_t checker_row(atom__out *o, const struct atom_session *s,
+                          const atom_output_options *opt, size_t c) {
+  walk w = each_report(o, s, opt, c, NULL, NULL, 0);
+  atom_checker_status cs;
+  memset(&cs, 0, sizeof cs);
+  cs.version = ATOM_CHECKER_STATUS_VERSION;
+  atom_checker_status_get(s, c, &cs);
+  atom_checker_stats cst;
+  memset(&cst, 0, sizeof cst);
+  cst.version = ATOM_CHECKER_STATS_VERSION;
+  atom_checker_stats_get(s, c, &cst);
+  /* distinct reports the session did not store (its caps) are not shown either */
+  uint64_t stored = w.shown + w.suppressed + w.beyond;
+  uint64_t unstored = cst.reports > stored ? cst.reports - stored : 0;
+  atom__out_puts(o, "<tr data-checker=\"");
+  esc(o, atom_checker_name(s, c));
+  atom__out_puts(o, "\"><td>");
+  esc(o, atom_checker_name(s, c));
+  atom__out_printf(o, "</td><td class=\"state-%s\">%s", state_name(cs.state),
+                   state_name(cs.state));
+  if (cs.state != ATOM_CHECKER_COMPLETE && cs.reason) {
+    atom__out_printf(o, " at event %" PRIu64 ": ", cs.stopped_at);
+    esc(o, cs.reason);
+  }
+  atom__out_printf(o, "</td><td class=\"n\">%zu</td><td>", w.shown);
+  int any = 0;
+  if (w.suppressed) {
+    atom__out_printf(o, "%zu suppressed or in the baseline", w.suppressed);
+    any = 1;
+  }
+  if (w.beyond) {
+    atom__out_printf(o, "%s%zu beyond the first %zu", any ? ", " : "", w.beyond,
+                     opt->max_reports);
+    any = 1;
+  }
+  if (unstored) atom__out_printf(o, "%s%" PRIu64 " not stored", any ? ", " : "", unstored);
+  atom__out_puts(o, "</td></tr>\n");
+  return w.shown;
+}
+
+/* The summary table of the `total` violations shown, then a section for each. */
+static void violations(atom__out *o, const struct atom_session *s,
+                       const atom_output_options *opt, size_t total) {
+  size_t nc = atom_checker_count(s);
+  atom__out_printf(o, "<h2>%zu violation%s</h2>\n", total, total == 1 ? "" : "s");
+  if (total > HTML_OPEN_SECTIONS)
+    atom__out_printf(o, "<p>The first %d are open below, the others collapsed: click one to "
+                        "open it, or <button id=\"open-all\">open all</button> "
+                        "<button id=\"close-all\">close all</button>.</p>\n",
+                     HTML_OPEN_SECTIONS);
+  atom__out_puts(o, "<table class=\"summary\" id=\"summary\"><thead><tr><th>#</th>"
+                    "<th>checker</th><th>kind</th><th>evidence</th><th>count</th>"
+                    "<th>message</th></tr></thead><tbody>\n");
+  size_t number = 1;
+  for (size_t c = 0; c < nc; c++)
+    number += each_report(o, s, opt, c, summary_row, NULL, number).shown;
+  atom__out_puts(o, "</tbody></table>\n");
+  number = 1;
+  for (size_t c = 0; c < nc; c++)
+    number += each_report(o, s, opt, c, section, NULL, number).shown;
+}
+
+int atom__output_html(atom__out *o, const struct atom_session *s, const atom_output_options *opt) {
+  const char *tool = opt->tool ? opt->tool : "libatomicity";
+  atom_session_stats st;
+  memset(&st, 0, sizeof st);
+  st.version = ATOM_SESSION_STATS_VERSION;
+  atom_session_stats_get(s, &st);
+  page_head(o, tool, opt, opt->events ? opt->events : st.events,
+            opt->rejected ? opt->rejected : st.rejected);
 
   /* Checkers: status and how many reports each has in the page. */
   atom__out_puts(o, "<table class=\"checkers\"><thead><tr><th>checker</th><th>status</th>"
                     "<th>reports</th><th>not shown</th></tr></thead><tbody>\n");
-  size_t total = 0;
-  for (size_t c = 0; c < nc; c++) {
-    walk w = each_report(o, s, opt, c, NULL, NULL, 0);
-    total += w.shown;
-    atom_checker_status cs;
-    memset(&cs, 0, sizeof cs);
-    cs.version = ATOM_CHECKER_STATUS_VERSION;
-    atom_checker_status_get(s, c, &cs);
-    atom_checker_stats cst;
-    memset(&cst, 0, sizeof cst);
-    cst.version = ATOM_CHECKER_STATS_VERSION;
-    atom_checker_stats_get(s, c, &cst);
-    /* distinct reports the session did not store (its caps) are not shown either */
-    uint64_t stored = w.shown + w.suppressed + w.beyond;
-    uint64_t unstored = cst.reports > stored ? cst.reports - stored : 0;
-    atom__out_puts(o, "<tr data-checker=\"");
-    esc(o, atom_checker_name(s, c));
-    atom__out_puts(o, "\"><td>");
-    esc(o, atom_checker_name(s, c));
-    atom__out_printf(o, "</td><td class=\"state-%s\">%s", state_name(cs.state),
-                     state_name(cs.state));
-    if (cs.state != ATOM_CHECKER_COMPLETE && cs.reason) {
-      atom__out_printf(o, " at event %" PRIu64 ": ", cs.stopped_at);
-      esc(o, cs.reason);
-    }
-    atom__out_printf(o, "</td><td class=\"n\">%zu</td><td>", w.shown);
-    int any = 0;
-    if (w.suppressed) {
-      atom__out_printf(o, "%zu suppressed or in the baseline", w.suppressed);
-      any = 1;
-    }
-    if (w.beyond) {
-      atom__out_printf(o, "%s%zu beyond the first %zu", any ? ", " : "", w.beyond,
-                       opt->max_reports);
-      any = 1;
-    }
-    if (unstored) atom__out_printf(o, "%s%" PRIu64 " not stored", any ? ", " : "", unstored);
-    atom__out_puts(o, "</td></tr>\n");
-  }
+  size_t total = 0, nc = atom_checker_count(s);
+  for (size_t c = 0; c < nc; c++) total += checker_row(o, s, opt, c);
   atom__out_puts(o, "</tbody></table>\n");
 
-  if (!total) {
-    atom__out_puts(o, "<p class=\"none\">No violation.</p>\n");
-  } else {
-    atom__out_printf(o, "<h2>%zu violation%s</h2>\n", total, total == 1 ? "" : "s");
-    if (total > HTML_OPEN_SECTIONS)
-      atom__out_printf(o, "<p>The first %d are open below, the others collapsed: click one to "
-                          "open it, or <button id=\"open-all\">open all</button> "
-                          "<button id=\"close-all\">close all</button>.</p>\n",
-                       HTML_OPEN_SECTIONS);
-    atom__out_puts(o, "<table class=\"summary\" id=\"summary\"><thead><tr><th>#</th>"
-                      "<th>checker</th><th>kind</th><th>evidence</th><th>count</th>"
-                      "<th>message</th></tr></thead><tbody>\n");
-    size_t number = 1;
-    for (size_t c = 0; c < nc; c++)
-      number += each_report(o, s, opt, c, summary_row, NULL, number).shown;
-    atom__out_puts(o, "</tbody></table>\n");
-    number = 1;
-    for (size_t c = 0; c < nc; c++)
-      number += each_report(o, s, opt, c, section, NULL, number).shown;
-  }
+  if (!total) atom__out_puts(o, "<p class=\"none\">No violation.</p>\n");
+  else violations(o, s, opt, total);
   atom__out_puts(o, "<script>\n");
   atom__out_puts(o, SCRIPT_TAIL);
   atom__out_puts(o, "</script>\n</body>\n</html>\n");
