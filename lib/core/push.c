@@ -66,7 +66,9 @@ static int intern_slow(atom_session *s, int space, uint64_t key, uint32_t *id) {
   return 0;
 }
 
-int atom__intern_id(atom_session *s, int space, uint64_t key, uint32_t *id) {
+/* The id of key, interned if new: the fast paths inline (push_one and its helpers call this
+ * on every event), the first sight of a key out of line. */
+static inline int intern(atom_session *s, int space, uint64_t key, uint32_t *id) {
   const atom__intern *in = &s->ids[space];
   if (key < in->direct_cap) {
     uint32_t v = in->direct[key];
@@ -80,6 +82,10 @@ int atom__intern_id(atom_session *s, int space, uint64_t key, uint32_t *id) {
     return 0;
   }
   return intern_slow(s, space, key, id);
+}
+
+int atom__intern_id(atom_session *s, int space, uint64_t key, uint32_t *id) {
+  return intern(s, space, key, id);
 }
 
 const char *atom__key_label(const atom_session *s, int space, uint64_t key, char *buf,
@@ -218,7 +224,7 @@ static inline int commit_event(atom_session *s, uint64_t index, const atom_event
 
 static inline int acquire_event(atom_session *s, uint64_t index, const atom_event *e, uint32_t t,
                                 atom__thread *th, uint32_t *x) {
-  int err = atom__intern_id(s, ATOM_SPACE_LOCK, e->target, x);
+  int err = intern(s, ATOM_SPACE_LOCK, e->target, x);
   if (err) return err;
   atom__lock *lk = &s->locks[*x];
   if (lk->holder_plus1 == t + 1) {
@@ -249,7 +255,7 @@ static inline int release_event(atom_session *s, uint64_t index, const atom_even
 /* FORK and JOIN intern the other thread, which may move s->threads. */
 static int fork_event(atom_session *s, uint64_t index, const atom_event *e, uint32_t t,
                       uint32_t *x) {
-  int err = atom__intern_id(s, ATOM_SPACE_THREAD, e->target, x);
+  int err = intern(s, ATOM_SPACE_THREAD, e->target, x);
   if (err) return err;
   atom__thread *child = &s->threads[*x];
   if (*x == t) return reject(s, ATOM_EFORK, index, e, "a thread cannot fork itself");
@@ -262,7 +268,7 @@ static int fork_event(atom_session *s, uint64_t index, const atom_event *e, uint
 
 static int join_event(atom_session *s, uint64_t index, const atom_event *e, uint32_t t,
                       uint32_t *x) {
-  int err = atom__intern_id(s, ATOM_SPACE_THREAD, e->target, x);
+  int err = intern(s, ATOM_SPACE_THREAD, e->target, x);
   if (err) return err;
   if (*x == t) return reject(s, ATOM_EJOIN, index, e, "a thread cannot join itself");
   if (s->threads[*x].joined) return reject(s, ATOM_EJOIN, index, e, "already joined");
@@ -297,17 +303,17 @@ static int push_one(atom_session *s, const atom_event *e) {
   int err = event_flags(s, index, e, &evflags);
   if (err) return err;
   uint32_t t = 0, x = 0; /* t: set by atom__intern_id on success (-O3 cannot see it) */
-  if ((err = atom__intern_id(s, ATOM_SPACE_THREAD, e->thread, &t))) return err;
+  if ((err = intern(s, ATOM_SPACE_THREAD, e->thread, &t))) return err;
   atom__thread *th = &s->threads[t];
   if (th->joined) return reject(s, ATOM_EJOINED, index, e, "the thread was already joined");
   atom_ev ev = {e->kind, t, 0, evflags, index, e->loc};
 
   switch (e->kind) {
     case ATOM_READ:
-      err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x);
+      err = intern(s, ATOM_SPACE_VAR, e->target, &x);
       break;
     case ATOM_WRITE:
-      if ((err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x))) break;
+      if ((err = intern(s, ATOM_SPACE_VAR, e->target, &x))) break;
       if (s->track_pending) {
         atom_ev w = ev;
         w.target = x;
@@ -315,7 +321,7 @@ static int push_one(atom_session *s, const atom_event *e) {
       }
       break;
     case ATOM_COMMIT:
-      if (!(err = atom__intern_id(s, ATOM_SPACE_VAR, e->target, &x)))
+      if (!(err = intern(s, ATOM_SPACE_VAR, e->target, &x)))
         err = commit_event(s, index, e, th, x);
       break;
     case ATOM_FENCE:
