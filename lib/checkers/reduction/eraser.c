@@ -135,16 +135,9 @@ static int fold(reduction *r, eraser_var *v, atom__ls ls, uint32_t wrote) {
   return 0;
 }
 
-/* eraser: the state of x after access ev (held lockset h); *seg receives the exclusive segment
- * the access belongs to, or NONE if it is shared. */
-int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, uint32_t *seg) {
-  uint32_t x = ev->target, u = ev->thread, cu; /* cu: the access's segment (period) */
-  if (ensure_var(r, x) || atom__periods_of(&r->periods, u, &cu)) return ATOM_ENOMEM;
-  eraser_var *v = &r->var[x];
-  int w = ev->kind == ATOM_WRITE;
-  int err = 0;
-
-  /* Room first, so that the state changes below cannot fail half-way. */
+/* Room for one more frontier entry, alive segment and the waiter sentinel of x, so that the
+ * state changes of an access cannot fail half-way. */
+static int access_room(reduction *r, eraser_var *v) {
   if (v->nfr + 1 > v->frcap) {
     size_t cap = v->frcap;
     if (ATOM__GROW(r->mem, v->fr, cap, (size_t)v->nfr + 1)) return ATOM_ENOMEM;
@@ -156,40 +149,44 @@ int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, u
     v->alcap = (uint32_t)cap;
   }
   if (v->nx_waiters == NONE && w_sentinel(r, &v->nx_waiters)) return ATOM_ENOMEM;
+  return 0;
+}
 
-  /* Is the access ordered after every earlier access of x? A remembered earlier access of
-   * another thread that is concurrent with it says no at once (the usual case once x is
-   * shared: it stays so until u joins). */
-  int after_all = 1;
-  for (uint32_t i = 0; i < v->nwit && after_all; i++)
-    if (v->wit[i].thread != u && !seg_precedes(r, v->wit[i].period, cu)) after_all = 0;
-  if (!after_all) {
+/* Is the access of thread u in segment cu ordered after every earlier access of x? Updates the
+ * frontier (the last accesses concurrent with it, and it) and the remembered witnesses. */
+static int frontier_access(reduction *r, eraser_var *v, uint32_t u, uint32_t cu) {
+  /* A remembered earlier access of another thread that is concurrent with it says no at once
+   * (the usual case once x is shared: it stays so until u joins). */
+  for (uint32_t i = 0; i < v->nwit; i++) {
+    if (v->wit[i].thread == u || seg_precedes(r, v->wit[i].period, cu)) continue;
     /* keep u's last access in the frontier: replace its entry or add one */
-    uint32_t i = 0;
-    while (i < v->nfr && v->fr[i].thread != u) i++;
-    v->fr[i] = (front_access){u, cu};
-    if (i == v->nfr) v->nfr++;
-  } else {
-    /* Frontier: drop the last accesses that happen before this one; those left are
-     * concurrent with it. Exclusive so far iff none of another thread is left. */
-    uint32_t k = 0;
-    for (uint32_t i = 0; i < v->nfr; i++) {
-      front_access f = v->fr[i];
-      if (f.thread == u || seg_precedes(r, f.period, cu)) continue;
-      uint32_t j = 0; /* remember it: its thread's slot, a free one, or the second */
-      while (j < v->nwit && v->wit[j].thread != f.thread) j++;
-      if (j == 2) j = 1;
-      v->wit[j] = f;
-      if (j == v->nwit) v->nwit++;
-      v->fr[k++] = f;
-    }
-    v->nfr = k;
-    after_all = k == 0;
-    v->fr[v->nfr++] = (front_access){u, cu};
+    uint32_t j = 0;
+    while (j < v->nfr && v->fr[j].thread != u) j++;
+    v->fr[j] = (front_access){u, cu};
+    if (j == v->nfr) v->nfr++;
+    return 0;
   }
+  /* Frontier: drop the last accesses that happen before this one; those left are concurrent
+   * with it. Exclusive so far iff none of another thread is left. */
+  uint32_t k = 0;
+  for (uint32_t i = 0; i < v->nfr; i++) {
+    front_access f = v->fr[i];
+    if (f.thread == u || seg_precedes(r, f.period, cu)) continue;
+    uint32_t j = 0; /* remember it: its thread's slot, a free one, or the second */
+    while (j < v->nwit && v->wit[j].thread != f.thread) j++;
+    if (j == 2) j = 1;
+    v->wit[j] = f;
+    if (j == v->nwit) v->nwit++;
+    v->fr[k++] = f;
+  }
+  v->nfr = k;
+  v->fr[v->nfr++] = (front_access){u, cu};
+  return k == 0;
+}
 
-  /* Exclusive segments that do not happen before this access lose their exclusivity (the
-   * alive ones form a happens-before chain, so they are a suffix). */
+/* Exclusive segments that do not happen before segment cu lose their exclusivity (the alive
+ * ones form a happens-before chain, so they are a suffix). */
+static int expire_segments(reduction *r, eraser_var *v, uint32_t cu) {
   while (v->nal) {
     exclusive_segment *a = &v->al[v->nal - 1];
     if (seg_precedes(r, a->period, cu)) break;
@@ -204,35 +201,53 @@ int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, u
     w_release(r, s);
     v->nal--;
   }
+  return 0;
+}
 
+/* 000 Thm 4.3/4.4 "initialization": the access (thread u, segment cu, lockset h, a write if w)
+ * is ordered with every access of x so far; it joins or opens the exclusive segment *seg. */
+static int exclusive_access(reduction *r, eraser_var *v, uint32_t u, uint32_t cu, atom__ls h,
+                            int w, uint32_t *seg) {
+  exclusive_segment *top = v->nal ? &v->al[v->nal - 1] : NULL;
+  if (top && top->period == cu) {
+    atom__ls nl;
+    if (atom__ls_meet(&r->ls, top->ls, h, &nl)) return ATOM_ENOMEM;
+    top->ls = nl;
+    top->wrote |= (uint32_t)w;
+  } else {
+    uint32_t s;
+    if (w_sentinel(r, &s)) return ATOM_ENOMEM;
+    v->al[v->nal++] = (exclusive_segment){u, cu, v->next_uid++, h, (uint32_t)w, s};
+    top = &v->al[v->nal - 1];
+  }
+  *seg = top->uid;
+  return 0;
+}
+
+/* eraser: the state of x after access ev (held lockset h); *seg receives the exclusive segment
+ * the access belongs to, or NONE if it is shared. */
+int atom__reduction_eraser_access(reduction *r, const atom_ev *ev, atom__ls h, uint32_t *seg) {
+  uint32_t x = ev->target, u = ev->thread, cu; /* cu: the access's segment (period) */
+  if (ensure_var(r, x) || atom__periods_of(&r->periods, u, &cu)) return ATOM_ENOMEM;
+  eraser_var *v = &r->var[x];
+  int w = ev->kind == ATOM_WRITE;
+  if (access_room(r, v)) return ATOM_ENOMEM; /* first: nothing below fails half-way */
+  int after_all = frontier_access(r, v, u, cu);
+  if (expire_segments(r, v, cu)) return ATOM_ENOMEM;
   if (after_all) {
-    /* 000 Thm 4.3/4.4 "initialization": ordered with every access of x so far. */
-    exclusive_segment *top = v->nal ? &v->al[v->nal - 1] : NULL;
-    if (top && top->period == cu) {
-      atom__ls nl;
-      if (atom__ls_meet(&r->ls, top->ls, h, &nl)) return ATOM_ENOMEM;
-      top->ls = nl;
-      top->wrote |= (uint32_t)w;
-    } else {
-      uint32_t s;
-      if (w_sentinel(r, &s)) return ATOM_ENOMEM;
-      v->al[v->nal++] = (exclusive_segment){u, cu, v->next_uid++, h, (uint32_t)w, s};
-      top = &v->al[v->nal - 1];
-    }
-    *seg = top->uid;
+    if (exclusive_access(r, v, u, cu, h, w, seg)) return ATOM_ENOMEM;
   } else {
     if (fold(r, v, h, (uint32_t)w)) return ATOM_ENOMEM;
     *seg = NONE;
   }
-
   /* 000 Thm 4.4 with Eraser's read-shared refinement. */
   if (!v->racy && v->shared_write && !v->c_top && v->c == ATOM__LS_EMPTY) {
     v->racy = 1;
     v->racy_ev = *ev;
   }
-  if (v->racy) err = fire_all(r, v->nx_waiters, ev->index);
-  return err;
+  return v->racy ? fire_all(r, v->nx_waiters, ev->index) : 0;
 }
+
 /* eraser: keep a transaction that passed at its END, waiting on the classes that may still
  * turn into non-movers. */
 int atom__reduction_pend_add(reduction *r, uint32_t t) {
