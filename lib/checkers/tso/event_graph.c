@@ -132,66 +132,96 @@ static void build_after_nonread(builder_thread *th, uint32_t g, int strong) {
   th->rb.n = 0;
 }
 
-/* One graph event (R, W, FENCE, ACQUIRE, RELEASE, FORK, JOIN) at position g. */
-int atom__tso_build_event(graph_builder *b, const atom_ev *r, uint32_t g) {
-  trace_graph *T = b->T;
+/* A READ r at position g: served from the thread's buffer or from memory. */
+static int build_read(graph_builder *b, builder_thread *th, const atom_ev *r, uint32_t g) {
   atom__mem *m = b->c->mem;
-  builder_thread *th = &b->th[r->thread];
-  graph_event *e = &T->ev[g];
+  graph_event *e = &b->T->ev[g];
+  builder_var *v = &b->var[r->target];
   int rc;
-  th->started = 1;
-  switch (r->kind) {
-  case ATOM_READ: {
-    builder_var *v = &b->var[r->target];
-    uint32_t k = buffer_find(&th->bt, r->target);
-    if (k != NONE32) {
-      e->flags |= GRAPH_BUFFERED;
-      e->wr = th->bv[k].lastw;
-    }
-    if ((rc = build_edge(b, th->sstar, g, 1))) return rc;
-    if (k != NONE32 && (rc = build_edge(b, th->bv[k].wb, g, 1))) return rc;
-    if (k == NONE32) {
-      /* A write of another thread committed before its thread's drain, and the drain came
-       * before this read: ordered the same way in every execution. A buffered read has such
-       * conflicts only when it is served from memory: they are links (atom__tso_search_links), not
-       * edges. */
-      for (uint32_t i = 0; i < v->st.n; i++)
-        if (v->st.p[i].thread != r->thread && (rc = build_edge(b, v->st.p[i].ev, g, 1))) return rc;
-      if ((rc = pairs_put(&v->rd, m, r->thread, g))) return rc;
-    }
-    if (k != NONE32) {
-      builder_buffer_view *bv = &th->bv[k];
-      bv->wb = bv->rb = g;
-      if (bv->rb_mark != th->epoch + 1) {
-        bv->rb_mark = th->epoch + 1;
-        if ((rc = id_list_push(&th->rb, m, k))) return rc;
-      }
-    } else {
-      th->sstar = g;
+  uint32_t k = buffer_find(&th->bt, r->target);
+  if (k != NONE32) { /* marked before any edge: a report may tell the read */
+    e->flags |= GRAPH_BUFFERED;
+    e->wr = th->bv[k].lastw;
+  }
+  if ((rc = build_edge(b, th->sstar, g, 1))) return rc;
+  if (k != NONE32) {
+    builder_buffer_view *bv = &th->bv[k];
+    if ((rc = build_edge(b, bv->wb, g, 1))) return rc;
+    bv->wb = bv->rb = g;
+    if (bv->rb_mark != th->epoch + 1) {
+      bv->rb_mark = th->epoch + 1;
+      if ((rc = id_list_push(&th->rb, m, k))) return rc;
     }
     return 0;
   }
-  case ATOM_WRITE: {
-    builder_var *v = &b->var[r->target];
-    if ((rc = build_program_order_edges(b, th, g, 1))) return rc;
-    /* A read (from memory) before a later write of another thread: the commit follows the
-     * issue. */
-    for (uint32_t i = 0; i < v->rd.n; i++)
-      if (v->rd.p[i].thread != r->thread && (rc = build_edge(b, v->rd.p[i].ev, g, 1))) return rc;
-    for (uint32_t i = 0; i < v->st.n; i++)
-      if (v->st.p[i].thread != r->thread && (rc = build_edge(b, v->st.p[i].ev, g, 1))) return rc;
-    build_after_nonread(th, g, 0);
-    uint32_t k = buffer_find(&th->bt, r->target);
-    if (k == NONE32) {
-      if (ATOM__GROW(m, th->bv, th->bv_cap, th->bt.n + 1) ||
-          atom__tso_buffer_add(&th->bt, m, r->target, &k))
-        return ATOM_ENOMEM;
-      th->bv[k] = (builder_buffer_view){NONE32, NONE32, NONE32, 0};
-    }
-    th->bv[k].wb = th->bv[k].lastw = g;
-    e->d = NONE32;
-    return id_list_push(&th->pend, m, g);
+  /* A write of another thread committed before its thread's drain, and the drain came before
+   * this read: ordered the same way in every execution. A buffered read has such conflicts
+   * only when it is served from memory: they are links (atom__tso_search_links), not edges. */
+  for (uint32_t i = 0; i < v->st.n; i++)
+    if (v->st.p[i].thread != r->thread && (rc = build_edge(b, v->st.p[i].ev, g, 1))) return rc;
+  if ((rc = pairs_put(&v->rd, m, r->thread, g))) return rc;
+  th->sstar = g;
+  return 0;
+}
+
+/* A WRITE r at position g: issued into the thread's buffer, pending until a drain. */
+static int build_write(graph_builder *b, builder_thread *th, const atom_ev *r, uint32_t g) {
+  atom__mem *m = b->c->mem;
+  builder_var *v = &b->var[r->target];
+  int rc;
+  if ((rc = build_program_order_edges(b, th, g, 1))) return rc;
+  /* A read (from memory) before a later write of another thread: the commit follows the
+   * issue. */
+  for (uint32_t i = 0; i < v->rd.n; i++)
+    if (v->rd.p[i].thread != r->thread && (rc = build_edge(b, v->rd.p[i].ev, g, 1))) return rc;
+  for (uint32_t i = 0; i < v->st.n; i++)
+    if (v->st.p[i].thread != r->thread && (rc = build_edge(b, v->st.p[i].ev, g, 1))) return rc;
+  build_after_nonread(th, g, 0);
+  uint32_t k = buffer_find(&th->bt, r->target);
+  if (k == NONE32) {
+    if (ATOM__GROW(m, th->bv, th->bv_cap, th->bt.n + 1) ||
+        atom__tso_buffer_add(&th->bt, m, r->target, &k))
+      return ATOM_ENOMEM;
+    th->bv[k] = (builder_buffer_view){NONE32, NONE32, NONE32, 0};
   }
+  th->bv[k].wb = th->bv[k].lastw = g;
+  b->T->ev[g].d = NONE32;
+  return id_list_push(&th->pend, m, g);
+}
+
+/* A JOIN r of thread r->target at position g: the child's buffer drains, its last events are
+ * ordered before the join. */
+static int build_join(graph_builder *b, builder_thread *th, const atom_ev *r, uint32_t g) {
+  const trace_graph *T = b->T;
+  builder_thread *ch = &b->th[r->target];
+  int rc;
+  if ((rc = build_drain(b, ch, r->target, g))) return rc;
+  if (ch->started) {
+    /* as in atom__tso_exec_event: u's nstar or sstar may still be its fork, which reaches g
+     * through u's own events; an edge fork -> join would name two events that do not conflict */
+    uint32_t fn = ch->nstar, fs = ch->sstar;
+    if (fn != NONE32 && T->ev[fn].thread != r->target) ch->nstar = NONE32;
+    if (fs != NONE32 && T->ev[fs].thread != r->target) ch->sstar = NONE32;
+    rc = build_program_order_edges(b, ch, g, 1);
+    ch->nstar = fn;
+    ch->sstar = fs;
+    if (rc) return rc;
+  }
+  if ((rc = build_program_order_edges(b, th, g, 0))) return rc;
+  build_after_nonread(th, g, 1);
+  return 0;
+}
+
+/* One graph event (R, W, FENCE, ACQUIRE, RELEASE, FORK, JOIN) at position g. */
+int atom__tso_build_event(graph_builder *b, const atom_ev *r, uint32_t g) {
+  builder_thread *th = &b->th[r->thread];
+  int rc;
+  th->started = 1;
+  switch (r->kind) {
+  case ATOM_READ:
+    return build_read(b, th, r, g);
+  case ATOM_WRITE:
+    return build_write(b, th, r, g);
   case ATOM_FENCE:
   case ATOM_ACQUIRE:
   case ATOM_RELEASE:
@@ -208,24 +238,8 @@ int atom__tso_build_event(graph_builder *b, const atom_ev *r, uint32_t g) {
     ch->nstar = ch->sstar = g;
     return 0;
   }
-  case ATOM_JOIN: {
-    builder_thread *ch = &b->th[r->target];
-    if ((rc = build_drain(b, ch, r->target, g))) return rc;
-    if (ch->started) {
-      /* as in atom__tso_exec_event: u's nstar or sstar may still be its fork, which reaches g
-       * through u's own events; an edge fork -> join would name two events that do not conflict */
-      uint32_t fn = ch->nstar, fs = ch->sstar;
-      if (fn != NONE32 && T->ev[fn].thread != r->target) ch->nstar = NONE32;
-      if (fs != NONE32 && T->ev[fs].thread != r->target) ch->sstar = NONE32;
-      rc = build_program_order_edges(b, ch, g, 1);
-      ch->nstar = fn;
-      ch->sstar = fs;
-      if (rc) return rc;
-    }
-    if ((rc = build_program_order_edges(b, th, g, 0))) return rc;
-    build_after_nonread(th, g, 1);
-    return 0;
-  }
+  case ATOM_JOIN:
+    return build_join(b, th, r, g);
   default:
     return 0;
   }
