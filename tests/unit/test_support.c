@@ -414,6 +414,30 @@ START_TEST(report_build_dedups_events) {
 }
 END_TEST
 
+/* Events laid out apart keep the positions a template names them by; edges by position. */
+START_TEST(report_build_edges_by_position) {
+  atom__mem m;
+  atom__mem_init(&m, NULL);
+  atom__report_build rb;
+  atom__rb_init(&rb, &m);
+  atom_ev a = {ATOM_ACQUIRE, 0, 1, 0, 10, 1}, h = {ATOM_ACQUIRE, 1, 1, 0, 11, 2};
+  uint32_t pa, ph, pa2;
+  ck_assert_int_eq(atom__rb_event_apart(&rb, &a, &pa), 0);
+  ck_assert_int_eq(atom__rb_event_apart(&rb, &h, &ph), 0);
+  ck_assert_int_eq(atom__rb_event_apart(&rb, &a, &pa2), 0); /* the same index, kept apart */
+  ck_assert_uint_eq(rb.n_events, 3);
+  ck_assert_uint_eq(pa2, 2);
+  ck_assert_int_eq(atom__rb_edge_at(&rb, pa2, ph, ATOM_EDGE_CLOSING), 0);
+  ck_assert_uint_eq(rb.n_edges, 1);
+  ck_assert_uint_eq(rb.n_events, 3); /* no event added */
+  ck_assert_uint_eq(rb.edges[0].from, 2);
+  ck_assert_uint_eq(rb.edges[0].to, 1);
+  ck_assert_uint_eq(rb.edges[0].flags, ATOM_EDGE_CLOSING);
+  atom__rb_free(&rb);
+  ck_assert_uint_eq(m.bytes, 0);
+}
+END_TEST
+
 Suite *atom_test_suite_support(void) {
   Suite *s = suite_create("support");
   TCase *tc = tcase_create("support");
@@ -429,6 +453,7 @@ Suite *atom_test_suite_support(void) {
   tcase_add_test(tc, rotate_any_size);
   tcase_add_test(tc, hashtab_accounts_and_survives_oom);
   tcase_add_test(tc, report_build_dedups_events);
+  tcase_add_test(tc, report_build_edges_by_position);
   suite_add_tcase(s, tc);
   return s;
 }
