@@ -12,6 +12,7 @@
 #include "core/format.h"
 #include "core/session.h"
 #include "support/assert.h"
+#include "support/u64map.h" /* atom__hash_mix */
 
 typedef struct witness {
   atom_event ev;
@@ -346,10 +347,6 @@ static void confirm_new(atom__reports *rs, atom_report *r) {
     }
 }
 
-/* Map value of a signature whose report was not stored (max_reports, max_reports_per_checker):
- * only its hash is kept (about 16 bytes), so it is still delivered once and counted once. */
-#define DROPPED_MARK (UINT32_MAX - 2)
-
 int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spec) {
   if (!spec_valid(spec))
     return atom__error(ATOM_EINVAL, "%s: malformed report", env->vt->name);
@@ -361,17 +358,20 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
   size_t n_locs = signature_locs(s, spec, locs);
   signature g = {env->index, spec->kind, locs, n_locs, spec->signature_extra};
   atom__reports *rs = &s->reports;
-  uint64_t key = signature_hash(&g);
-  uint32_t at;
+  uint64_t hash = signature_hash(&g);
   int duplicate = 0;
-  while (atom__u64map_get(&rs->by_signature, key, &at)) {
-    if (at == DROPPED_MARK || signature_matches(rs->list[at], &g)) {
-      ATOM__ASSERT(at == DROPPED_MARK || at < rs->count);
-      if (at != DROPPED_MARK) rs->list[at]->occurrences++;
+  atom__idindex_probe p;
+  atom__idindex_start(&rs->by_signature, hash, &p);
+  for (uint32_t i; (i = atom__idindex_next(&rs->by_signature, &p)) != ATOM__IDINDEX_END;) {
+    const atom__signature_seen *seen = &rs->seen[i];
+    ATOM__ASSERT(seen->report == ATOM__SIGNATURE_DROPPED || seen->report < rs->count);
+    /* A dropped report kept only its hash (a few dozen bytes each): equal hashes are one. */
+    if (seen->hash == hash && (seen->report == ATOM__SIGNATURE_DROPPED ||
+                               signature_matches(rs->list[seen->report], &g))) {
+      if (seen->report != ATOM__SIGNATURE_DROPPED) rs->list[seen->report]->occurrences++;
       duplicate = 1;
       break;
     }
-    key = atom__hash64(key + 1); /* a hash collision: probe on */
   }
   env->occurrences++;
   if (duplicate) {
@@ -395,14 +395,17 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
     }
   }
   if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
-  if (rs->count >= DROPPED_MARK ||
+  /* p is still the probe that found no match: nothing was added to the index since. */
+  if (rs->count >= ATOM__SIGNATURE_DROPPED || rs->n_seen >= UINT32_MAX - 1 ||
       (store && ATOM__GROW(&s->mem, rs->list, rs->cap, rs->count + 1)) ||
-      atom__u64map_put(&rs->by_signature, &s->mem, key,
-                       store ? (uint32_t)rs->count : DROPPED_MARK)) {
+      ATOM__GROW(&s->mem, rs->seen, rs->seen_cap, rs->n_seen + 1) ||
+      atom__idindex_add(&rs->by_signature, &s->mem, &p, (uint32_t)rs->n_seen)) {
     env->occurrences--;
     report_free(r, &s->mem);
     return atom__error(ATOM_ENOMEM, "%s: out of memory while storing a report", env->vt->name);
   }
+  rs->seen[rs->n_seen++] =
+      (atom__signature_seen){hash, store ? (uint32_t)rs->count : ATOM__SIGNATURE_DROPPED};
   env->reports++;
   if (store) {
     ATOM__ASSERT(rs->count < rs->cap);
@@ -420,7 +423,8 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
 void atom__reports_free(atom__reports *rs, atom__mem *mem) {
   for (size_t i = 0; i < rs->count; i++) report_free(rs->list[i], mem);
   atom__mem_free(mem, rs->list, rs->cap * sizeof *rs->list);
-  atom__u64map_free(&rs->by_signature, mem);
+  atom__mem_free(mem, rs->seen, rs->seen_cap * sizeof *rs->seen);
+  atom__idindex_free(&rs->by_signature, mem);
   memset(rs, 0, sizeof *rs);
 }
 

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "atomicity/error.h"
-#include "support/u64map.h"
+#include "support/u64map.h" /* atom__hash_mix */
 
 void atom__lo_init(atom__lockorder *lo, atom__mem *mem) {
   memset(lo, 0, sizeof *lo);
@@ -14,7 +14,7 @@ void atom__lo_init(atom__lockorder *lo, atom__mem *mem) {
 void atom__lo_destroy(atom__lockorder *lo) {
   atom__mem_free(lo->mem, lo->e, lo->cap * sizeof *lo->e);
   atom__mem_free(lo->mem, lo->pool, lo->pool_cap * sizeof *lo->pool);
-  atom__u64map_free(&lo->seen, lo->mem);
+  atom__idindex_free(&lo->seen, lo->mem);
   memset(lo, 0, sizeof *lo);
 }
 
@@ -44,13 +44,15 @@ int atom__lo_acquire(atom__lockorder *lo, uint32_t to, const atom__lo_site *acq,
     }
     uint64_t h = atom__hash_mix(atom__hash_mix(atom__hash_mix(0, held[i]), to), acq->thread);
     for (size_t k = 0; k < ng; k++) h = atom__hash_mix(h, gate[k]);
+    atom__idindex_probe p;
+    atom__idindex_start(&lo->seen, h, &p);
     uint32_t found;
-    if (atom__u64map_get(&lo->seen, h, &found) &&
-        same_edge(lo, &lo->e[found], held[i], to, acq->thread, gate, ng))
-      continue;
+    while ((found = atom__idindex_next(&lo->seen, &p)) != ATOM__IDINDEX_END)
+      if (same_edge(lo, &lo->e[found], held[i], to, acq->thread, gate, ng)) break;
+    if (found != ATOM__IDINDEX_END) continue; /* an edge made before */
     if (lo->n >= UINT32_MAX - 1 || ATOM__GROW(lo->mem, lo->e, lo->cap, lo->n + 1))
       return ATOM_ENOMEM;
-    if (atom__u64map_put(&lo->seen, lo->mem, h, (uint32_t)lo->n)) return ATOM_ENOMEM;
+    if (atom__idindex_add(&lo->seen, lo->mem, &p, (uint32_t)lo->n)) return ATOM_ENOMEM;
     atom__lo_edge *e = &lo->e[lo->n++];
     e->from = held[i];
     e->to = to;

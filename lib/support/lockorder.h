@@ -19,9 +19,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/idindex.h"
 #include "support/mem.h"
 #include "support/periods.h"
-#include "support/u64map.h"
 
 #define ATOM__LO_THREAD 0x80000000u
 
@@ -46,7 +46,7 @@ typedef struct atom__lockorder {
   size_t n, cap;
   uint32_t *pool; /* gate sets, sorted */
   size_t pool_len, pool_cap;
-  atom__u64map seen;
+  atom__idindex seen; /* hash of (from, to, thread, gate set) -> edge */
 } atom__lockorder;
 
 void atom__lo_init(atom__lockorder *lo, atom__mem *mem);

@@ -14,7 +14,7 @@ void atom__ls_destroy(atom__lsets *t) {
   atom__mem *m = t->mem;
   atom__mem_free(m, t->pool, t->pool_cap * sizeof *t->pool);
   atom__mem_free(m, t->rec, t->rec_cap * sizeof *t->rec);
-  atom__mem_free(m, t->index, t->index_cap * sizeof *t->index);
+  atom__idindex_free(&t->index, m);
   atom__mem_free(m, t->scratch, t->scratch_cap * sizeof *t->scratch);
   atom__u64map_free(&t->add_memo, m);
   atom__u64map_free(&t->remove_memo, m);
@@ -34,13 +34,6 @@ static int same(const atom__lsets *t, atom__ls s, const uint32_t *e, size_t n, u
   return r->hash == h && r->len == n && memcmp(t->pool + r->off, e, n * sizeof *e) == 0;
 }
 
-static void index_insert(uint32_t *index, size_t cap, uint64_t h, atom__ls s) {
-  size_t mask = cap - 1;
-  size_t i = (size_t)h & mask;
-  while (index[i]) i = (i + 1) & mask;
-  index[i] = s + 1;
-}
-
 /* Room for the empty set as id 0 (the first time anything is made). */
 static int ensure_empty(atom__lsets *t) {
   if (t->n) return 0;
@@ -58,33 +51,23 @@ static int intern(atom__lsets *t, const uint32_t *e, size_t n, atom__ls *out) {
   }
   if (ensure_empty(t)) return ATOM_ENOMEM;
   uint64_t h = content_hash(e, n);
-  if (t->index_cap) {
-    size_t mask = t->index_cap - 1;
-    for (size_t i = (size_t)h & mask; t->index[i]; i = (i + 1) & mask)
-      if (same(t, t->index[i] - 1, e, n, h)) {
-        *out = t->index[i] - 1;
-        return 0;
-      }
-  }
+  atom__idindex_probe p;
+  atom__idindex_start(&t->index, h, &p);
+  for (uint32_t id; (id = atom__idindex_next(&t->index, &p)) != ATOM__IDINDEX_END;)
+    if (same(t, id, e, n, h)) {
+      *out = id;
+      return 0;
+    }
   if (t->n >= UINT32_MAX - 1 || t->pool_len + n > UINT32_MAX) return ATOM_ELIMIT;
-  /* Reserve everything first so that nothing changes on failure. */
+  /* Reserve everything first so that nothing changes on failure (p: nothing added since). */
   if (ATOM__GROW(t->mem, t->pool, t->pool_cap, t->pool_len + n)) return ATOM_ENOMEM;
   if (ATOM__GROW(t->mem, t->rec, t->rec_cap, t->n + 1)) return ATOM_ENOMEM;
-  if ((t->n + 1) * 2 > t->index_cap) {
-    size_t ncap = t->index_cap ? t->index_cap * 2 : 16;
-    uint32_t *ni = atom__mem_calloc(t->mem, ncap, sizeof *ni);
-    if (!ni) return ATOM_ENOMEM;
-    for (size_t s = 1; s < t->n; s++) index_insert(ni, ncap, t->rec[s].hash, (atom__ls)s);
-    atom__mem_free(t->mem, t->index, t->index_cap * sizeof *t->index);
-    t->index = ni;
-    t->index_cap = ncap;
-  }
+  if (atom__idindex_add(&t->index, t->mem, &p, (uint32_t)t->n)) return ATOM_ENOMEM;
   atom__ls s = (atom__ls)t->n;
   memcpy(t->pool + t->pool_len, e, n * sizeof *e);
   t->rec[s] = (atom__ls_rec){(uint32_t)t->pool_len, (uint32_t)n, h};
   t->pool_len += n;
   t->n++;
-  index_insert(t->index, t->index_cap, h, s);
   *out = s;
   return 0;
 }

@@ -20,6 +20,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/idindex.h"
 #include "support/mem.h"
 #include "support/u64map.h"
 
@@ -38,8 +39,7 @@ typedef struct atom__lsets {
   size_t pool_len, pool_cap;
   atom__ls_rec *rec; /* set id -> its elements */
   size_t n, rec_cap;
-  uint32_t *index; /* open addressing on content: set id + 1, 0 = empty slot */
-  size_t index_cap;
+  atom__idindex index; /* content hash -> set id (the empty set, id 0, is not in it) */
   atom__u64map add_memo, remove_memo, meet_memo;
   uint32_t *scratch; /* room to build one set */
   size_t scratch_cap;

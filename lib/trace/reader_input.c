@@ -252,7 +252,8 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
   atom__mem_free(&r->mem, r->tail, r->tail_size);
   for (int i = 0; i < 3; i++) {
     name_space *t = &r->names[i];
-    atom__mem_free(&r->mem, t->slot, t->nslot * sizeof *t->slot);
+    atom__u64map_free(&t->short_names, &r->mem);
+    atom__idindex_free(&t->long_names, &r->mem);
     atom__mem_free(&r->mem, t->ent, t->cap * sizeof *t->ent);
   }
   for (arena_block *b = r->arena, *next; b; b = next) {

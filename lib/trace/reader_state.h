@@ -6,7 +6,9 @@
 
 #include <stdint.h>
 
+#include "support/idindex.h"
 #include "support/mem.h"
+#include "support/u64map.h"
 #include "trace/std_reader.h"
 
 #if defined(__GNUC__)
@@ -36,19 +38,16 @@ typedef struct name_ent {
   size_t len;
 } name_ent;
 
-/* A hash slot: the name's head (its first 8 bytes as a little-endian word, zero-padded; names
- * hold no NUL byte, so a head whose top byte is 0 is the whole name of a name shorter than 8
- * bytes: most names hash and compare without touching the string) and (hash << 32) | key;
- * key 0 = empty. */
-typedef struct name_slot {
-  uint64_t head;
-  uint64_t hk;
-} name_slot;
-
+/* The names of one space, keys 1, 2, 3, ... A name's head is its first 8 bytes as a
+ * little-endian word, zero-padded. Names hold no NUL byte, so a head whose top byte is 0 is
+ * the whole name of a name shorter than 8 bytes: such a name is its own 64-bit key, found in
+ * one probe of `short_names` without touching the string (most names are short; a second,
+ * dependent cache miss per event shows on traces with many names). Longer names go through
+ * `long_names`, whose tag matches are checked against the strings. */
 typedef struct name_space {
-  name_slot *slot;
-  size_t nslot;  /* power of two, or 0 */
-  name_ent *ent; /* ent[key - 1] */
+  atom__u64map short_names; /* head -> key - 1 */
+  atom__idindex long_names; /* word-at-a-time hash -> key - 1 */
+  name_ent *ent;            /* ent[key - 1] */
   size_t n, cap;
   /* One-entry cache: most lines name the same thread as the line before. */
   uint64_t last_head;

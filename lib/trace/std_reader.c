@@ -5,8 +5,9 @@
  * or, for pipes and standard input, a read buffer up to its last line end). Every scanning
  * loop of the parser stops at '\n', so the hot path needs no bounds checks.
  *
- * Names are interned per space into keys 1, 2, 3, ... with an open-addressing table keyed by
- * a word-at-a-time hash; the strings live in an arena that never moves, so the pointers that
+ * Names are interned per space into keys 1, 2, 3, ...: a name shorter than 8 bytes is its
+ * own 64-bit key in a support/u64map, a longer one is found through a support/idindex keyed
+ * by a word-at-a-time hash and checked against its string (reader_state.h); the strings live in an arena that never moves, so the pointers that
  * atom_trace_reader_name() returns stay valid until the reader is freed.
  *
  * This file is the hot path: byte classes, interning and the line parser. Opening, the input
@@ -141,7 +142,7 @@ static inline uint64_t name_head(const unsigned char *s, size_t n) {
 }
 
 /* Multiply-xorshift over the head, then over further 8-byte words of long names. */
-static inline uint32_t name_hash(uint64_t head, const unsigned char *s, size_t n) {
+static inline uint64_t name_hash(uint64_t head, const unsigned char *s, size_t n) {
   uint64_t h = head ^ ((uint64_t)n * 0x9e3779b97f4a7c15ULL);
   for (size_t i = 8; i < n; i += 8) {
     h = (h ^ (h >> 29)) * 0xff51afd7ed558ccdULL;
@@ -151,7 +152,7 @@ static inline uint32_t name_hash(uint64_t head, const unsigned char *s, size_t n
   h ^= h >> 32;
   h *= 0xc4ceb9fe1a85ec53ULL;
   h ^= h >> 29;
-  return (uint32_t)h;
+  return h;
 }
 
 /* Same name, given equal heads and lengths? Only long names need their tails compared. */
@@ -186,67 +187,39 @@ static char *arena_copy(atom_trace_reader *r, const unsigned char *s, size_t n) 
   return d;
 }
 
-static int rehash(atom_trace_reader *r, name_space *t) {
-  size_t nslot = t->nslot ? t->nslot * 2 : 64;
-  name_slot *slot = atom__mem_calloc(&r->mem, nslot, sizeof *slot);
-  if (!slot) return ATOM_ENOMEM;
-  size_t mask = nslot - 1;
-  for (size_t i = 0; i < t->nslot; i++) {
-    if (!t->slot[i].hk) continue;
-    size_t j = (size_t)(t->slot[i].hk >> 32) & mask;
-    while (slot[j].hk) j = (j + 1) & mask;
-    slot[j] = t->slot[i];
-  }
-  atom__mem_free(&r->mem, t->slot, t->nslot * sizeof *t->slot);
-  t->slot = slot;
-  t->nslot = nslot;
-  return 0;
-}
-
+/* The key of the name s[0..len) (head: its name_head), interning it if it is new. */
 static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char *s, size_t len,
                        uint64_t head, uint64_t *key) {
-  uint32_t h = name_hash(head, s, len);
-  size_t i = 0, mask = t->nslot - 1;
-  if (t->nslot) {
-    for (i = h & mask; t->slot[i].hk; i = (i + 1) & mask) {
-      const name_slot *sl = &t->slot[i];
-      if (sl->head != head) continue;
-      uint32_t k = (uint32_t)sl->hk;
-      /* A zero top byte means a name shorter than 8 bytes: the head is the whole name. */
-      if (head >> 56) {
-        const name_ent *ne = &t->ent[k - 1];
-        if ((uint32_t)(sl->hk >> 32) != h || ne->len != len || !same_tail(ne->s, s, len)) continue;
-      }
-      t->last_head = head;
-      t->last_s = head >> 56 ? t->ent[k - 1].s : NULL; /* only long names need it */
-      t->last_len = len;
-      t->last_key = k;
-      *key = k;
-      return 0;
-    }
+  uint32_t at;
+  atom__idindex_probe p = {0, 0};
+  int is_short = !(head >> 56); /* shorter than 8 bytes: the head is the name (reader_state.h) */
+  if (is_short) {
+    if (atom__u64map_get(&t->short_names, head, &at)) goto found;
+  } else {
+    atom__idindex_start(&t->long_names, name_hash(head, s, len), &p);
+    while ((at = atom__idindex_next(&t->long_names, &p)) != ATOM__IDINDEX_END)
+      if (t->ent[at].len == len && !memcmp(t->ent[at].s, s, len)) goto found;
   }
   /* A new name. */
   if (t->n >= MAX_NAMES)
     return atom__trace_fail(r, ATOM_ELIMIT, "more than %lu distinct names in one space",
                 (unsigned long)MAX_NAMES);
-  if ((t->n + 1) * 2 > t->nslot) {
-    if (rehash(r, t)) return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
-    mask = t->nslot - 1;
-    i = h & mask;
-    while (t->slot[i].hk) i = (i + 1) & mask;
-  }
   if (ATOM__GROW(&r->mem, t->ent, t->cap, t->n + 1))
     return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
   char *copy = arena_copy(r, s, len);
-  if (!copy) return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
-  uint64_t k = ++t->n;
-  t->ent[k - 1] = (name_ent){copy, len};
-  t->slot[i] = (name_slot){head, ((uint64_t)h << 32) | k};
+  at = (uint32_t)t->n;
+  /* A copy that the index could not take stays in the arena, freed with the reader. */
+  if (!copy || (is_short ? atom__u64map_put(&t->short_names, &r->mem, head, at)
+                         : atom__idindex_add(&t->long_names, &r->mem, &p, at)))
+    return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
+  t->ent[at] = (name_ent){copy, len};
+  t->n++;
+found:
   t->last_head = head;
-  t->last_s = copy;
+  t->last_s = is_short ? NULL : t->ent[at].s; /* only long names need it: no extra load */
   t->last_len = len;
-  t->last_key = k;
-  *key = k;
+  t->last_key = (uint64_t)at + 1;
+  *key = (uint64_t)at + 1;
   return 0;
 }
 

@@ -116,7 +116,7 @@ static void block_release(block *b) {
   atom__mem_free(b->mem, b->grp, b->grp_cap * sizeof *b->grp);
   b->grp = NULL;
   b->grp_n = b->grp_cap = 0;
-  atom__u64map_free(&b->grp_of, b->mem);
+  atom__idindex_free(&b->grp_of, b->mem);
   atom__u64map_free(&b->grp_pair, b->mem);
   atom__rb_free(&b->rb);
 }

@@ -177,8 +177,8 @@ typedef struct block {
    * pair analysis (atom__block_group_emit). */
   struct pair_group *grp;
   size_t grp_n, grp_cap;
-  atom__u64map grp_of;   /* hash of the begin locations -> group (probing on collision) */
-  atom__u64map grp_pair; /* (group, unit pair) seen: the group's occurrences */
+  atom__idindex grp_of;  /* hash of the begin locations -> group */
+  atom__u64map grp_pair; /* unit pairs seen (u << 32 | v, u < v): the groups' occurrences */
   uint64_t work;         /* units of end-of-run work done, for atom_env_progress */
   uint64_t work_base;    /* where the current phase starts in work_total */
   uint64_t work_total;   /* tuples (pairs) + sites (forced pairs) + units (scope=all) */

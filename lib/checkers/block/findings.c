@@ -106,15 +106,15 @@ int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_
   if (b->unit[units[1]].begin_index > last) last = b->unit[units[1]].begin_index;
   for (size_t i = 0; i < ne; i++)
     if (evs[i].index > last) last = evs[i].index;
-  uint64_t key = atom__hash_mix(atom__hash_mix(0xb10c, lo), hi);
   uint32_t at;
-  while (atom__u64map_get(&b->grp_of, key, &at) &&
-         (b->grp[at].loc[0] != lo || b->grp[at].loc[1] != hi))
-    key = atom__hash64(key + 1); /* a hash collision: probe on */
+  atom__idindex_probe p;
+  atom__idindex_start(&b->grp_of, atom__hash_mix(atom__hash_mix(0xb10c, lo), hi), &p);
+  while ((at = atom__idindex_next(&b->grp_of, &p)) != ATOM__IDINDEX_END)
+    if (b->grp[at].loc[0] == lo && b->grp[at].loc[1] == hi) break;
   pair_group *g;
-  if (!atom__u64map_get(&b->grp_of, key, &at)) {
+  if (at == ATOM__IDINDEX_END) {
     if (b->grp_n >= UINT32_MAX - 1 || ATOM__GROW(b->mem, b->grp, b->grp_cap, b->grp_n + 1) ||
-        atom__u64map_put(&b->grp_of, b->mem, key, (uint32_t)b->grp_n))
+        atom__idindex_add(&b->grp_of, b->mem, &p, (uint32_t)b->grp_n))
       return ATOM_ENOMEM;
     at = (uint32_t)b->grp_n++;
     g = &b->grp[at];
@@ -136,8 +136,9 @@ int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_
       g->last = last;
     }
   }
+  /* The pair of units is the key: their begin locations decide the group. */
   uint32_t u = units[0] < units[1] ? units[0] : units[1], v = units[0] ^ units[1] ^ u;
-  uint64_t pk = atom__hash_mix(atom__hash_mix(atom__hash_mix(0x9a17, at), u), v);
+  uint64_t pk = (uint64_t)u << 32 | v;
   uint32_t seen;
   if (!atom__u64map_get(&b->grp_pair, pk, &seen)) {
     if (atom__u64map_put(&b->grp_pair, b->mem, pk, 1)) return ATOM_ENOMEM;
