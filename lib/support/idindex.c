@@ -38,6 +38,27 @@ int atom__idindex_add(atom__idindex *ix, atom__mem *mem, const atom__idindex_pro
   return 0;
 }
 
+void atom__idindex_remove(atom__idindex *ix, uint64_t hash, uint32_t id) {
+  atom__idindex_probe p;
+  atom__idindex_start(ix, hash, &p);
+  uint32_t x;
+  do x = atom__idindex_next(ix, &p);
+  while (x != ATOM__IDINDEX_END && x != id);
+  if (x == ATOM__IDINDEX_END) return;
+  size_t mask = ix->cap - 1, hole = (p.at - 1) & mask; /* next() stepped past id's slot */
+  /* Backward shift: an entry later in the run moves into the hole unless its home slot lies
+   * cyclically in (hole, j] (a probe from there never passes the hole, so it must stay). */
+  for (size_t j = (hole + 1) & mask; ix->slots[j].id_plus1; j = (j + 1) & mask) {
+    size_t home = ix->slots[j].tag & mask;
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
+      ix->slots[hole] = ix->slots[j];
+      hole = j;
+    }
+  }
+  ix->slots[hole] = (atom__idindex_slot){0, 0};
+  ix->count--;
+}
+
 void atom__idindex_free(atom__idindex *ix, atom__mem *mem) {
   atom__mem_free(mem, ix->slots, ix->cap * sizeof *ix->slots);
   ix->slots = NULL;

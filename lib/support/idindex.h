@@ -8,8 +8,10 @@
  * matches; the hash is not hashed again. The slot of a tag is tag & (cap - 1), so growing the
  * index needs neither the keys nor their hashes.
  *
- * Linear probing, power-of-two capacity, load factor <= 1/2, no deletion (interning only
- * grows). Usage, to find a key or add it as item n:
+ * Linear probing, power-of-two capacity, load factor <= 1/2. Removal shifts the later entries
+ * of the run back (no tombstones, so probes stay as short as if the id had never been added);
+ * it needs no keys either, since an entry's home slot follows from its tag. The capacity never
+ * shrinks. Usage, to find a key or add it as item n:
  *
  *   atom__idindex_probe p;
  *   atom__idindex_start(&ix, hash, &p);
@@ -68,6 +70,12 @@ static inline uint32_t atom__idindex_next(const atom__idindex *ix, atom__idindex
  * no addition since. id < UINT32_MAX. Returns 0 or ATOM_ENOMEM (the index unchanged). */
 int atom__idindex_add(atom__idindex *ix, atom__mem *mem, const atom__idindex_probe *p,
                       uint32_t id);
+
+/* Remove id, added under hash; nothing happens when it is not there. Never fails and never
+ * allocates; the other ids stay found (an id's slot may change, so a probe in progress is void
+ * after a removal). */
+void atom__idindex_remove(atom__idindex *ix, uint64_t hash, uint32_t id);
+
 void atom__idindex_free(atom__idindex *ix, atom__mem *mem);
 
 #endif
