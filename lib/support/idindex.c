@@ -11,17 +11,11 @@ static void place(atom__idindex_slot *slots, size_t cap, uint32_t tag, uint32_t 
   slots[i].id_plus1 = id_plus1;
 }
 
-int atom__idindex_add(atom__idindex *ix, atom__mem *mem, const atom__idindex_probe *p,
-                      uint32_t id) {
+int atom__idindex_add_grow(atom__idindex *ix, atom__mem *mem, const atom__idindex_probe *p,
+                           uint32_t id) {
   ATOM__ASSERT((ix->cap & (ix->cap - 1)) == 0); /* the probe mask needs a power of two */
   ATOM__ASSERT(id < UINT32_MAX);                /* id + 1 must not wrap to "empty" */
   ATOM__ASSERT(!ix->cap || !ix->slots[p->at].id_plus1); /* p ended at an empty slot */
-  if ((ix->count + 1) * 2 <= ix->cap) {
-    ix->slots[p->at].tag = p->tag;
-    ix->slots[p->at].id_plus1 = id + 1;
-    ix->count++;
-    return 0;
-  }
   size_t ncap = ix->cap ? ix->cap * 2 : 16;
   /* the slot of a tag is tag & mask: 32-bit tags address at most 2^32 slots */
   if ((uint64_t)ncap > (uint64_t)UINT32_MAX + 1 || ncap < ix->cap) return ATOM_ENOMEM;
@@ -39,13 +33,15 @@ int atom__idindex_add(atom__idindex *ix, atom__mem *mem, const atom__idindex_pro
 }
 
 void atom__idindex_remove(atom__idindex *ix, uint64_t hash, uint32_t id) {
+  if (!ix->cap) return;
   atom__idindex_probe p;
   atom__idindex_start(ix, hash, &p);
-  uint32_t x;
-  do x = atom__idindex_next(ix, &p);
-  while (x != ATOM__IDINDEX_END && x != id);
-  if (x == ATOM__IDINDEX_END) return;
-  size_t mask = ix->cap - 1, hole = (p.at - 1) & mask; /* next() stepped past id's slot */
+  size_t mask = ix->cap - 1, hole = p.at;
+  for (;; hole = (hole + 1) & mask) {
+    const atom__idindex_slot *sl = &ix->slots[hole];
+    if (!sl->id_plus1) return; /* not there */
+    if (sl->id_plus1 == id + 1 && sl->tag == p.tag) break;
+  }
   /* Backward shift: an entry later in the run moves into the hole unless its home slot lies
    * cyclically in (hole, j] (a probe from there never passes the hole, so it must stay). */
   for (size_t j = (hole + 1) & mask; ix->slots[j].id_plus1; j = (j + 1) & mask) {
@@ -55,7 +51,7 @@ void atom__idindex_remove(atom__idindex *ix, uint64_t hash, uint32_t id) {
       hole = j;
     }
   }
-  ix->slots[hole] = (atom__idindex_slot){0, 0};
+  ix->slots[hole].id_plus1 = 0;
   ix->count--;
 }
 

@@ -25,6 +25,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/assert.h"
 #include "support/mem.h"
 
 #define ATOM__IDINDEX_END UINT32_MAX
@@ -66,10 +67,22 @@ static inline uint32_t atom__idindex_next(const atom__idindex *ix, atom__idindex
   }
 }
 
+int atom__idindex_add_grow(atom__idindex *ix, atom__mem *mem, const atom__idindex_probe *p,
+                           uint32_t id);
+
 /* Add id under the hash of the probe p, which must have just returned ATOM__IDINDEX_END with
- * no addition since. id < UINT32_MAX. Returns 0 or ATOM_ENOMEM (the index unchanged). */
-int atom__idindex_add(atom__idindex *ix, atom__mem *mem, const atom__idindex_probe *p,
-                      uint32_t id);
+ * no addition since. id < UINT32_MAX. Returns 0 or ATOM_ENOMEM (the index unchanged). Inline
+ * while there is room: adding is on the hot path of tables that churn (race-automata's cells);
+ * atom__idindex_add_grow doubles the slots. */
+static inline int atom__idindex_add(atom__idindex *ix, atom__mem *mem,
+                                    const atom__idindex_probe *p, uint32_t id) {
+  if ((ix->count + 1) * 2 > ix->cap) return atom__idindex_add_grow(ix, mem, p, id);
+  ATOM__ASSERT(id < UINT32_MAX && !ix->slots[p->at].id_plus1);
+  ix->slots[p->at].tag = p->tag;
+  ix->slots[p->at].id_plus1 = id + 1;
+  ix->count++;
+  return 0;
+}
 
 /* Remove id, added under hash; nothing happens when it is not there. Never fails and never
  * allocates; the other ids stay found (an id's slot may change, so a probe in progress is void
