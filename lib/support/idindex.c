@@ -1,6 +1,8 @@
 /* An index of dense ids by a caller's hash (see idindex.h). */
 #include "support/idindex.h"
 
+#include <string.h>
+
 #include "atomicity/error.h"
 #include "support/assert.h"
 
@@ -53,6 +55,11 @@ void atom__idindex_remove(atom__idindex *ix, uint64_t hash, uint32_t id) {
   }
   ix->slots[hole].id_plus1 = 0;
   ix->count--;
+}
+
+void atom__idindex_clear(atom__idindex *ix) {
+  if (ix->cap) memset(ix->slots, 0, ix->cap * sizeof *ix->slots);
+  ix->count = 0;
 }
 
 void atom__idindex_free(atom__idindex *ix, atom__mem *mem) {

@@ -89,6 +89,9 @@ static inline int atom__idindex_add(atom__idindex *ix, atom__mem *mem,
  * after a removal). */
 void atom__idindex_remove(atom__idindex *ix, uint64_t hash, uint32_t id);
 
+/* Remove every id, keeping the slots for reuse; costs the capacity, not the count. */
+void atom__idindex_clear(atom__idindex *ix);
+
 void atom__idindex_free(atom__idindex *ix, atom__mem *mem);
 
 #endif

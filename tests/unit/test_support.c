@@ -267,6 +267,14 @@ START_TEST(idindex_remove_keeps_the_others_found) {
     ck_assert_uint_eq(x, id);
   }
   ck_assert_uint_eq(ix.count, 2);
+  atom__idindex_clear(&ix); /* empty, slots kept, and usable again */
+  ck_assert_uint_eq(ix.count, 0);
+  ck_assert_uint_eq(ix.cap, 16);
+  atom__idindex_start(&ix, 15, &p);
+  ck_assert_uint_eq(atom__idindex_next(&ix, &p), ATOM__IDINDEX_END);
+  ck_assert_int_eq(atom__idindex_add(&ix, &m, &p, 7), 0);
+  atom__idindex_start(&ix, 15, &p);
+  ck_assert_uint_eq(atom__idindex_next(&ix, &p), 7);
   atom__idindex_free(&ix, &m);
   ck_assert_uint_eq(m.bytes, 0);
 }
