@@ -22,7 +22,8 @@
  *
  * Memory: everything goes through the atom__mem given at init; nodes and edges live in pooled
  * arrays with free lists, and edges are found by (src, dst) through a support/idindex, so the
- * hot path never calls the allocator once they have grown. Duplicate edges between the same ordered pair are never stored twice.
+ * hot path never calls the allocator once they have grown. Duplicate edges between the same
+ * ordered pair are never stored twice.
  *
  * Not thread-safe; one graph per checker instance. */
 #ifndef ATOM_SUPPORT_DIGRAPH_H
