@@ -86,8 +86,30 @@ static inline int atom__idindex_add(atom__idindex *ix, atom__mem *mem,
 
 /* Remove id, added under hash; nothing happens when it is not there. Never fails and never
  * allocates; the other ids stay found (an id's slot may change, so a probe in progress is void
- * after a removal). */
-void atom__idindex_remove(atom__idindex *ix, uint64_t hash, uint32_t id);
+ * after a removal). Inline, like adding: tables that churn (race-automata's cells, the edges of
+ * a transaction graph) remove on their hot path. */
+static inline void atom__idindex_remove(atom__idindex *ix, uint64_t hash, uint32_t id) {
+  if (!ix->cap) return;
+  atom__idindex_probe p;
+  atom__idindex_start(ix, hash, &p);
+  size_t mask = ix->cap - 1, hole = p.at;
+  for (;; hole = (hole + 1) & mask) {
+    const atom__idindex_slot *sl = &ix->slots[hole];
+    if (!sl->id_plus1) return; /* not there */
+    if (sl->id_plus1 == id + 1 && sl->tag == p.tag) break;
+  }
+  /* Backward shift: an entry later in the run moves into the hole unless its home slot lies
+   * cyclically in (hole, j] (a probe from there never passes the hole, so it must stay). */
+  for (size_t j = (hole + 1) & mask; ix->slots[j].id_plus1; j = (j + 1) & mask) {
+    size_t home = ix->slots[j].tag & mask;
+    if (((j - home) & mask) >= ((j - hole) & mask)) {
+      ix->slots[hole] = ix->slots[j];
+      hole = j;
+    }
+  }
+  ix->slots[hole].id_plus1 = 0;
+  ix->count--;
+}
 
 /* Remove every id, keeping the slots for reuse; costs the capacity, not the count. */
 void atom__idindex_clear(atom__idindex *ix);
