@@ -14,6 +14,7 @@
 
 #include "atomicity/error.h"
 #include "support/assert.h"
+#include "support/u64map.h" /* atom__hash64 */
 
 #define NIL UINT32_MAX
 #define MAX_SLOTS (UINT32_MAX - 1u) /* slot indices stay below NIL */
@@ -38,7 +39,7 @@ void atom__dg_destroy(atom__dg *g) {
   atom__mem_free(m, g->vx, g->vx_cap * sizeof *g->vx);
   if (g->payload_size) atom__mem_free(m, g->pl, g->pl_cap * g->payload_size);
   atom__mem_free(m, g->e, g->e_cap * sizeof *g->e);
-  atom__mem_free(m, g->ht, g->ht_cap * sizeof *g->ht);
+  atom__idindex_free(&g->edge_ix, m);
   atom__mem_free(m, g->stk, g->stk_cap * sizeof *g->stk);
   atom__mem_free(m, g->fw, g->fw_cap * sizeof *g->fw);
   atom__mem_free(m, g->bw, g->bw_cap * sizeof *g->bw);
@@ -54,54 +55,22 @@ void atom__dg_set_edge_payload(atom__dg *g, size_t size) {
   if (g->e_used == 0) g->epl_size = size;
 }
 
-/* ---- edge hash: linear probing over edge indices, keyed by (src, dst) -------------------- */
+/* ---- edge index: support/idindex over edge indices, keyed by (src, dst) ------------------- */
 
-static inline size_t ht_slot(const atom__dg *g, uint32_t s, uint32_t d) {
-  uint64_t k = (((uint64_t)s << 32) | d) * 0x9E3779B97F4A7C15ull;
-  k ^= k >> 31;
-  k *= 0xBF58476D1CE4E5B9ull;
-  return (size_t)(k >> 32) & (g->ht_cap - 1);
+static inline uint64_t edge_hash(uint32_t s, uint32_t d) {
+  return atom__hash64(((uint64_t)s << 32) | d);
 }
 
-static uint32_t ht_find(const atom__dg *g, uint32_t s, uint32_t d) {
-  if (!g->ht_cap) return NIL;
-  size_t mask = g->ht_cap - 1;
-  for (size_t p = ht_slot(g, s, d);; p = (p + 1) & mask) {
-    uint32_t x = g->ht[p];
-    if (x == NIL) return NIL;
+/* The edge s -> d, or NIL; *p ends where it would be added. */
+static inline uint32_t edge_probe(const atom__dg *g, uint32_t s, uint32_t d,
+                                  atom__idindex_probe *p) {
+  atom__idindex_start(&g->edge_ix, edge_hash(s, d), p);
+  for (uint32_t x; (x = atom__idindex_next(&g->edge_ix, p)) != ATOM__IDINDEX_END;)
     if (g->e[x].src == s && g->e[x].dst == d) return x;
-  }
+  return NIL;
 }
 
-static void ht_put(atom__dg *g, uint32_t ei) {
-  size_t mask = g->ht_cap - 1;
-  size_t p = ht_slot(g, g->e[ei].src, g->e[ei].dst);
-  while (g->ht[p] != NIL) p = (p + 1) & mask;
-  g->ht[p] = ei;
-}
-
-/* Remove edge ei from the hash by backward shifting (no tombstones, so probes stay short). */
-static void ht_remove(atom__dg *g, uint32_t ei) {
-  size_t mask = g->ht_cap - 1;
-  size_t i = ht_slot(g, g->e[ei].src, g->e[ei].dst);
-  while (g->ht[i] != ei) i = (i + 1) & mask;
-  size_t j = i;
-  for (;;) {
-    j = (j + 1) & mask;
-    uint32_t x = g->ht[j];
-    if (x == NIL) break;
-    size_t k = ht_slot(g, g->e[x].src, g->e[x].dst);
-    /* x may move to the hole at i unless its home slot k lies cyclically in (i, j]. */
-    int stays = (i <= j) ? (i < k && k <= j) : (i < k || k <= j);
-    if (!stays) {
-      g->ht[i] = x;
-      i = j;
-    }
-  }
-  g->ht[i] = NIL;
-}
-
-/* Make room for one more edge: a free record and a hash kept at most half full. */
+/* Make room for one more edge record (its index entry is added by atom__dg_add_edge_labeled). */
 static int edge_reserve(atom__dg *g) {
   if (g->e_free == NIL && g->e_used == g->e_cap) {
     if (g->e_cap >= MAX_SLOTS) return ATOM_ENOMEM;
@@ -112,23 +81,15 @@ static int edge_reserve(atom__dg *g) {
     int rc = atom__grow(g->mem, (void **)&g->epl, &g->epl_cap, g->e_cap, g->epl_size);
     if (rc) return rc;
   }
-  if ((g->edges + 1) * 2 > g->ht_cap) {
-    size_t ncap = g->ht_cap ? g->ht_cap * 2 : 64;
-    if (ncap > SIZE_MAX / sizeof *g->ht) return ATOM_ENOMEM;
-    uint32_t *nt = atom__mem_alloc(g->mem, ncap * sizeof *nt);
-    if (!nt) return ATOM_ENOMEM;
-    memset(nt, 0xff, ncap * sizeof *nt);
-    uint32_t *old = g->ht;
-    size_t ocap = g->ht_cap;
-    g->ht = nt;
-    g->ht_cap = ncap;
-    for (size_t p = 0; p < ocap; p++)
-      if (old[p] != NIL) ht_put(g, old[p]);
-    atom__mem_free(g->mem, old, ocap * sizeof *old);
-  }
   return 0;
 }
 
+/* The record edge_link takes next. */
+static uint32_t edge_next_free(const atom__dg *g) {
+  return g->e_free != NIL ? g->e_free : (uint32_t)g->e_used;
+}
+
+/* Link record edge_next_free(g), already in the edge index, as s -> d. */
 static uint32_t edge_link(atom__dg *g, uint32_t s, uint32_t d) {
   uint32_t ei;
   if (g->e_free != NIL) {
@@ -154,13 +115,12 @@ static uint32_t edge_link(atom__dg *g, uint32_t s, uint32_t d) {
   vs->nout++;
   vd->nin++;
   g->edges++;
-  ht_put(g, ei);
   return ei;
 }
 
 static void edge_unlink(atom__dg *g, uint32_t ei) {
-  ht_remove(g, ei);
   atom__dg_edge *e = &g->e[ei];
+  atom__idindex_remove(&g->edge_ix, edge_hash(e->src, e->dst), ei);
   atom__dg_vx *vs = &g->vx[e->src], *vd = &g->vx[e->dst];
   ATOM__ASSERT(vs->nout > 0 && vd->nin > 0 && g->edges > 0);
   if (e->prev_out != NIL) g->e[e->prev_out].next_out = e->next_out;
@@ -390,14 +350,23 @@ int atom__dg_add_edge_labeled(atom__dg *g, atom__dg_node u, atom__dg_node v,
   if (h != NIL && g->e[h].src == ui) return 0;
   h = g->vx[ui].out_head;
   if (h != NIL && g->e[h].dst == vi) return 0;
-  if (ht_find(g, ui, vi) != NIL) return 0;
+  atom__idindex_probe p;
+  if (edge_probe(g, ui, vi, &p) != NIL) return 0;
   int rc = edge_reserve(g);
   if (rc) return rc;
+  /* Indexed before the order is repaired, so that running out of memory changes nothing; taken
+   * out again when the edge would close a cycle (or the repair runs out of memory). */
+  uint32_t ei = edge_next_free(g);
+  if ((rc = atom__idindex_add(&g->edge_ix, g->mem, &p, ei))) return rc;
   if (g->vx[ui].ord > g->vx[vi].ord) {
     rc = repair_order(g, ui, vi);
-    if (rc) return rc;
+    if (rc) {
+      atom__idindex_remove(&g->edge_ix, edge_hash(ui, vi), ei);
+      return rc;
+    }
   }
-  uint32_t ei = edge_link(g, ui, vi);
+  uint32_t linked = edge_link(g, ui, vi);
+  ATOM__ASSERT(linked == ei);
   if (g->epl_size) {
     unsigned char *dst = g->epl + (size_t)ei * g->epl_size;
     if (payload) memcpy(dst, payload, g->epl_size);
@@ -408,7 +377,8 @@ int atom__dg_add_edge_labeled(atom__dg *g, atom__dg_node u, atom__dg_node v,
 
 const void *atom__dg_edge_payload(const atom__dg *g, atom__dg_node u, atom__dg_node v) {
   if (!g->epl_size || !atom__dg_alive(g, u) || !atom__dg_alive(g, v)) return NULL;
-  uint32_t ei = ht_find(g, (uint32_t)u, (uint32_t)v);
+  atom__idindex_probe p;
+  uint32_t ei = edge_probe(g, (uint32_t)u, (uint32_t)v, &p);
   return ei == NIL ? NULL : g->epl + (size_t)ei * g->epl_size;
 }
 

@@ -20,9 +20,10 @@
  * x") is detected as stale by atom__dg_alive() and every function that takes a handle treats a
  * stale one as absent. ATOM__DG_NONE (0) is never a valid handle.
  *
- * Memory: everything goes through the atom__mem given at init; nodes, edges and the edge hash
- * live in pooled arrays with free lists, so the hot path never calls the allocator once the
- * pools have grown. Duplicate edges between the same ordered pair are never stored twice.
+ * Memory: everything goes through the atom__mem given at init; nodes and edges live in pooled
+ * arrays with free lists, and edges are found by (src, dst) through a support/idindex, so the
+ * hot path never calls the allocator once they have grown. Duplicate edges between the same
+ * ordered pair are never stored twice.
  *
  * Not thread-safe; one graph per checker instance. */
 #ifndef ATOM_SUPPORT_DIGRAPH_H
@@ -31,6 +32,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "support/idindex.h"
 #include "support/mem.h"
 
 /* A node handle; 0 = none. */
@@ -82,8 +84,7 @@ typedef struct atom__dg {
   size_t e_cap, e_used;
   uint32_t e_free;           /* free list through next_out */
   size_t edges;              /* live */
-  uint32_t *ht;              /* open-addressing set of edge indices keyed by (src, dst) */
-  size_t ht_cap;             /* power of two (or 0) */
+  atom__idindex edge_ix;     /* edge indices by (src, dst) (their keys are in e[]) */
   /* search scratch (reused; grows only) */
   uint32_t epoch;
   uint32_t *stk;

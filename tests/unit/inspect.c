@@ -13,7 +13,7 @@
 
 /* ---- digraph ---- */
 
-/* The edge s -> d by a walk of s's out-list (the library's own look-up goes through its hash,
+/* The edge s -> d by a walk of s's out-list (the library's own look-up goes through its index,
  * which atom__dg_verify checks separately). */
 static uint32_t find_edge(const atom__dg *g, uint32_t s, uint32_t d) {
   for (uint32_t ei = g->vx[s].out_head; ei != NIL; ei = g->e[ei].next_out)
@@ -72,13 +72,13 @@ int atom__dg_verify(const atom__dg *g) {
     }
     if (n != v->nin) return -8;
   }
-  /* The edge hash holds every live edge exactly once and nothing else. */
+  /* The edge index holds every live edge exactly once and nothing else. */
   unsigned char *seen = calloc(g->e_used ? g->e_used : 1, 1);
   if (!seen) return -11;
   int bad = 0;
-  for (size_t p = 0; p < g->ht_cap && !bad; p++) {
-    uint32_t ei = g->ht[p];
-    if (ei == NIL) continue;
+  for (size_t p = 0; p < g->edge_ix.cap && !bad; p++) {
+    if (!g->edge_ix.slots[p].id_plus1) continue;
+    uint32_t ei = g->edge_ix.slots[p].id_plus1 - 1;
     bad = ei >= g->e_used || g->e[ei].src == NIL || seen[ei];
     if (!bad) seen[ei] = 1;
     hashed++;

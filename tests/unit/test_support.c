@@ -185,6 +185,101 @@ START_TEST(idindex_finds_added_ids_through_equal_tags) {
 }
 END_TEST
 
+/* The item of key k, or ATOM__IDINDEX_END (hash as in idx_intern). */
+static uint32_t idx_find(const atom__idindex *ix, const uint64_t *keys, uint64_t k, int weak) {
+  atom__idindex_probe p;
+  atom__idindex_start(ix, weak ? k % 7 : atom__hash64(k), &p);
+  for (uint32_t id; (id = atom__idindex_next(ix, &p)) != ATOM__IDINDEX_END;)
+    if (keys[id] == k) return id;
+  return ATOM__IDINDEX_END;
+}
+
+START_TEST(idindex_remove_keeps_the_others_found) {
+  atom__mem m;
+  atom__mem_init(&m, NULL);
+  enum { N = 300 };
+  static uint64_t keys[2 * N];
+  static uint32_t id_of[N]; /* key k = i + 1: its id, or ATOM__IDINDEX_END once removed */
+  for (int weak = 0; weak < 2; weak++) { /* weak: 7 tags, every removal inside a long run */
+    atom__idindex ix = {0};
+    uint32_t n = 0;
+    int err = 0;
+    for (uint32_t i = 0; i < N; i++) id_of[i] = idx_intern(&ix, &m, keys, &n, i + 1, weak, &err);
+    uint64_t r = 12345;
+    for (int step = 0; step < 4 * N; step++) { /* remove or add again, at random (fixed seed) */
+      r = r * 6364136223846793005ULL + 1442695040888963407ULL;
+      uint32_t i = (uint32_t)(r >> 33) % N;
+      uint64_t h = weak ? (i + 1) % 7 : atom__hash64(i + 1);
+      if (id_of[i] != ATOM__IDINDEX_END) {
+        atom__idindex_remove(&ix, h, id_of[i]);
+        atom__idindex_remove(&ix, h, id_of[i]); /* absent now: nothing happens */
+        id_of[i] = ATOM__IDINDEX_END;
+      } else if (n < 2 * N) {
+        id_of[i] = idx_intern(&ix, &m, keys, &n, i + 1, weak, &err);
+        ck_assert_int_eq(err, 0);
+      }
+      if (step % 50 && step != 4 * N - 1) continue;
+      size_t live = 0;
+      for (uint32_t k = 0; k < N; k++) {
+        ck_assert_uint_eq(idx_find(&ix, keys, k + 1, weak), id_of[k]);
+        live += id_of[k] != ATOM__IDINDEX_END;
+      }
+      ck_assert_uint_eq(ix.count, live);
+    }
+    atom__idindex_free(&ix, &m);
+  }
+  ck_assert_uint_eq(m.bytes, 0);
+
+  /* Across the end of the slots (cap 16, tags below 2^32 are the hashes themselves): ids 0, 1,
+   * 2 on tag 15 sit in slots 15, 0, 1; id 3 on tag 0 in slot 2. */
+  atom__idindex ix = {0};
+  static const uint64_t tag[] = {15, 15, 15, 0, 14};
+  for (uint32_t id = 0; id < 4; id++) {
+    atom__idindex_probe p;
+    atom__idindex_start(&ix, tag[id], &p);
+    while (atom__idindex_next(&ix, &p) != ATOM__IDINDEX_END) {
+    }
+    ck_assert_int_eq(atom__idindex_add(&ix, &m, &p, id), 0);
+  }
+  ck_assert_uint_eq(ix.cap, 16);
+  ck_assert_uint_eq(ix.slots[0].id_plus1, 2);
+  atom__idindex_remove(&ix, 15, 0); /* 1 and 2 move back over the end, and 3 follows... */
+  ck_assert_uint_eq(ix.slots[15].id_plus1, 2);
+  ck_assert_uint_eq(ix.slots[0].id_plus1, 3);
+  ck_assert_uint_eq(ix.slots[1].id_plus1, 4); /* ...as near to slot 0 as it can get */
+  ck_assert_uint_eq(ix.slots[2].id_plus1, 0);
+  atom__idindex_remove(&ix, 0, 3); /* the last of the run: nothing moves */
+  ck_assert_uint_eq(ix.slots[0].id_plus1, 3);
+  ck_assert_uint_eq(ix.slots[1].id_plus1, 0);
+  atom__idindex_probe p; /* id 4 on tag 14 goes to slot 14, before the run */
+  atom__idindex_start(&ix, tag[4], &p);
+  ck_assert_uint_eq(atom__idindex_next(&ix, &p), ATOM__IDINDEX_END);
+  ck_assert_int_eq(atom__idindex_add(&ix, &m, &p, 4), 0);
+  atom__idindex_remove(&ix, 14, 4); /* 1 and 2 have their home after the hole: they stay */
+  ck_assert_uint_eq(ix.slots[14].id_plus1, 0);
+  ck_assert_uint_eq(ix.slots[15].id_plus1, 2);
+  ck_assert_uint_eq(ix.slots[0].id_plus1, 3);
+  for (uint32_t id = 1; id < 3; id++) { /* and both are still found from tag 15 */
+    atom__idindex_start(&ix, 15, &p);
+    uint32_t x;
+    do x = atom__idindex_next(&ix, &p);
+    while (x != ATOM__IDINDEX_END && x != id);
+    ck_assert_uint_eq(x, id);
+  }
+  ck_assert_uint_eq(ix.count, 2);
+  atom__idindex_clear(&ix); /* empty, slots kept, and usable again */
+  ck_assert_uint_eq(ix.count, 0);
+  ck_assert_uint_eq(ix.cap, 16);
+  atom__idindex_start(&ix, 15, &p);
+  ck_assert_uint_eq(atom__idindex_next(&ix, &p), ATOM__IDINDEX_END);
+  ck_assert_int_eq(atom__idindex_add(&ix, &m, &p, 7), 0);
+  atom__idindex_start(&ix, 15, &p);
+  ck_assert_uint_eq(atom__idindex_next(&ix, &p), 7);
+  atom__idindex_free(&ix, &m);
+  ck_assert_uint_eq(m.bytes, 0);
+}
+END_TEST
+
 START_TEST(idindex_out_of_memory_leaves_it_unchanged) {
   failing f = {0, 0};
   atom__allocator al = {f_malloc, f_realloc, f_free, &f};
@@ -447,6 +542,7 @@ Suite *atom_test_suite_support(void) {
   tcase_add_test(tc, u64map_out_of_memory_leaves_it_unchanged);
   tcase_add_test(tc, idindex_finds_added_ids_through_equal_tags);
   tcase_add_test(tc, idindex_out_of_memory_leaves_it_unchanged);
+  tcase_add_test(tc, idindex_remove_keeps_the_others_found);
   tcase_add_test(tc, periods_release_acquire);
   tcase_add_test(tc, periods_sync_out_of_memory);
   tcase_add_test(tc, unionfind_classes);

@@ -68,61 +68,45 @@ static int add_pending(commit_node *c, cn_thread *th, cn_end e) {
 
 static uint64_t trim_key(uint32_t parent, uint32_t var) { return ((uint64_t)parent << 32) | var; }
 
-static cn_trim *trim_find(cn_thread *th, uint64_t key, uint32_t period, size_t *slot) {
-  size_t mask = th->tab_cap - 1;
-  size_t j = (size_t)atom__hash64(key ^ ((uint64_t)period << 20)) & mask;
-  while (th->tab[j].used) {
-    if (th->tab[j].key == key && th->tab[j].period == period) return &th->tab[j];
-    j = (j + 1) & mask;
-  }
-  *slot = j;
-  return NULL;
+static uint64_t trim_hash(uint64_t key, uint32_t period) {
+  return atom__hash64(key ^ ((uint64_t)period << 20));
 }
 
-/* The entry of key, inserted if absent (only an insertion may move the table). */
-static cn_trim *trim_get(commit_node *c, cn_thread *th, uint64_t key, uint32_t period) {
-  size_t j = 0;
-  cn_trim *e;
-  if (th->tab_cap && (e = trim_find(th, key, period, &j))) return e;
-  if (th->tab_n * 2 + 2 > th->tab_cap) {
-    size_t ncap = th->tab_cap ? th->tab_cap * 2 : 16;
-    cn_trim *nt = atom__mem_calloc(c->mem, ncap, sizeof *nt);
-    if (!nt) return NULL;
-    size_t nused_cap = ncap / 2 + 1;
-    uint32_t *nu = atom__mem_alloc(c->mem, nused_cap * sizeof *nu);
-    if (!nu) {
-      atom__mem_free(c->mem, nt, ncap * sizeof *nt);
-      return NULL;
+/* The entry of (key, period) in *out, added if absent (an addition may move th->trim, so the
+ * callers keep indexes). @return 0 or ATOM_ENOMEM. */
+static int trim_get(commit_node *c, cn_thread *th, uint64_t key, uint32_t period, uint32_t *out) {
+  atom__idindex_probe p;
+  atom__idindex_start(&th->trim_ix, trim_hash(key, period), &p);
+  for (uint32_t i; (i = atom__idindex_next(&th->trim_ix, &p)) != ATOM__IDINDEX_END;) {
+    if (th->trim[i].key == key && th->trim[i].period == period) {
+      *out = i;
+      return 0;
     }
-    for (size_t i = 0; i < th->tab_n; i++) {
-      cn_trim *o = &th->tab[th->tab_used[i]];
-      size_t k = (size_t)atom__hash64(o->key ^ ((uint64_t)o->period << 20)) & (ncap - 1);
-      while (nt[k].used) k = (k + 1) & (ncap - 1);
-      nt[k] = *o;
-      nu[i] = (uint32_t)k;
-    }
-    atom__mem_free(c->mem, th->tab, th->tab_cap * sizeof *th->tab);
-    atom__mem_free(c->mem, th->tab_used, th->tab_used_cap * sizeof *th->tab_used);
-    th->tab = nt;
-    th->tab_cap = ncap;
-    th->tab_used = nu;
-    th->tab_used_cap = nused_cap;
-    (void)trim_find(th, key, period, &j);
   }
-  e = &th->tab[j];
+  if (th->trim_n >= UINT32_MAX - 1 || ATOM__GROW(c->mem, th->trim, th->trim_cap, th->trim_n + 1) ||
+      atom__idindex_add(&th->trim_ix, c->mem, &p, (uint32_t)th->trim_n))
+    return ATOM_ENOMEM;
+  cn_trim *e = &th->trim[th->trim_n];
   memset(e, 0, sizeof *e);
-  e->used = 1;
   e->key = key;
   e->period = period;
   e->extra = NONE;
   e->lastw = NONE;
-  th->tab_used[th->tab_n++] = (uint32_t)j;
-  return e;
+  *out = (uint32_t)th->trim_n++;
+  return 0;
 }
 
+/* Forget the closed unit's counters. Emptying the index costs its capacity, which the largest
+ * unit of the thread set; a small unit after a large one takes its entries out one by one. */
 static void trim_clear(cn_thread *th) {
-  for (size_t i = 0; i < th->tab_n; i++) th->tab[th->tab_used[i]].used = 0;
-  th->tab_n = 0;
+  if (th->trim_ix.cap <= 16 * th->trim_n) {
+    atom__idindex_clear(&th->trim_ix);
+  } else {
+    for (size_t i = 0; i < th->trim_n; i++)
+      atom__idindex_remove(&th->trim_ix, trim_hash(th->trim[i].key, th->trim[i].period),
+                           (uint32_t)i);
+  }
+  th->trim_n = 0;
 }
 
 /* ---- building trees ------------------------------------------------------------------ */
@@ -219,9 +203,12 @@ static int add_leaf(commit_node *c, uint32_t t, const atom_ev *ev, uint32_t peri
      * for the others (of the same thread period: a FORK/JOIN inside the unit changes what an
      * access can be concurrent with). A third leaf per parent stands for the later writes, so that the unit's
      * last write (which the view forest needs, Fig. 5) is always represented exactly. */
-    if (!(pv = trim_get(c, th, trim_key(parent, ev->target), period))) return ATOM_ENOMEM;
-    if (!(uv = trim_get(c, th, trim_key(NONE, ev->target), NONE))) return ATOM_ENOMEM;
-    pv = trim_get(c, th, trim_key(parent, ev->target), period); /* the table may have moved */
+    uint32_t pi, ui;
+    if ((rc = trim_get(c, th, trim_key(parent, ev->target), period, &pi)) ||
+        (rc = trim_get(c, th, trim_key(NONE, ev->target), NONE, &ui)))
+      return rc;
+    pv = &th->trim[pi];
+    uv = &th->trim[ui];
     if (kind == K_READ && pv->nr >= 2) {
       *out = NONE;
       return 0;
@@ -657,8 +644,8 @@ static void cn_destroy(void *self) {
     atom__mem_free(c->mem, th->b, th->bcap * sizeof *th->b);
     atom__mem_free(c->mem, th->ls, th->ls_cap * sizeof *th->ls);
     atom__mem_free(c->mem, th->pend, th->pend_cap * sizeof *th->pend);
-    atom__mem_free(c->mem, th->tab, th->tab_cap * sizeof *th->tab);
-    atom__mem_free(c->mem, th->tab_used, th->tab_used_cap * sizeof *th->tab_used);
+    atom__mem_free(c->mem, th->trim, th->trim_cap * sizeof *th->trim);
+    atom__idindex_free(&th->trim_ix, c->mem);
   }
   atom__mem_free(c->mem, c->th, c->th_cap * sizeof *c->th);
   atom__mem_free(c->mem, c->units, c->ucap * sizeof *c->units);

@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "atomicity/checker.h"
+#include "support/idindex.h"
 #include "support/lockorder.h"
 #include "support/mem.h"
 #include "support/periods.h"
@@ -70,7 +71,6 @@ typedef struct cn_trim {
   uint32_t nr, nw;
   uint32_t extra; /* leaf that stands for the third and later writes */
   uint32_t lastw; /* leaf standing for the unit's last write so far */
-  uint32_t used;
   uint32_t period; /* accesses of different thread periods are not interchangeable */
 } cn_trim;
 
@@ -89,10 +89,9 @@ typedef struct cn_thread {
   size_t ls_n, ls_cap;
   cn_end *pend; /* endpoints the next unit's root must be linked to (fork, join) */
   size_t pend_n, pend_cap;
-  cn_trim *tab;
-  size_t tab_cap, tab_n;
-  uint32_t *tab_used;
-  size_t tab_used_cap;
+  cn_trim *trim; /* the open unit's trimming counters, in order of first use */
+  size_t trim_n, trim_cap;
+  atom__idindex trim_ix; /* trim[] by (key, period) */
 } cn_thread;
 
 typedef struct cn_edge {

@@ -159,6 +159,7 @@ static int tuple_make(race_automata *ra, uint32_t u, uint32_t v, uint32_t l1, ui
     if (want[pos][1] == NIL || (pos >= 2 && unary_v)) continue;
     rc = atom__ra_cell_get(ra, want[pos][0], want[pos][1], &c[pos]);
   }
+  if (!rc) rc = atom__ra_tuple_index(ra, t, u, v, l1, l2);
   if (rc) {
     for (unsigned pos = 0; pos < 4; pos++)
       if (c[pos] != NIL) atom__ra_cell_release_if_idle(ra, c[pos]);
@@ -180,7 +181,6 @@ static int tuple_make(race_automata *ra, uint32_t u, uint32_t v, uint32_t l1, ui
   for (uint32_t i = 0; i < n; i++) wit[i] = i < nsrc ? src[i] : (ra_pos){NONE, 0};
   for (unsigned pos = 0; pos < 4; pos++)
     if (c[pos] != NIL) atom__ra_link_add(ra, c[pos], t, pos);
-  atom__ra_tuple_index(ra, t);
   UNIT(u)->refs++;
   UNIT(v)->refs++;
   ra->n_tuples++;
@@ -540,9 +540,9 @@ static void ra_destroy(void *self) {
   atom__ra_pool_free(ra, &ra->tuples);
   atom__ra_pool_free(ra, &ra->pwit);
   atom__ra_pool_free(ra, &ra->fwit);
-  atom__mem_free(ra->mem, ra->hcells.b, ra->hcells.nb * sizeof *ra->hcells.b);
-  atom__mem_free(ra->mem, ra->hgroups.b, ra->hgroups.nb * sizeof *ra->hgroups.b);
-  atom__mem_free(ra->mem, ra->htuples.b, ra->htuples.nb * sizeof *ra->htuples.b);
+  atom__idindex_free(&ra->cell_ix, ra->mem);
+  atom__idindex_free(&ra->group_ix, ra->mem);
+  atom__idindex_free(&ra->tuple_ix, ra->mem);
   atom__rb_free(&ra->rb);
   atom__mem_free(ra->mem, ra, sizeof *ra);
 }
@@ -570,11 +570,6 @@ static int ra_create(void **self, atom_env *env) {
   atom__ra_pool_init(&ra->tuples, sizeof(ra_tuple), MAX_TUPLES);
   atom__ra_pool_init(&ra->pwit, ra->n_pslots * sizeof(ra_pos), MAX_TUPLES);
   atom__ra_pool_init(&ra->fwit, ra->n_fslots * sizeof(ra_pos), MAX_TUPLES);
-  if (atom__ra_hash_init(ra, &ra->hcells) || atom__ra_hash_init(ra, &ra->hgroups) ||
-      atom__ra_hash_init(ra, &ra->htuples)) {
-    ra_destroy(ra);
-    return ATOM_ENOMEM;
-  }
   *self = ra;
   return 0;
 }

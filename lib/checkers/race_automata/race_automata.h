@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 #include "atomicity/checker.h"
+#include "support/idindex.h"
 #include "support/mem.h"
 #include "support/report_build.h"
 #include "support/u64map.h"
@@ -72,7 +73,6 @@ typedef struct ra_unit {
  * of the tuples in which (unit, var) takes a role. */
 typedef struct ra_cell {
   uint32_t unit, var;
-  uint32_t hnext;        /* hash chain */
   uint32_t unext, uprev; /* the unit's cells */
   uint32_t vnext, vprev; /* accessed cells of var, in order of last access */
   uint32_t group;        /* the unit's accessed cells in var's atomic set (NIL: none) */
@@ -92,7 +92,6 @@ typedef struct ra_tuple {
   uint32_t u, v, l1, l2;
   uint64_t word;
   uint32_t next[4], prev[4]; /* cell lists: (u,l1), (u,l2), (u',l1), (u',l2) */
-  uint32_t hnext;
   uint32_t wit; /* its matched events (ra_pos[n_pslots or n_fslots]) */
 } ra_tuple;
 
@@ -112,7 +111,6 @@ typedef struct ra_var {
 typedef struct ra_group {
   uint32_t unit, set;
   uint32_t head;
-  uint32_t hnext;
 } ra_group;
 
 /* A pool of fixed-size records addressed by index, with a free list through the first word. */
@@ -122,13 +120,6 @@ typedef struct ra_pool {
   size_t elem; /* bytes per record */
   uint32_t used, free, max;
 } ra_pool;
-
-/* Chained hash of pool indices. */
-typedef struct ra_hash {
-  uint32_t *b;
-  size_t nb; /* power of two */
-  size_t n;
-} ra_hash;
 
 typedef struct race_automata {
   atom_env *env;
@@ -152,7 +143,7 @@ typedef struct race_automata {
   atom__u64map declared;   /* declared set key -> set id */
 
   ra_pool units, cells, groups, tuples, pwit, fwit;
-  ra_hash hcells, hgroups, htuples;
+  atom__idindex cell_ix, group_ix, tuple_ix; /* pool indices by key (tuples.c) */
   uint64_t n_tuples;    /* P and full tuples held */
   uint64_t n_summaries; /* cells with a summary */
 
@@ -206,7 +197,6 @@ void atom__ra_pool_init(ra_pool *p, size_t elem, uint32_t max);
 int atom__ra_pool_take(race_automata *ra, ra_pool *p, uint32_t *out);
 void atom__ra_pool_put(ra_pool *p, uint32_t i);
 void atom__ra_pool_free(race_automata *ra, ra_pool *p);
-int atom__ra_hash_init(race_automata *ra, ra_hash *h);
 uint32_t atom__ra_cell_find(const race_automata *ra, uint32_t unit, uint32_t var);
 uint32_t atom__ra_tuple_find(const race_automata *ra, uint32_t u, uint32_t v, uint32_t l1,
                              uint32_t l2);
@@ -225,6 +215,7 @@ void atom__ra_cell_release_if_idle(race_automata *ra, uint32_t c);
 void atom__ra_tuple_delete(race_automata *ra, uint32_t t);
 unsigned atom__ra_ended_roles(race_automata *ra, const ra_tuple *x);
 void atom__ra_tuple_collect(race_automata *ra, uint32_t t);
-void atom__ra_tuple_index(race_automata *ra, uint32_t t);
+int atom__ra_tuple_index(race_automata *ra, uint32_t t, uint32_t u, uint32_t v, uint32_t l1,
+                         uint32_t l2);
 
 #endif

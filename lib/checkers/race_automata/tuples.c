@@ -1,13 +1,14 @@
 /* race-automata's records (internal): pools of units, cells, groups and tuples addressed by
- * index, their hash indexes, and the lists that tie them together (race_automata.c tells what
+ * index, their indexes, and the lists that tie them together (race_automata.c tells what
  * each one means in 001 §3.2). */
 #include <stddef.h>
 #include <string.h>
 
 #include "atomicity/error.h"
 #include "checkers/race_automata/race_automata.h"
+#include "support/assert.h"
 
-/* ---- pools and hashes ---------------------------------------------------------------------- */
+/* ---- pools and indexes ---------------------------------------------------------------------- */
 
 void atom__ra_pool_init(ra_pool *p, size_t elem, uint32_t max) {
   memset(p, 0, sizeof *p);
@@ -47,75 +48,51 @@ void atom__ra_pool_free(race_automata *ra, ra_pool *p) {
 
 
 
+/* The indexes (cells by (unit, var), groups by (unit, set), tuples by (u, u', l1, l2)) are
+ * support/idindex: the keys stay in the records, compared here. */
+
 static inline uint64_t cell_hash(uint32_t unit, uint32_t var) {
   return atom__hash64(((uint64_t)unit << 32 | var) + 0x9e3779b97f4a7c15ULL);
+}
+
+static inline uint64_t group_hash(uint32_t unit, uint32_t set) {
+  return atom__hash64(((uint64_t)set << 32 | unit) ^ 0x5851f42d4c957f2dULL);
 }
 
 static inline uint64_t tuple_hash(uint32_t u, uint32_t v, uint32_t l1, uint32_t l2) {
   return mix2((uint64_t)u << 32 | v, (uint64_t)l1 << 32 | l2);
 }
 
-int atom__ra_hash_init(race_automata *ra, ra_hash *h) {
-  h->nb = 256;
-  h->n = 0;
-  h->b = atom__mem_alloc(ra->mem, h->nb * sizeof *h->b);
-  if (!h->b) return ATOM_ENOMEM;
-  memset(h->b, 0xff, h->nb * sizeof *h->b);
-  return 0;
-}
-
-/* The hash of a record by its key, for hash_grow. */
-static uint64_t cell_key_hash(const void *r) {
-  const ra_cell *x = r;
-  return cell_hash(x->unit, x->var);
-}
-static uint64_t tuple_key_hash(const void *r) {
-  const ra_tuple *x = r;
-  return tuple_hash(x->u, x->v, x->l1, x->l2);
-}
-
-/* Double the buckets of h (records in pool p, chained through the uint32_t at hnext_at, hashed
- * by key_hash) when the chains get long; a failure only leaves them longer. */
-static void hash_grow(race_automata *ra, ra_hash *h, const ra_pool *p, size_t hnext_at,
-                      uint64_t (*key_hash)(const void *)) {
-  size_t nb = h->nb * 2;
-  uint32_t *b = atom__mem_alloc(ra->mem, nb * sizeof *b);
-  if (!b) return;
-  memset(b, 0xff, nb * sizeof *b);
-  for (size_t i = 0; i < h->nb; i++)
-    for (uint32_t r = h->b[i], next; r != NIL; r = next) {
-      unsigned char *x = pool_at(p, r);
-      memcpy(&next, x + hnext_at, sizeof next);
-      size_t j = (size_t)key_hash(x) & (nb - 1);
-      memcpy(x + hnext_at, &b[j], sizeof b[j]);
-      b[j] = r;
-    }
-  atom__mem_free(ra->mem, h->b, h->nb * sizeof *h->b);
-  h->b = b;
-  h->nb = nb;
+/* The cell of (unit, var), or NIL; *p ends where the cell would be added. */
+static uint32_t cell_probe(const race_automata *ra, uint32_t unit, uint32_t var,
+                           atom__idindex_probe *p) {
+  atom__idindex_start(&ra->cell_ix, cell_hash(unit, var), p);
+  for (uint32_t c; (c = atom__idindex_next(&ra->cell_ix, p)) != ATOM__IDINDEX_END;) {
+    const ra_cell *x = CELL(c);
+    if (x->unit == unit && x->var == var) return c;
+  }
+  return NIL;
 }
 
 uint32_t atom__ra_cell_find(const race_automata *ra, uint32_t unit, uint32_t var) {
-  const ra_hash *h = &ra->hcells;
-  uint32_t c = h->b[(size_t)cell_hash(unit, var) & (h->nb - 1)];
-  while (c != NIL) {
-    const ra_cell *x = CELL(c);
-    if (x->unit == unit && x->var == var) return c;
-    c = x->hnext;
+  atom__idindex_probe p;
+  return cell_probe(ra, unit, var, &p);
+}
+
+static uint32_t tuple_probe(const race_automata *ra, uint32_t u, uint32_t v, uint32_t l1,
+                            uint32_t l2, atom__idindex_probe *p) {
+  atom__idindex_start(&ra->tuple_ix, tuple_hash(u, v, l1, l2), p);
+  for (uint32_t t; (t = atom__idindex_next(&ra->tuple_ix, p)) != ATOM__IDINDEX_END;) {
+    const ra_tuple *x = TUPLE(t);
+    if (x->u == u && x->v == v && x->l1 == l1 && x->l2 == l2) return t;
   }
   return NIL;
 }
 
 uint32_t atom__ra_tuple_find(const race_automata *ra, uint32_t u, uint32_t v, uint32_t l1,
                              uint32_t l2) {
-  const ra_hash *h = &ra->htuples;
-  uint32_t t = h->b[(size_t)tuple_hash(u, v, l1, l2) & (h->nb - 1)];
-  while (t != NIL) {
-    const ra_tuple *x = TUPLE(t);
-    if (x->u == u && x->v == v && x->l1 == l1 && x->l2 == l2) return t;
-    t = x->hnext;
-  }
-  return NIL;
+  atom__idindex_probe p;
+  return tuple_probe(ra, u, v, l1, l2, &p);
 }
 
 /* ---- units ----------------------------------------------------------------------------------- */
@@ -157,24 +134,14 @@ void atom__ra_vlist_append(race_automata *ra, uint32_t c) {
   v->tail = c;
 }
 
-static inline uint64_t group_hash(uint32_t unit, uint32_t set) {
-  return atom__hash64(((uint64_t)set << 32 | unit) ^ 0x5851f42d4c957f2dULL);
-}
-
-static uint32_t group_find(const race_automata *ra, uint32_t unit, uint32_t set) {
-  const ra_hash *h = &ra->hgroups;
-  uint32_t g = h->b[(size_t)group_hash(unit, set) & (h->nb - 1)];
-  while (g != NIL) {
+static uint32_t group_probe(const race_automata *ra, uint32_t unit, uint32_t set,
+                            atom__idindex_probe *p) {
+  atom__idindex_start(&ra->group_ix, group_hash(unit, set), p);
+  for (uint32_t g; (g = atom__idindex_next(&ra->group_ix, p)) != ATOM__IDINDEX_END;) {
     const ra_group *x = GROUP(g);
     if (x->unit == unit && x->set == set) return g;
-    g = x->hnext;
   }
   return NIL;
-}
-
-static uint64_t group_key_hash(const void *r) {
-  const ra_group *x = r;
-  return group_hash(x->unit, x->set);
 }
 
 /* Put accessed cell c into its unit's group for var's set. @return 0 or an error (c stays out
@@ -182,17 +149,16 @@ static uint64_t group_key_hash(const void *r) {
 int atom__ra_group_join(race_automata *ra, uint32_t c) {
   ra_cell *x = CELL(c);
   uint32_t unit = x->unit, set = ra->var[x->var].set;
-  uint32_t g = group_find(ra, unit, set);
+  atom__idindex_probe p;
+  uint32_t g = group_probe(ra, unit, set, &p);
   if (g == NIL) {
     int rc = atom__ra_pool_take(ra, &ra->groups, &g);
     if (rc) return rc;
-    ra_group *y = GROUP(g);
-    *y = (ra_group){unit, set, NIL, NIL};
-    ra_hash *h = &ra->hgroups;
-    size_t b = (size_t)group_hash(unit, set) & (h->nb - 1);
-    y->hnext = h->b[b];
-    h->b[b] = g;
-    if (++h->n > h->nb) hash_grow(ra, h, &ra->groups, offsetof(ra_group, hnext), group_key_hash);
+    if ((rc = atom__idindex_add(&ra->group_ix, ra->mem, &p, g))) {
+      atom__ra_pool_put(&ra->groups, g);
+      return rc;
+    }
+    *GROUP(g) = (ra_group){unit, set, NIL};
   }
   ra_group *y = GROUP(g);
   x = CELL(c);
@@ -214,11 +180,7 @@ void atom__ra_group_leave(race_automata *ra, uint32_t c) {
   if (x->gnext != NIL) CELL(x->gnext)->gprev = x->gprev;
   x->group = x->gnext = x->gprev = NIL;
   if (y->head == NIL) {
-    ra_hash *h = &ra->hgroups;
-    uint32_t *q = &h->b[(size_t)group_hash(y->unit, y->set) & (h->nb - 1)];
-    while (*q != g) q = &GROUP(*q)->hnext;
-    *q = y->hnext;
-    h->n--;
+    atom__idindex_remove(&ra->group_ix, group_hash(y->unit, y->set), g);
     atom__ra_pool_put(&ra->groups, g);
   }
 }
@@ -253,13 +215,18 @@ uint32_t atom__ra_link_remove(race_automata *ra, uint32_t t, unsigned pos) {
 /* ---- cells ----------------------------------------------------------------------------------- */
 
 int atom__ra_cell_get(race_automata *ra, uint32_t unit, uint32_t var, uint32_t *out) {
-  uint32_t c = atom__ra_cell_find(ra, unit, var);
+  atom__idindex_probe p;
+  uint32_t c = cell_probe(ra, unit, var, &p);
   if (c != NIL) {
     *out = c;
     return 0;
   }
   int rc = atom__ra_pool_take(ra, &ra->cells, &c);
   if (rc) return rc;
+  if ((rc = atom__idindex_add(&ra->cell_ix, ra->mem, &p, c))) {
+    atom__ra_pool_put(&ra->cells, c);
+    return rc;
+  }
   ra_cell *x = CELL(c);
   memset(x, 0, sizeof *x);
   x->unit = unit;
@@ -273,11 +240,6 @@ int atom__ra_cell_get(race_automata *ra, uint32_t unit, uint32_t var, uint32_t *
   if (u->cells != NIL) CELL(u->cells)->uprev = c;
   u->cells = c;
   u->refs++;
-  ra_hash *h = &ra->hcells;
-  size_t b = (size_t)cell_hash(unit, var) & (h->nb - 1);
-  x->hnext = h->b[b];
-  h->b[b] = c;
-  if (++h->n > h->nb) hash_grow(ra, h, &ra->cells, offsetof(ra_cell, hnext), cell_key_hash);
   *out = c;
   return 0;
 }
@@ -285,11 +247,7 @@ int atom__ra_cell_get(race_automata *ra, uint32_t unit, uint32_t var, uint32_t *
 /* Free a cell that is in no summary list and anchors no tuple. */
 void atom__ra_cell_free(race_automata *ra, uint32_t c) {
   ra_cell *x = CELL(c);
-  ra_hash *h = &ra->hcells;
-  uint32_t *p = &h->b[(size_t)cell_hash(x->unit, x->var) & (h->nb - 1)];
-  while (*p != c) p = &CELL(*p)->hnext;
-  *p = x->hnext;
-  h->n--;
+  atom__idindex_remove(&ra->cell_ix, cell_hash(x->unit, x->var), c);
   ra_unit *u = UNIT(x->unit);
   if (x->uprev != NIL) CELL(x->uprev)->unext = x->unext;
   else u->cells = x->unext;
@@ -319,11 +277,7 @@ void atom__ra_tuple_delete(race_automata *ra, uint32_t t) {
     if (c != NIL) atom__ra_cell_release_if_idle(ra, c);
   }
   x = TUPLE(t);
-  ra_hash *h = &ra->htuples;
-  uint32_t *p = &h->b[(size_t)tuple_hash(x->u, x->v, x->l1, x->l2) & (h->nb - 1)];
-  while (*p != t) p = &TUPLE(*p)->hnext;
-  *p = x->hnext;
-  h->n--;
+  atom__idindex_remove(&ra->tuple_ix, tuple_hash(x->u, x->v, x->l1, x->l2), t);
   atom__ra_pool_put(is_full(x) ? &ra->fwit : &ra->pwit, x->wit);
   uint32_t u = x->u, v = x->v;
   atom__ra_pool_put(&ra->tuples, t);
@@ -346,12 +300,12 @@ void atom__ra_tuple_collect(race_automata *ra, uint32_t t) {
     atom__ra_tuple_delete(ra, t);
 }
 
-/* Enter tuple t (its u, v, l1, l2 set) in the tuple index. */
-void atom__ra_tuple_index(race_automata *ra, uint32_t t) {
-  ra_tuple *x = TUPLE(t);
-  ra_hash *h = &ra->htuples;
-  size_t b = (size_t)tuple_hash(x->u, x->v, x->l1, x->l2) & (h->nb - 1);
-  x->hnext = h->b[b];
-  h->b[b] = t;
-  if (++h->n > h->nb) hash_grow(ra, h, &ra->tuples, offsetof(ra_tuple, hnext), tuple_key_hash);
+/* Enter tuple t in the tuple index under (u, v, l1, l2), which it does not hold yet (its record
+ * need not be filled in). @return 0 or ATOM_ENOMEM (not entered). */
+int atom__ra_tuple_index(race_automata *ra, uint32_t t, uint32_t u, uint32_t v, uint32_t l1,
+                         uint32_t l2) {
+  atom__idindex_probe p;
+  uint32_t old = tuple_probe(ra, u, v, l1, l2, &p);
+  ATOM__ASSERT(old == NIL); /* the caller looked it up first */
+  return atom__idindex_add(&ra->tuple_ix, ra->mem, &p, t);
 }
