@@ -200,6 +200,7 @@ static int push_one(atom_session *s, const atom_event *e) {
   atom__thread *th = &s->threads[t];
   if (th->joined) return reject(s, ATOM_EJOINED, index, e, "the thread was already joined");
   atom_ev ev = {e->kind, t, 0, evflags, index, e->loc};
+  int drain = 0; /* the event empties the thread's store buffer (after its dispatch) */
 
   switch (e->kind) {
     case ATOM_READ:
@@ -231,7 +232,7 @@ static int push_one(atom_session *s, const atom_event *e) {
       th->pending_len--;
       break;
     case ATOM_FENCE:
-      pending_drain(th);
+      drain = 1;
       break;
     case ATOM_ACQUIRE: {
       if ((err = atom__intern_id(s, ATOM_SPACE_LOCK, e->target, &x))) return err;
@@ -246,7 +247,7 @@ static int push_one(atom_session *s, const atom_event *e) {
         return reject(s, ATOM_EHELD, index, e, "the lock is held by another thread");
       lk->holder_plus1 = t + 1;
       lk->depth = 1;
-      pending_drain(th); /* a locked instruction drains the store buffer (x86) */
+      drain = 1; /* a locked instruction drains the store buffer (x86) */
       break;
     }
     case ATOM_RELEASE: {
@@ -258,7 +259,7 @@ static int push_one(atom_session *s, const atom_event *e) {
       th->started = 1;
       if (--s->locks[l].depth) return 0; /* inner release of a re-entrant lock */
       s->locks[l].holder_plus1 = 0;
-      pending_drain(th);
+      drain = 1;
       break;
     }
     case ATOM_FORK: {
@@ -300,12 +301,21 @@ static int push_one(atom_session *s, const atom_event *e) {
   }
   th->started = 1;
   ev.target = x;
-  if (!s->n_subs[e->kind]) return 0;
-  if (e->kind != ATOM_COMMIT) return atom__dispatch(s, &ev);
-  /* The checkers may ask which write this commits, during this dispatch only. */
-  s->has_commit_source = 1;
-  err = atom__dispatch(s, &ev);
-  s->has_commit_source = 0;
+  if (!s->n_subs[e->kind]) {
+    err = 0;
+  } else if (e->kind != ATOM_COMMIT) {
+    err = atom__dispatch(s, &ev);
+  } else {
+    /* The checkers may ask which write this commits, during this dispatch only. */
+    s->has_commit_source = 1;
+    err = atom__dispatch(s, &ev);
+    s->has_commit_source = 0;
+  }
+  /* A drain empties the buffer after its dispatch, so that the checkers can still read the
+   * writes it commits (atom_env_pending_writes); so does the JOIN of a thread, which has no
+   * later events. */
+  if (drain) pending_drain(&s->threads[t]);
+  if (e->kind == ATOM_JOIN) pending_drain(&s->threads[x]);
   return err;
 }
 
