@@ -301,6 +301,8 @@ static int push_one(atom_session *s, const atom_event *e) {
   }
   th->started = 1;
   ev.target = x;
+  if (!drain && e->kind != ATOM_COMMIT && e->kind != ATOM_JOIN) /* most events: a tail call */
+    return s->n_subs[e->kind] ? atom__dispatch(s, &ev) : 0;
   if (!s->n_subs[e->kind]) {
     err = 0;
   } else if (e->kind != ATOM_COMMIT) {
