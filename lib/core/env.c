@@ -83,6 +83,15 @@ ATOM_API int atom_env_commit_source(const atom_env *env, atom_ev *write) {
   return 0;
 }
 
+ATOM_API size_t atom_env_pending_writes(const atom_env *env, uint32_t thread, size_t first,
+                                        atom_ev *out, size_t max) {
+  if (!env || thread >= env->session->ids[ATOM_SPACE_THREAD].count) return 0;
+  const atom__thread *th = &env->session->threads[thread];
+  for (size_t i = first; i < th->pending_len && i - first < max && out; i++)
+    out[i - first] = th->pending[(th->pending_head + i) % th->pending_cap];
+  return th->pending_len;
+}
+
 ATOM_API int atom_env_var_set(const atom_env *env, uint32_t var, uint64_t *set) {
   if (!env || var >= env->session->ids[ATOM_SPACE_VAR].count) return 0;
   uint32_t at;

@@ -223,7 +223,7 @@ static inline int commit_event(atom_session *s, uint64_t index, const atom_event
 }
 
 static inline int acquire_event(atom_session *s, uint64_t index, const atom_event *e, uint32_t t,
-                                atom__thread *th, uint32_t *x) {
+                                uint32_t *x) {
   int err = intern(s, ATOM_SPACE_LOCK, e->target, x);
   if (err) return err;
   atom__lock *lk = &s->locks[*x];
@@ -236,19 +236,17 @@ static inline int acquire_event(atom_session *s, uint64_t index, const atom_even
     return reject(s, ATOM_EHELD, index, e, "the lock is held by another thread");
   lk->holder_plus1 = t + 1;
   lk->depth = 1;
-  pending_drain(th); /* a locked instruction drains the store buffer (x86) */
   return 0;
 }
 
 static inline int release_event(atom_session *s, uint64_t index, const atom_event *e, uint32_t t,
-                                atom__thread *th, uint32_t *x) {
+                                uint32_t *x) {
   uint32_t l;
   if (!atom__intern_find(s, ATOM_SPACE_LOCK, e->target, &l) || s->locks[l].holder_plus1 != t + 1)
     return reject(s, ATOM_ENOTHELD, index, e, "the thread does not hold the lock");
   *x = l;
   if (--s->locks[l].depth) return SWALLOWED; /* inner release of a re-entrant lock */
   s->locks[l].holder_plus1 = 0;
-  pending_drain(th);
   return 0;
 }
 
@@ -307,6 +305,7 @@ static int push_one(atom_session *s, const atom_event *e) {
   atom__thread *th = &s->threads[t];
   if (th->joined) return reject(s, ATOM_EJOINED, index, e, "the thread was already joined");
   atom_ev ev = {e->kind, t, 0, evflags, index, e->loc};
+  int drain = 0; /* the event empties the thread's store buffer (after its dispatch) */
 
   switch (e->kind) {
     case ATOM_READ:
@@ -325,13 +324,15 @@ static int push_one(atom_session *s, const atom_event *e) {
         err = commit_event(s, index, e, th, x);
       break;
     case ATOM_FENCE:
-      pending_drain(th);
+      drain = 1;
       break;
     case ATOM_ACQUIRE:
-      err = acquire_event(s, index, e, t, th, &x);
+      err = acquire_event(s, index, e, t, &x);
+      drain = 1; /* a locked instruction drains the store buffer (x86) */
       break;
     case ATOM_RELEASE:
-      err = release_event(s, index, e, t, th, &x);
+      err = release_event(s, index, e, t, &x);
+      drain = 1;
       break;
     case ATOM_FORK:
       err = fork_event(s, index, e, t, &x);
@@ -352,13 +353,25 @@ static int push_one(atom_session *s, const atom_event *e) {
   }
   if (err < 0) return err;
   th->started = 1;
-  if (err == SWALLOWED || !s->n_subs[e->kind]) return 0;
+  if (err == SWALLOWED) return 0;
   ev.target = x;
-  if (e->kind != ATOM_COMMIT) return atom__dispatch(s, &ev);
-  /* The checkers may ask which write this commits, during this dispatch only. */
-  s->has_commit_source = 1;
-  err = atom__dispatch(s, &ev);
-  s->has_commit_source = 0;
+  if (!drain && e->kind != ATOM_COMMIT && e->kind != ATOM_JOIN) /* most events: a tail call */
+    return s->n_subs[e->kind] ? atom__dispatch(s, &ev) : 0;
+  if (!s->n_subs[e->kind]) {
+    err = 0;
+  } else if (e->kind != ATOM_COMMIT) {
+    err = atom__dispatch(s, &ev);
+  } else {
+    /* The checkers may ask which write this commits, during this dispatch only. */
+    s->has_commit_source = 1;
+    err = atom__dispatch(s, &ev);
+    s->has_commit_source = 0;
+  }
+  /* A drain empties the buffer after its dispatch, so that the checkers can still read the
+   * writes it commits (atom_env_pending_writes); so does the JOIN of a thread, which has no
+   * later events. */
+  if (drain) pending_drain(&s->threads[t]);
+  if (e->kind == ATOM_JOIN) pending_drain(&s->threads[x]);
   return err;
 }
 

@@ -1,6 +1,7 @@
 /* Thread periods with a fork/join and sync happens-before order (see periods.h). */
 #include "support/periods.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -19,6 +20,8 @@ void atom__periods_destroy(atom__periods *ps) {
   for (size_t i = 0; i < ps->rel_cap; i++)
     atom__mem_free(ps->mem, ps->rel[i].vc, ps->rel[i].cap * sizeof *ps->rel[i].vc);
   atom__mem_free(ps->mem, ps->rel, ps->rel_cap * sizeof *ps->rel);
+  atom__mem_free(ps->mem, ps->tmp, ps->tmp_cap * sizeof *ps->tmp);
+  atom__mem_free(ps->mem, ps->touched, ps->touched_cap * sizeof *ps->touched);
   memset(ps, 0, sizeof *ps);
 }
 
@@ -32,42 +35,106 @@ static int ensure_thread(atom__periods *ps, uint32_t t) {
   return 0;
 }
 
+uint32_t atom__periods_sparse_get(const atom__periods *ps, const atom__period *q, uint32_t u) {
+  const uint32_t *pairs = ps->pool + q->vc_off;
+  uint32_t lo = 0, hi = q->vc_len & ~ATOM__PERIOD_SPARSE;
+  while (lo < hi) {
+    uint32_t mid = lo + (hi - lo) / 2;
+    if (pairs[2 * mid] < u) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < (q->vc_len & ~ATOM__PERIOD_SPARSE) && pairs[2 * lo] == u ? pairs[2 * lo + 1] : 0;
+}
+
+/* Components stored (dense: with the zeros) and 1 + the highest thread they may name. */
+static uint32_t entries(const atom__period *q) { return q->vc_len & ~ATOM__PERIOD_SPARSE; }
+static uint32_t extent(const atom__periods *ps, const atom__period *q) {
+  uint32_t n = entries(q);
+  if (!(q->vc_len & ATOM__PERIOD_SPARSE)) return n;
+  return n ? ps->pool[q->vc_off + 2 * (n - 1)] + 1 : 0;
+}
+
+/* tmp[k] := max(tmp[k], v), noting k when it becomes nonzero. */
+static void scatter(atom__periods *ps, uint32_t k, uint32_t v, size_t *nt) {
+  if (!v) return;
+  if (!ps->tmp[k]) ps->touched[(*nt)++] = k;
+  if (v > ps->tmp[k]) ps->tmp[k] = v;
+}
+
+/* Scatter q's snapshot, and q itself, into tmp. */
+static void scatter_period(atom__periods *ps, const atom__period *q, size_t *nt) {
+  const uint32_t *qv = ps->pool + q->vc_off;
+  uint32_t n = entries(q);
+  if (q->vc_len & ATOM__PERIOD_SPARSE)
+    for (uint32_t i = 0; i < n; i++) scatter(ps, qv[2 * i], qv[2 * i + 1], nt);
+  else
+    for (uint32_t k = 0; k < n; k++) scatter(ps, k, qv[k], nt);
+  scatter(ps, q->thread, q->ordinal + 1, nt);
+}
+
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
 /* Append a period of thread t whose snapshot is the component-wise maximum of the snapshots of
  * a and b (either may be NONE) and of the clock xv[0 .. xlen), with component `self` of a
- * raised to cover a itself and component of b's thread raised to cover b. Room is reserved
- * first, so failure changes nothing. */
+ * raised to cover a itself and component of b's thread raised to cover b. The maximum is
+ * gathered in the dense scratch tmp (only its nonzero components are visited) and stored dense
+ * or sparse, whichever periods.h says. Room is reserved first, so failure changes nothing. */
 static int add_period_x(atom__periods *ps, uint32_t t, uint32_t ordinal, uint32_t a, uint32_t b,
                         const uint32_t *xv, uint32_t xlen, uint32_t *out) {
-  uint32_t len = xlen;
+  size_t ext = xlen, cnt = xlen;
   const uint32_t from[2] = {a, b};
   for (int i = 0; i < 2; i++) {
     if (from[i] == ATOM__PERIOD_NONE) continue;
     const atom__period *q = &ps->p[from[i]];
-    if (q->vc_len > len) len = q->vc_len;
-    if (q->thread + 1 > len) len = q->thread + 1;
+    if (extent(ps, q) > ext) ext = extent(ps, q);
+    if ((size_t)q->thread + 1 > ext) ext = (size_t)q->thread + 1;
+    cnt += (size_t)entries(q) + 1;
   }
-  if (ps->n >= UINT32_MAX - 1 || ps->pool_len + len >= UINT32_MAX) return ATOM_ENOMEM;
-  if (ATOM__GROW(ps->mem, ps->p, ps->cap, ps->n + 1)) return ATOM_ENOMEM;
-  if (ATOM__GROW(ps->mem, ps->pool, ps->pool_cap, ps->pool_len + len + 1)) return ATOM_ENOMEM;
-  uint32_t *vc = ps->pool + ps->pool_len;
-  memset(vc, 0, len * sizeof *vc);
-  if (xlen) memcpy(vc, xv, xlen * sizeof *vc);
-  for (int i = 0; i < 2; i++) {
-    if (from[i] == ATOM__PERIOD_NONE) continue;
-    const atom__period *q = &ps->p[from[i]];
-    const uint32_t *qv = ps->pool + q->vc_off;
-    for (uint32_t k = 0; k < q->vc_len; k++)
-      if (qv[k] > vc[k]) vc[k] = qv[k];
-    if (vc[q->thread] < q->ordinal + 1) vc[q->thread] = q->ordinal + 1;
+  size_t old_tmp = ps->tmp_cap;
+  if (ps->n >= UINT32_MAX - 1) return ATOM_ENOMEM;
+  if (ATOM__GROW(ps->mem, ps->p, ps->cap, ps->n + 1) ||
+      ATOM__GROW(ps->mem, ps->tmp, ps->tmp_cap, ext + 1) ||
+      ATOM__GROW(ps->mem, ps->touched, ps->touched_cap, cnt + 1))
+    return ATOM_ENOMEM;
+  if (ps->tmp_cap > old_tmp) memset(ps->tmp + old_tmp, 0, (ps->tmp_cap - old_tmp) * sizeof *ps->tmp);
+  size_t nt = 0;
+  for (uint32_t k = 0; k < xlen; k++) scatter(ps, k, xv[k], &nt);
+  for (int i = 0; i < 2; i++)
+    if (from[i] != ATOM__PERIOD_NONE) scatter_period(ps, &ps->p[from[i]], &nt);
+  uint32_t hi = 0;
+  for (size_t i = 0; i < nt; i++)
+    if (ps->touched[i] + 1 > hi) hi = ps->touched[i] + 1;
+  int dense = hi <= 4 * nt + 16;
+  size_t words = dense ? hi : 2 * nt;
+  int rc = 0;
+  if (ps->pool_len + words >= UINT32_MAX ||
+      ATOM__GROW(ps->mem, ps->pool, ps->pool_cap, ps->pool_len + words + 1)) {
+    rc = ATOM_ENOMEM;
+  } else {
+    uint32_t *vc = ps->pool + ps->pool_len;
+    if (dense) {
+      memcpy(vc, ps->tmp, hi * sizeof *vc); /* tmp is zero past the touched components */
+    } else {
+      qsort(ps->touched, nt, sizeof *ps->touched, cmp_u32);
+      for (size_t i = 0; i < nt; i++) {
+        vc[2 * i] = ps->touched[i];
+        vc[2 * i + 1] = ps->tmp[ps->touched[i]];
+      }
+    }
   }
+  for (size_t i = 0; i < nt; i++) ps->tmp[ps->touched[i]] = 0;
+  if (rc) return rc;
   /* a period follows its own thread's earlier ones: ordinals grow by one along a thread */
   ATOM__ASSERT(a == ATOM__PERIOD_NONE || ps->p[a].thread != t || ps->p[a].ordinal + 1 == ordinal);
   atom__period *np = &ps->p[ps->n];
   np->thread = t;
   np->ordinal = ordinal;
   np->vc_off = (uint32_t)ps->pool_len;
-  np->vc_len = len;
-  ps->pool_len += len;
+  np->vc_len = dense ? hi : (uint32_t)nt | ATOM__PERIOD_SPARSE;
+  ps->pool_len += words;
   *out = (uint32_t)ps->n++;
   return 0;
 }
@@ -114,7 +181,7 @@ int atom__periods_release(atom__periods *ps, uint32_t t, uint32_t x) {
   }
   struct atom__relclock *rc = &ps->rel[x];
   const atom__period *q = &ps->p[pt];
-  uint32_t len = q->vc_len > q->thread + 1 ? q->vc_len : q->thread + 1;
+  uint32_t len = extent(ps, q) > q->thread + 1 ? extent(ps, q) : q->thread + 1;
   if (len > rc->len) {
     if (rc->cap < len) {
       size_t cap = rc->cap;
@@ -125,8 +192,13 @@ int atom__periods_release(atom__periods *ps, uint32_t t, uint32_t x) {
     rc->len = len;
   }
   const uint32_t *qv = ps->pool + q->vc_off;
-  for (uint32_t k = 0; k < q->vc_len; k++)
-    if (qv[k] > rc->vc[k]) rc->vc[k] = qv[k];
+  if (q->vc_len & ATOM__PERIOD_SPARSE) {
+    for (uint32_t i = 0; i < entries(q); i++)
+      if (qv[2 * i + 1] > rc->vc[qv[2 * i]]) rc->vc[qv[2 * i]] = qv[2 * i + 1];
+  } else {
+    for (uint32_t k = 0; k < q->vc_len; k++)
+      if (qv[k] > rc->vc[k]) rc->vc[k] = qv[k];
+  }
   if (rc->vc[q->thread] < q->ordinal + 1) rc->vc[q->thread] = q->ordinal + 1;
   ps->cut[t] = 1;
   return 0;
@@ -141,9 +213,8 @@ int atom__periods_acquire(atom__periods *ps, uint32_t t, uint32_t x, int *moved)
   int news = 0;
   if (rc) {
     const atom__period *q = &ps->p[pt];
-    const uint32_t *qv = ps->pool + q->vc_off;
     for (uint32_t k = 0; k < rc->len && !news; k++) {
-      uint32_t have = k == q->thread ? q->ordinal + 1 : k < q->vc_len ? qv[k] : 0;
+      uint32_t have = k == q->thread ? q->ordinal + 1 : atom__periods_component(ps, q, k);
       news = rc->vc[k] > have;
     }
   }

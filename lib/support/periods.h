@@ -9,8 +9,13 @@
  * periods are unordered.
  *
  * Each period stores a vector-clock snapshot: component u is 1 + the ordinal of the latest
- * period of thread u known to precede it (0: none), so the order test is O(1) and the store
- * is O(periods x threads) at worst (traces fork a few threads, so this stays small).
+ * period of thread u known to precede it (0: none). A snapshot is dense (components 0 .. len-1,
+ * the order test is O(1)) while that costs at most 4 x its nonzero components + 16 words, and
+ * sparse otherwise (sorted (thread, component) pairs, the test is a binary search): so memory is
+ * O(the nonzero components of all snapshots), linear in the periods when threads know few
+ * others (many high-numbered threads that each fork no longer cost threads^2), whatever the
+ * thread ids; a chain of forks, where each thread follows all earlier ones, is quadratic in any
+ * vector-clock representation.
  *
  * Sync order (doc/api.md "Synchronization") extends the same order: a release write of
  * variable x ends its thread's period as a fork does, and x keeps a clock of every period that
@@ -38,9 +43,12 @@
 typedef struct atom__period {
   uint32_t thread;
   uint32_t ordinal; /* 0, 1, 2, ... within its thread */
-  uint32_t vc_off;  /* snapshot: pool[vc_off .. vc_off + vc_len) */
-  uint32_t vc_len;
+  uint32_t vc_off;  /* snapshot: pool[vc_off .. ) */
+  uint32_t vc_len;  /* dense: components 0 .. vc_len-1; with ATOM__PERIOD_SPARSE: that many
+                       (thread, component) pairs, by increasing thread */
 } atom__period;
+
+#define ATOM__PERIOD_SPARSE 0x80000000u
 
 typedef struct atom__periods {
   atom__mem *mem;
@@ -58,6 +66,10 @@ typedef struct atom__periods {
     uint32_t len, cap;
   } *rel;        /* per variable */
   size_t rel_cap;
+  uint32_t *tmp;     /* scratch of add_period: a dense clock, zero between calls */
+  size_t tmp_cap;
+  uint32_t *touched; /* scratch of add_period: its nonzero components */
+  size_t touched_cap;
 } atom__periods;
 
 void atom__periods_init(atom__periods *ps, atom__mem *mem);
@@ -91,11 +103,21 @@ int atom__periods_release(atom__periods *ps, uint32_t t, uint32_t x);
  * to 1 when t moved to a new period, 0 otherwise. */
 int atom__periods_acquire(atom__periods *ps, uint32_t t, uint32_t x, int *moved);
 
+/* Component u of a sparse snapshot (binary search). */
+uint32_t atom__periods_sparse_get(const atom__periods *ps, const atom__period *q, uint32_t u);
+
+/* Component u of period q's snapshot. */
+static inline uint32_t atom__periods_component(const atom__periods *ps, const atom__period *q,
+                                               uint32_t u) {
+  if (!(q->vc_len & ATOM__PERIOD_SPARSE)) return u < q->vc_len ? ps->pool[q->vc_off + u] : 0;
+  return atom__periods_sparse_get(ps, q, u);
+}
+
 /* 1 if period a happens before period b (a != b), else 0. */
 static inline int atom__periods_before(const atom__periods *ps, uint32_t a, uint32_t b) {
   const atom__period *pa = &ps->p[a], *pb = &ps->p[b];
   if (pa->thread == pb->thread) return pa->ordinal < pb->ordinal;
-  return pa->thread < pb->vc_len && ps->pool[pb->vc_off + pa->thread] > pa->ordinal;
+  return atom__periods_component(ps, pb, pa->thread) > pa->ordinal;
 }
 
 /* 1 if events in periods a and b may run in either order: different threads, unordered. */

@@ -307,6 +307,52 @@ START_TEST(idindex_out_of_memory_leaves_it_unchanged) {
 }
 END_TEST
 
+/* ---- periods: the memory bound ------------------------------------------------------------ */
+
+/* A root forks n threads; each of them (high thread ids) forks a child of its own and joins it.
+ * Each period knows at most three threads, so the snapshots are stored sparse and the
+ * accounted bytes grow linearly with n (dense snapshots up to the highest thread id took about
+ * 3 n^2 / 2 words: 24 MB for n = 2000). (A root that then joined them all would know 2 n
+ * threads in its last period: that is quadratic in any vector-clock representation.)
+ * @return the peak bytes. */
+static size_t periods_star_peak(uint32_t n) {
+  atom__mem m;
+  atom__mem_init(&m, NULL);
+  atom__periods ps;
+  atom__periods_init(&ps, &m);
+  uint32_t r0, first = ATOM__PERIOD_NONE, prev_child = ATOM__PERIOD_NONE, p;
+  ck_assert_int_eq(atom__periods_of(&ps, 0, &r0), 0);
+  for (uint32_t u = 1; u <= n; u++) {
+    uint32_t child = n + u, pu, pc, pj;
+    ck_assert_int_eq(atom__periods_fork(&ps, 0, u), 0);
+    ck_assert_int_eq(atom__periods_of(&ps, u, &pu), 0);
+    ck_assert_int_eq(atom__periods_fork(&ps, u, child), 0);
+    ck_assert_int_eq(atom__periods_of(&ps, child, &pc), 0);
+    ck_assert(atom__periods_before(&ps, r0, pc));
+    ck_assert(atom__periods_before(&ps, pu, pc));
+    if (prev_child != ATOM__PERIOD_NONE) ck_assert(atom__periods_concurrent(&ps, prev_child, pc));
+    ck_assert_int_eq(atom__periods_join(&ps, u, child), 0);
+    ck_assert_int_eq(atom__periods_of(&ps, u, &pj), 0);
+    ck_assert(atom__periods_before(&ps, pc, pj));
+    if (first == ATOM__PERIOD_NONE) first = pc;
+    prev_child = pc;
+  }
+  ck_assert_int_eq(atom__periods_of(&ps, 0, &p), 0);
+  ck_assert(atom__periods_concurrent(&ps, first, p));
+  ck_assert(atom__periods_concurrent(&ps, prev_child, p));
+  atom__periods_destroy(&ps);
+  ck_assert_uint_eq(m.bytes, 0);
+  return m.peak;
+}
+
+START_TEST(periods_memory_linear_in_threads) {
+  size_t small = periods_star_peak(1000), big = periods_star_peak(2000);
+  ck_assert_msg(big <= 2 * small + 64 * 1024, "peak %zu bytes for 1000 threads, %zu for 2000",
+                small, big);
+  ck_assert_msg(big < 2000 * 400, "peak %zu bytes for 2000 threads", big);
+}
+END_TEST
+
 /* ---- periods: sync order ----------------------------------------------------------------- */
 
 START_TEST(periods_release_acquire) {
@@ -544,6 +590,7 @@ Suite *atom_test_suite_support(void) {
   tcase_add_test(tc, idindex_out_of_memory_leaves_it_unchanged);
   tcase_add_test(tc, idindex_remove_keeps_the_others_found);
   tcase_add_test(tc, periods_release_acquire);
+  tcase_add_test(tc, periods_memory_linear_in_threads);
   tcase_add_test(tc, periods_sync_out_of_memory);
   tcase_add_test(tc, unionfind_classes);
   tcase_add_test(tc, rotate_any_size);

@@ -1095,6 +1095,87 @@ START_TEST(commit_source_names_the_write) {
 }
 END_TEST
 
+/* atom_env_pending_writes: the store buffer as each event's dispatch finds it. A drain (FENCE,
+ * outermost ACQUIRE or RELEASE) still shows the writes it commits, a JOIN the joined thread's;
+ * both leave empty buffers behind. */
+typedef struct buffer_probe {
+  atom_env *env;
+  size_t count[16]; /* per dispatched event: pending writes of its thread (JOIN: of the child) */
+  atom_ev view[4];  /* at the first FENCE: the whole buffer, then from the second write on */
+  size_t whole, tail, n;
+} buffer_probe;
+
+static buffer_probe bprobe;
+
+static int bprobe_create(void **self, atom_env *env) {
+  memset(&bprobe, 0, sizeof bprobe);
+  bprobe.env = env;
+  *self = &bprobe;
+  return 0;
+}
+
+static int bprobe_event(void *self, const atom_ev *ev) {
+  buffer_probe *p = self;
+  uint32_t t = ev->kind == ATOM_JOIN ? ev->target : ev->thread;
+  if (p->n < 16) p->count[p->n++] = atom_env_pending_writes(p->env, t, 0, NULL, 0);
+  if (ev->kind == ATOM_FENCE && !p->whole) {
+    p->whole = atom_env_pending_writes(p->env, t, 0, p->view, 3);
+    p->tail = atom_env_pending_writes(p->env, t, 1, &p->view[3], 1);
+  }
+  return 0;
+}
+
+static const atom_checker buffer_probe_checker = {
+    .abi_version = ATOM_CHECKER_ABI_VERSION,
+    .event_mask = ATOM_KIND_BIT(ATOM_WRITE) | ATOM_KIND_BIT(ATOM_FENCE) |
+                  ATOM_KIND_BIT(ATOM_ACQUIRE) | ATOM_KIND_BIT(ATOM_RELEASE) |
+                  ATOM_KIND_BIT(ATOM_JOIN) | ATOM_KIND_BIT(ATOM_COMMIT),
+    .name = "buffer-probe",
+    .summary = "test",
+    .create = bprobe_create,
+    .on_event = bprobe_event,
+    .destroy = probe_destroy,
+};
+
+START_TEST(pending_writes_view) {
+  atom_session *s = tu_session((const char *const[]){NULL});
+  ck_assert_int_eq(atom_session_attach_checker(s, &buffer_probe_checker, NULL), 0);
+  ck_assert_int_eq(atom_write(s, 1, 0x10, 100), 0);  /* event 0 [x]: 1 */
+  ck_assert_int_eq(atom_write(s, 1, 0x20, 101), 0);  /* event 1 [x y]: 2 */
+  ck_assert_int_eq(atom_commit(s, 1, 0x10, 102), 0); /* event 2 commits event 0 [y]: 1 */
+  ck_assert_int_eq(atom_write(s, 1, 0x10, 103), 0);  /* event 3 [y x]: 2 */
+  ck_assert_int_eq(atom_fence(s, 1, 104), 0);        /* event 4 drains [y x]: 2 */
+  ck_assert_int_eq(atom_write(s, 1, 0x20, 105), 0);  /* event 5 [y]: 1 */
+  ck_assert_int_eq(atom_acquire(s, 1, 0x99, 106), 0); /* event 6 drains [y]: 1 */
+  ck_assert_int_eq(atom_acquire(s, 1, 0x99, 107), 0); /* event 7, re-entrant: not forwarded */
+  ck_assert_int_eq(atom_write(s, 1, 0x10, 108), 0);  /* event 8 [x]: 1 */
+  ck_assert_int_eq(atom_release(s, 1, 0x99, 109), 0); /* event 9, inner: not forwarded */
+  ck_assert_int_eq(atom_release(s, 1, 0x99, 110), 0); /* event 10 drains [x]: 1 */
+  ck_assert_int_eq(atom_fork(s, 1, 2, 111), 0);      /* event 11: not subscribed */
+  ck_assert_int_eq(atom_write(s, 2, 0x20, 112), 0);  /* event 12, thread 2 [y]: 1 */
+  ck_assert_int_eq(atom_join(s, 1, 2, 113), 0);      /* event 13: thread 2's [y]: 1 */
+  ck_assert_int_eq(atom_fence(s, 1, 114), 0);        /* event 14: nothing pending */
+  const size_t want[] = {1, 2, 1, 2, 2, 1, 1, 1, 1, 1, 1, 0};
+  ck_assert_uint_eq(bprobe.n, sizeof want / sizeof *want);
+  for (size_t i = 0; i < bprobe.n; i++) ck_assert_uint_eq(bprobe.count[i], want[i]);
+  /* At event 4: [y (event 1), x (event 3)], with dense variable ids x = 0, y = 1. */
+  ck_assert_uint_eq(bprobe.whole, 2);
+  ck_assert_uint_eq(bprobe.tail, 2);
+  ck_assert_uint_eq(bprobe.view[0].kind, ATOM_WRITE);
+  ck_assert_uint_eq(bprobe.view[0].index, 1);
+  ck_assert_uint_eq(bprobe.view[0].loc, 101);
+  ck_assert_uint_eq(bprobe.view[0].target, 1);
+  ck_assert_uint_eq(bprobe.view[1].index, 3);
+  ck_assert_uint_eq(bprobe.view[1].target, 0);
+  ck_assert_uint_eq(bprobe.view[1].thread, 0);
+  ck_assert_uint_eq(bprobe.view[3].index, 3); /* from the second on: event 3 */
+  ck_assert_uint_eq(atom_env_pending_writes(bprobe.env, 1, 0, NULL, 0), 0); /* joined */
+  ck_assert_uint_eq(atom_env_pending_writes(bprobe.env, 7, 0, NULL, 0), 0); /* no such thread */
+  ck_assert_uint_eq(atom_env_pending_writes(NULL, 0, 0, NULL, 0), 0);
+  atom_session_free(s);
+}
+END_TEST
+
 /* Every corpus trace, as a trace (mode=trace and robust=yes, so that both searches and phase 1
  * report) and in the default mode: every report names the whole cycle (tso_edges_wrong). */
 START_TEST(corpus_reports_whole_cycles) {
@@ -1266,6 +1347,7 @@ Suite *atom_test_suite_tso(void) {
   tcase_add_test(tc, unary_trace_without_search);
   tcase_add_test(tc, private_transactions_without_search);
   tcase_add_test(tc, commit_source_names_the_write);
+  tcase_add_test(tc, pending_writes_view);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -361,6 +361,23 @@ ATOM_API int atom_env_incomplete(atom_env *env, uint64_t event_index, const char
  */
 ATOM_API int atom_env_commit_source(const atom_env *env, atom_ev *write);
 
+/**
+ * A read-only view of thread @p thread's store buffer: its pending writes, oldest first, as the
+ * checkers received them (index, loc, thread, variable). Copies those from the @p first-th
+ * oldest on into @p out, at most @p max of them (@p out may be NULL when @p max is 0). What
+ * it shows is the buffer as the event being dispatched finds it: during on_event() of a WRITE
+ * that write is in it; of a COMMIT, the write it commits is not (atom_env_commit_source() has
+ * it); of a FENCE, ACQUIRE or RELEASE (outermost, as forwarded), the writes that the drain
+ * commits are still in it and leave it after the dispatch; of a JOIN, the joined thread's
+ * writes (committed by the JOIN, since no later event of that thread can) are in its buffer.
+ * The session keeps store buffers only while some attached checker subscribes to COMMIT;
+ * otherwise every buffer is empty.
+ * @return the number of pending writes of @p thread (0 for a NULL @p env or an unknown thread).
+ * @since 0.4
+ */
+ATOM_API size_t atom_env_pending_writes(const atom_env *env, uint32_t thread, size_t first,
+                                        atom_ev *out, size_t max);
+
 #ifdef __cplusplus
 }
 #endif

@@ -42,6 +42,7 @@
  * This file: the vtable, the arguments and mode=auto; tso_internal.h lists the other files. */
 
 #include <inttypes.h>
+#include <string.h>
 
 #include "checkers/builtin.h"
 #include "checkers/tso/tso_internal.h"
@@ -49,18 +50,58 @@
 
 /* ---- vtable ---- */
 
+/* Commit thread u's writes chained from head[u] (buffer positions, through next) just before
+ * @p at, as explicit COMMITs. */
+static int replay_commits(exec_engine *x, const atom_ev *buf, const uint32_t *next,
+                          uint32_t *head, uint32_t u, const atom_ev *at) {
+  for (uint32_t i = head[u]; i != NONE32; i = next[i]) {
+    atom_ev cm = {ATOM_COMMIT, u, buf[i].target, 0, at->index, at->loc};
+    int rc = atom__tso_exec_event(x, &cm);
+    if (rc < 0) return rc;
+  }
+  head[u] = NONE32;
+  return 0;
+}
+
+/* Replay what was buffered before the first COMMIT. Nothing was committed then but by drains
+ * (and joins), which the session's FIFO no longer shows: the writes a buffered drain commits are
+ * its thread's writes since its previous drain, chained per thread here (next: buffer position
+ * -> the thread's next write; head, tail: per thread) and replayed as explicit COMMITs before
+ * it. The writes still pending at the end stay pending, as they are in the session. */
+static int replay(tso_checker *c, exec_engine *x) {
+  uint32_t nth = atom_env_count(c->env, ATOM_SPACE_THREAD);
+  uint32_t *next = atom__mem_alloc(c->mem, (c->nbuf + 1) * sizeof *next);
+  uint32_t *head = atom__mem_alloc(c->mem, ((size_t)nth + 1) * sizeof *head);
+  uint32_t *tail = atom__mem_alloc(c->mem, ((size_t)nth + 1) * sizeof *tail);
+  int rc = next && head && tail ? 0 : ATOM_ENOMEM;
+  if (head) memset(head, 0xff, ((size_t)nth + 1) * sizeof *head); /* NONE32 */
+  for (size_t i = 0; i < c->nbuf && !rc; i++) {
+    const atom_ev *ev = &c->buf[i];
+    if (is_drain(ev->kind)) rc = replay_commits(x, c->buf, next, head, ev->thread, ev);
+    if (!rc && ev->kind == ATOM_JOIN) rc = replay_commits(x, c->buf, next, head, ev->target, ev);
+    if (rc || (rc = atom__tso_exec_event(x, ev)) < 0) break;
+    rc = 0; /* a positive return is no error */
+    if (ev->kind != ATOM_WRITE) continue;
+    next[i] = NONE32;
+    if (head[ev->thread] == NONE32) head[ev->thread] = (uint32_t)i;
+    else next[tail[ev->thread]] = (uint32_t)i;
+    tail[ev->thread] = (uint32_t)i;
+  }
+  atom__mem_free(c->mem, next, (c->nbuf + 1) * sizeof *next);
+  atom__mem_free(c->mem, head, ((size_t)nth + 1) * sizeof *head);
+  atom__mem_free(c->mem, tail, ((size_t)nth + 1) * sizeof *tail);
+  return rc;
+}
+
 static int tso_to_exec(tso_checker *c) {
   exec_engine *x = atom__mem_alloc(c->mem, sizeof *x);
   if (!x) return ATOM_ENOMEM;
   atom__tso_exec_init(x, c->env, c->mem, c->robust, NULL);
-  /* Replay what was buffered before the first COMMIT: its writes are still pending. */
-  for (size_t i = 0; i < c->nbuf; i++) {
-    int rc = atom__tso_exec_event(x, &c->buf[i]);
-    if (rc < 0) {
-      atom__tso_exec_free(x);
-      atom__mem_free(c->mem, x, sizeof *x);
-      return rc;
-    }
+  int rc = replay(c, x);
+  if (rc < 0) {
+    atom__tso_exec_free(x);
+    atom__mem_free(c->mem, x, sizeof *x);
+    return rc;
   }
   atom__mem_free(c->mem, c->buf, c->buf_cap * sizeof *c->buf);
   c->buf = NULL;

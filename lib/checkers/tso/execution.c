@@ -2,6 +2,7 @@
  * with incremental cycle detection (support/digraph.h, as velodrome), and with robust=yes the
  * write-contraction graph (002 §4.2). */
 #include "checkers/tso/tso_internal.h"
+#include "support/assert.h"
 
 void atom__tso_exec_init(exec_engine *x, atom_env *env, atom__mem *mem, int robust,
                          const char *what) {
@@ -28,9 +29,6 @@ static void exec_thread_free(exec_thread *t, atom__mem *m) {
   t->bv = NULL;
   t->bv_cap = 0;
   id_list_free(&t->rb, m);
-  atom__mem_free(m, t->q, t->qcap * sizeof *t->q);
-  t->q = NULL;
-  t->qcap = t->qlen = t->qhead = 0;
 }
 
 void atom__tso_exec_free(exec_engine *x) {
@@ -112,42 +110,59 @@ static void exec_txn_done(exec_engine *x, atom__dg_node n) {
   if (p && p->ended && !p->pending) atom__dg_complete(&x->g, n);
 }
 
-/* Commit thread t's oldest pending write (an explicit COMMIT, or one implied by a drain or a
- * join: then @p cev is made up with the drain's index and loc). */
+/* Commit thread t's oldest pending write, of variable cev->target (an explicit COMMIT, or one
+ * implied by a drain or a join: then @p cev is made up with the drain's index and loc). */
 static void exec_commit(exec_engine *x, uint32_t t, const atom_ev *cev, int *err) {
   exec_thread *th = &x->th[t];
-  if (!th->qlen) return; /* cannot happen: the core validates commits */
-  exec_pending_write pw = th->q[th->qhead];
-  th->qhead = (th->qhead + 1) % th->qcap;
-  th->qlen--;
-  exec_var *v = &x->var[pw.var];
+  if (!th->npending) return; /* cannot happen: the core validates commits */
+  th->npending--;
+  uint32_t var = cev->target;
+  atom__dg_node txn = th->ptxn_head;
+  exec_var *v = &x->var[var];
   /* 002 §4.1: the commit conflicts with earlier commits of x and with earlier reads of x from
    * memory in other threads; the last commit and the readers since then imply the rest (two
    * commits of one thread are ordered through their writes, w -> w in program order). */
-  exec_edge(x, &x->g, &v->com, pw.txn, cev, err);
-  for (uint32_t i = 0; i < v->rd.n; i++) exec_edge(x, &x->g, &v->rd.r[i].src, pw.txn, cev, err);
-  v->com = (exec_src){pw.txn, *cev};
+  exec_edge(x, &x->g, &v->com, txn, cev, err);
+  for (uint32_t i = 0; i < v->rd.n; i++) exec_edge(x, &x->g, &v->rd.r[i].src, txn, cev, err);
+  v->com = (exec_src){txn, *cev};
   v->rd.n = 0;
-  uint32_t e = buffer_find(&th->bt, pw.var);
+  uint32_t e = buffer_find(&th->bt, var);
   if (e != NONE32 && th->bv[e].pending) th->bv[e].pending--;
-  exec_txn *p = exec_txn_of(x, pw.txn);
-  if (p && p->pending) p->pending--;
-  exec_txn_done(x, pw.txn);
+  exec_txn *p = exec_txn_of(x, txn); /* live: it has a pending write */
+  ATOM__ASSERT(p && p->pending);
+  if (!--p->pending) { /* its last one: the next transaction holds the oldest pending write */
+    th->ptxn_head = p->next;
+    if (th->ptxn_head == ATOM__DG_NONE) th->ptxn_tail = ATOM__DG_NONE;
+  }
+  exec_txn_done(x, txn);
   if (x->robust) {
-    exec_edge(x, &x->rg, &v->rcom, pw.rnode, cev, err);
-    for (uint32_t i = 0; i < v->rrd.n; i++)
-      exec_edge(x, &x->rg, &v->rrd.r[i].src, pw.rnode, cev, err);
-    v->rcom = (exec_src){pw.rnode, *cev};
+    atom__dg_node rn = th->pw_head;
+    exec_rnode *rp = atom__dg_payload(&x->rg, rn); /* live: not complete before its commit */
+    ATOM__ASSERT(rp);
+    th->pw_head = rp->next;
+    if (th->pw_head == ATOM__DG_NONE) th->pw_tail = ATOM__DG_NONE;
+    exec_edge(x, &x->rg, &v->rcom, rn, cev, err);
+    for (uint32_t i = 0; i < v->rrd.n; i++) exec_edge(x, &x->rg, &v->rrd.r[i].src, rn, cev, err);
+    v->rcom = (exec_src){rn, *cev};
     v->rrd.n = 0;
-    atom__dg_complete(&x->rg, pw.rnode);
+    atom__dg_complete(&x->rg, rn);
   }
 }
 
+/* Commit thread t's pending writes, oldest first, just before @p at (a drain of t, or the JOIN
+ * of t). The session's FIFO names their variables: it is emptied only after @p at's dispatch. */
 static void exec_commit_all(exec_engine *x, uint32_t t, const atom_ev *at, int *err) {
-  exec_thread *th = &x->th[t];
-  while (th->qlen) {
-    atom_ev cev = {ATOM_COMMIT, t, th->q[th->qhead].var, 0, at->index, at->loc};
-    exec_commit(x, t, &cev, err);
+  atom_ev w[16];
+  size_t done = 0;
+  while (x->th[t].npending) {
+    size_t n = atom_env_pending_writes(x->env, t, done, w, sizeof w / sizeof *w);
+    ATOM__ASSERT(n == done + x->th[t].npending); /* the session's FIFO and ours agree */
+    if (n <= done) return; /* cannot happen (see above) */
+    for (size_t i = 0; i < n - done && i < sizeof w / sizeof *w; i++) {
+      atom_ev cev = {ATOM_COMMIT, t, w[i].target, 0, at->index, at->loc};
+      exec_commit(x, t, &cev, err);
+    }
+    done = n - x->th[t].npending;
   }
 }
 
@@ -173,7 +188,7 @@ static int exec_new_txn(exec_engine *x, uint32_t t, int unary, uint64_t index, u
   int rc = atom__dg_add_node(&x->g, &h);
   if (rc) return rc;
   exec_txn *p = exec_txn_of(x, h);
-  *p = (exec_txn){t, (uint32_t)unary, index, loc, 0, 0};
+  *p = (exec_txn){t, (uint32_t)unary, index, loc, 0, 0, ATOM__DG_NONE};
   *out = h;
   return 0;
 }
@@ -202,8 +217,16 @@ static int exec_write_contraction(exec_engine *x, uint32_t t, const atom_ev *ev,
     exec_edge(x, &x->rg, &th->rcur, n, ev, err);
     if (cross) exec_edge(x, &x->rg, cross, n, ev, err);
     th->rcur = (exec_src){n, *ev};
-    if (ev->kind == ATOM_WRITE) {
-      th->q[(th->qhead + th->qlen - 1) % th->qcap].rnode = n;
+    if (ev->kind == ATOM_WRITE) { /* last in the thread's list of pending writes */
+      p->next = ATOM__DG_NONE;
+      if (th->pw_tail != ATOM__DG_NONE) {
+        exec_rnode *tail = atom__dg_payload(&x->rg, th->pw_tail); /* live: pending */
+        ATOM__ASSERT(tail);
+        tail->next = n;
+      } else {
+        th->pw_head = n;
+      }
+      th->pw_tail = n;
     } else {
       atom__dg_complete(&x->rg, n);
     }
@@ -223,8 +246,8 @@ static int exec_write_contraction(exec_engine *x, uint32_t t, const atom_ev *ev,
 }
 
 /* Room for what a WRITE or READ of thread th needs, taken before the event changes anything, so
- * that it cannot be half-applied: a WRITE's variable current in the buffer view and a place in
- * the pending FIFO; a READ's place in the list of buffered reads. */
+ * that it cannot be half-applied: a WRITE's variable current in the buffer view; a READ's place
+ * in the list of buffered reads. */
 static int exec_reserve(exec_engine *x, exec_thread *th, const atom_ev *ev) {
   if (ev->kind == ATOM_READ) {
     if (th->rb.n == th->rb.cap && ATOM__GROW(x->mem, th->rb.a, th->rb.cap, th->rb.n + 1))
@@ -232,16 +255,6 @@ static int exec_reserve(exec_engine *x, exec_thread *th, const atom_ev *ev) {
     return 0;
   }
   if (ev->kind != ATOM_WRITE) return 0;
-  if (th->qlen == th->qcap) {
-    size_t ncap = th->qcap ? th->qcap * 2 : 8;
-    exec_pending_write *nq = atom__mem_alloc(x->mem, ncap * sizeof *nq);
-    if (!nq) return ATOM_ENOMEM;
-    for (size_t i = 0; i < th->qlen; i++) nq[i] = th->q[(th->qhead + i) % th->qcap];
-    atom__mem_free(x->mem, th->q, th->qcap * sizeof *th->q);
-    th->q = nq;
-    th->qcap = ncap;
-    th->qhead = 0;
-  }
   if (buffer_find(&th->bt, ev->target) != NONE32) return 0;
   uint32_t e;
   if (ATOM__GROW(x->mem, th->bv, th->bv_cap, th->bt.n + 1) ||
@@ -303,9 +316,13 @@ static void exec_write(exec_engine *x, exec_thread *th, atom__dg_node h, const a
   uint32_t e = buffer_find(&th->bt, ev->target); /* made current by exec_reserve */
   th->bv[e].wb = (exec_src){h, *ev};
   th->bv[e].pending++;
-  th->q[(th->qhead + th->qlen) % th->qcap] = (exec_pending_write){ev->target, 0, h, ATOM__DG_NONE};
-  th->qlen++;
-  exec_txn_of(x, h)->pending++;
+  th->npending++;
+  exec_txn *p = exec_txn_of(x, h);
+  if (p->pending++) return; /* h is last in the thread's list of pending transactions already */
+  p->next = ATOM__DG_NONE;
+  if (th->ptxn_tail != ATOM__DG_NONE) exec_txn_of(x, th->ptxn_tail)->next = h; /* live: pending */
+  else th->ptxn_head = h;
+  th->ptxn_tail = h;
 }
 
 /* JOIN(u) performed by h: every event of u conflicts with it; u's nstar, sstar and buffered

@@ -100,12 +100,14 @@ typedef struct exec_txn {
   uint64_t begin_index, begin_loc;
   uint32_t pending; /* its writes not committed yet: commits may still add in-edges */
   uint32_t ended;
+  atom__dg_node next; /* while pending: the thread's next transaction with pending writes */
 } exec_txn;
 
 /* Node payload of the write-contraction graph (robust=yes). */
 typedef struct exec_rnode {
   atom_ev ev;
   atom_txn_ref txn;
+  atom__dg_node next; /* a pending write's node: the node of the thread's next pending write */
 } exec_rnode;
 
 /* Per (thread, variable) since the thread's last drain: the store-buffer view. */
@@ -115,13 +117,6 @@ typedef struct exec_buffer_view {
   exec_src wb;        /* last w(x) or buffered r(x) */
   exec_src rb;        /* last buffered r(x) since the thread's last non-read event */
 } exec_buffer_view;
-
-/* A pending write, in the thread's FIFO. */
-typedef struct exec_pending_write {
-  uint32_t var, pad;
-  atom__dg_node txn;  /* its transaction */
-  atom__dg_node rnode; /* its write-contraction node (robust=yes) */
-} exec_pending_write;
 
 typedef struct exec_reader {
   uint32_t thread, pad;
@@ -150,7 +145,7 @@ typedef struct exec_thread {
   uint32_t in_txn;
   uint32_t epoch;    /* counts the thread's non-read events */
   uint32_t started;  /* it had a graph event: join(u) conflicts with u's events, if any */
-  uint32_t pad;
+  uint32_t npending; /* writes issued and not committed */
   uint64_t begin_index, begin_loc;
   /* program order (see atom__tso_exec_event): the last non-read event, the last strong event
    * (anything but a write or a buffered read), buffered reads since the last non-read, the buffer
@@ -160,8 +155,12 @@ typedef struct exec_thread {
   exec_buffer_view *bv;
   size_t bv_cap;
   id_list rb;    /* entries of bt with a buffered read since the last non-read */
-  exec_pending_write *q;   /* pending writes, FIFO */
-  size_t qhead, qlen, qcap;
+  /* Pending writes: the session keeps their FIFO (atom_env_commit_source,
+   * atom_env_pending_writes); the thread keeps only their graph nodes, linked oldest first
+   * through the nodes' payloads: the transactions that have some (exec_txn.next) and, with
+   * robust=yes, the writes' own nodes (exec_rnode.next). */
+  atom__dg_node ptxn_head, ptxn_tail;
+  atom__dg_node pw_head, pw_tail;
   exec_src rcur; /* write-contraction graph: the node that the thread's next event follows */
 } exec_thread;
 
