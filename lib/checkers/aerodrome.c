@@ -139,7 +139,11 @@ typedef struct aev {
  * a path of conflict edges from C to a point. Nodes are shared by the records that point to
  * them and freed with the last one. */
 enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3, PN_HOLD = 4 };
-/* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2. */
+/* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2. Its
+ * only reference is the record's slot, and it does not own a: a is the reading thread's node
+ * about the same transaction, which stays in that thread's prov slot while the transaction's
+ * number is current (a thread clock learns each transaction once: joins only grow it), the
+ * only time a HOLD is read (ends_get). Not counting it saves a cache miss per read record. */
 #define PN_ORIGIN 0x1u /* EDGE/FORK: e1 is an event of C itself; END: e2 is an event of V */
 #define PN_AT 0x2u     /* END: the path goes on to the store event e2 */
 typedef struct pnode {
@@ -350,16 +354,21 @@ static inline void pn_unref(aero *a, pnode *n) {
   if (n && --n->refs == 0) pn_free(a, n);
 }
 
-/* The bytes of a node of this kind (an END node has no e1). */
+static inline int pn_small(uint32_t kind) { return kind == PN_END || kind == PN_HOLD; }
+
+/* The bytes of a node of this kind (END and HOLD nodes have no e1). */
 static inline size_t pn_size(uint32_t kind) {
-  return kind == PN_END || kind == PN_HOLD ? offsetof(pnode, e1) : sizeof(pnode);
+  return pn_small(kind) ? offsetof(pnode, e1) : sizeof(pnode);
 }
+
+/* The node's a, if it holds a reference to it. */
+static inline pnode *pn_owned_a(const pnode *n) { return n->kind == PN_HOLD ? NULL : n->a; }
 
 /* n has no reference left: recycle it and drop its references. */
 static AERO_RARE void pn_free(aero *a, pnode *n) {
   do {
-    pnode *x = n->a, *y = n->b;
-    int small = n->kind == PN_END || n->kind == PN_HOLD;
+    pnode *x = pn_owned_a(n), *y = n->b;
+    int small = pn_small(n->kind);
     a->n_nodes--;
     if (a->n_spare < a->n_nodes + 64) { /* keep as many as are in use: no churn, bounded */
       n->a = a->spare[small];
@@ -375,19 +384,36 @@ static AERO_RARE void pn_free(aero *a, pnode *n) {
 
 /* A new node about the open transaction of thread `of` (one reference, the caller's), or NULL
  * (out of memory, or the chain would be longer than PN_MAX_DEPTH: the knowledge is then of
- * unknown provenance and a report about it names only the closing edge). */
-static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode *x, pnode *y,
-                     const aev *e1, const aev *e2, uint64_t made) {
+ * unknown provenance and a report about it names only the closing edge). `into` is the slot
+ * the caller will store it in, or NULL: if the node there has no other reference, its memory
+ * is reused (the slot is emptied). Most records replace a stale one, and reusing its memory,
+ * just read to check the references, spares the cache misses of a free and an allocation. */
+static pnode *pn_new(aero *a, pnode **into, uint32_t kind, uint32_t flags, uint32_t of,
+                     pnode *x, pnode *y, const aev *e1, const aev *e2, uint64_t made) {
   uint32_t d = 0;
-  if (x && x->depth > d) d = x->depth;
-  if (y && y->depth > d) d = y->depth;
-  if (d + 1 > PN_MAX_DEPTH) return NULL;
-  int small = kind == PN_END || kind == PN_HOLD;
-  pnode *n = a->spare[small];
-  if (n) {
+  int small = pn_small(kind);
+  if (kind != PN_HOLD) {
+    if (x && x->depth > d) d = x->depth;
+    if (y && y->depth > d) d = y->depth;
+    if (d + 1 > PN_MAX_DEPTH) return NULL;
+    if (x) x->refs++;
+  }
+  if (y) y->refs++; /* first: the old node below may hold the only other reference */
+  pnode *n = into ? *into : NULL;
+  if (n && n->refs == 1 && pn_small(n->kind) == small) {
+    *into = NULL;
+    pnode *ox = pn_owned_a(n), *oy = n->b;
+    pn_unref(a, oy);
+    pn_unref(a, ox);
+  } else if ((n = a->spare[small])) {
     a->spare[small] = n->a;
     a->n_spare--;
-  } else if (!(n = atom__mem_alloc(a->mem, pn_size(kind)))) {
+    a->n_nodes++;
+  } else if ((n = atom__mem_alloc(a->mem, pn_size(kind)))) {
+    a->n_nodes++;
+  } else {
+    if (kind != PN_HOLD) pn_unref(a, x);
+    pn_unref(a, y);
     return NULL;
   }
   n->refs = 1;
@@ -398,8 +424,6 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   n->about = a->thr[of].seq;
   n->a = x;
   n->b = y;
-  if (x) x->refs++;
-  if (y) y->refs++;
   n->made = made;
   if (e2) n->e2 = *e2;
   else memset(&n->e2, 0, sizeof n->e2);
@@ -407,7 +431,6 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
     if (e1) n->e1 = *e1;
     else memset(&n->e1, 0, sizeof n->e1);
   }
-  a->n_nodes++;
   return n;
 }
 
@@ -440,6 +463,11 @@ static void ends_free(aero *a, ends *e) {
 static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
   pnode *n = c < e->cap ? e->p[(size_t)c * (e->gap + 1)] : NULL;
   return n && n->about == a->thr[c].seq ? n : NULL;
+}
+
+/* Slot c of e, or NULL if e has no room for it yet (pn_new's `into`). */
+static inline pnode **ends_cell(const ends *e, uint32_t c) {
+  return c < e->cap ? &e->p[(size_t)c * (e->gap + 1)] : NULL;
 }
 
 /* Room for slot c of v->slot (one per thread). */
@@ -554,16 +582,18 @@ static inline int same_expl(const expl *x, const expl *y) {
 }
 
 /* An EDGE node: the knowledge explained by x crosses the edge x.at -> to. */
-static pnode *pn_edge(aero *a, uint32_t of, const expl *x, const aev *to, uint64_t made) {
+static pnode *pn_edge(aero *a, pnode **into, uint32_t of, const expl *x, const aev *to,
+                      uint64_t made) {
   if (!known_expl(x)) return NULL;
-  return pn_new(a, PN_EDGE, x->origin ? PN_ORIGIN : 0, of, x->n, NULL, &x->at, to, made);
+  return pn_new(a, into, PN_EDGE, x->origin ? PN_ORIGIN : 0, of, x->n, NULL, &x->at, to, made);
 }
 
 /* An END node for a stored clock: C (thread of) →* V (left, V's thread clock) →* the clock
  * (right, ending at its store event). */
-static pnode *pn_end_at(aero *a, uint32_t of, pnode *left, const expl *right, uint64_t made) {
+static pnode *pn_end_at(aero *a, pnode **into, uint32_t of, pnode *left, const expl *right,
+                        uint64_t made) {
   if (!left || !known_expl(right)) return NULL;
-  return pn_new(a, PN_END, PN_AT | (right->origin ? PN_ORIGIN : 0), of, left, right->n, NULL,
+  return pn_new(a, into, PN_END, PN_AT | (right->origin ? PN_ORIGIN : 0), of, left, right->n, NULL,
                 &right->at, made);
 }
 
@@ -581,7 +611,7 @@ typedef struct srcd {
 /* Thread u's clock learns thread i's open transaction from sd: record how. Called only when a
  * component crosses an open transaction's BEGIN value (rare), so kept out of the join loop. */
 static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *sd) {
-  pnode *n = NULL;
+  pnode *n = NULL, **into = ends_cell(&a->thr[u].prov, i);
   uint64_t made = sd->ev->index;
   expl x;
   aev to;
@@ -590,26 +620,26 @@ static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *
       /* W_x's records are a view made here, off the hot path that fills sd */
       x = ex_snap(a, sd->at, sd->e ? sd->e : VAR_ENDS(sd->v, wend), i);
       to = cur_aev(a, sd->ev);
-      n = pn_edge(a, i, &x, &to, made);
+      n = pn_edge(a, into, i, &x, &to, made);
       break;
     case SD_RREC:
       x = ex_rp(a, sd->v, i);
       to = cur_aev(a, sd->ev);
-      n = pn_edge(a, i, &x, &to, made);
+      n = pn_edge(a, into, i, &x, &to, made);
       break;
     case SD_THREAD:
       x = ex_thread(a, sd->who, i, sd->at);
       to = cur_aev(a, sd->ev);
-      n = pn_edge(a, i, &x, &to, made);
+      n = pn_edge(a, into, i, &x, &to, made);
       break;
     case SD_FORK:
       x = ex_thread(a, sd->who, i, sd->at);
       if (known_expl(&x))
-        n = pn_new(a, PN_FORK, x.origin ? PN_ORIGIN : 0, i, x.n, NULL, &x.at, NULL, made);
+        n = pn_new(a, into, PN_FORK, x.origin ? PN_ORIGIN : 0, i, x.n, NULL, &x.at, NULL, made);
       break;
     default: { /* SD_END: C_i →* V (V's clock), V →* C_u (u's clock) */
       pnode *l = ends_get(a, &a->thr[sd->who].prov, i), *r = ends_get(a, &a->thr[u].prov, sd->who);
-      if (l && r) n = pn_new(a, PN_END, 0, i, l, r, NULL, NULL, made);
+      if (l && r) n = pn_new(a, into, PN_END, 0, i, l, r, NULL, NULL, made);
     }
   }
   ends_put(a, &a->thr[u].prov, i, n);
@@ -1060,18 +1090,14 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
       me = cur_aev(a, ev);
       have_me = 1;
     }
+    if (vslot_room(a, v, e.t)) continue; /* out of memory: the record is lost */
+    vslot *sl = &v->slot[e.t];
+    pnode **into = r_learns ? &sl->rp : &sl->cp;
     pnode *n = ends_get(a, &th->prov, e.t);
-    pnode *h = n ? pn_new(a, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
-    if (h && vslot_room(a, v, e.t)) {
-      pn_unref(a, h);
-      h = NULL;
-    }
-    if (r_learns) {
-      ends_put(a, VAR_ENDS(v, rp), e.t, h);
-      if (c_learns) rown_alias(a, v, e.t); /* the same read taught both */
-    } else {
-      ends_put(a, VAR_ENDS(v, cp), e.t, h);
-    }
+    pnode *h = n ? pn_new(a, into, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
+    pn_unref(a, *into); /* not reused: the record is replaced */
+    *into = h;
+    if (r_learns && c_learns) rown_alias(a, v, e.t); /* the same read taught both */
   }
   th->n_known = k;
 }
@@ -1197,6 +1223,15 @@ static int opt_release(aero *a, const atom_ev *ev) {
   return 0;
 }
 
+/* A variable's record (a cell of its vslot) := an END node: e's transaction (thread of) →* T
+ * (left) →* the clock (right). */
+static void end_record(aero *a, pnode **cell, uint32_t of, pnode *left, const expl *right,
+                       uint64_t made) {
+  pnode *n = pn_end_at(a, cell, of, left, right, made);
+  pn_unref(a, *cell);
+  *cell = n;
+}
+
 /* The provenance part of opt_end_update: X (and chR_x) learn the other open transactions C_t
  * knows, through T. Kept apart so that the common END update (nothing new to learn) stays a
  * test and a join. */
@@ -1230,17 +1265,18 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
     pnode *left = ends_get(a, &th->prov, e.t);
     if (r.kind != REG_L && vslot_room(a, v, e.t)) continue; /* out of memory: record lost */
     if (r.kind == REG_W) {
-      ends_put(a, VAR_ENDS(v, wend), e.t, pn_end_at(a, e.t, left, &right, made));
+      end_record(a, &v->slot[e.t].wend, e.t, left, &right, made);
     } else if (r.kind == REG_L) {
-      ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
+      ends *le = &a->lock[r.id].lend;
+      ends_put(a, le, e.t, pn_end_at(a, ends_cell(le, e.t), e.t, left, &right, made));
     } else {
-      if (learns) ends_put(a, VAR_ENDS(v, rp), e.t, pn_end_at(a, e.t, left, &right, made));
+      if (learns) end_record(a, &v->slot[e.t].rp, e.t, left, &right, made);
       if (c_learns) {
         /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
         if (learns && same_expl(&right, &rightc))
           rown_alias(a, v, e.t);
         else
-          ends_put(a, VAR_ENDS(v, cp), e.t, pn_end_at(a, e.t, left, &rightc, made));
+          end_record(a, &v->slot[e.t].cp, e.t, left, &rightc, made);
       }
     }
   }
@@ -1456,7 +1492,7 @@ static AERO_RARE void basic_end_learn(aero *a, uint32_t t, const atom__vc *x, co
       right = ex_snap(a, store, e, t);
       have = 1;
     }
-    ends_put(a, e, i, pn_end_at(a, i, ends_get(a, &th->prov, i), &right, made));
+    ends_put(a, e, i, pn_end_at(a, ends_cell(e, i), i, ends_get(a, &th->prov, i), &right, made));
   }
 }
 
