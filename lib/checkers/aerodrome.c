@@ -139,15 +139,12 @@ typedef struct aev {
  * a path of conflict edges from C to a point. Nodes are shared by the records that point to
  * them and freed with the last one. */
 enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3, PN_HOLD = 4 };
-/* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2. Its
- * only reference is the record's slot, and it does not own a: a is the reading thread's node
- * about the same transaction, which stays in that thread's prov slot while the transaction's
- * number is current (a thread clock learns each transaction once: joins only grow it), the
- * only time a HOLD is read (ends_get). Not counting it saves a cache miss per read record. */
+/* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2.
+ * PN_FWD: a node already copied by pn_collect, to a. */
+enum { PN_FWD = 5 };
 #define PN_ORIGIN 0x1u /* EDGE/FORK: e1 is an event of C itself; END: e2 is an event of V */
 #define PN_AT 0x2u     /* END: the path goes on to the store event e2 */
 typedef struct pnode {
-  uint32_t refs;
   uint8_t kind, flags;
   uint16_t depth;
   uint32_t of, about;
@@ -266,6 +263,13 @@ typedef struct alock {
   ends lend;        /* what L_l learned at ENDs after its last release */
 } alock;
 
+/* Memory for provenance nodes, handed out in order (see pn_collect). */
+typedef struct pchunk {
+  struct pchunk *next;
+  size_t size, used;  /* bytes of data */
+  uint64_t data[];    /* nodes, 8-byte aligned */
+} pchunk;
+
 /* A cycle being assembled from provenance (see walk()). */
 typedef struct cyc {
   aev from[CYC_MAX], to[CYC_MAX];
@@ -301,9 +305,10 @@ typedef struct aero {
   aev *rellast;      /* the last release of each lock */
   size_t rellast_cap;
   uint64_t clocks;   /* vector clocks held */
-  uint64_t n_nodes;  /* provenance nodes held */
-  pnode *spare[2];   /* freed nodes kept for reuse (linked through a), [1]: END nodes */
-  uint64_t n_spare;
+  pchunk *chunks;    /* provenance nodes (see pn_collect), newest chunk first */
+  uint64_t n_nodes;  /* provenance nodes held, live or not */
+  size_t node_bytes; /* bytes of those nodes */
+  size_t collect_at; /* node_bytes at which the next event starts with pn_collect */
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
   cyc *cy;           /* report scratch */
@@ -347,13 +352,6 @@ static aev last_aev(const aero *a, uint32_t u) {
   return r;
 }
 
-static void pn_free(aero *a, pnode *n);
-
-/* Drop one reference to n (the common case: a decrement, inline). */
-static inline void pn_unref(aero *a, pnode *n) {
-  if (n && --n->refs == 0) pn_free(a, n);
-}
-
 static inline int pn_small(uint32_t kind) { return kind == PN_END || kind == PN_HOLD; }
 
 /* The bytes of a node of this kind (END and HOLD nodes have no e1). */
@@ -361,62 +359,112 @@ static inline size_t pn_size(uint32_t kind) {
   return pn_small(kind) ? offsetof(pnode, e1) : sizeof(pnode);
 }
 
-/* The node's a, if it holds a reference to it. */
-static inline pnode *pn_owned_a(const pnode *n) { return n->kind == PN_HOLD ? NULL : n->a; }
+#define PN_CHUNK 65536u     /* bytes of node memory asked for at a time */
+#define PN_COLLECT_MIN (4u * PN_CHUNK)
 
-/* n has no reference left: recycle it and drop its references. */
-static AERO_RARE void pn_free(aero *a, pnode *n) {
-  do {
-    pnode *x = pn_owned_a(n), *y = n->b;
-    int small = pn_small(n->kind);
-    a->n_nodes--;
-    if (a->n_spare < a->n_nodes + 64) { /* keep as many as are in use: no churn, bounded */
-      n->a = a->spare[small];
-      a->spare[small] = n;
-      a->n_spare++;
-    } else {
-      atom__mem_free(a->mem, n, pn_size(n->kind));
-    }
-    pn_unref(a, y); /* depth <= PN_MAX_DEPTH */
-    n = x;
-  } while (n && --n->refs == 0);
+/* size bytes of node memory, or NULL (out of memory). Nodes are not freed one by one: a
+ * record that is replaced just drops its pointer, and pn_collect reclaims the memory of the
+ * nodes no record reaches any more. So replacing a record never reads the old node (a cache
+ * miss per record with reference counts) and nodes are written in order. */
+static void *pn_alloc(aero *a, size_t size) {
+  size = (size + 7) & ~(size_t)7;
+  pchunk *c = a->chunks;
+  if (!c || c->size - c->used < size) {
+    size_t bytes = PN_CHUNK;
+    if (!(c = atom__mem_alloc(a->mem, offsetof(pchunk, data) + bytes))) return NULL;
+    c->next = a->chunks;
+    c->size = bytes;
+    c->used = 0;
+    a->chunks = c;
+  }
+  void *p = (char *)c->data + c->used;
+  c->used += size;
+  a->node_bytes += size;
+  a->n_nodes++;
+  return p;
 }
 
-/* A new node about the open transaction of thread `of` (one reference, the caller's), or NULL
- * (out of memory, or the chain would be longer than PN_MAX_DEPTH: the knowledge is then of
- * unknown provenance and a report about it names only the closing edge). `into` is the slot
- * the caller will store it in, or NULL: if the node there has no other reference, its memory
- * is reused (the slot is emptied). Most records replace a stale one, and reusing its memory,
- * just read to check the references, spares the cache misses of a free and an allocation. */
-static pnode *pn_new(aero *a, pnode **into, uint32_t kind, uint32_t flags, uint32_t of,
-                     pnode *x, pnode *y, const aev *e1, const aev *e2, uint64_t made) {
+static void pn_free_chunks(aero *a, pchunk *c) {
+  while (c) {
+    pchunk *next = c->next;
+    atom__mem_free(a->mem, c, offsetof(pchunk, data) + c->size);
+    c = next;
+  }
+}
+
+/* A copy of node n and of the nodes it reaches in the current chunks (n already copied: its
+ * copy). Out of memory, a node is lost (NULL): the path through it becomes unknown. The
+ * recursion is as deep as the chain (at most PN_MAX_DEPTH + 1: a HOLD over a chain). */
+static pnode *pn_copy(aero *a, pnode *n) {
+  if (!n) return NULL;
+  if (n->kind == PN_FWD) return n->a;
+  size_t size = pn_size(n->kind);
+  pnode *m = pn_alloc(a, size);
+  if (m) memcpy(m, n, size);
+  n->kind = PN_FWD;
+  n->a = m;
+  if (m) {
+    m->a = pn_copy(a, m->a);
+    m->b = pn_copy(a, m->b);
+  }
+  return m;
+}
+
+/* A root slot about thread c: its node copied if it is about c's current transaction (the
+ * only time it is read, ends_get), dropped otherwise. */
+static inline void pn_keep(aero *a, pnode **cell, uint32_t c) {
+  pnode *n = *cell;
+  if (n) *cell = n->about == a->thr[c].seq ? pn_copy(a, n) : NULL;
+}
+
+static size_t pn_keep_ends(aero *a, ends *e) {
+  for (uint32_t c = 0; c < e->cap; c++) pn_keep(a, &e->p[(size_t)c * (e->gap + 1)], c);
+  return e->cap;
+}
+
+/* Reclaim the nodes no record reaches: copy the reachable ones (from the records, the roots)
+ * into new chunks and free the old ones; records about ended transactions are dropped on the
+ * way. Run between events, when the nodes made since the last collection outgrow twice the
+ * survivors of that collection (and a floor that grows with the number of record slots, so a
+ * collection's scan of them is paid for by the nodes made meanwhile): node memory stays
+ * within about three times what the records reach, plus the floor. */
+static AERO_RARE void pn_collect(aero *a) {
+  pchunk *old = a->chunks;
+  a->chunks = NULL;
+  a->node_bytes = 0;
+  a->n_nodes = 0;
+  size_t slots = 0;
+  for (uint32_t u = 0; u < a->n_thr; u++) slots += pn_keep_ends(a, &a->thr[u].prov);
+  for (uint32_t x = 0; x < a->n_var; x++) {
+    avar *v = &a->var[x];
+    for (uint32_t c = 0; c < v->nslot; c++) {
+      pn_keep(a, &v->slot[c].wend, c);
+      pn_keep(a, &v->slot[c].rp, c);
+      pn_keep(a, &v->slot[c].cp, c);
+    }
+    slots += 3 * (size_t)v->nslot;
+    if (a->vbasic)
+      for (uint32_t u = 0; u < a->vbasic[x].n_rt; u++)
+        slots += pn_keep_ends(a, &a->vbasic[x].rtend[u]);
+  }
+  for (uint32_t l = 0; l < a->n_lock; l++) slots += pn_keep_ends(a, &a->lock[l].lend);
+  pn_free_chunks(a, old);
+  size_t floor = 16 * slots > PN_COLLECT_MIN ? 16 * slots : PN_COLLECT_MIN;
+  a->collect_at = 2 * a->node_bytes + floor;
+}
+
+/* A new node about the open transaction of thread `of`, or NULL (out of memory, or the chain
+ * would be longer than PN_MAX_DEPTH: the knowledge is then of unknown provenance and a report
+ * about it names only the closing edge). */
+static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode *x, pnode *y,
+                     const aev *e1, const aev *e2, uint64_t made) {
   uint32_t d = 0;
+  if (x && x->depth > d) d = x->depth;
+  if (y && y->depth > d) d = y->depth;
+  if (d + 1 > PN_MAX_DEPTH) return NULL;
   int small = pn_small(kind);
-  if (kind != PN_HOLD) {
-    if (x && x->depth > d) d = x->depth;
-    if (y && y->depth > d) d = y->depth;
-    if (d + 1 > PN_MAX_DEPTH) return NULL;
-    if (x) x->refs++;
-  }
-  if (y) y->refs++; /* first: the old node below may hold the only other reference */
-  pnode *n = into ? *into : NULL;
-  if (n && n->refs == 1 && pn_small(n->kind) == small) {
-    *into = NULL;
-    pnode *ox = pn_owned_a(n), *oy = n->b;
-    pn_unref(a, oy);
-    pn_unref(a, ox);
-  } else if ((n = a->spare[small])) {
-    a->spare[small] = n->a;
-    a->n_spare--;
-    a->n_nodes++;
-  } else if ((n = atom__mem_alloc(a->mem, pn_size(kind)))) {
-    a->n_nodes++;
-  } else {
-    if (kind != PN_HOLD) pn_unref(a, x);
-    pn_unref(a, y);
-    return NULL;
-  }
-  n->refs = 1;
+  pnode *n = pn_alloc(a, pn_size(kind));
+  if (!n) return NULL;
   n->kind = (uint8_t)kind;
   n->flags = (uint8_t)flags;
   n->depth = (uint16_t)(d + 1);
@@ -434,26 +482,21 @@ static pnode *pn_new(aero *a, pnode **into, uint32_t kind, uint32_t flags, uint3
   return n;
 }
 
-/* Slot c of e := n, taking over the caller's reference to n (dropped if there is no room: the
- * slot is then emptied, never left describing an older transaction). */
+/* Slot c of e := n (if there is no room, the slot is empty: never left describing an older
+ * transaction). */
 static void ends_put(aero *a, ends *e, uint32_t c, pnode *n) {
   if (c >= e->cap) {
     if (!n) return;
     size_t cap = e->cap;
     if (e->gap || /* a view: the variable grows it first (vslot_room) */
-        ATOM__GROW(a->mem, e->p, cap, c + 1 > a->n_thr ? c + 1 : a->n_thr)) {
-      pn_unref(a, n);
+        ATOM__GROW(a->mem, e->p, cap, c + 1 > a->n_thr ? c + 1 : a->n_thr))
       return;
-    }
     e->cap = (uint32_t)cap;
   }
-  pnode **cell = &e->p[(size_t)c * (e->gap + 1)];
-  pn_unref(a, *cell);
-  *cell = n;
+  e->p[(size_t)c * (e->gap + 1)] = n;
 }
 
 static void ends_free(aero *a, ends *e) {
-  for (size_t i = 0; i < e->cap; i++) pn_unref(a, e->p[i * (e->gap + 1)]);
   if (!e->gap) atom__mem_free(a->mem, e->p, e->cap * sizeof *e->p);
   e->p = NULL;
   e->cap = 0;
@@ -463,11 +506,6 @@ static void ends_free(aero *a, ends *e) {
 static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
   pnode *n = c < e->cap ? e->p[(size_t)c * (e->gap + 1)] : NULL;
   return n && n->about == a->thr[c].seq ? n : NULL;
-}
-
-/* Slot c of e, or NULL if e has no room for it yet (pn_new's `into`). */
-static inline pnode **ends_cell(const ends *e, uint32_t c) {
-  return c < e->cap ? &e->p[(size_t)c * (e->gap + 1)] : NULL;
 }
 
 /* Room for slot c of v->slot (one per thread). */
@@ -582,18 +620,16 @@ static inline int same_expl(const expl *x, const expl *y) {
 }
 
 /* An EDGE node: the knowledge explained by x crosses the edge x.at -> to. */
-static pnode *pn_edge(aero *a, pnode **into, uint32_t of, const expl *x, const aev *to,
-                      uint64_t made) {
+static pnode *pn_edge(aero *a, uint32_t of, const expl *x, const aev *to, uint64_t made) {
   if (!known_expl(x)) return NULL;
-  return pn_new(a, into, PN_EDGE, x->origin ? PN_ORIGIN : 0, of, x->n, NULL, &x->at, to, made);
+  return pn_new(a, PN_EDGE, x->origin ? PN_ORIGIN : 0, of, x->n, NULL, &x->at, to, made);
 }
 
 /* An END node for a stored clock: C (thread of) →* V (left, V's thread clock) →* the clock
  * (right, ending at its store event). */
-static pnode *pn_end_at(aero *a, pnode **into, uint32_t of, pnode *left, const expl *right,
-                        uint64_t made) {
+static pnode *pn_end_at(aero *a, uint32_t of, pnode *left, const expl *right, uint64_t made) {
   if (!left || !known_expl(right)) return NULL;
-  return pn_new(a, into, PN_END, PN_AT | (right->origin ? PN_ORIGIN : 0), of, left, right->n, NULL,
+  return pn_new(a, PN_END, PN_AT | (right->origin ? PN_ORIGIN : 0), of, left, right->n, NULL,
                 &right->at, made);
 }
 
@@ -611,7 +647,7 @@ typedef struct srcd {
 /* Thread u's clock learns thread i's open transaction from sd: record how. Called only when a
  * component crosses an open transaction's BEGIN value (rare), so kept out of the join loop. */
 static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *sd) {
-  pnode *n = NULL, **into = ends_cell(&a->thr[u].prov, i);
+  pnode *n = NULL;
   uint64_t made = sd->ev->index;
   expl x;
   aev to;
@@ -620,26 +656,26 @@ static AERO_RARE void learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *
       /* W_x's records are a view made here, off the hot path that fills sd */
       x = ex_snap(a, sd->at, sd->e ? sd->e : VAR_ENDS(sd->v, wend), i);
       to = cur_aev(a, sd->ev);
-      n = pn_edge(a, into, i, &x, &to, made);
+      n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_RREC:
       x = ex_rp(a, sd->v, i);
       to = cur_aev(a, sd->ev);
-      n = pn_edge(a, into, i, &x, &to, made);
+      n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_THREAD:
       x = ex_thread(a, sd->who, i, sd->at);
       to = cur_aev(a, sd->ev);
-      n = pn_edge(a, into, i, &x, &to, made);
+      n = pn_edge(a, i, &x, &to, made);
       break;
     case SD_FORK:
       x = ex_thread(a, sd->who, i, sd->at);
       if (known_expl(&x))
-        n = pn_new(a, into, PN_FORK, x.origin ? PN_ORIGIN : 0, i, x.n, NULL, &x.at, NULL, made);
+        n = pn_new(a, PN_FORK, x.origin ? PN_ORIGIN : 0, i, x.n, NULL, &x.at, NULL, made);
       break;
     default: { /* SD_END: C_i →* V (V's clock), V →* C_u (u's clock) */
       pnode *l = ends_get(a, &a->thr[sd->who].prov, i), *r = ends_get(a, &a->thr[u].prov, sd->who);
-      if (l && r) n = pn_new(a, into, PN_END, 0, i, l, r, NULL, NULL, made);
+      if (l && r) n = pn_new(a, PN_END, 0, i, l, r, NULL, NULL, made);
     }
   }
   ends_put(a, &a->thr[u].prov, i, n);
@@ -1092,11 +1128,9 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     }
     if (vslot_room(a, v, e.t)) continue; /* out of memory: the record is lost */
     vslot *sl = &v->slot[e.t];
-    pnode **into = r_learns ? &sl->rp : &sl->cp;
     pnode *n = ends_get(a, &th->prov, e.t);
-    pnode *h = n ? pn_new(a, into, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
-    pn_unref(a, *into); /* not reused: the record is replaced */
-    *into = h;
+    *(r_learns ? &sl->rp : &sl->cp) =
+        n ? pn_new(a, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
     if (r_learns && c_learns) rown_alias(a, v, e.t); /* the same read taught both */
   }
   th->n_known = k;
@@ -1227,9 +1261,7 @@ static int opt_release(aero *a, const atom_ev *ev) {
  * (left) →* the clock (right). */
 static void end_record(aero *a, pnode **cell, uint32_t of, pnode *left, const expl *right,
                        uint64_t made) {
-  pnode *n = pn_end_at(a, cell, of, left, right, made);
-  pn_unref(a, *cell);
-  *cell = n;
+  *cell = pn_end_at(a, of, left, right, made);
 }
 
 /* The provenance part of opt_end_update: X (and chR_x) learn the other open transactions C_t
@@ -1268,7 +1300,7 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
       end_record(a, &v->slot[e.t].wend, e.t, left, &right, made);
     } else if (r.kind == REG_L) {
       ends *le = &a->lock[r.id].lend;
-      ends_put(a, le, e.t, pn_end_at(a, ends_cell(le, e.t), e.t, left, &right, made));
+      ends_put(a, le, e.t, pn_end_at(a, e.t, left, &right, made));
     } else {
       if (learns) end_record(a, &v->slot[e.t].rp, e.t, left, &right, made);
       if (c_learns) {
@@ -1492,7 +1524,7 @@ static AERO_RARE void basic_end_learn(aero *a, uint32_t t, const atom__vc *x, co
       right = ex_snap(a, store, e, t);
       have = 1;
     }
-    ends_put(a, e, i, pn_end_at(a, ends_cell(e, i), i, ends_get(a, &th->prov, i), &right, made));
+    ends_put(a, e, i, pn_end_at(a, i, ends_get(a, &th->prov, i), &right, made));
   }
 }
 
@@ -1613,6 +1645,7 @@ static int aero_on_event(void *self, const atom_ev *ev) {
   uint32_t t = ev->thread;
   int err;
   a->rep_err = 0;
+  if (a->node_bytes >= a->collect_at) pn_collect(a);
   if ((err = ensure_threads(a, t)) != 0) return err;
   switch (ev->kind) {
     case ATOM_READ:
@@ -1695,9 +1728,6 @@ static void aero_destroy(void *self) {
       atom__mem_free(m, vb->rtev, vb->rtev_cap * sizeof *vb->rtev);
       atom__mem_free(m, vb->rtend, vb->rtend_cap * sizeof *vb->rtend);
     }
-    ends_free(a, VAR_ENDS(v, wend));
-    ends_free(a, VAR_ENDS(v, rp));
-    ends_free(a, VAR_ENDS(v, cp));
     atom__mem_free(m, v->slot, v->nslot * sizeof *v->slot);
   }
   for (uint32_t l = 0; l < a->n_lock; l++) {
@@ -1713,12 +1743,7 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->rellast, a->rellast_cap * sizeof *a->rellast);
   atom__mem_free(m, a->scratch, a->scratch_cap * sizeof *a->scratch);
   atom__mem_free(m, a->cy, sizeof *a->cy);
-  for (int k = 0; k < 2; k++)
-    while (a->spare[k]) {
-      pnode *n = a->spare[k];
-      a->spare[k] = n->a;
-      atom__mem_free(m, n, k ? pn_size(PN_END) : sizeof *n);
-    }
+  pn_free_chunks(a, a->chunks);
   atom__mem_free(m, a, sizeof *a);
 }
 
@@ -1748,6 +1773,7 @@ static int aero_create(void **self, atom_env *env) {
   a->mem = m;
   a->basic = basic;
   a->max_threads = max_threads;
+  a->collect_at = PN_COLLECT_MIN;
   *self = a;
   return 0;
 }
