@@ -139,11 +139,12 @@ typedef struct aev {
  * a path of conflict edges from C to a point. Nodes are shared by the records that point to
  * them and freed with the last one. */
 enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3, PN_HOLD = 4 };
-/* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2. */
+/* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2.
+ * PN_FWD: a node already copied by pn_collect, to a. */
+enum { PN_FWD = 5 };
 #define PN_ORIGIN 0x1u /* EDGE/FORK: e1 is an event of C itself; END: e2 is an event of V */
 #define PN_AT 0x2u     /* END: the path goes on to the store event e2 */
 typedef struct pnode {
-  uint32_t refs;
   uint8_t kind, flags;
   uint16_t depth;
   uint32_t of, about;
@@ -262,6 +263,13 @@ typedef struct alock {
   ends lend;        /* what L_l learned at ENDs after its last release */
 } alock;
 
+/* Memory for provenance nodes, handed out in order (see pn_collect). */
+typedef struct pchunk {
+  struct pchunk *next;
+  size_t size, used;  /* bytes of data */
+  uint64_t data[];    /* nodes, 8-byte aligned */
+} pchunk;
+
 /* A cycle being assembled from provenance (see walk()). */
 typedef struct cyc {
   aev from[CYC_MAX], to[CYC_MAX];
@@ -297,9 +305,10 @@ typedef struct aero {
   aev *rellast;      /* the last release of each lock */
   size_t rellast_cap;
   uint64_t clocks;   /* vector clocks held */
-  uint64_t n_nodes;  /* provenance nodes held */
-  pnode *spare[2];   /* freed nodes kept for reuse (linked through a), [1]: END nodes */
-  uint64_t n_spare;
+  pchunk *chunks;    /* provenance nodes (see pn_collect), newest chunk first */
+  uint64_t n_nodes;  /* provenance nodes held, live or not */
+  size_t node_bytes; /* bytes of those nodes */
+  size_t collect_at; /* node_bytes at which the next event starts with pn_collect */
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
   cyc *cy;           /* report scratch */
@@ -343,54 +352,119 @@ static aev last_aev(const aero *a, uint32_t u) {
   return r;
 }
 
-static void pn_free(aero *a, pnode *n);
+static inline int pn_small(uint32_t kind) { return kind == PN_END || kind == PN_HOLD; }
 
-/* Drop one reference to n (the common case: a decrement, inline). */
-static inline void pn_unref(aero *a, pnode *n) {
-  if (n && --n->refs == 0) pn_free(a, n);
-}
-
-/* The bytes of a node of this kind (an END node has no e1). */
+/* The bytes of a node of this kind (END and HOLD nodes have no e1). */
 static inline size_t pn_size(uint32_t kind) {
-  return kind == PN_END || kind == PN_HOLD ? offsetof(pnode, e1) : sizeof(pnode);
+  return pn_small(kind) ? offsetof(pnode, e1) : sizeof(pnode);
 }
 
-/* n has no reference left: recycle it and drop its references. */
-static AERO_RARE void pn_free(aero *a, pnode *n) {
-  do {
-    pnode *x = n->a, *y = n->b;
-    int small = n->kind == PN_END || n->kind == PN_HOLD;
-    a->n_nodes--;
-    if (a->n_spare < a->n_nodes + 64) { /* keep as many as are in use: no churn, bounded */
-      n->a = a->spare[small];
-      a->spare[small] = n;
-      a->n_spare++;
-    } else {
-      atom__mem_free(a->mem, n, pn_size(n->kind));
+#define PN_CHUNK 65536u     /* bytes of node memory asked for at a time */
+#define PN_COLLECT_MIN (4u * PN_CHUNK)
+
+/* size bytes of node memory, or NULL (out of memory). Nodes are not freed one by one: a
+ * record that is replaced just drops its pointer, and pn_collect reclaims the memory of the
+ * nodes no record reaches any more. So replacing a record never reads the old node (a cache
+ * miss per record with reference counts) and nodes are written in order. */
+static void *pn_alloc(aero *a, size_t size) {
+  size = (size + 7) & ~(size_t)7;
+  pchunk *c = a->chunks;
+  if (!c || c->size - c->used < size) {
+    size_t bytes = PN_CHUNK;
+    if (!(c = atom__mem_alloc(a->mem, offsetof(pchunk, data) + bytes))) return NULL;
+    c->next = a->chunks;
+    c->size = bytes;
+    c->used = 0;
+    a->chunks = c;
+  }
+  void *p = (char *)c->data + c->used;
+  c->used += size;
+  a->node_bytes += size;
+  a->n_nodes++;
+  return p;
+}
+
+static void pn_free_chunks(aero *a, pchunk *c) {
+  while (c) {
+    pchunk *next = c->next;
+    atom__mem_free(a->mem, c, offsetof(pchunk, data) + c->size);
+    c = next;
+  }
+}
+
+/* A copy of node n and of the nodes it reaches in the current chunks (n already copied: its
+ * copy). Out of memory, a node is lost (NULL): the path through it becomes unknown. The
+ * recursion is as deep as the chain (at most PN_MAX_DEPTH + 1: a HOLD over a chain). */
+static pnode *pn_copy(aero *a, pnode *n) {
+  if (!n) return NULL;
+  if (n->kind == PN_FWD) return n->a;
+  size_t size = pn_size(n->kind);
+  pnode *m = pn_alloc(a, size);
+  if (m) memcpy(m, n, size);
+  n->kind = PN_FWD;
+  n->a = m;
+  if (m) {
+    m->a = pn_copy(a, m->a);
+    m->b = pn_copy(a, m->b);
+  }
+  return m;
+}
+
+/* A root slot about thread c: its node copied if it is about c's current transaction (the
+ * only time it is read, ends_get), dropped otherwise. */
+static inline void pn_keep(aero *a, pnode **cell, uint32_t c) {
+  pnode *n = *cell;
+  if (n) *cell = n->about == a->thr[c].seq ? pn_copy(a, n) : NULL;
+}
+
+static size_t pn_keep_ends(aero *a, ends *e) {
+  for (uint32_t c = 0; c < e->cap; c++) pn_keep(a, &e->p[(size_t)c * (e->gap + 1)], c);
+  return e->cap;
+}
+
+/* Reclaim the nodes no record reaches: copy the reachable ones (from the records, the roots)
+ * into new chunks and free the old ones; records about ended transactions are dropped on the
+ * way. Run between events, when the nodes made since the last collection outgrow twice the
+ * survivors of that collection (and a floor that grows with the number of record slots, so a
+ * collection's scan of them is paid for by the nodes made meanwhile): node memory stays
+ * within about three times what the records reach, plus the floor. */
+static AERO_RARE void pn_collect(aero *a) {
+  pchunk *old = a->chunks;
+  a->chunks = NULL;
+  a->node_bytes = 0;
+  a->n_nodes = 0;
+  size_t slots = 0;
+  for (uint32_t u = 0; u < a->n_thr; u++) slots += pn_keep_ends(a, &a->thr[u].prov);
+  for (uint32_t x = 0; x < a->n_var; x++) {
+    avar *v = &a->var[x];
+    for (uint32_t c = 0; c < v->nslot; c++) {
+      pn_keep(a, &v->slot[c].wend, c);
+      pn_keep(a, &v->slot[c].rp, c);
+      pn_keep(a, &v->slot[c].cp, c);
     }
-    pn_unref(a, y); /* depth <= PN_MAX_DEPTH */
-    n = x;
-  } while (n && --n->refs == 0);
+    slots += 3 * (size_t)v->nslot;
+    if (a->vbasic)
+      for (uint32_t u = 0; u < a->vbasic[x].n_rt; u++)
+        slots += pn_keep_ends(a, &a->vbasic[x].rtend[u]);
+  }
+  for (uint32_t l = 0; l < a->n_lock; l++) slots += pn_keep_ends(a, &a->lock[l].lend);
+  pn_free_chunks(a, old);
+  size_t floor = 16 * slots > PN_COLLECT_MIN ? 16 * slots : PN_COLLECT_MIN;
+  a->collect_at = 2 * a->node_bytes + floor;
 }
 
-/* A new node about the open transaction of thread `of` (one reference, the caller's), or NULL
- * (out of memory, or the chain would be longer than PN_MAX_DEPTH: the knowledge is then of
- * unknown provenance and a report about it names only the closing edge). */
+/* A new node about the open transaction of thread `of`, or NULL (out of memory, or the chain
+ * would be longer than PN_MAX_DEPTH: the knowledge is then of unknown provenance and a report
+ * about it names only the closing edge). */
 static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode *x, pnode *y,
                      const aev *e1, const aev *e2, uint64_t made) {
   uint32_t d = 0;
   if (x && x->depth > d) d = x->depth;
   if (y && y->depth > d) d = y->depth;
   if (d + 1 > PN_MAX_DEPTH) return NULL;
-  int small = kind == PN_END || kind == PN_HOLD;
-  pnode *n = a->spare[small];
-  if (n) {
-    a->spare[small] = n->a;
-    a->n_spare--;
-  } else if (!(n = atom__mem_alloc(a->mem, pn_size(kind)))) {
-    return NULL;
-  }
-  n->refs = 1;
+  int small = pn_small(kind);
+  pnode *n = pn_alloc(a, pn_size(kind));
+  if (!n) return NULL;
   n->kind = (uint8_t)kind;
   n->flags = (uint8_t)flags;
   n->depth = (uint16_t)(d + 1);
@@ -398,8 +472,6 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
   n->about = a->thr[of].seq;
   n->a = x;
   n->b = y;
-  if (x) x->refs++;
-  if (y) y->refs++;
   n->made = made;
   if (e2) n->e2 = *e2;
   else memset(&n->e2, 0, sizeof n->e2);
@@ -407,30 +479,24 @@ static pnode *pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode 
     if (e1) n->e1 = *e1;
     else memset(&n->e1, 0, sizeof n->e1);
   }
-  a->n_nodes++;
   return n;
 }
 
-/* Slot c of e := n, taking over the caller's reference to n (dropped if there is no room: the
- * slot is then emptied, never left describing an older transaction). */
+/* Slot c of e := n (if there is no room, the slot is empty: never left describing an older
+ * transaction). */
 static void ends_put(aero *a, ends *e, uint32_t c, pnode *n) {
   if (c >= e->cap) {
     if (!n) return;
     size_t cap = e->cap;
     if (e->gap || /* a view: the variable grows it first (vslot_room) */
-        ATOM__GROW(a->mem, e->p, cap, c + 1 > a->n_thr ? c + 1 : a->n_thr)) {
-      pn_unref(a, n);
+        ATOM__GROW(a->mem, e->p, cap, c + 1 > a->n_thr ? c + 1 : a->n_thr))
       return;
-    }
     e->cap = (uint32_t)cap;
   }
-  pnode **cell = &e->p[(size_t)c * (e->gap + 1)];
-  pn_unref(a, *cell);
-  *cell = n;
+  e->p[(size_t)c * (e->gap + 1)] = n;
 }
 
 static void ends_free(aero *a, ends *e) {
-  for (size_t i = 0; i < e->cap; i++) pn_unref(a, e->p[i * (e->gap + 1)]);
   if (!e->gap) atom__mem_free(a->mem, e->p, e->cap * sizeof *e->p);
   e->p = NULL;
   e->cap = 0;
@@ -1060,18 +1126,12 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
       me = cur_aev(a, ev);
       have_me = 1;
     }
+    if (vslot_room(a, v, e.t)) continue; /* out of memory: the record is lost */
+    vslot *sl = &v->slot[e.t];
     pnode *n = ends_get(a, &th->prov, e.t);
-    pnode *h = n ? pn_new(a, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
-    if (h && vslot_room(a, v, e.t)) {
-      pn_unref(a, h);
-      h = NULL;
-    }
-    if (r_learns) {
-      ends_put(a, VAR_ENDS(v, rp), e.t, h);
-      if (c_learns) rown_alias(a, v, e.t); /* the same read taught both */
-    } else {
-      ends_put(a, VAR_ENDS(v, cp), e.t, h);
-    }
+    *(r_learns ? &sl->rp : &sl->cp) =
+        n ? pn_new(a, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
+    if (r_learns && c_learns) rown_alias(a, v, e.t); /* the same read taught both */
   }
   th->n_known = k;
 }
@@ -1197,6 +1257,13 @@ static int opt_release(aero *a, const atom_ev *ev) {
   return 0;
 }
 
+/* A variable's record (a cell of its vslot) := an END node: e's transaction (thread of) →* T
+ * (left) →* the clock (right). */
+static void end_record(aero *a, pnode **cell, uint32_t of, pnode *left, const expl *right,
+                       uint64_t made) {
+  *cell = pn_end_at(a, of, left, right, made);
+}
+
 /* The provenance part of opt_end_update: X (and chR_x) learn the other open transactions C_t
  * knows, through T. Kept apart so that the common END update (nothing new to learn) stays a
  * test and a join. */
@@ -1230,17 +1297,18 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
     pnode *left = ends_get(a, &th->prov, e.t);
     if (r.kind != REG_L && vslot_room(a, v, e.t)) continue; /* out of memory: record lost */
     if (r.kind == REG_W) {
-      ends_put(a, VAR_ENDS(v, wend), e.t, pn_end_at(a, e.t, left, &right, made));
+      end_record(a, &v->slot[e.t].wend, e.t, left, &right, made);
     } else if (r.kind == REG_L) {
-      ends_put(a, &a->lock[r.id].lend, e.t, pn_end_at(a, e.t, left, &right, made));
+      ends *le = &a->lock[r.id].lend;
+      ends_put(a, le, e.t, pn_end_at(a, e.t, left, &right, made));
     } else {
-      if (learns) ends_put(a, VAR_ENDS(v, rp), e.t, pn_end_at(a, e.t, left, &right, made));
+      if (learns) end_record(a, &v->slot[e.t].rp, e.t, left, &right, made);
       if (c_learns) {
         /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
         if (learns && same_expl(&right, &rightc))
           rown_alias(a, v, e.t);
         else
-          ends_put(a, VAR_ENDS(v, cp), e.t, pn_end_at(a, e.t, left, &rightc, made));
+          end_record(a, &v->slot[e.t].cp, e.t, left, &rightc, made);
       }
     }
   }
@@ -1577,6 +1645,7 @@ static int aero_on_event(void *self, const atom_ev *ev) {
   uint32_t t = ev->thread;
   int err;
   a->rep_err = 0;
+  if (a->node_bytes >= a->collect_at) pn_collect(a);
   if ((err = ensure_threads(a, t)) != 0) return err;
   switch (ev->kind) {
     case ATOM_READ:
@@ -1659,9 +1728,6 @@ static void aero_destroy(void *self) {
       atom__mem_free(m, vb->rtev, vb->rtev_cap * sizeof *vb->rtev);
       atom__mem_free(m, vb->rtend, vb->rtend_cap * sizeof *vb->rtend);
     }
-    ends_free(a, VAR_ENDS(v, wend));
-    ends_free(a, VAR_ENDS(v, rp));
-    ends_free(a, VAR_ENDS(v, cp));
     atom__mem_free(m, v->slot, v->nslot * sizeof *v->slot);
   }
   for (uint32_t l = 0; l < a->n_lock; l++) {
@@ -1677,12 +1743,7 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->rellast, a->rellast_cap * sizeof *a->rellast);
   atom__mem_free(m, a->scratch, a->scratch_cap * sizeof *a->scratch);
   atom__mem_free(m, a->cy, sizeof *a->cy);
-  for (int k = 0; k < 2; k++)
-    while (a->spare[k]) {
-      pnode *n = a->spare[k];
-      a->spare[k] = n->a;
-      atom__mem_free(m, n, k ? pn_size(PN_END) : sizeof *n);
-    }
+  pn_free_chunks(a, a->chunks);
   atom__mem_free(m, a, sizeof *a);
 }
 
@@ -1712,6 +1773,7 @@ static int aero_create(void **self, atom_env *env) {
   a->mem = m;
   a->basic = basic;
   a->max_threads = max_threads;
+  a->collect_at = PN_COLLECT_MIN;
   *self = a;
   return 0;
 }
