@@ -804,6 +804,58 @@ START_TEST(test_random_vs_reference) {
 }
 END_TEST
 
+/* ---- provenance memory on a long racy trace ---------------------------------------------- */
+
+/* Four threads run long random transactions over a few variables, so that clocks keep
+ * learning open transactions and their provenance records keep being replaced. The memory of
+ * the records that no longer count is reclaimed (doc/checkers/aerodrome.md, "Memory"): the
+ * checker's bytes stop growing after warm-up, and every reported cycle still has its edges. */
+START_TEST(test_provenance_memory_bounded) {
+  rt_params p;
+  rt_params_default(&p);
+  p.threads = 4;
+  p.vars = 6;
+  p.locks = 2;
+  p.events = 240000;
+  p.p_root = 1.0;
+  p.p_fork = p.p_join = p.p_finish = 0.0;
+  p.p_begin = 0.8;
+  p.p_end = 0.15;
+  atom_event *ev;
+  size_t n;
+  ck_assert_int_eq(rt_generate(&p, 11, &ev, &n), 0);
+  ck_assert_uint_ge(n, 200000);
+  for (int v = 0; v < NVARIANTS; v++) {
+    atom_session *s;
+    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+    ck_assert_int_eq(atom_session_attach(s, variants[v]), 0);
+    uint64_t bytes[4] = {0}, nodes[4] = {0};
+    size_t part = n / 4, done;
+    for (int q = 0; q < 4; q++) {
+      size_t from = (size_t)q * part, to = q == 3 ? n : from + part;
+      ck_assert_int_eq(atom_push_many(s, ev + from, to - from, &done), 0);
+      atom_checker_stats st = {.version = ATOM_CHECKER_STATS_VERSION};
+      ck_assert_int_eq(atom_checker_stats_get(s, 0, &st), 0);
+      bytes[q] = st.bytes;
+      nodes[q] = st.edges; /* provenance nodes held */
+    }
+    ck_assert_int_eq(atom_finish(s), 0);
+    for (int q = 1; q < 4; q++) {
+      ck_assert_msg(bytes[q] < 640 * 1024, "%s: %llu bytes", variants[v],
+                    (unsigned long long)bytes[q]);
+      ck_assert_msg(nodes[q] < 6000, "%s: %llu nodes", variants[v], (unsigned long long)nodes[q]);
+    }
+    /* the reports made last, after many collections, still name whole cycles */
+    size_t nr = atom_report_count(s), whole = 0;
+    ck_assert_uint_gt(nr, 200);
+    for (size_t k = nr - 200; k < nr; k++) whole += atom_report_edge_count(atom_report_get(s, k)) > 1;
+    ck_assert_uint_gt(whole, 100);
+    atom_session_free(s);
+  }
+  free(ev);
+}
+END_TEST
+
 /* ---- allocation failures ----------------------------------------------------------------- */
 
 START_TEST(test_enomem) {
@@ -913,6 +965,7 @@ Suite *atom_test_suite_aerodrome(void) {
   tcase_add_test(mem, test_memory_flat);
   tcase_add_test(mem, test_enomem);
   tcase_add_test(mem, test_learned_overflow);
+  tcase_add_test(mem, test_provenance_memory_bounded);
   suite_add_tcase(s, mem);
   TCase *x = tcase_create("random");
   tcase_set_timeout(x, 120);
