@@ -1,0 +1,401 @@
+/* aerodrome: conflict serializability by vector clocks (paper 003, Mathur & Viswanathan,
+ * "Atomicity Checking in Linear Time using Vector Clocks", Algorithm 1 and §4.3).
+ *
+ * Two variants share the event plumbing:
+ *
+ *  variant=basic      Algorithm 1 as printed: a read clock R_{t,x} per thread and variable,
+ *                     full ⊑ comparisons against C_t^▷, and END scans every thread, lock,
+ *                     variable and read clock (lines 37-46).
+ *  variant=optimized  (default) §4.3: one read clock R_x and one check-read clock chR_x per
+ *                     variable, component tests instead of ⊑, and an END that visits only the
+ *                     clocks that learned of the ending transaction (see "Optimized END").
+ *
+ * The component test. Values of component t originate only in C_t, and C_t(t) first takes the
+ * value b = C_t^▷(t) at t's BEGIN (003 Alg. 1 line 35). Every other clock gets component t
+ * only by ⊔ or := from a clock derived from C_t, always taking the whole clock. So for any
+ * clock X: X(t) >= b  iff  X ⊒ (C_t at or after the BEGIN) ⊒ C_t^▷. Hence C_t^▷ ⊑ X iff
+ * C_t^▷(t) <= X(t), an O(1) test (doc/checkers/aerodrome.md). chR_x = ⊔_u R_{u,x}[0/u] is never a source of
+ * other clocks; chR_x(t) = max over u != t of R_{u,x}(t), so "some R_{u,x} with u != t knows
+ * t's transaction" (lines 30-31) is chR_x(t) >= b.
+ *
+ * Optimized END. Lines 41-46 update every clock X with C_t^▷ ⊑ X. A clock learns t's open
+ * transaction T only when it is assigned or joined from a clock that knows T:
+ *   - W_x := C_u (write), R_x ⊔= C_u (read; chR_x rides along since chR_x ⊑ R_x),
+ *     L_l := C_u (release): the clock learns the open transactions C_u knows;
+ *   - X ⊔= C_v at END(v): X learns the open transactions C_v knows.
+ * Each thread u keeps the list of open transactions its clock C_u knows ("known"): T of t
+ * enters it when a join raises C_u(t) across b_t (tested inside the join loop, which is O(T)
+ * anyway) or when u itself begins; entries carry t's transaction number and are validated
+ * lazily (T ended = stale). When u stores C_u into a variable or lock clock X that did not
+ * know T yet, X is appended to T's "learned" list. Invariant: a clock that knows an open T is
+ * in T's learned list. END(t) visits T's list only and, for each X it updates, registers X
+ * with the other open transactions C_t knows. Thread clocks are scanned at END (O(T), the
+ * cost of one join). The stores are monotone -- W_x := C_u comes after C_u ⊔= W_x (or
+ * W_x ⊑ C_u, u the last writer, see below), L_l := C_u after u's acquire joined L_l, and END
+ * only joins -- so a clock never forgets T once it knows it: each clock is registered at most
+ * once per transaction and the lists stay as small as the set of clocks T reached. (END still
+ * re-checks X(t) >= b: an event dropped for lack of memory can break monotonicity.) If a list
+ * cannot grow (out of memory), the transaction falls back to the full scan of lines 41-46 at
+ * its END, which is always correct.
+ *
+ * Read clocks at END (optimized). Lines 45-46 update each R_{u,x} that knows T; we update R_x
+ * and chR_x (⊔= C_t) when R_x knows T. For chR_x this is exact except in one case: the only
+ * reader that knows T is a thread w whose open transaction W is known by C_t; then chR_x(w)
+ * claims that a reader other than w knows W. But then C_w ⊒ R_{w,x} knows T and C_t knows W,
+ * so lines 38-40 declare the violation between T and W at this very END. The variants agree
+ * up to the first violation and may differ only in later reports about a transaction that
+ * was already reported.
+ *
+ * Unary transactions (003 §4.1.4). Events outside BEGIN..END are transactions of one event;
+ * Algorithm 1 never checks them (no active transaction), and none needs END propagation: a
+ * path through a one-event transaction enters and leaves at the same event, so ≤CHB (what C_t
+ * tracks) is all there is. One case of Algorithm 1 is wrong though: JOIN(t, u) of a thread u
+ * that performed no event at all. Line 22 joins C_u, which holds C_t (from the FORK, line 20)
+ * or whatever the forking thread knew, and would declare T (t's open transaction) in a cycle
+ * with itself, or give t knowledge no event of u carries; but with no event of u there is no
+ * conflict edge from u to the join (003 §2, conflict (c)). We skip such a JOIN entirely. A
+ * thread with only BEGIN/END events has a (empty) transaction, which does conflict with the
+ * fork and the join, so it counts as having events.
+ *
+ * Provenance (for reports that name every edge of the cycle). While T (thread t) is open,
+ * component t of every clock is at most b_t, so a clock learns T exactly once (its component
+ * reaches b_t) and keeps the knowledge until T ends. At that moment we record how, as an
+ * immutable reference-counted node (pnode): the edge it came over (EDGE: from the source
+ * clock's event to the receiving event, plus the source's own node), a fork (FORK), or an END
+ * that passed it on (END: T →* V from V's clock, V →* X from X's record of V). Thread clocks
+ * keep one node per component (prov); R_x and chR_x keep per component the read that taught
+ * them: T's own read as a small record (rlog_ent, rown), another thread's read as a node (HOLD), or an
+ * END node; W_x, L_l and R_{u,x} are copies of their storer's clock at the store event, so
+ * they only keep what they learn at ENDs after it (ends). A node is about one transaction
+ * instance (of, about = its number): a slot about an older instance reads as empty. At a
+ * violation, walk() follows the nodes from the victim's transaction to the closing edge and
+ * yields the cycle's edges; two transactions of one thread on the path are joined by program
+ * order. Nodes are made only when a clock learns an open transaction, never on the paths
+ * that learn nothing. A record about an ended T stays in its slot until the slot is next
+ * written (it reads as empty: `about`), so an END does not walk the records of the clocks T
+ * reached; memory stays bounded by the slots (one per clock component). The records of a
+ * variable about component c sit side by side (vslot), and "R_x learned T from T's own read"
+ * goes to T's thread's read log (rown_origin), the cheapest place to write it. Throughput
+ * matters here (the budget is 10 % of the checker without provenance): the provenance code is
+ * kept out of line (AERO_RARE), and the event handlers build an event's description only when
+ * a record needs it.
+ *
+ * The lastWThr_x / lastRelThr_l shortcuts (lines 24, 28, 14) are exact: W_x ⊑ C_t while t is
+ * the last writer (END joins W_x ⊔= C_v only if W_x knows V, and then C_t knows V too and is
+ * joined with C_v at lines 38-40), and likewise for locks. The optimized variant adds more
+ * shortcuts of the same kind (skip joins whose result is known, skip copies of an unchanged
+ * clock); each is noted where it is taken.
+ */
+#include <inttypes.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "atomicity/error.h"
+#include "checkers/aerodrome/aerodrome_internal.h"
+#include "checkers/builtin.h"
+#include "support/argval.h"
+#include "support/mem.h"
+#include "support/vclock.h"
+
+/* The last event of thread u (it has one). */
+static aev last_aev(const aero *a, uint32_t u) {
+  const athread *th = &a->thr[u];
+  aev r = {thread_txn(a, u), th->last.index, th->last.loc, th->last.kind, th->last.target};
+  return r;
+}
+
+/* ------------------------------------------------------------------ growth */
+
+static int ensure_threads_slow(aero *a, uint32_t id) {
+  if (id < a->n_thr) return 0;
+  if (id >= a->max_threads)
+    return atom_env_error(a->env, ATOM_ELIMIT,
+                          "thread number %u is beyond max_threads=%u (each vector clock has a "
+                          "component per thread); its events are not checked",
+                          id + 1, a->max_threads);
+  uint32_t want = atom_env_count(a->env, ATOM_SPACE_THREAD);
+  if (want <= id) want = id + 1;
+  if (want > a->max_threads) want = a->max_threads;
+  if (ATOM__GROW(a->mem, a->thr, a->thr_cap, want) ||
+      ATOM__GROW(a->mem, a->open_b, a->open_cap, want))
+    return ATOM_ENOMEM;
+  while (a->n_thr < want) {
+    uint32_t u = a->n_thr;
+    athread *th = &a->thr[u];
+    memset(th, 0, sizeof *th);
+    atom__vc_init(&th->c);
+    atom__vc_init(&th->cb);
+    /* 003 Alg. 1 line 3: C_u := ⊥[1/u], C_u^▷ := ⊥ */
+    if (atom__vc_set(a->mem, &th->c, u, 1)) return ATOM_ENOMEM;
+    a->open_b[u] = NO_TXN;
+    a->clocks += a->basic ? 2 : 1;
+    a->n_thr = u + 1;
+  }
+  return 0;
+}
+
+static int ensure_vars_slow(aero *a, uint32_t id) {
+  if (id < a->n_var) return 0;
+  uint32_t want = atom_env_count(a->env, ATOM_SPACE_VAR);
+  if (want <= id) want = id + 1;
+  if (ATOM__GROW(a->mem, a->var, a->var_cap, want) ||
+      ATOM__GROW(a->mem, a->wlast, a->wlast_cap, want) ||
+      (a->basic && ATOM__GROW(a->mem, a->vbasic, a->vbasic_cap, want)))
+    return ATOM_ENOMEM;
+  for (uint32_t x = a->n_var; x < want; x++) {
+    avar *v = &a->var[x];
+    memset(v, 0, sizeof *v);
+    atom__vc_init(&v->w);
+    atom__vc_init(&v->r);
+    atom__vc_init(&v->chr);
+    v->lastw = v->w_from = v->r_from = NIL;
+    a->wlast[x].txn.thread = NIL;
+  }
+  a->clocks += (uint64_t)(want - a->n_var) * (a->basic ? 1 : 3);
+  a->n_var = want;
+  return 0;
+}
+
+static int ensure_locks_slow(aero *a, uint32_t id) {
+  if (id < a->n_lock) return 0;
+  uint32_t want = atom_env_count(a->env, ATOM_SPACE_LOCK);
+  if (want <= id) want = id + 1;
+  if (ATOM__GROW(a->mem, a->lock, a->lock_cap, want) ||
+      ATOM__GROW(a->mem, a->rellast, a->rellast_cap, want))
+    return ATOM_ENOMEM;
+  for (uint32_t l = a->n_lock; l < want; l++) {
+    alock *k = &a->lock[l];
+    memset(k, 0, sizeof *k);
+    atom__vc_init(&k->l);
+    k->lastrel = k->l_from = NIL;
+    a->rellast[l].txn.thread = NIL;
+  }
+  a->clocks += want - a->n_lock;
+  a->n_lock = want;
+  return 0;
+}
+
+/* The common case (the id is known) without a call. */
+static inline int ensure_threads(aero *a, uint32_t id) {
+  return id < a->n_thr ? 0 : ensure_threads_slow(a, id);
+}
+static inline int ensure_vars(aero *a, uint32_t id) {
+  return id < a->n_var ? 0 : ensure_vars_slow(a, id);
+}
+static inline int ensure_locks(aero *a, uint32_t id) {
+  return id < a->n_lock ? 0 : ensure_locks_slow(a, id);
+}
+
+/* ------------------------------------------------------------------ shared handlers */
+
+static int on_begin(aero *a, const atom_ev *ev) {
+  uint32_t t = ev->thread;
+  athread *th = &a->thr[t];
+  if (th->active) return 0; /* the session forwards only outermost BEGINs */
+  atom__vc_t cur = atom__vc_get(&th->c, t);
+  if (cur >= ATOM__VC_MAX - 1 || th->seq == UINT32_MAX)
+    return atom_env_error(a->env, ATOM_ELIMIT, "thread %" PRIu32 " began more than %" PRIu32
+                          " transactions", t, (uint32_t)(ATOM__VC_MAX - 2));
+  if (reserve(a, &th->c, t + 1) || known_reserve(a, th) ||
+      (a->basic && reserve(a, &th->cb, th->c.len)))
+    return ATOM_ENOMEM;
+  atom__vc_set(a->mem, &th->c, t, cur + 1); /* line 35 (cannot fail: reserved) */
+  th->ver++;
+  th->b = cur + 1;
+  th->seq++;
+  th->active = 1;
+  th->begin_index = ev->index;
+  th->begin_loc = ev->loc;
+  th->n_rlog = 0;
+  a->open_b[t] = th->b;
+  a->n_active++;
+  if (a->basic)
+    atom__vc_copy(a->mem, &th->cb, &th->c); /* line 36 */
+  else
+    th->known[th->n_known++] = (kent){t, th->seq};
+  return 0;
+}
+
+static int on_fork(aero *a, const atom_ev *ev) {
+  uint32_t t = ev->thread, u = ev->target;
+  athread *ch = &a->thr[u];
+  if (reserve(a, &ch->c, a->thr[t].c.len) || known_reserve(a, ch)) return ATOM_ENOMEM;
+  aev me = cur_aev(a, ev);
+  srcd sd = {SD_FORK, t, &me, NULL, NULL, ev};
+  thread_join(a, u, &a->thr[t].c, &sd); /* line 20 */
+  return 0;
+}
+
+static int on_join(aero *a, const atom_ev *ev) {
+  uint32_t t = ev->thread, u = ev->target;
+  athread *th = &a->thr[t];
+  const athread *ch = &a->thr[u];
+  /* A thread that performed no event conflicts with nothing: see the header comment. */
+  if (!ch->started) return 0;
+  if (reserve(a, &th->c, max_u32(th->c.len, ch->c.len)) || known_reserve(a, th))
+    return ATOM_ENOMEM;
+  aev last = last_aev(a, u);
+  if (a->basic ? basic_knows(a, &ch->c, t) : knows(a, &ch->c, t)) { /* line 22 */
+    expl e = atom__aero_ex_thread(a, u, t, &last);
+    note(a, atom__aero_report_edge(a, ev, t, &e, &last));
+  }
+  srcd sd = {SD_THREAD, u, &last, NULL, NULL, ev};
+  thread_join(a, t, &a->thr[u].c, &sd);
+  return 0;
+}
+
+static int aero_on_event(void *self, const atom_ev *ev) {
+  aero *a = self;
+  uint32_t t = ev->thread;
+  int err;
+  a->rep_err = 0;
+  if (a->node_bytes >= a->collect_at) atom__aero_pn_collect(a);
+  if ((err = ensure_threads(a, t)) != 0) return err;
+  switch (ev->kind) {
+    case ATOM_READ:
+      if ((err = ensure_vars(a, ev->target)) != 0) return err;
+      err = a->basic ? atom__aero_basic_read(a, ev) : atom__aero_opt_read(a, ev);
+      break;
+    case ATOM_WRITE:
+      if ((err = ensure_vars(a, ev->target)) != 0) return err;
+      err = a->basic ? atom__aero_basic_write(a, ev) : atom__aero_opt_write(a, ev);
+      break;
+    case ATOM_ACQUIRE:
+      if ((err = ensure_locks(a, ev->target)) != 0) return err;
+      err = a->basic ? atom__aero_basic_acquire(a, ev) : atom__aero_opt_acquire(a, ev);
+      break;
+    case ATOM_RELEASE:
+      if ((err = ensure_locks(a, ev->target)) != 0) return err;
+      err = a->basic ? atom__aero_basic_release(a, ev) : atom__aero_opt_release(a, ev);
+      break;
+    case ATOM_FORK:
+      if ((err = ensure_threads(a, ev->target)) != 0) return err;
+      err = on_fork(a, ev);
+      break;
+    case ATOM_JOIN:
+      if ((err = ensure_threads(a, ev->target)) != 0) return err;
+      err = on_join(a, ev);
+      break;
+    case ATOM_BEGIN:
+      err = on_begin(a, ev);
+      break;
+    case ATOM_END:
+      err = a->basic ? atom__aero_basic_end(a, ev) : atom__aero_opt_end(a, ev);
+      break;
+    case ATOM_FENCE:
+      /* No clock work (it touches no shared state), but it is an event of its thread: a
+       * thread whose only events are fences still conflicts with its fork and join. */
+      err = 0;
+      break;
+    default:
+      return 0;
+  }
+  /* Handlers fail (out of memory) only before changing anything: the event is then
+   * ignored. A report that failed did not stop the update. */
+  if (err) return err;
+  athread *th = &a->thr[t];
+  th->started = 1;
+  th->last = *ev;
+  th->last_in_txn = th->active || ev->kind == ATOM_END;
+  err = a->rep_err;
+  a->rep_err = 0;
+  return err;
+}
+
+/* ------------------------------------------------------------------ lifecycle */
+
+static void aero_destroy(void *self) {
+  aero *a = self;
+  if (!a) return;
+  atom__mem *m = a->mem;
+  for (uint32_t u = 0; u < a->n_thr; u++) {
+    athread *th = &a->thr[u];
+    atom__vc_free(m, &th->c);
+    atom__vc_free(m, &th->cb);
+    atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
+    atom__mem_free(m, th->learned, th->cap_learned * sizeof *th->learned);
+    atom__mem_free(m, th->rlog, th->cap_rlog * sizeof *th->rlog);
+    atom__aero_ends_free(a, &th->prov);
+  }
+  for (uint32_t x = 0; x < a->n_var; x++) {
+    avar *v = &a->var[x];
+    atom__vc_free(m, &v->w);
+    atom__vc_free(m, &v->r);
+    atom__vc_free(m, &v->chr);
+    if (a->vbasic) {
+      avar_basic *vb = &a->vbasic[x];
+      for (uint32_t u = 0; u < vb->n_rt; u++) {
+        atom__vc_free(m, &vb->rt[u]);
+        atom__aero_ends_free(a, &vb->rtend[u]);
+      }
+      atom__mem_free(m, vb->rt, vb->rt_cap * sizeof *vb->rt);
+      atom__mem_free(m, vb->rtev, vb->rtev_cap * sizeof *vb->rtev);
+      atom__mem_free(m, vb->rtend, vb->rtend_cap * sizeof *vb->rtend);
+    }
+    atom__mem_free(m, v->slot, v->nslot * sizeof *v->slot);
+  }
+  for (uint32_t l = 0; l < a->n_lock; l++) {
+    atom__vc_free(m, &a->lock[l].l);
+    atom__aero_ends_free(a, &a->lock[l].lend);
+  }
+  atom__mem_free(m, a->thr, a->thr_cap * sizeof *a->thr);
+  atom__mem_free(m, a->open_b, a->open_cap * sizeof *a->open_b);
+  atom__mem_free(m, a->var, a->var_cap * sizeof *a->var);
+  atom__mem_free(m, a->vbasic, a->vbasic_cap * sizeof *a->vbasic);
+  atom__mem_free(m, a->wlast, a->wlast_cap * sizeof *a->wlast);
+  atom__mem_free(m, a->lock, a->lock_cap * sizeof *a->lock);
+  atom__mem_free(m, a->rellast, a->rellast_cap * sizeof *a->rellast);
+  atom__mem_free(m, a->scratch, a->scratch_cap * sizeof *a->scratch);
+  atom__mem_free(m, a->cy, sizeof *a->cy);
+  atom__aero_pn_free_chunks(a, a->chunks);
+  atom__mem_free(m, a, sizeof *a);
+}
+
+static int aero_create(void **self, atom_env *env) {
+  /* variant=optimized (or opt, the default) or basic */
+  static const char *const variants[] = {"optimized", "opt", "basic", NULL};
+  int variant = 0;
+  uint64_t max_threads = 16384;
+  int rc;
+  if ((rc = atom__arg_choice(env, "variant", variants, &variant)) ||
+      (rc = atom__arg_count(env, "max_threads", (uint64_t)1 << 24, "16777216", &max_threads)))
+    return rc;
+  int basic = variant == 2;
+  aero *a = ATOM__NEW_STATE(env, aero, own_mem);
+  if (!a) return atom_env_error(env, ATOM_ENOMEM, "out of memory");
+  atom__mem *m = &a->own_mem;
+  a->env = env;
+  a->mem = m;
+  a->basic = basic;
+  a->max_threads = (uint32_t)max_threads;
+  a->collect_at = PN_COLLECT_MIN;
+  *self = a;
+  return 0;
+}
+
+static int aero_stats(void *self, atom_checker_counters *out) {
+  const aero *a = self;
+  out->nodes = a->n_thr;
+  out->edges = a->n_nodes; /* provenance nodes */
+  out->clocks = a->clocks;
+  return 0;
+}
+
+static const char *const aero_arg_keys[] = {"variant", "max_threads", NULL};
+
+const atom_checker atom__checker_aerodrome = {
+    .abi_version = ATOM_CHECKER_ABI_VERSION,
+    .event_mask = ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE) |
+                  ATOM_KIND_BIT(ATOM_ACQUIRE) | ATOM_KIND_BIT(ATOM_RELEASE) |
+                  ATOM_KIND_BIT(ATOM_FORK) | ATOM_KIND_BIT(ATOM_JOIN) |
+                  ATOM_KIND_BIT(ATOM_BEGIN) | ATOM_KIND_BIT(ATOM_END) | ATOM_KIND_BIT(ATOM_FENCE),
+    .name = "aerodrome",
+    .summary = "conflict serializability by vector clocks (003 AeroDrome), online",
+    .arg_keys = aero_arg_keys,
+    .create = aero_create,
+    .on_event = aero_on_event,
+    .finish = NULL,
+    .destroy = aero_destroy,
+    .stats = aero_stats,
+    .properties = ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_SOUND | ATOM_CHECKER_PROP_COMPLETE,
+};

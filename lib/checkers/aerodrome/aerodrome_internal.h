@@ -1,0 +1,432 @@
+/* The aerodrome checker's private header: what its files share (lib/checkers/aerodrome/).
+ *
+ * The checker decides conflict serializability online by vector clocks (003 AeroDrome); the
+ * header comment of aerodrome.c describes the algorithm and its provenance. Its concepts, one
+ * file each:
+ *   aerodrome.c   the algorithm's description, growth of the per-id tables, the handlers both
+ *                 variants share (BEGIN, FORK, JOIN), the event dispatch, the vtable
+ *   optimized.c   variant=optimized (003 §4.3): known/learned lists, the optimized END
+ *   basic.c       variant=basic (003 Alg. 1 as printed)
+ *   provenance.c  provenance nodes and their memory, records per clock, explanations (ex_*)
+ *   reports.c     a violation's cycle, from provenance to the structured report
+ * Functions shared between files are named atom__aero_* (hidden like the rest of lib/); the
+ * helpers on the event paths are static inline here, so the split costs no calls. */
+#ifndef ATOM_CHECKERS_AERODROME_INTERNAL_H
+#define ATOM_CHECKERS_AERODROME_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "atomicity/error.h"
+#include "checkers/builtin.h"
+#include "support/mem.h"
+#include "support/vclock.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define AERO_RARE __attribute__((noinline, cold)) /* provenance work, off the hot paths */
+#define AERO_HOT inline __attribute__((always_inline))
+#else
+#define AERO_RARE
+#define AERO_HOT inline
+#endif
+
+#define NIL UINT32_MAX
+#define NO_TXN ATOM__VC_MAX  /* open_b[] of a thread without an open transaction */
+#define SEEN_BIT(t) ((t) < 64 ? (uint64_t)1 << (t) : 0)
+#define PN_MAX_DEPTH 48u   /* longest provenance chain kept (see "Provenance") */
+#define CYC_MAX 128u       /* edges of a reported cycle (the session keeps 128) */
+#define CYC_VARS 16u       /* variables named by a report */
+#define RLOG_MAX 256u      /* own reads logged per transaction (see rown_origin) */
+
+enum { REG_W = 0, REG_R = 1, REG_L = 2 };
+
+/* A clock registered with an open transaction (optimized variant). */
+typedef struct reg {
+  uint32_t kind; /* REG_W, REG_R (R_x with chR_x), REG_L */
+  uint32_t id;
+} reg;
+
+/* An open transaction a thread clock knows: thread and its transaction number. */
+typedef struct kent {
+  uint32_t t, seq;
+} kent;
+
+/* An event kept for reports, with the transaction it belongs to. */
+typedef struct aev {
+  atom_txn_ref txn;
+  uint64_t index, loc;
+  uint32_t kind, target;
+} aev;
+
+/* Provenance (see "Provenance" in the header comment): an immutable, reference-counted node
+ * that explains how a clock came to know the open transaction C (thread `of`, number `about`):
+ * a path of conflict edges from C to a point. Nodes are shared by the records that point to
+ * them and freed with the last one. */
+enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3, PN_HOLD = 4 };
+/* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2.
+ * PN_FWD: a node already copied by atom__aero_pn_collect, to a. */
+enum { PN_FWD = 5 };
+#define PN_ORIGIN 0x1u /* EDGE/FORK: e1 is an event of C itself; END: e2 is an event of V */
+#define PN_AT 0x2u     /* END: the path goes on to the store event e2 */
+typedef struct pnode {
+  uint8_t kind, flags;
+  uint16_t depth;
+  uint32_t of, about;
+  struct pnode *a, *b; /* EDGE/FORK: a = source's path (NULL if origin); END: a = C →* V,
+                          b = V →* the clock */
+  uint64_t made;       /* index of the event that made it */
+  aev e2;              /* EDGE: the edge e1 -> e2; END: the store event (PN_AT) */
+  aev e1;              /* EDGE, FORK (the fork) only: END nodes, the most numerous, are
+                          allocated without it (pn_size) */
+} pnode;
+
+/* Per-component provenance of a clock: slot c is a node about thread c's transaction. */
+typedef struct ends {
+  pnode **p;
+  uint32_t cap;    /* slots */
+  uint32_t gap;    /* slot c is p[c * (gap + 1)]: 0 for an array of its own (a zeroed ends is
+                      empty and valid), more for a view into a variable's vslot block
+                      (VAR_ENDS), which the variable owns and grows */
+} ends;
+
+/* The common read records, kept small and apart from rp/cp (one per thread and variable, 24
+ * bytes, no node): o_about: R_x learned thread c's transaction number o_about from its own read
+ * `index` at `loc` (the rest of the event follows while the transaction is open, the only time
+ * the record is read); a_about: chR_x learned transaction a_about by the same read as R_x, so
+ * R_x's record serves (it cannot change while the transaction is open: R_x learns it once).
+ * 0 = none (transaction numbers start at 1). */
+typedef struct rown {
+  uint64_t index, loc;
+  uint32_t o_about, a_about;
+} rown;
+
+/* The provenance records of one variable about thread c's open transaction, side by side so
+ * that an access or an END touching them misses the cache once (48 bytes): what W_x learned at
+ * ENDs after its last write, how R_x and chR_x learned it (rp, cp), and R_x's own-read record. */
+typedef struct vslot {
+  pnode *wend, *rp, *cp;
+  rown ro;
+} vslot;
+
+/* The records of one kind (wend, rp or cp) of variable v as an `ends` view (a compound
+ * literal, valid in the enclosing block). */
+#define VAR_ENDS(v, field)                                                            \
+  (&(ends){(v)->slot ? &(v)->slot[0].field : NULL, (v)->nslot,                         \
+           (uint32_t)(sizeof(vslot) / sizeof(pnode *) - 1)})
+
+/* A read by which R_x learned its reader's open transaction, in the reader's log (rown_origin). */
+typedef struct rlog_ent {
+  uint64_t index, loc;
+  uint32_t var;
+} rlog_ent;
+
+/* "The clock knows C because of path n, which ends at or before event at" (origin: at is an
+ * event of C). n == NULL && !origin: unknown. */
+typedef struct expl {
+  pnode *n;
+  aev at;
+  int origin;
+} expl;
+
+typedef struct athread { /* hot fields first */
+  atom__vc c;           /* C_t */
+  atom__vc_t b;         /* C_t^▷(t) */
+  uint32_t active;      /* inside a transaction */
+  uint32_t seq;         /* transactions begun so far */
+  uint32_t overflow;    /* its learned list could not grow: END scans everything */
+  uint64_t ver;         /* bumped whenever c changes */
+  kent *known;          /* open transactions c knows (validated lazily) */
+  size_t n_known, cap_known;
+  reg *learned;         /* clocks that learned its open transaction */
+  size_t n_learned, cap_learned;
+  uint64_t begin_index; /* of the open (or last) transaction */
+  uint64_t begin_loc;
+  atom_ev last;         /* its last event */
+  uint32_t last_in_txn; /* that event belonged to a transaction */
+  uint32_t started;     /* performed some event */
+  uint32_t rep_seq;     /* seq + 1 of its transaction last reported, 0 = none */
+  uint64_t rep_other;   /* the other transaction of that report */
+  ends prov;            /* how C_t learned each open transaction it knows */
+  rlog_ent *rlog;       /* reads of its open transaction that taught R_x (at most RLOG_MAX) */
+  uint32_t n_rlog, cap_rlog;
+  atom__vc cb;          /* C_t^▷ (basic variant) */
+} athread;
+
+typedef struct avar { /* what every access touches first (two cache lines), then the rest */
+  uint32_t lastw;   /* lastWThr_x */
+  /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
+  uint32_t w_from, r_from;
+  uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
+  uint64_t w_ver, r_ver;
+  uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
+  atom__vc r, chr;  /* R_x, chR_x (optimized) */
+  atom__vc w;       /* W_x */
+  vslot *slot;      /* provenance records per component (vslot), nslot allocated, grown on
+                       first use; W_x's (wend) in both variants, R_x's and chR_x's (rp, cp: the
+                       read by another thread that taught it (PN_HOLD) or an END that did
+                       (PN_END); ro: its own read) in the optimized one */
+  uint32_t nslot;
+} avar;
+
+/* What variant=basic keeps per variable besides avar (allocated in that variant only). */
+typedef struct avar_basic {
+  atom__vc *rt;     /* R_{u,x} for u < n_rt; rt_cap allocated */
+  aev *rtev;        /* the read that stored R_{u,x} */
+  ends *rtend;      /* what R_{u,x} learned at ENDs after that read */
+  uint32_t n_rt;
+  size_t rt_cap, rtev_cap, rtend_cap;
+} avar_basic;
+
+typedef struct alock {
+  atom__vc l;       /* L_l */
+  uint32_t lastrel; /* lastRelThr_l */
+  uint32_t l_from;  /* L_l == C_{l_from} at version l_ver */
+  uint64_t l_ver;
+  uint64_t seen;
+  ends lend;        /* what L_l learned at ENDs after its last release */
+} alock;
+
+/* Memory for provenance nodes, handed out in order (see atom__aero_pn_collect). */
+typedef struct pchunk {
+  struct pchunk *next;
+  size_t size, used;  /* bytes of data */
+  uint64_t data[];    /* nodes, 8-byte aligned */
+} pchunk;
+
+/* A cycle being assembled from provenance (see walk()). */
+typedef struct cyc {
+  aev from[CYC_MAX], to[CYC_MAX];
+  size_t n;
+  int fail, started;
+  aev start; /* the first event of the victim's transaction on the path */
+  /* the spec being built */
+  atom_txn_ref txns[CYC_MAX];
+  atom_ev evs[2 * CYC_MAX];
+  atom_edge_ref edges[CYC_MAX];
+  uint32_t vars[CYC_VARS];
+} cyc;
+
+typedef struct aero {
+  atom_env *env;
+  atom__mem *mem;    /* &own_mem */
+  atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
+  int basic;
+  uint32_t max_threads; /* vector clocks make memory grow with its square: see max_threads */
+  uint32_t n_thr, n_var, n_lock, n_active;
+  athread *thr;
+  size_t thr_cap;
+  atom__vc_t *open_b; /* b_t of the open transaction of t, NO_TXN if none */
+  size_t open_cap;
+  avar *var;
+  size_t var_cap;
+  avar_basic *vbasic; /* variant=basic only */
+  size_t vbasic_cap;
+  aev *wlast;        /* the last write of each variable */
+  size_t wlast_cap;
+  alock *lock;
+  size_t lock_cap;
+  aev *rellast;      /* the last release of each lock */
+  size_t rellast_cap;
+  uint64_t clocks;   /* vector clocks held */
+  pchunk *chunks;    /* provenance nodes (see atom__aero_pn_collect), newest chunk first */
+  uint64_t n_nodes;  /* provenance nodes held, live or not */
+  size_t node_bytes; /* bytes of those nodes */
+  size_t collect_at; /* node_bytes at which the next event starts with atom__aero_pn_collect */
+  kent *scratch;     /* END: open transactions C_t knows */
+  size_t scratch_cap;
+  cyc *cy;           /* report scratch */
+  int rep_err;       /* first report failure of the current event */
+} aero;
+
+#define PN_CHUNK 65536u     /* bytes of node memory asked for at a time */
+#define PN_COLLECT_MIN (4u * PN_CHUNK)
+
+/* Where a thread clock learns its open transactions from (thread_join). */
+enum { SD_SNAP, SD_RREC, SD_THREAD, SD_FORK, SD_END };
+typedef struct srcd {
+  int kind;
+  uint32_t who;       /* THREAD: the joined child; FORK: the parent; END: the ending thread */
+  const aev *at;      /* SNAP: store event; THREAD: the child's last event; FORK: the fork */
+  const ends *e;      /* SNAP: the stored clock's END records, or NULL for W_x of v */
+  const avar *v;      /* RREC: the variable whose R_x is joined; SNAP with e NULL: whose W_x */
+  const atom_ev *ev;  /* the receiving event (its aev is made only if a record needs it) */
+} srcd;
+
+/* An explanation of nothing: the knowledge is of unknown provenance. */
+#define AERO_UNKNOWN ((expl){NULL, {{0, 0, 0, 0}, 0, 0, 0, 0}, 0})
+
+/* provenance.c */
+void atom__aero_pn_free_chunks(aero *a, pchunk *c);
+AERO_RARE void atom__aero_pn_collect(aero *a);
+pnode *atom__aero_pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pnode *x,
+                         pnode *y, const aev *e1, const aev *e2, uint64_t made);
+void atom__aero_ends_put(aero *a, ends *e, uint32_t c, pnode *n);
+void atom__aero_ends_free(aero *a, ends *e);
+AERO_RARE int atom__aero_vslot_grow(aero *a, avar *v, uint32_t c);
+AERO_RARE int atom__aero_rlog_grow(aero *a, athread *th);
+expl atom__aero_ex_thread(const aero *a, uint32_t u, uint32_t c, const aev *at);
+expl atom__aero_ex_snap(const aero *a, const aev *store, const ends *e, uint32_t c);
+expl atom__aero_ex_rp(const aero *a, const avar *v, uint32_t c);
+expl atom__aero_ex_chr(const aero *a, const avar *v, uint32_t c);
+pnode *atom__aero_pn_end_at(aero *a, uint32_t of, pnode *left, const expl *right, uint64_t made);
+AERO_RARE void atom__aero_learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *sd);
+
+/* reports.c */
+int atom__aero_report_edge(aero *a, const atom_ev *ev, uint32_t victim, const expl *x,
+                           const aev *src);
+int atom__aero_report_end(aero *a, const atom_ev *ev, uint32_t t, uint32_t u);
+
+/* optimized.c and basic.c: the event handlers of each variant (0, or an error before any
+ * change) */
+int atom__aero_opt_read(aero *a, const atom_ev *ev);
+int atom__aero_opt_write(aero *a, const atom_ev *ev);
+int atom__aero_opt_acquire(aero *a, const atom_ev *ev);
+int atom__aero_opt_release(aero *a, const atom_ev *ev);
+int atom__aero_opt_end(aero *a, const atom_ev *ev);
+int atom__aero_basic_read(aero *a, const atom_ev *ev);
+int atom__aero_basic_write(aero *a, const atom_ev *ev);
+int atom__aero_basic_acquire(aero *a, const atom_ev *ev);
+int atom__aero_basic_release(aero *a, const atom_ev *ev);
+int atom__aero_basic_end(aero *a, const atom_ev *ev);
+
+static inline atom_txn_ref thread_txn(const aero *a, uint32_t t) {
+  const athread *th = &a->thr[t];
+  atom_txn_ref r = {t, 0, th->begin_index, th->begin_loc};
+  if (!th->active && !th->last_in_txn) {
+    r.unary = 1;
+    r.begin_index = th->last.index;
+    r.begin_loc = th->last.loc;
+  }
+  return r;
+}
+
+/* Event ev of thread t, performed now (unary if t is outside BEGIN..END). */
+static inline aev cur_aev(const aero *a, const atom_ev *ev) {
+  const athread *th = &a->thr[ev->thread];
+  aev r;
+  r.txn.thread = ev->thread;
+  r.txn.unary = !th->active;
+  r.txn.begin_index = th->active ? th->begin_index : ev->index;
+  r.txn.begin_loc = th->active ? th->begin_loc : ev->loc;
+  r.index = ev->index;
+  r.loc = ev->loc;
+  r.kind = ev->kind;
+  r.target = ev->target;
+  return r;
+}
+
+static inline int pn_small(uint32_t kind) { return kind == PN_END || kind == PN_HOLD; }
+
+/* The bytes of a node of this kind (END and HOLD nodes have no e1). */
+static inline size_t pn_size(uint32_t kind) {
+  return pn_small(kind) ? offsetof(pnode, e1) : sizeof(pnode);
+}
+
+/* Slot c if it is about thread c's current (open) transaction. */
+static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
+  pnode *n = c < e->cap ? e->p[(size_t)c * (e->gap + 1)] : NULL;
+  return n && n->about == a->thr[c].seq ? n : NULL;
+}
+
+/* 0 if slot c of v exists (grown if needed), else ATOM_ENOMEM (the record is then lost). */
+static inline int vslot_room(aero *a, avar *v, uint32_t c) {
+  return c < v->nslot ? 0 : atom__aero_vslot_grow(a, v, c);
+}
+
+/* R_x learns thread c's open transaction from c's own read (index, loc). This happens at the
+ * first read of each variable in most transactions, so the record goes where it is cheapest to
+ * write: the reader's log, appended in order (one cache line for several reads), searched only
+ * when an edge is named (atom__aero_ex_rp). Past RLOG_MAX reads of one transaction, or without
+ * memory for the log, it goes to the variable's slot. */
+static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uint64_t loc) {
+  athread *th = &a->thr[c];
+  if (th->n_rlog < th->cap_rlog || (th->n_rlog < RLOG_MAX && !atom__aero_rlog_grow(a, th))) {
+    rlog_ent *l = &th->rlog[th->n_rlog++];
+    l->index = index;
+    l->loc = loc;
+    l->var = (uint32_t)(v - a->var);
+    return;
+  }
+  if (vslot_room(a, v, c)) return;
+  rown *s = &v->slot[c].ro;
+  s->index = index;
+  s->loc = loc;
+  s->o_about = a->thr[c].seq;
+}
+
+/* chR_x learns thread c's open transaction by the read R_x learned it by. */
+static inline void rown_alias(aero *a, avar *v, uint32_t c) {
+  if (vslot_room(a, v, c)) return;
+  v->slot[c].ro.a_about = a->thr[c].seq;
+}
+
+static inline int known_expl(const expl *x) { return x->n || x->origin; }
+
+static inline int same_expl(const expl *x, const expl *y) {
+  return x->n == y->n && x->origin == y->origin && x->at.index == y->at.index &&
+         x->at.txn.thread == y->at.txn.thread;
+}
+
+/* A failed report (out of memory in the session) does not stop the event: its update
+ * completes and the first such error is returned at the end of the event. */
+static inline void note(aero *a, int err) {
+  if (err && !a->rep_err) a->rep_err = err;
+}
+
+static inline int reserve(aero *a, atom__vc *c, uint32_t n) {
+  return n <= c->cap ? 0 : atom__vc_reserve(a->mem, c, n);
+}
+
+static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
+
+static inline int kent_valid(const aero *a, kent e) {
+  const athread *o = &a->thr[e.t];
+  return o->active && o->seq == e.seq;
+}
+
+/* Room for every open transaction thread u could learn during one event: each addition is
+ * an open transaction not yet (validly) in the list. */
+static inline int known_reserve(aero *a, athread *th) {
+  if (a->basic || th->n_known + a->n_active + 1 <= th->cap_known) return 0;
+  size_t k = 0;
+  for (size_t i = 0; i < th->n_known; i++)
+    if (kent_valid(a, th->known[i])) th->known[k++] = th->known[i];
+  th->n_known = k;
+  return ATOM__GROW(a->mem, th->known, th->cap_known, k + a->n_active + 1);
+}
+
+/* C_u := C_u ⊔ src (capacity reserved by the caller). A component crossing the BEGIN value
+ * of an open transaction means C_u now learns it: record how (provenance, from sd) and, in
+ * the optimized variant, add it to the known list. */
+static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const srcd *sd) {
+  athread *th = &a->thr[u];
+  atom__vc_t *d = atom__vc_data(&th->c);
+  const atom__vc_t *s = atom__vc_cdata(src);
+  const atom__vc_t *ob = a->open_b;
+  uint32_t n = src->len;
+  int grew = 0;
+  for (uint32_t i = 0; i < n; i++)
+    if (s[i] > d[i]) {
+      if (d[i] < ob[i] && s[i] >= ob[i]) {
+        if (!a->basic) th->known[th->n_known++] = (kent){i, a->thr[i].seq};
+        atom__aero_learn_thread(a, u, i, sd);
+      }
+      d[i] = s[i];
+      grew = 1;
+    }
+  if (n > th->c.len) th->c.len = n;
+  if (grew) th->ver++;
+}
+
+/* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. */
+static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
+  return a->thr[t].active && atom__vc_get(clk, t) >= a->thr[t].b;
+}
+
+/* 003 Alg. 1 line 9-12 */
+static inline int basic_knows(const aero *a, const atom__vc *clk, uint32_t t) {
+  return a->thr[t].active && atom__vc_leq(&a->thr[t].cb, clk);
+}
+
+#endif

@@ -1,0 +1,353 @@
+/* aerodrome, variant=optimized (003 §4.3): one read clock R_x and one check-read clock chR_x
+ * per variable, component tests, and an END that visits only the clocks that learned of the
+ * ending transaction (see "Optimized END" in aerodrome.c). */
+
+#include "checkers/aerodrome/aerodrome_internal.h"
+
+static atom__vc *reg_clock(aero *a, reg r) {
+  switch (r.kind) {
+    case REG_W: return &a->var[r.id].w;
+    case REG_R: return &a->var[r.id].r;
+    default: return &a->lock[r.id].l;
+  }
+}
+
+/* Append r to the learned list of t's open transaction. Never fails: if the list cannot
+ * grow, the transaction falls back to the full scan at its END. */
+static void learn(aero *a, uint32_t t, reg r) {
+  athread *o = &a->thr[t];
+  if (o->overflow) return;
+  if (o->n_learned == o->cap_learned &&
+      ATOM__GROW(a->mem, o->learned, o->cap_learned, o->n_learned + 1)) {
+    o->overflow = 1;
+    return;
+  }
+  o->learned[o->n_learned++] = r;
+}
+
+/* Clock X (about to receive C_u's knowledge) learns the open transactions C_u knows that it
+ * did not know: register it with each. Call before the store. Drops the stale entries of
+ * u's list on the way (this runs at every store, so the list stays as short as the set of
+ * open transactions u knows). */
+static void register_from(aero *a, athread *src, reg r, const atom__vc *x) {
+  size_t k = 0;
+  for (size_t i = 0; i < src->n_known; i++) {
+    kent e = src->known[i];
+    if (!kent_valid(a, e)) continue;
+    src->known[k++] = e;
+    if (atom__vc_get(x, e.t) < a->thr[e.t].b) learn(a, e.t, r);
+  }
+  src->n_known = k;
+}
+
+/* register_from for R_x at a read by t (before its joins), and provenance: R_x and chR_x
+ * learn the open transactions C_t knows; record the read and how C_t knew each (003 §4.3:
+ * chR_x learns only from readers other than the transaction's thread). */
+static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
+  athread *th = &a->thr[t];
+  avar *v = &a->var[x];
+  aev me;
+  int have_me = 0;
+  size_t k = 0;
+  for (size_t i = 0; i < th->n_known; i++) {
+    kent e = th->known[i];
+    if (!kent_valid(a, e)) continue;
+    th->known[k++] = e;
+    atom__vc_t b = a->thr[e.t].b;
+    int r_learns = atom__vc_get(&v->r, e.t) < b;
+    int c_learns = e.t != t && atom__vc_get(&v->chr, e.t) < b;
+    if (r_learns) learn(a, e.t, (reg){REG_R, x});
+    if (!r_learns && !c_learns) continue;
+    if (e.t == t) { /* t's own transaction: R_x learns it from this read (chR_x never does) */
+      rown_origin(a, v, t, ev->index, ev->loc);
+      continue;
+    }
+    if (!have_me) {
+      me = cur_aev(a, ev);
+      have_me = 1;
+    }
+    if (vslot_room(a, v, e.t)) continue; /* out of memory: the record is lost */
+    vslot *sl = &v->slot[e.t];
+    pnode *n = ends_get(a, &th->prov, e.t);
+    *(r_learns ? &sl->rp : &sl->cp) =
+        n ? atom__aero_pn_new(a, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
+    if (r_learns && c_learns) rown_alias(a, v, e.t); /* the same read taught both */
+  }
+  th->n_known = k;
+}
+
+int atom__aero_opt_read(aero *a, const atom_ev *ev) {
+  uint32_t t = ev->thread, x = ev->target;
+  athread *th = &a->thr[t];
+  avar *v = &a->var[x];
+  /* line 24: the last writer's W_x ⊑ C_t already; w_seen: t joined this W_x before */
+  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t));
+  /* line 26 as §4.3: R_x ⊔= C_t, chR_x ⊔= C_t[0/t]; skip if R_x ⊒ C_t already */
+  int store_r = join_w || !(v->r_from == t && v->r_ver == th->ver);
+  uint32_t len = th->c.len;
+  if (join_w) len = max_u32(len, v->w.len);
+  if ((join_w && (reserve(a, &th->c, len) || known_reserve(a, th))) ||
+      (store_r && (reserve(a, &v->r, len) || reserve(a, &v->chr, len))))
+    return ATOM_ENOMEM;
+
+  if (v->lastw != t) {
+    if (knows(a, &v->w, t)) { /* line 25 */
+      expl e = atom__aero_ex_snap(a, &a->wlast[x], VAR_ENDS(v, wend), t);
+      note(a, atom__aero_report_edge(a, ev, t, &e, &a->wlast[x]));
+    }
+    if (join_w) {
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
+      thread_join(a, t, &v->w, &sd);
+      v->w_seen |= SEEN_BIT(t);
+    }
+    v->rd_other = 1;
+  }
+  if (!(v->r_from == t && v->r_ver == th->ver)) {
+    register_read(a, t, x, ev);
+    atom__vc_join(a->mem, &v->r, &th->c, NULL);          /* cannot fail: reserved */
+    atom__vc_join_except(a->mem, &v->chr, &th->c, t);   /* cannot fail: reserved */
+    v->r_from = t;
+    v->r_ver = th->ver;
+  }
+  return 0;
+}
+
+int atom__aero_opt_write(aero *a, const atom_ev *ev) {
+  uint32_t t = ev->thread, x = ev->target;
+  athread *th = &a->thr[t];
+  avar *v = &a->var[x];
+  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t));
+  /* lines 30-31: R_x ⊑ C_t if t wrote last and nobody else read since (see avar) */
+  int join_r = !(v->lastw == t && !v->rd_other);
+  uint32_t len = th->c.len;
+  if (join_w) len = max_u32(len, v->w.len);
+  if (join_r) len = max_u32(len, v->r.len);
+  if (((join_w || join_r) && (reserve(a, &th->c, len) || known_reserve(a, th))) ||
+      reserve(a, &v->w, len))
+    return ATOM_ENOMEM;
+
+  if (v->lastw != t) {
+    if (knows(a, &v->w, t)) { /* line 29 */
+      expl e = atom__aero_ex_snap(a, &a->wlast[x], VAR_ENDS(v, wend), t);
+      note(a, atom__aero_report_edge(a, ev, t, &e, &a->wlast[x]));
+    }
+    if (join_w) {
+      srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
+      thread_join(a, t, &v->w, &sd);
+    }
+  }
+  /* lines 30-31 (§4.3): some R_{u,x}, u != t, knows t's transaction iff chR_x(t) >= b_t */
+  if (knows(a, &v->chr, t)) {
+    expl e = atom__aero_ex_chr(a, v, t);
+    note(a, atom__aero_report_edge(a, ev, t, &e, NULL));
+  }
+  if (join_r) {
+    srcd sd = {SD_RREC, 0, NULL, NULL, v, ev};
+    thread_join(a, t, &v->r, &sd);
+  }
+  /* lines 32-33: W_x := C_t, unless W_x is C_t already */
+  if (!(v->w_from == t && v->w_ver == th->ver)) {
+    register_from(a, th, (reg){REG_W, x}, &v->w);
+    atom__vc_copy(a->mem, &v->w, &th->c); /* cannot fail: reserved */
+    v->w_from = t;
+    v->w_ver = th->ver;
+  }
+  v->w_seen = SEEN_BIT(t);
+  v->lastw = t;
+  v->rd_other = 0;
+  a->wlast[x] = cur_aev(a, ev);
+  return 0;
+}
+
+int atom__aero_opt_acquire(aero *a, const atom_ev *ev) {
+  uint32_t t = ev->thread, l = ev->target;
+  athread *th = &a->thr[t];
+  alock *k = &a->lock[l];
+  if (k->lastrel == t || k->lastrel == NIL) return 0; /* line 14 (L_l = ⊥ if never released) */
+  int join = !(k->seen & SEEN_BIT(t));
+  if (join && (reserve(a, &th->c, max_u32(th->c.len, k->l.len)) || known_reserve(a, th)))
+    return ATOM_ENOMEM;
+  if (knows(a, &k->l, t)) { /* line 15 */
+    expl e = atom__aero_ex_snap(a, &a->rellast[l], &k->lend, t);
+    note(a, atom__aero_report_edge(a, ev, t, &e, &a->rellast[l]));
+  }
+  if (join) {
+    srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, ev};
+    thread_join(a, t, &k->l, &sd);
+    k->seen |= SEEN_BIT(t);
+  }
+  return 0;
+}
+
+int atom__aero_opt_release(aero *a, const atom_ev *ev) {
+  uint32_t t = ev->thread, l = ev->target;
+  athread *th = &a->thr[t];
+  alock *k = &a->lock[l];
+  if (reserve(a, &k->l, th->c.len)) return ATOM_ENOMEM;
+  /* lines 17-18 */
+  if (!(k->l_from == t && k->l_ver == th->ver)) {
+    register_from(a, th, (reg){REG_L, l}, &k->l);
+    atom__vc_copy(a->mem, &k->l, &th->c);
+    k->l_from = t;
+    k->l_ver = th->ver;
+  }
+  k->seen = SEEN_BIT(t);
+  k->lastrel = t;
+  a->rellast[l] = cur_aev(a, ev);
+  return 0;
+}
+
+/* A variable's record (a cell of its vslot) := an END node: e's transaction (thread of) →* T
+ * (left) →* the clock (right). */
+static void end_record(aero *a, pnode **cell, uint32_t of, pnode *left, const expl *right,
+                       uint64_t made) {
+  *cell = atom__aero_pn_end_at(a, of, left, right, made);
+}
+
+/* The provenance part of opt_end_update: X (and chR_x) learn the other open transactions C_t
+ * knows, through T. Kept apart so that the common END update (nothing new to learn) stays a
+ * test and a join. */
+static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, size_t nk,
+                                    uint64_t made) {
+  athread *th = &a->thr[t];
+  avar *v = r.kind == REG_L ? NULL : &a->var[r.id];
+  expl right, rightc; /* how X (and chR_x) know t's transaction: set when first needed */
+  int have = 0;
+  for (size_t i = 0; i < nk; i++) {
+    kent e = a->scratch[i];
+    atom__vc_t b = a->thr[e.t].b;
+    int learns = atom__vc_get(x, e.t) < b;
+    int c_learns = r.kind == REG_R && atom__vc_get(&v->chr, e.t) < b;
+    if (learns) learn(a, e.t, r);
+    if (!learns && !c_learns) continue;
+    /* provenance: e's transaction →* T (C_t), T →* X */
+    if (!have) {
+      have = 1;
+      if (r.kind == REG_W) {
+        right = atom__aero_ex_snap(a, &a->wlast[r.id], VAR_ENDS(v, wend), t);
+        rightc = right;
+      } else if (r.kind == REG_L) {
+        right = atom__aero_ex_snap(a, &a->rellast[r.id], &a->lock[r.id].lend, t);
+        rightc = right;
+      } else {
+        right = atom__aero_ex_rp(a, v, t);
+        rightc = atom__vc_get(&v->chr, t) >= th->b ? atom__aero_ex_chr(a, v, t) : right;
+      }
+    }
+    pnode *left = ends_get(a, &th->prov, e.t);
+    if (r.kind != REG_L && vslot_room(a, v, e.t)) continue; /* out of memory: record lost */
+    if (r.kind == REG_W) {
+      end_record(a, &v->slot[e.t].wend, e.t, left, &right, made);
+    } else if (r.kind == REG_L) {
+      ends *le = &a->lock[r.id].lend;
+      atom__aero_ends_put(a, le, e.t, atom__aero_pn_end_at(a, e.t, left, &right, made));
+    } else {
+      if (learns) end_record(a, &v->slot[e.t].rp, e.t, left, &right, made);
+      if (c_learns) {
+        /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
+        if (learns && same_expl(&right, &rightc))
+          rown_alias(a, v, e.t);
+        else
+          end_record(a, &v->slot[e.t].cp, e.t, left, &rightc, made);
+      }
+    }
+  }
+}
+
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
+                                   size_t nk, uint64_t made);
+
+/* The full scan of lines 41-46, for a transaction whose learned list could not grow. */
+static AERO_RARE void opt_end_scan(aero *a, uint32_t t, size_t nk, uint64_t made) {
+  athread *th = &a->thr[t];
+  for (uint32_t x = 0; x < a->n_var; x++) {
+    opt_end_update(a, t, th->b, &th->c, (reg){REG_W, x}, nk, made);
+    opt_end_update(a, t, th->b, &th->c, (reg){REG_R, x}, nk, made);
+  }
+  for (uint32_t l = 0; l < a->n_lock; l++)
+    opt_end_update(a, t, th->b, &th->c, (reg){REG_L, l}, nk, made);
+}
+
+/* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
+ * other open transactions C_t knows (in a->scratch[0..nk)). */
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
+                                  size_t nk, uint64_t made) {
+  atom__vc *x = reg_clock(a, r);
+  if (atom__vc_get(x, t) < b) return; /* see "Optimized END" */
+  if (nk) opt_end_learn(a, t, r, x, nk, made);
+  atom__vc_join(a->mem, x, ct, NULL); /* cannot fail: reserved */
+  if (r.kind == REG_W) {
+    avar *v = &a->var[r.id];
+    v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
+    v->w_seen = 0;
+  } else if (r.kind == REG_R) {
+    atom__vc_join(a->mem, &a->var[r.id].chr, ct, NULL);
+  } else {
+    alock *k = &a->lock[r.id];
+    k->l_from = NIL;
+    k->seen = 0;
+  }
+}
+
+static int opt_end_reserve(aero *a, reg r, uint32_t t, uint32_t len) {
+  atom__vc *x = reg_clock(a, r);
+  if (atom__vc_get(x, t) < a->thr[t].b) return 0;
+  if (reserve(a, x, len)) return ATOM_ENOMEM;
+  if (r.kind == REG_R && reserve(a, &a->var[r.id].chr, len)) return ATOM_ENOMEM;
+  return 0;
+}
+
+int atom__aero_opt_end(aero *a, const atom_ev *ev) {
+  uint32_t t = ev->thread;
+  athread *th = &a->thr[t];
+  uint32_t len = th->c.len;
+  if (!th->active) return 0;
+
+  /* Reserve everything first so that the update below cannot fail half-way. */
+  for (uint32_t u = 0; u < a->n_thr; u++)
+    if (u != t && atom__vc_get(&a->thr[u].c, t) >= th->b &&
+        (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])))
+      return ATOM_ENOMEM;
+  if (len <= ATOM__VC_INLINE) {
+    /* every clock has room for ATOM__VC_INLINE components: nothing to reserve */
+  } else if (th->overflow) {
+    for (uint32_t x = 0; x < a->n_var; x++)
+      if (opt_end_reserve(a, (reg){REG_W, x}, t, len) || opt_end_reserve(a, (reg){REG_R, x}, t, len))
+        return ATOM_ENOMEM;
+    for (uint32_t l = 0; l < a->n_lock; l++)
+      if (opt_end_reserve(a, (reg){REG_L, l}, t, len)) return ATOM_ENOMEM;
+  } else {
+    for (size_t i = 0; i < th->n_learned; i++)
+      if (opt_end_reserve(a, th->learned[i], t, len)) return ATOM_ENOMEM;
+  }
+  if (th->n_known + 1 > a->scratch_cap &&
+      ATOM__GROW(a->mem, a->scratch, a->scratch_cap, th->n_known + 1))
+    return ATOM_ENOMEM;
+
+  /* lines 38-40: threads whose clock knows t's transaction (scanned: O(T) like the join) */
+  for (uint32_t u = 0; u < a->n_thr; u++) {
+    if (u == t || atom__vc_get(&a->thr[u].c, t) < th->b) continue;
+    if (knows(a, &th->c, u)) note(a, atom__aero_report_end(a, ev, t, u));
+    srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
+    thread_join(a, u, &th->c, &sd);
+  }
+  /* The other open transactions C_t knows: clocks updated below learn them too. */
+  size_t nk = 0;
+  for (size_t i = 0; i < th->n_known; i++) {
+    kent e = th->known[i];
+    if (e.t != t && kent_valid(a, e)) a->scratch[nk++] = e;
+  }
+  /* lines 41-46, restricted to the clocks that learned t's transaction */
+  if (th->overflow) {
+    opt_end_scan(a, t, nk, ev->index);
+  } else {
+    for (size_t i = 0; i < th->n_learned; i++)
+      opt_end_update(a, t, th->b, &th->c, th->learned[i], nk, ev->index);
+  }
+  th->n_learned = 0;
+  th->overflow = 0;
+  th->active = 0;
+  a->open_b[t] = NO_TXN;
+  a->n_active--;
+  return 0;
+}
