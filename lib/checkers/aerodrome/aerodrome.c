@@ -60,7 +60,7 @@
  * Provenance (for reports that name every edge of the cycle). While T (thread t) is open,
  * component t of every clock is at most b_t, so a clock learns T exactly once (its component
  * reaches b_t) and keeps the knowledge until T ends. At that moment we record how, as an
- * immutable reference-counted node (pnode): the edge it came over (EDGE: from the source
+ * immutable node (pnode): the edge it came over (EDGE: from the source
  * clock's event to the receiving event, plus the source's own node), a fork (FORK), or an END
  * that passed it on (END: T →* V from V's clock, V →* X from X's record of V). Thread clocks
  * keep one node per component (prov); R_x and chR_x keep per component the read that taught

@@ -59,10 +59,10 @@ typedef struct aev {
   uint32_t kind, target;
 } aev;
 
-/* Provenance (see "Provenance" in the header comment): an immutable, reference-counted node
- * that explains how a clock came to know the open transaction C (thread `of`, number `about`):
- * a path of conflict edges from C to a point. Nodes are shared by the records that point to
- * them and freed with the last one. */
+/* Provenance (see "Provenance" in the header comment): an immutable node that explains how a
+ * clock came to know the open transaction C (thread `of`, number `about`): a path of conflict
+ * edges from C to a point. Nodes are shared by the records that point to them; the memory of
+ * those no record reaches is reclaimed by atom__aero_pn_collect. */
 enum { PN_EDGE = 1, PN_FORK = 2, PN_END = 3, PN_HOLD = 4 };
 /* PN_HOLD: a read record of R_x or chR_x (never in a chain): path a, then the read e2.
  * PN_FWD: a node already copied by atom__aero_pn_collect, to a. */
