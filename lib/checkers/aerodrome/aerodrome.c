@@ -347,6 +347,7 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->rellast, a->rellast_cap * sizeof *a->rellast);
   atom__mem_free(m, a->scratch, a->scratch_cap * sizeof *a->scratch);
   atom__mem_free(m, a->cy, sizeof *a->cy);
+  atom__rb_free(&a->rb);
   atom__aero_pn_free_chunks(a, a->chunks);
   atom__mem_free(m, a, sizeof *a);
 }
@@ -369,6 +370,7 @@ static int aero_create(void **self, atom_env *env) {
   a->basic = basic;
   a->max_threads = (uint32_t)max_threads;
   a->collect_at = PN_COLLECT_MIN;
+  atom__rb_init(&a->rb, m);
   *self = a;
   return 0;
 }

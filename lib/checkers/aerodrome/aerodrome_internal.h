@@ -21,6 +21,7 @@
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
 #include "support/mem.h"
+#include "support/report_build.h"
 #include "support/vclock.h"
 
 #if defined(__GNUC__) || defined(__clang__)
@@ -200,11 +201,6 @@ typedef struct cyc {
   size_t n;
   int fail, started;
   aev start; /* the first event of the victim's transaction on the path */
-  /* the spec being built */
-  atom_txn_ref txns[CYC_MAX];
-  atom_ev evs[2 * CYC_MAX];
-  atom_edge_ref edges[CYC_MAX];
-  uint32_t vars[CYC_VARS];
 } cyc;
 
 typedef struct aero {
@@ -236,6 +232,7 @@ typedef struct aero {
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
   cyc *cy;           /* report scratch */
+  atom__report_build rb; /* the report being handed over */
   int rep_err;       /* first report failure of the current event */
 } aero;
 

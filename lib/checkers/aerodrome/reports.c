@@ -100,75 +100,50 @@ static void cyc_simplify(cyc *c) {
       }
 }
 
-static size_t add_event(atom_ev *evs, size_t *n, const aev *e) {
-  for (size_t i = 0; i < *n; i++)
-    if (evs[i].index == e->index) return i;
+static inline atom_ev ev_of(const aev *e) {
   atom_ev x = {e->kind, e->txn.thread, e->target, 0, e->index, e->loc};
-  evs[*n] = x;
-  return (*n)++;
+  return x;
+}
+
+/* The cycle's transactions (one per edge, from the victim's on), edges and variables. */
+static int build_cycle(atom__report_build *rb, const cyc *c) {
+  for (size_t i = 0; i < c->n; i++) {
+    atom_ev from = ev_of(&c->from[i]), to = ev_of(&c->to[i]);
+    int rc = atom__rb_txn(rb, &c->from[i].txn);
+    if (!rc) rc = atom__rb_edge(rb, &from, &to, i + 1 == c->n ? ATOM_EDGE_CLOSING : 0);
+    if (rc) return rc;
+  }
+  return atom__rb_vars_of_events(rb, CYC_VARS);
 }
 
 /* Report the cycle in c, whose edge `closing` was closed by ev; or, if the provenance was not
- * complete (c->fail), the victim's transaction and `other` without edges. */
+ * complete (c->fail) or the cycle finds no memory, the victim's transaction and `other`
+ * without edges. */
 static int emit(aero *a, cyc *c, const atom_ev *ev, uint32_t victim, size_t closing,
                 const atom_txn_ref *other, const atom_ev *other_ev) {
-  size_t n_txns = 0, n_evs = 0, n_edges = 0, n_vars = 0;
+  atom__report_build *rb = &a->rb;
+  atom__rb_reset(rb);
   if (c && !c->fail && c->n > 0 && closing < c->n) {
     /* the closing edge last, so that the cycle starts with the victim's transaction */
     atom__rotate(c->from, c->n, sizeof c->from[0], closing + 1);
     atom__rotate(c->to, c->n, sizeof c->to[0], closing + 1);
     cyc_simplify(c);
-    for (size_t i = 0; i < c->n; i++) {
-      c->txns[n_txns++] = c->from[i].txn;
-      c->edges[n_edges].from = (uint32_t)add_event(c->evs, &n_evs, &c->from[i]);
-      c->edges[n_edges].to = (uint32_t)add_event(c->evs, &n_evs, &c->to[i]);
-      c->edges[n_edges].flags = i + 1 == c->n ? ATOM_EDGE_CLOSING : 0;
-      c->edges[n_edges].reserved = 0;
-      n_edges++;
-    }
+    if (build_cycle(rb, c)) atom__rb_reset(rb);
   }
-  atom_txn_ref tx[2];
-  atom_ev ev2[2];
-  uint32_t var1;
-  atom_report_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.version = ATOM_REPORT_SPEC_VERSION;
-  spec.kind = "conflict-cycle";
-  spec.event_index = ev->index;
-  if (n_edges) {
-    for (size_t i = 0; i < n_evs; i++) {
-      const atom_ev *e = &c->evs[i];
-      if (e->kind != ATOM_READ && e->kind != ATOM_WRITE) continue;
-      size_t k = 0;
-      while (k < n_vars && c->vars[k] != e->target) k++;
-      if (k == n_vars && n_vars < CYC_VARS) c->vars[n_vars++] = e->target;
-    }
-    spec.txns = c->txns;
-    spec.n_txns = n_txns;
-    spec.events = c->evs;
-    spec.n_events = n_evs;
-    spec.vars = n_vars ? c->vars : NULL;
-    spec.n_vars = n_vars;
-    spec.edges = c->edges;
-    spec.n_edges = n_edges;
-  } else {
+  if (!rb->n_edges) {
     /* Out of memory or a provenance chain cut at PN_MAX_DEPTH: the two transactions we know. */
     const athread *th = &a->thr[victim];
-    tx[n_txns++] = (atom_txn_ref){victim, 0, th->begin_index, th->begin_loc};
-    if (other) tx[n_txns++] = *other;
-    ev2[n_evs++] = *ev;
-    if (other_ev) ev2[n_evs++] = *other_ev;
-    int access = ev->kind == ATOM_READ || ev->kind == ATOM_WRITE;
-    var1 = ev->target;
-    spec.txns = tx;
-    spec.n_txns = n_txns;
-    spec.events = ev2;
-    spec.n_events = n_evs;
-    spec.vars = access ? &var1 : NULL;
-    spec.n_vars = access ? 1 : 0;
+    atom_txn_ref mine = {victim, 0, th->begin_index, th->begin_loc};
+    int rc = atom__rb_txn(rb, &mine);
+    if (!rc && other) rc = atom__rb_txn(rb, other);
+    if (!rc) rc = atom__rb_event_apart(rb, ev, NULL);
+    if (!rc && other_ev) rc = atom__rb_event_apart(rb, other_ev, NULL);
+    if (!rc && (ev->kind == ATOM_READ || ev->kind == ATOM_WRITE))
+      rc = atom__rb_var(rb, ev->target);
+    if (rc) return rc;
   }
-  spec.message = NULL; /* the session tells the cycle (or names the transactions) */
-  return atom_env_report(a->env, &spec);
+  /* message NULL: the session tells the cycle (or names the transactions) */
+  return atom__rb_submit(rb, a->env, "conflict-cycle", ev->index, 0, NULL, 0);
 }
 
 /* One cycle of two transaction instances is often seen at several events (ρ2: at the read and
