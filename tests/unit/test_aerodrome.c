@@ -849,7 +849,7 @@ START_TEST(test_provenance_memory_bounded) {
     size_t nr = atom_report_count(s), whole = 0;
     ck_assert_uint_gt(nr, 200);
     for (size_t k = nr - 200; k < nr; k++) whole += atom_report_edge_count(atom_report_get(s, k)) > 1;
-    ck_assert_uint_gt(whole, 100);
+    ck_assert_uint_ge(whole, 195); /* 200 and 199 on this trace */
     atom_session_free(s);
   }
   free(ev);
