@@ -595,6 +595,19 @@ static void name_key(int space, uint64_t key) {
   atom_set_name(g.session, space, key, rt_key_name(space, key, buf, sizeof buf));
 }
 
+/* Hand on one report: a suppressed one is only counted; else text is written now, and the JSON
+ * report file is marked for rewriting. */
+static void deliver(const atom_report *r) {
+  if (g.suppressions && atom_suppressions_match(g.suppressions, r)) {
+    g.suppressed++;
+  } else if (g.opt.format == RT_FORMAT_TEXT) {
+    rt_output o = output();
+    rt_report_one(g.report ? g.report : stderr, &o, r);
+  } else if (g.opt.report && g.opt.format == RT_FORMAT_JSON) {
+    g.json_dirty = 1;
+  }
+}
+
 /* Reports found by the last atom_push / atom_finish: name what they mention, then print them
  * (text) or mark the JSON report file for rewriting. Suppressed reports are counted only. */
 static void flush_reports(void) {
@@ -608,16 +621,7 @@ static void flush_reports(void) {
       int space = atom_kind_space(ev.kind);
       if (space) name_key(space, ev.target);
     }
-    if (g.suppressions && atom_suppressions_match(g.suppressions, r)) {
-      g.suppressed++;
-      continue;
-    }
-    if (g.opt.format == RT_FORMAT_TEXT) {
-      rt_output o = output();
-      rt_report_one(g.report ? g.report : stderr, &o, r);
-    } else if (g.opt.report && g.opt.format == RT_FORMAT_JSON) {
-      g.json_dirty = 1;
-    }
+    deliver(r);
   }
   g.n_pending = 0;
 }
@@ -647,18 +651,8 @@ static void on_report(const atom_report *r, void *payload) {
       g.cap_pending = cap;
     }
   }
-  if (stored && g.n_pending < g.cap_pending) {
-    g.pending[g.n_pending++] = r;
-  } else if (!(g.suppressions && atom_suppressions_match(g.suppressions, r))) {
-    if (g.opt.format == RT_FORMAT_TEXT) {
-      rt_output o = output();
-      rt_report_one(g.report ? g.report : stderr, &o, r);
-    } else if (g.opt.report && g.opt.format == RT_FORMAT_JSON) {
-      g.json_dirty = 1;
-    }
-  } else {
-    g.suppressed++;
-  }
+  if (stored && g.n_pending < g.cap_pending) g.pending[g.n_pending++] = r;
+  else deliver(r);
 }
 
 static void write_json_file(void) {
