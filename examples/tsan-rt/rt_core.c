@@ -376,25 +376,34 @@ void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   rt_busy = 0;
 }
 
-void rt_sync(uint32_t kind, uint64_t target, uint64_t pc) {
-  if (RT_UNLIKELY(rt_busy) || !active()) return;
+/* The calling thread's record if a synchronization event of it is to be pushed, else NULL. */
+static rt_thread *sync_thread(void) {
+  if (RT_UNLIKELY(rt_busy) || !active()) return NULL;
   rt_thread *t = rt_self;
-  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  rt_busy = 1;
-  uint64_t loc = rt_stack_loc(t, pc);
-  rt_busy = 0;
-  rt_sync_loc(kind, target, loc);
+  return RT_LIKELY(t) ? t : rt_thread_get();
 }
 
-void rt_sync_loc(uint32_t kind, uint64_t target, uint64_t loc) {
-  if (RT_UNLIKELY(rt_busy) || !active()) return;
-  rt_thread *t = rt_self;
-  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  rt_busy = 1;
+/* Push a synchronization event of t (rt_busy set by the caller). */
+static void sync_push(rt_thread *t, uint32_t kind, uint64_t target, uint64_t loc) {
   rt_lock();
   rt_push(kind, t->id, target, loc);
   rt_perturb_sync(t, kind, target);
   rt_unlock();
+}
+
+void rt_sync(uint32_t kind, uint64_t target, uint64_t pc) {
+  rt_thread *t = sync_thread();
+  if (!t) return;
+  rt_busy = 1;
+  sync_push(t, kind, target, rt_stack_loc(t, pc));
+  rt_busy = 0;
+}
+
+void rt_sync_loc(uint32_t kind, uint64_t target, uint64_t loc) {
+  rt_thread *t = sync_thread();
+  if (!t) return;
+  rt_busy = 1;
+  sync_push(t, kind, target, loc);
   rt_busy = 0;
 }
 
