@@ -689,6 +689,36 @@ static void at_fork_child(void) {
   g.pc_lock = fresh;
 }
 
+/* The whole of file path (malloc'ed, the caller frees it) and its length; NULL with errno set
+ * when it cannot be read. */
+static char *read_whole(const char *path, size_t *len) {
+  FILE *f = fopen(path, "re");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *text = malloc(cap);
+  while (text) {
+    n += fread(text + n, 1, cap - n, f);
+    if (n < cap) break; /* end of file or an error (ferror below) */
+    char *more = realloc(text, cap * 2);
+    if (!more) {
+      free(text);
+      text = NULL;
+      break;
+    }
+    text = more;
+    cap *= 2;
+  }
+  int e = text && ferror(f) ? EIO : errno;
+  if (text && ferror(f)) {
+    free(text);
+    text = NULL;
+  }
+  fclose(f);
+  errno = e;
+  *len = n;
+  return text;
+}
+
 static int configure(void) {
   char err[600];
   if (rt_options_parse(&g.opt, getenv("ATOMICITY_OPTIONS"), err, sizeof err) != 0) {
@@ -698,16 +728,9 @@ static int configure(void) {
   if (rt_perturb_setup(&g.opt) != 0) return -1;
   if (g.opt.suppressions) {
     /* Read whole; the rules are the library's (atom_suppressions_parse). */
-    FILE *f = fopen(g.opt.suppressions, "re");
-    char *text = NULL;
     size_t len = 0;
-    if (f) {
-      text = malloc(1 << 20);
-      if (text) len = fread(text, 1, 1 << 20, f);
-      fclose(f);
-    }
-    if (!f || !text) {
-      free(text);
+    char *text = read_whole(g.opt.suppressions, &len);
+    if (!text) {
       rt_note("ATOMICITY_OPTIONS: suppressions=%s: cannot read: %s; running unchecked",
               g.opt.suppressions, strerror(errno));
       return -1;
