@@ -101,6 +101,9 @@ int rt_sym_data(uint64_t addr, rt_symbol *out);
 int rt_sym_function_line(uint64_t start, const char **file, unsigned *line);
 /** @return 1 when DWARF line information can be read (libdw), else 0. */
 int rt_sym_have_lines(void);
+/** @return 1 if @p path (a module's path, may be NULL) is a system library's: under /lib/,
+ *  /lib64/, /usr/lib/ or /usr/lib64/. */
+int rt_sym_system_object(const char *path);
 
 /* ---- rt_core.c: global state, events, threads. */
 #define RT_FRAMES 64 /* shadow stack entries kept per thread (deeper frames are not named) */

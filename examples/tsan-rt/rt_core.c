@@ -376,25 +376,34 @@ void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   rt_busy = 0;
 }
 
-void rt_sync(uint32_t kind, uint64_t target, uint64_t pc) {
-  if (RT_UNLIKELY(rt_busy) || !active()) return;
+/* The calling thread's record if a synchronization event of it is to be pushed, else NULL. */
+static rt_thread *sync_thread(void) {
+  if (RT_UNLIKELY(rt_busy) || !active()) return NULL;
   rt_thread *t = rt_self;
-  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  rt_busy = 1;
-  uint64_t loc = rt_stack_loc(t, pc);
-  rt_busy = 0;
-  rt_sync_loc(kind, target, loc);
+  return RT_LIKELY(t) ? t : rt_thread_get();
 }
 
-void rt_sync_loc(uint32_t kind, uint64_t target, uint64_t loc) {
-  if (RT_UNLIKELY(rt_busy) || !active()) return;
-  rt_thread *t = rt_self;
-  if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  rt_busy = 1;
+/* Push a synchronization event of t (rt_busy set by the caller). */
+static void sync_push(rt_thread *t, uint32_t kind, uint64_t target, uint64_t loc) {
   rt_lock();
   rt_push(kind, t->id, target, loc);
   rt_perturb_sync(t, kind, target);
   rt_unlock();
+}
+
+void rt_sync(uint32_t kind, uint64_t target, uint64_t pc) {
+  rt_thread *t = sync_thread();
+  if (!t) return;
+  rt_busy = 1;
+  sync_push(t, kind, target, rt_stack_loc(t, pc));
+  rt_busy = 0;
+}
+
+void rt_sync_loc(uint32_t kind, uint64_t target, uint64_t loc) {
+  rt_thread *t = sync_thread();
+  if (!t) return;
+  rt_busy = 1;
+  sync_push(t, kind, target, loc);
   rt_busy = 0;
 }
 
@@ -595,6 +604,19 @@ static void name_key(int space, uint64_t key) {
   atom_set_name(g.session, space, key, rt_key_name(space, key, buf, sizeof buf));
 }
 
+/* Hand on one report: a suppressed one is only counted; else text is written now, and the JSON
+ * report file is marked for rewriting. */
+static void deliver(const atom_report *r) {
+  if (g.suppressions && atom_suppressions_match(g.suppressions, r)) {
+    g.suppressed++;
+  } else if (g.opt.format == RT_FORMAT_TEXT) {
+    rt_output o = output();
+    rt_report_one(g.report ? g.report : stderr, &o, r);
+  } else if (g.opt.report && g.opt.format == RT_FORMAT_JSON) {
+    g.json_dirty = 1;
+  }
+}
+
 /* Reports found by the last atom_push / atom_finish: name what they mention, then print them
  * (text) or mark the JSON report file for rewriting. Suppressed reports are counted only. */
 static void flush_reports(void) {
@@ -608,16 +630,7 @@ static void flush_reports(void) {
       int space = atom_kind_space(ev.kind);
       if (space) name_key(space, ev.target);
     }
-    if (g.suppressions && atom_suppressions_match(g.suppressions, r)) {
-      g.suppressed++;
-      continue;
-    }
-    if (g.opt.format == RT_FORMAT_TEXT) {
-      rt_output o = output();
-      rt_report_one(g.report ? g.report : stderr, &o, r);
-    } else if (g.opt.report && g.opt.format == RT_FORMAT_JSON) {
-      g.json_dirty = 1;
-    }
+    deliver(r);
   }
   g.n_pending = 0;
 }
@@ -647,18 +660,8 @@ static void on_report(const atom_report *r, void *payload) {
       g.cap_pending = cap;
     }
   }
-  if (stored && g.n_pending < g.cap_pending) {
-    g.pending[g.n_pending++] = r;
-  } else if (!(g.suppressions && atom_suppressions_match(g.suppressions, r))) {
-    if (g.opt.format == RT_FORMAT_TEXT) {
-      rt_output o = output();
-      rt_report_one(g.report ? g.report : stderr, &o, r);
-    } else if (g.opt.report && g.opt.format == RT_FORMAT_JSON) {
-      g.json_dirty = 1;
-    }
-  } else {
-    g.suppressed++;
-  }
+  if (stored && g.n_pending < g.cap_pending) g.pending[g.n_pending++] = r;
+  else deliver(r);
 }
 
 static void write_json_file(void) {
@@ -686,6 +689,36 @@ static void at_fork_child(void) {
   g.pc_lock = fresh;
 }
 
+/* The whole of file path (malloc'ed, the caller frees it) and its length; NULL with errno set
+ * when it cannot be read. */
+static char *read_whole(const char *path, size_t *len) {
+  FILE *f = fopen(path, "re");
+  if (!f) return NULL;
+  size_t cap = 1 << 16, n = 0;
+  char *text = malloc(cap);
+  while (text) {
+    n += fread(text + n, 1, cap - n, f);
+    if (n < cap) break; /* end of file or an error (ferror below) */
+    char *more = realloc(text, cap * 2);
+    if (!more) {
+      free(text);
+      text = NULL;
+      break;
+    }
+    text = more;
+    cap *= 2;
+  }
+  int e = text && ferror(f) ? EIO : errno;
+  if (text && ferror(f)) {
+    free(text);
+    text = NULL;
+  }
+  fclose(f);
+  errno = e;
+  *len = n;
+  return text;
+}
+
 static int configure(void) {
   char err[600];
   if (rt_options_parse(&g.opt, getenv("ATOMICITY_OPTIONS"), err, sizeof err) != 0) {
@@ -695,16 +728,9 @@ static int configure(void) {
   if (rt_perturb_setup(&g.opt) != 0) return -1;
   if (g.opt.suppressions) {
     /* Read whole; the rules are the library's (atom_suppressions_parse). */
-    FILE *f = fopen(g.opt.suppressions, "re");
-    char *text = NULL;
     size_t len = 0;
-    if (f) {
-      text = malloc(1 << 20);
-      if (text) len = fread(text, 1, 1 << 20, f);
-      fclose(f);
-    }
-    if (!f || !text) {
-      free(text);
+    char *text = read_whole(g.opt.suppressions, &len);
+    if (!text) {
       rt_note("ATOMICITY_OPTIONS: suppressions=%s: cannot read: %s; running unchecked",
               g.opt.suppressions, strerror(errno));
       return -1;

@@ -38,8 +38,7 @@ static int prefix(const char *s, const char *p) { return s && !strncmp(s, p, str
 int rt_sym_is_system(const rt_symbol *s) {
   static const char *const dirs[] = {"/usr/include/", "/usr/local/include/", "/usr/lib/gcc/",
                                      "/usr/lib/llvm"};
-  if (prefix(s->module, "/lib/") || prefix(s->module, "/lib64/") ||
-      prefix(s->module, "/usr/lib/") || prefix(s->module, "/usr/lib64/"))
+  if (rt_sym_system_object(s->module))
     return 1; /* first: no debug information of a system library is read */
   const char *file = NULL;
   unsigned line = 0;

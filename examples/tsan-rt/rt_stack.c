@@ -230,8 +230,8 @@ size_t rt_stack_frames(uint64_t loc, uint64_t *pcs, size_t max) {
   return k;
 }
 
-size_t rt_stack_headline(uint64_t loc, uint64_t *pcs, size_t max, rt_symbol *sym) {
-  size_t n = rt_stack_frames(loc, pcs, max);
+/* The headline frame of the n frames pcs (rt_stack_headline). */
+static size_t headline_of(const uint64_t *pcs, size_t n, rt_symbol *sym) {
   size_t h = n;
   for (size_t i = 0; i < n && h == n; i++) {
     rt_symbol s;
@@ -246,6 +246,10 @@ size_t rt_stack_headline(uint64_t loc, uint64_t *pcs, size_t max, rt_symbol *sym
     if (sym && n) rt_sym_code(pcs[0], sym);
   }
   return h;
+}
+
+size_t rt_stack_headline(uint64_t loc, uint64_t *pcs, size_t max, rt_symbol *sym) {
+  return headline_of(pcs, rt_stack_frames(loc, pcs, max), sym);
 }
 
 /* Describe one frame pc as a loc of its own. */
@@ -277,7 +281,7 @@ void rt_stack_describe(atom_session *s, uint64_t loc) {
   uint64_t pcs[RT_FRAMES];
   size_t n = rt_stack_frames(loc, pcs, RT_FRAMES);
   if (!n) return;
-  size_t h = rt_stack_headline(loc, pcs, n, NULL);
+  size_t h = headline_of(pcs, n, NULL);
   for (size_t i = 0; i < n; i++) {
     rt_symbol sym;
     int ok = rt_sym_code(pcs[i], &sym) == 0;

@@ -368,7 +368,7 @@ int rt_sym_have_lines(void) {
 /* An object of the system (the C and C++ libraries): its source lines are not looked up. Their
  * debug information, when installed, is large and compressed, and a report's headline never
  * shows their frames; reading it cost tens of milliseconds per run. */
-static int system_object(const char *path) {
+int rt_sym_system_object(const char *path) {
   static const char *const dirs[] = {"/lib/", "/lib64/", "/usr/lib/", "/usr/lib64/"};
   for (size_t i = 0; path && i < sizeof dirs / sizeof dirs[0]; i++)
     if (!strncmp(path, dirs[i], strlen(dirs[i]))) return 1;
@@ -393,7 +393,7 @@ int rt_sym_code(uint64_t pc, rt_symbol *out) {
     }
   }
   /* An address in a prologue may have no line of its own: use the function's first line. */
-  if (m && system_object(m->path)) {
+  if (m && rt_sym_system_object(m->path)) {
     /* no lines: the symbol and the object name the frame */
   } else if (line_of(a, &out->file, &out->line) != 0 && out->start) {
     line_of(out->start, &out->file, &out->line);

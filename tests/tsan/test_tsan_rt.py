@@ -758,6 +758,13 @@ class Stacks(Base):
                 self.assertNotIn("conflict-cycle", p.stderr)
                 self.assertNotIn("running unchecked", p.stderr)
                 self.assertIn("aerodrome: 1 known violation not shown (1 suppressed", p.stderr)
+        # A long file is read whole: its rule comes after more than a megabyte of comments.
+        rules = self.path("long.txt")
+        with open(rules, "w") as f:
+            f.write(("#" + "x" * 99 + "\n") * 12000 + "atomic:withdraw\n")
+        p = run([exe], "atomic=withdraw suppressions=" + rules)
+        self.assertEqual((p.stdout, p.returncode), (plain.stdout, plain.returncode), p.stderr)
+        self.assertIn("aerodrome: 1 known violation not shown (1 suppressed", p.stderr)
         p = run([exe], "atomic=withdraw suppressions=" + self.path("missing.txt"))
         self.assertRegex(p.stderr, r"suppressions=\S*missing\.txt: cannot read")
 
