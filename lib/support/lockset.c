@@ -1,5 +1,6 @@
 #include "support/lockset.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -76,18 +77,23 @@ static int scratch(atom__lsets *t, size_t n) {
   return ATOM__GROW(t->mem, t->scratch, t->scratch_cap, n ? n : 1);
 }
 
+static int cmp_u32(const void *a, const void *b) {
+  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+  return (x > y) - (x < y);
+}
+
 int atom__ls_make(atom__lsets *t, const uint32_t *locks, size_t n, atom__ls *out) {
   if (scratch(t, n)) return ATOM_ENOMEM;
   uint32_t *e = t->scratch;
+  if (n) memcpy(e, locks, n * sizeof *e);
+  /* sorted here, once, so that no caller sorts first: a set may be big (every lock a unit
+   * takes) */
+  size_t i = 1;
+  while (i < n && e[i - 1] <= e[i]) i++;
+  if (i < n) qsort(e, n, sizeof *e, cmp_u32);
   size_t k = 0;
-  for (size_t i = 0; i < n; i++) { /* insertion sort without duplicates: sets are small */
-    size_t j = k;
-    while (j > 0 && e[j - 1] > locks[i]) j--;
-    if (j > 0 && e[j - 1] == locks[i]) continue;
-    memmove(e + j + 1, e + j, (k - j) * sizeof *e);
-    e[j] = locks[i];
-    k++;
-  }
+  for (i = 0; i < n; i++)
+    if (k == 0 || e[k - 1] != e[i]) e[k++] = e[i];
   return intern(t, e, k, out);
 }
 

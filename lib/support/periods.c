@@ -93,13 +93,11 @@ static int add_period_x(atom__periods *ps, uint32_t t, uint32_t ordinal, uint32_
     if ((size_t)q->thread + 1 > ext) ext = (size_t)q->thread + 1;
     cnt += (size_t)entries(q) + 1;
   }
-  size_t old_tmp = ps->tmp_cap;
   if (ps->n >= UINT32_MAX - 1) return ATOM_ENOMEM;
   if (ATOM__GROW(ps->mem, ps->p, ps->cap, ps->n + 1) ||
-      ATOM__GROW(ps->mem, ps->tmp, ps->tmp_cap, ext + 1) ||
+      ATOM__GROW(ps->mem, ps->tmp, ps->tmp_cap, ext + 1) || /* grown: zero, as tmp must be */
       ATOM__GROW(ps->mem, ps->touched, ps->touched_cap, cnt + 1))
     return ATOM_ENOMEM;
-  if (ps->tmp_cap > old_tmp) memset(ps->tmp + old_tmp, 0, (ps->tmp_cap - old_tmp) * sizeof *ps->tmp);
   size_t nt = 0;
   for (uint32_t k = 0; k < xlen; k++) scatter(ps, k, xv[k], &nt);
   for (int i = 0; i < 2; i++)

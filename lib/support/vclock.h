@@ -57,11 +57,6 @@ static inline const atom__vc_t *atom__vc_cdata(const atom__vc *c) {
   return c->cap > ATOM__VC_INLINE ? c->u.heap : c->u.in;
 }
 
-/* Bytes of heap storage the clock holds (0 while inline). */
-static inline size_t atom__vc_bytes(const atom__vc *c) {
-  return c->cap > ATOM__VC_INLINE ? (size_t)c->cap * sizeof(atom__vc_t) : 0;
-}
-
 /* Make room for n components (geometric growth). 0 or ATOM_ENOMEM (clock unchanged). */
 int atom__vc_reserve(atom__mem *m, atom__vc *c, uint32_t n);
 

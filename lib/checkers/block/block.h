@@ -254,7 +254,6 @@ int atom__block_unit_close(block *b, uint32_t t, block_thread *th, uint32_t peri
 /* units.c */
 enum { PAIR_SAME_THREAD, PAIR_ORDERED, PAIR_FREE, PAIR_FORWARD, PAIR_BACKWARD, PAIR_NESTED };
 int atom__block_relation(const block *b, const block_unit *u, const block_unit *v);
-int atom__block_cmp_u32(const void *a, const void *b);
 int atom__block_unit_locks(block *b);
 int atom__block_build_sites(block *b);
 

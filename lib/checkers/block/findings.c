@@ -60,24 +60,19 @@ int atom__block_undecided(block *b, const char *msg) {
   return 0;
 }
 
-/* Is this the first report with this signature? Only then is its message worth formatting (a
- * repeated one only counts an occurrence in the session). */
-static int fresh(block *b, const char *kind, const uint32_t *units, size_t nu, const atom_ev *evs,
+/* Is this finding of the pair with begin locations lo <= hi new (not the same kind, pattern
+ * and witness locations as an earlier one)? Only a new one counts as one more interleaving of
+ * its group. */
+static int fresh(block *b, const char *kind, uint64_t lo, uint64_t hi, const atom_ev *evs,
                  size_t ne, uint64_t pattern) {
-  uint64_t locs[64], h = 0x51;
-  if (nu > 64) nu = 64;
-  for (size_t i = 0; i < nu; i++) {
-    size_t j = i;
-    for (; j > 0 && locs[j - 1] > b->unit[units[i]].begin_loc; j--) locs[j] = locs[j - 1];
-    locs[j] = b->unit[units[i]].begin_loc;
-  }
+  uint64_t h = 0x51;
   for (const char *p = kind; *p; p++) h = atom__hash_mix(h, (unsigned char)*p);
-  for (size_t i = 0; i < nu; i++) h = atom__hash_mix(h, locs[i]);
+  h = atom__hash_mix(atom__hash_mix(h, lo), hi);
   h = atom__hash_mix(h, pattern);
   for (size_t i = 0; i < ne; i++) h = atom__hash_mix(h, evs[i].loc);
   uint32_t v;
   if (atom__u64map_get(&b->seen, h, &v)) return 0;
-  (void)atom__u64map_put(&b->seen, b->mem, h, 1); /* on failure the message is just made again */
+  (void)atom__u64map_put(&b->seen, b->mem, h, 1); /* on failure a repeat counts once more */
   return 1;
 }
 
@@ -99,9 +94,9 @@ void atom__block_mark_bad(block *b, uint32_t u) {
 /* Record a finding of units[0], units[1] (different threads). */
 int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_t units[2],
                    const atom_ev *evs, size_t ne, uint64_t pattern) {
-  int distinct = fresh(b, kind, units, 2, evs, ne, pattern);
   uint64_t la = b->unit[units[0]].begin_loc, lb = b->unit[units[1]].begin_loc;
   uint64_t lo = la < lb ? la : lb, hi = la < lb ? lb : la;
+  int distinct = fresh(b, kind, lo, hi, evs, ne, pattern);
   uint64_t last = b->unit[units[0]].begin_index;
   if (b->unit[units[1]].begin_index > last) last = b->unit[units[1]].begin_index;
   for (size_t i = 0; i < ne; i++)

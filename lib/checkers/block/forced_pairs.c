@@ -62,6 +62,22 @@ static void grid_free(atom__mem *m, progress_grid *g) {
   memset(g, 0, sizeof *g);
 }
 
+/* The per-variable and per-lock stamps of the grid, zeroed; made once, for the first pair that
+ * needs a grid. 0 or ATOM_ENOMEM (then grid_free frees what was made). */
+static int grid_alloc(const block *b, progress_grid *g) {
+  g->vcap = b->var_cap + 1; /* set first: grid_free frees by these sizes */
+  g->lkcap = (size_t)b->nlocks + 1;
+  for (int s = 0; s < 2; s++)
+    if (!(g->vs[s] = atom__mem_calloc(b->mem, g->vcap, sizeof *g->vs[s])) ||
+        !(g->vw[s] = atom__mem_calloc(b->mem, g->vcap, sizeof *g->vw[s])) ||
+        !(g->ls[s] = atom__mem_calloc(b->mem, g->lkcap, sizeof *g->ls[s])))
+      return ATOM_ENOMEM;
+  if (!(g->lws = atom__mem_calloc(b->mem, g->vcap, sizeof *g->lws)) ||
+      !(g->lwi = atom__mem_calloc(b->mem, g->vcap, sizeof *g->lwi)))
+    return ATOM_ENOMEM;
+  return 0;
+}
+
 /* Keep the events of unit u (side s) that can interact with the other side. @return 0,
  * ATOM_ENOMEM, or 1 if the side holds more than HELD_PREFIXES common locks at once (then the
  * pair is not decided: lock sets that deep are not interned one by one). */
@@ -365,23 +381,7 @@ int atom__block_forced_pairs(block *b) {
         continue; /* that pair was seen from s */
       int rel = atom__block_relation(b, uc, us);
       if (rel != PAIR_FORWARD && rel != PAIR_BACKWARD && rel != PAIR_NESTED) continue;
-      if (rel != PAIR_NESTED && !g.vcap) {
-        if (!(g.vs[0] = atom__mem_calloc(b->mem, b->var_cap + 1, sizeof(uint32_t))) ||
-            !(g.vs[1] = atom__mem_calloc(b->mem, b->var_cap + 1, sizeof(uint32_t))) ||
-            !(g.vw[0] = atom__mem_calloc(b->mem, b->var_cap + 1, sizeof(uint32_t))) ||
-            !(g.vw[1] = atom__mem_calloc(b->mem, b->var_cap + 1, sizeof(uint32_t))) ||
-            !(g.ls[0] = atom__mem_calloc(b->mem, (size_t)b->nlocks + 1, sizeof(uint32_t))) ||
-            !(g.ls[1] = atom__mem_calloc(b->mem, (size_t)b->nlocks + 1, sizeof(uint32_t))) ||
-            !(g.lws = atom__mem_calloc(b->mem, b->var_cap + 1, sizeof(uint32_t))) ||
-            !(g.lwi = atom__mem_calloc(b->mem, b->var_cap + 1, sizeof(uint32_t)))) {
-          g.vcap = b->var_cap + 1; /* so grid_free frees what was allocated */
-          g.lkcap = (size_t)b->nlocks + 1;
-          rc = ATOM_ENOMEM;
-          break;
-        }
-        g.vcap = b->var_cap + 1;
-        g.lkcap = (size_t)b->nlocks + 1;
-      }
+      if (rel != PAIR_NESTED && !g.vcap && (rc = grid_alloc(b, &g))) break;
       for (uint32_t u = sl.head[c]; u != NONE32 && !rc; u = sl.next[u])
         for (uint32_t v = sl.head[s]; v != NONE32 && !rc; v = sl.next[v]) {
           if (rel == PAIR_NESTED) {

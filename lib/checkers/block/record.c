@@ -46,6 +46,19 @@ static int unit_store(block *b, uint32_t t, const block_record *recs, size_t n, 
   return 0;
 }
 
+/* A release of `lock`: take the innermost open acquisition of it off stack[0 .. *depth) (positions
+ * in buf, oldest first) and return its position, or NONE32 when none is open. */
+static uint32_t pop_acquire(const block_record *buf, uint32_t *stack, size_t *depth,
+                            uint32_t lock) {
+  size_t j = *depth;
+  while (j > 0 && buf[stack[j - 1]].target != lock) j--;
+  if (j == 0) return NONE32;
+  uint32_t acq = stack[j - 1];
+  for (; j < *depth; j++) stack[j - 1] = stack[j];
+  (*depth)--;
+  return acq;
+}
+
 /* lock_blocks=no: a lock block outside transactions is not atomic, so each of its accesses is
  * a unary unit; but the unit keeps the acquisitions and releases of the locks held at that
  * access, so that its held set, which decides feasibility (000 Thm 5.1), stays exact. */
@@ -68,12 +81,8 @@ static int split_lock_block(block *b, uint32_t t, block_thread *th, int open) {
       match[i] = (uint32_t)n;
       stack[depth++] = (uint32_t)i;
     } else if (k == REC_RELEASE) {
-      size_t j = depth;
-      while (j > 0 && th->buf[stack[j - 1]].target != th->buf[i].target) j--;
-      if (j == 0) continue;
-      match[stack[j - 1]] = (uint32_t)i;
-      for (; j < depth; j++) stack[j - 1] = stack[j];
-      depth--;
+      uint32_t acq = pop_acquire(th->buf, stack, &depth, th->buf[i].target);
+      if (acq != NONE32) match[acq] = (uint32_t)i;
     }
   }
   depth = 0;
@@ -85,11 +94,7 @@ static int split_lock_block(block *b, uint32_t t, block_thread *th, int open) {
       continue;
     }
     if (k == REC_RELEASE) {
-      size_t j = depth;
-      while (j > 0 && th->buf[stack[j - 1]].target != r->target) j--;
-      if (j == 0) continue;
-      for (; j < depth; j++) stack[j - 1] = stack[j];
-      depth--;
+      (void)pop_acquire(th->buf, stack, &depth, r->target);
       continue;
     }
     size_t m = 0;

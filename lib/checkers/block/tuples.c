@@ -1,7 +1,6 @@
 /* block: the tuples of every unit -- blocks (B1-B3), accesses, and 2-blocks (2B1-2B2) of
  * uninitialized reads and final writes (000 §5.1, §5.3) -- each kept once per site and content
  * in a keyset, with the held-lock sets that decide feasibility. */
-#include <stdlib.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -71,7 +70,6 @@ static int held_prefix(block *b, held_locks *h, size_t k, atom__ls *out) {
   }
   if (ATOM__GROW(b->mem, h->sorted, h->scap, k)) return ATOM_ENOMEM;
   for (size_t i = 0; i < k; i++) h->sorted[i] = h->e[i].lock;
-  qsort(h->sorted, k, sizeof *h->sorted, atom__block_cmp_u32); /* atom__ls_make is linear on sorted input */
   return atom__ls_make(&b->ls, h->sorted, k, out);
 }
 

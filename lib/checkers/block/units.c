@@ -1,7 +1,6 @@
 /* block: what the analysis asks of units -- the fork/join relation of two units, their
  * witness events, the locks each uses or keeps, and sites (units told apart by what the pair
  * analysis sees, so that a loop costs one site). */
-#include <stdlib.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -23,11 +22,6 @@ int atom__block_relation(const block *b, const block_unit *u, const block_unit *
   if (u->forever != ATOM__LS_EMPTY && !atom__ls_disjoint(&b->ls, u->forever, v->used)) bwd = 1;
   if (v->forever != ATOM__LS_EMPTY && !atom__ls_disjoint(&b->ls, v->forever, u->used)) fwd = 1;
   return fwd && bwd ? PAIR_NESTED : fwd ? PAIR_FORWARD : bwd ? PAIR_BACKWARD : PAIR_FREE;
-}
-
-int atom__block_cmp_u32(const void *a, const void *b) {
-  uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-  return x < y ? -1 : x > y;
 }
 
 /* The locks each unit acquires, and those a unit still open at the end keeps for good (a unit
@@ -60,8 +54,6 @@ int atom__block_unit_locks(block *b) {
       for (size_t i = 0; i < nu; i++)
         if (stamp[used[i]] == st + 1) kept[nk++] = used[i];
     for (size_t i = 0; i < nu; i++) stamp[used[i]] = 0;
-    qsort(used, nu, sizeof *used, atom__block_cmp_u32); /* atom__ls_make is linear on sorted input */
-    qsort(kept, nk, sizeof *kept, atom__block_cmp_u32);
     if (atom__ls_make(&b->ls, used, nu, &un->used) || atom__ls_make(&b->ls, kept, nk, &un->forever))
       rc = ATOM_ENOMEM;
   }
