@@ -142,7 +142,6 @@ static int open_unit(commit_node *c, uint32_t t, const atom_ev *ev, uint32_t per
     un->begin_index = ev->index;
     un->begin_loc = ev->loc;
   }
-  if (un->kind != U_PLAIN) c->n_txn_units++;
   /* 004 §3.1: the root stands for the whole unit. */
   th->unit = u;
   th->bn = 0;
