@@ -133,13 +133,10 @@ int atom__tso_report_exec_self(exec_engine *x, atom__dg_node n, const exec_label
   uint32_t pos;
   if (atom__rb_txn(rb, &p->txn) || atom__rb_event_apart(rb, &p->ev, &pos) ||
       atom__rb_event_apart(rb, &lb->src, &pos) || atom__rb_event_apart(rb, &lb->dst, &pos) ||
-      atom__rb_var(rb, p->ev.target))
+      atom__rb_var(rb, p->ev.target) ||
+      /* the write to the event (program order or fork), the event to the commit (closing) */
+      atom__rb_edge_at(rb, 0, 1, 0) || atom__rb_edge_at(rb, 1, 2, ATOM_EDGE_CLOSING))
     return ATOM_ENOMEM;
-  /* the write to the event (program order or fork), the event to the commit (closing) */
-  atom_edge_ref edges[2] = {{0, 1, 0, 0}, {1, 2, ATOM_EDGE_CLOSING, 0}};
-  if (ATOM__GROW(rb->mem, rb->edges, rb->cap_edges, 2)) return ATOM_ENOMEM;
-  memcpy(rb->edges, edges, sizeof edges);
-  rb->n_edges = 2;
   return submit(rb, x->env, "non-robust", lb->dst.index, m.s, 0);
 }
 
