@@ -296,9 +296,13 @@ START_TEST(arguments) {
   atom_session *s = NULL;
   ck_assert_int_eq(atom_session_new(&s, NULL), 0);
   ck_assert_int_eq(atom_session_attach(s, "commit-node:mode=bogus"), ATOM_EINVAL);
-  ck_assert(strstr(atom_last_error(), "mode must be conflict or view"));
+  ck_assert(strstr(atom_last_error(), "mode must be one of conflict, view"));
   ck_assert_int_eq(atom_session_attach(s, "commit-node:colour=red"), ATOM_EINVAL);
+  ck_assert_int_eq(atom_session_attach(s, "commit-node:max_edges=4294967295"), ATOM_EINVAL);
+  ck_assert(strstr(atom_last_error(), "max_edges must be an integer in 1..4294967294"));
+  ck_assert_int_eq(atom_session_attach(s, "commit-node:max_edges=0"), ATOM_EINVAL);
   ck_assert_int_eq(atom_session_attach(s, "commit-node:mode=conflict"), 0);
+  ck_assert_int_eq(atom_session_attach(s, "commit-node:max_edges=4294967294"), 0);
   ck_assert_int_eq(atom_session_attach(s, "commit-node:mode=view"), 0);
   atom_session_free(s);
 }

@@ -201,6 +201,21 @@ START_TEST(thm2_programs) {
                         "t1|commit(x)|5\nt2|commit(y)|6\n";
   ck_assert_uint_eq(kinds_of("tso:robust=yes", sb_exec, "tso-cycle"), 0);
   ck_assert_uint_eq(kinds_of("tso:robust=yes", sb_exec, "non-robust"), 1);
+  /* a child reads x from memory while its parent's write of x is pending: the read merges into
+   * the write's node of the write contraction, which the commit then reaches back */
+  atom_session *s = run_std("tso:robust=yes", "t1|w(x)|1\nt1|fork(t2)|2\nt2|r(x)|3\n"
+                                              "t1|commit(x)|4\n");
+  const atom_report *r = first_of(s, "non-robust");
+  ck_assert_ptr_nonnull(r);
+  ck_assert_ptr_nonnull(strstr(atom_report_message(r),
+                               "no SC-equivalent execution: t1 wrote x at loc 1 (event 0), then "
+                               "t2 read x at loc 3 (event 2), then t1 committed x at loc 4 "
+                               "(event 3), which commits the write of t1 wrote x at loc 1 "
+                               "(event 0): the write and its commit cannot be one step"));
+  ck_assert_uint_eq(atom_report_edge_count(r), 2);
+  /* not CC_CHAIN: the commit closes the cycle on the write's own node, not on a transaction */
+  ck_assert_ptr_null(cc_check_edges(r, CC_ORDER | CC_CLOSING));
+  atom_session_free(s);
   /* right: TSO-serializable and robust, but not SC-serializable */
   ck_assert_uint_eq(kinds_of("tso:mode=trace,robust=yes", thm2_right, "tso-cycle"), 0);
   ck_assert_uint_eq(kinds_of("tso:mode=trace,robust=yes", thm2_right, "non-robust"), 0);

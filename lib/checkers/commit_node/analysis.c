@@ -363,7 +363,6 @@ static int report_violation(commit_node *c, const cn_graph *g, uint32_t blk, uin
               : "{t0} is not conflict-atomic: other transactions can run between {e0} and {e1}: "
                 "the first conflicts with {e2}, the second with {e3}, and these conflicts lie "
                 "on a cycle that no serial order has";
-  c->n_violations++;
   /* predicted: a feasible interleaving, not the observed one */
   return atom__rb_submit(rb, c->env, "commit-nodes", c->nodes[b].index, ATOM_REPORT_PREDICTED,
                          msg, 0);
@@ -431,7 +430,6 @@ static int on_deadlock(const atom__lo_edge *const *cyc, size_t n, void *payload)
       if (atom__rb_edge_at(rb, acq_at[i], held_at[(i + 1) % n],
                            i + 1 == n ? ATOM_EDGE_CLOSING : 0))
         return ATOM_ENOMEM;
-  c->n_deadlocks++;
   /* predicted: a feasible interleaving, not the observed one */
   return atom__rb_submit(rb, c->env, "potential-deadlock", at, ATOM_REPORT_PREDICTED, msg, 0);
 }
@@ -657,7 +655,6 @@ int atom__cn_analyze(commit_node *c) {
 
   cn_graph g;
   if ((rc = graph_build(c, &g))) return rc;
-  for (size_t i = 0; i < g.off[g.nv]; i++) c->nodes[g.inc[i].node].comm = 1;
   int need_blocks = 0;
   size_t x, y;
   for (uint32_t u = 0; u < c->nu && !need_blocks; u++)

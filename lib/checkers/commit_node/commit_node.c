@@ -30,8 +30,6 @@
  *
  * The theorems assume no potential for deadlock, so a goodlock pass (support/lockorder.h)
  * reports `potential-deadlock`. */
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -144,7 +142,6 @@ static int open_unit(commit_node *c, uint32_t t, const atom_ev *ev, uint32_t per
     un->begin_index = ev->index;
     un->begin_loc = ev->loc;
   }
-  if (un->kind != U_PLAIN) c->n_txn_units++;
   /* 004 §3.1: the root stands for the whole unit. */
   th->unit = u;
   th->bn = 0;
@@ -668,28 +665,18 @@ static void cn_destroy(void *self) {
 }
 
 static int cn_create(void **self, atom_env *env) {
-  const char *mode = atom_env_arg(env, "mode");
-  int view = 0;
-  if (mode && strcmp(mode, "view") == 0) view = 1;
-  else if (mode && strcmp(mode, "conflict") != 0)
-    return atom_env_error(env, ATOM_EINVAL, "mode must be conflict or view, not \"%s\"", mode);
-  size_t max_edges = (size_t)1 << 22;
-  const char *me = atom_env_arg(env, "max_edges");
-  if (me) {
-    char *end = NULL;
-    unsigned long long x = strtoull(me, &end, 10);
-    if (!*me || *end || x == 0 || x >= UINT32_MAX)
-      return atom_env_error(env, ATOM_EINVAL, "max_edges must be 1..4294967294, not \"%s\"", me);
-    max_edges = (size_t)x;
-  }
-  int lock_blocks = 1;
-  int rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks);
-  if (rc) return rc;
+  static const char *const modes[] = {"conflict", "view", NULL};
+  int view = 0, lock_blocks = 1, rc;
+  uint64_t max_edges = (uint64_t)1 << 22;
+  if ((rc = atom__arg_choice(env, "mode", modes, &view)) ||
+      (rc = atom__arg_count(env, "max_edges", UINT32_MAX - 1, "4294967294", &max_edges)) ||
+      (rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks)))
+    return rc;
   commit_node *c = ATOM__NEW_STATE(env, commit_node, own_mem);
   if (!c) return ATOM_ENOMEM;
   atom__mem *mem = &c->own_mem;
   c->lock_blocks = lock_blocks;
-  c->max_edges = max_edges;
+  c->max_edges = (size_t)max_edges;
   c->env = env;
   c->mem = mem;
   c->view = view;

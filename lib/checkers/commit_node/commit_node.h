@@ -32,8 +32,7 @@ typedef struct cn_node {
   uint32_t unit;
   uint8_t kind;
   uint8_t final; /* WRITE: last write of its variable in the unit */
-  uint8_t comm;  /* communication node */
-  uint8_t pad;
+  uint8_t pad[2];
 } cn_node;
 
 typedef struct cn_unit {
@@ -140,7 +139,6 @@ typedef struct commit_node {
   atom__u64map edge_seen;
   cn_relvar *rel; /* per variable */
   size_t rel_cap;
-  uint64_t n_txn_units, n_violations, n_deadlocks;
   uint64_t work, work_done, work_total; /* end-of-run progress (tick) */
   /* scratch of cycle_path(), nu entries each, allocated at the first violation */
   uint32_t *bfs_mark, *bfs_prev, *bfs_queue;

@@ -66,6 +66,18 @@ static void template_add_literal(template_buf *m, const char *s) {
 /* Which of n cycle edges a report keeps: the first TSO_MAX_EDGES - 1 and the last. */
 static int edge_kept(size_t i, size_t n) { return i + 1 == n || i + 1 < TSO_MAX_EDGES; }
 
+/* The edges of a cycle just built in rb, as "{eA} before {eB}" (the first TSO_MSG_EDGES), then
+ * its buffered reads among the events those name. */
+static void template_add_cycle(template_buf *m, const atom__report_build *rb) {
+  size_t ne = rb->n_edges, nbuf = 0;
+  for (size_t i = 0; i < ne && i < TSO_MSG_EDGES; i++)
+    template_add(m, "%s{e%u} before {e%u}", i ? "; " : " ", rb->edges[i].from, rb->edges[i].to);
+  if (ne > TSO_MSG_EDGES) template_add(m, "; and %zu more", ne - TSO_MSG_EDGES);
+  for (size_t i = 0; i < rb->n_events && i < 2 * TSO_MSG_EDGES; i++)
+    if (rb->events[i].flags & EV_BUFFERED)
+      template_add(m, "%s{e%zu}", nbuf++ ? ", " : "; buffered reads: ", i);
+}
+
 /* Report the cycle just found in graph @p g (transactions, or the write contraction when
  * @p robust), closed by the edge labelled @p closing. The cycle is told from the node the
  * closing edge enters, so that the closing edge comes last. */
@@ -91,7 +103,6 @@ int atom__tso_report_exec_cycle(exec_engine *x, atom__dg *g, const exec_label *c
     if (atom__rb_edge_apart(rb, &lb->src, &lb->dst, k + 1 < n ? 0 : ATOM_EDGE_CLOSING))
       return ATOM_ENOMEM;
   }
-  size_t ne = rb->n_edges, nwit = rb->n_events, nbuf = 0;
   template_buf m = {{0}, 0};
   if (x->what) {
     template_add_literal(&m, x->what);
@@ -99,14 +110,8 @@ int atom__tso_report_exec_cycle(exec_engine *x, atom__dg *g, const exec_label *c
   }
   if (robust) template_add(&m, "no SC-equivalent execution (a cycle of events once each write is "
                                "merged with its commit): ");
-  template_add(&m, "a cycle of %zu conflicts:", ne);
-  for (size_t i = 0; i < ne && i < TSO_MSG_EDGES; i++)
-    template_add(&m, "%s{e%u} before {e%u}", i ? "; " : " ", rb->edges[i].from, rb->edges[i].to);
-  if (ne > TSO_MSG_EDGES) template_add(&m, "; and %zu more", ne - TSO_MSG_EDGES);
-  for (size_t i = 0; i < nwit && i < 2 * TSO_MSG_EDGES; i++) {
-    if (!(rb->events[i].flags & EV_BUFFERED)) continue;
-    template_add(&m, "%s{e%zu}", nbuf++ ? ", " : "; buffered reads: ", i);
-  }
+  template_add(&m, "a cycle of %zu conflicts:", rb->n_edges);
+  template_add_cycle(&m, rb);
   return submit(rb, x->env, robust ? "non-robust" : "tso-cycle", closing->dst.index, m.s, 1);
 }
 
@@ -128,13 +133,10 @@ int atom__tso_report_exec_self(exec_engine *x, atom__dg_node n, const exec_label
   uint32_t pos;
   if (atom__rb_txn(rb, &p->txn) || atom__rb_event_apart(rb, &p->ev, &pos) ||
       atom__rb_event_apart(rb, &lb->src, &pos) || atom__rb_event_apart(rb, &lb->dst, &pos) ||
-      atom__rb_var(rb, p->ev.target))
+      atom__rb_var(rb, p->ev.target) ||
+      /* the write to the event (program order or fork), the event to the commit (closing) */
+      atom__rb_edge_at(rb, 0, 1, 0) || atom__rb_edge_at(rb, 1, 2, ATOM_EDGE_CLOSING))
     return ATOM_ENOMEM;
-  /* the write to the event (program order or fork), the event to the commit (closing) */
-  atom_edge_ref edges[2] = {{0, 1, 0, 0}, {1, 2, ATOM_EDGE_CLOSING, 0}};
-  if (ATOM__GROW(rb->mem, rb->edges, rb->cap_edges, 2)) return ATOM_ENOMEM;
-  memcpy(rb->edges, edges, sizeof edges);
-  rb->n_edges = 2;
   return submit(rb, x->env, "non-robust", lb->dst.index, m.s, 0);
 }
 
@@ -160,16 +162,10 @@ int atom__tso_report_directed_cycle(graph_builder *b, uint32_t src, uint32_t dst
     if (atom__rb_edge_apart(rb, &from, &to, k + 1 < n ? 0 : ATOM_EDGE_CLOSING))
       return ATOM_ENOMEM;
   }
-  size_t ne = rb->n_edges, nbuf = 0;
   template_buf m = {{0}, 0};
   template_add(&m, "a cycle of %zu directed edges (conflicts that every execution of the trace "
-                   "has):", ne);
-  for (size_t i = 0; i < ne && i < TSO_MSG_EDGES; i++)
-    template_add(&m, "%s{e%u} before {e%u}", i ? "; " : " ", rb->edges[i].from, rb->edges[i].to);
-  if (ne > TSO_MSG_EDGES) template_add(&m, "; and %zu more", ne - TSO_MSG_EDGES);
-  for (size_t i = 0; i < rb->n_events && i < 2 * TSO_MSG_EDGES; i++)
-    if (rb->events[i].flags & EV_BUFFERED)
-      template_add(&m, "%s{e%zu}", nbuf++ ? ", " : "; buffered reads: ", i);
+                   "has):", rb->n_edges);
+  template_add_cycle(&m, rb);
   return submit(rb, c->env, "tso-cycle", T->ev[dst].index, m.s, 1);
 }
 

@@ -67,11 +67,6 @@ out:
   return rc;
 }
 
-/* comp[]: strongly connected components of the directed edges plus every link. A write's U
- * links join it to a contiguous run of its variable's accesses (its window), so whole runs are
- * merged first (accesses of the write's own thread in the run too: a coarser partition only
- * costs time); a buffered read's other links are added as edges. Also in_off/in_ev and
- * out_off/out_ev: each node's events with incoming and outgoing links. */
 /* Merge (p: union-find over nodes) the nodes of each run of accesses that a write's window
  * covers. jmp skips the accesses already linked to their next. @return 1 if the search's bound
  * was reached. */
@@ -162,6 +157,11 @@ static int events_by_node(cycle_search *s, const uint32_t *ev_of, const uint32_t
   return 0;
 }
 
+/* comp[]: strongly connected components of the directed edges plus every link. A write's U
+ * links join it to a contiguous run of its variable's accesses (its window), so whole runs are
+ * merged first (accesses of the write's own thread in the run too: a coarser partition only
+ * costs time); a buffered read's other links are added as edges. Also in_off/in_ev and
+ * out_off/out_ev: each node's events with incoming and outgoing links. */
 int atom__tso_search_components(cycle_search *s) {
   const trace_graph *T = s->T;
   atom__mem *m = s->m;
