@@ -512,17 +512,6 @@ START_TEST(renaming_keeps_verdicts) {
 }
 END_TEST
 
-/* Feed STD text, the reader declaring sets by name prefix if by_prefix. */
-static int feed_std_sets(atom_session *s, const char *text, int by_prefix) {
-  atom_trace_reader *r = NULL;
-  int err = atom_trace_reader_open_memory(&r, text, strlen(text), "<test>");
-  if (err) return err;
-  if (by_prefix) err = atom_trace_reader_sets_by_prefix(r);
-  if (!err) err = atom_trace_feed(s, r, 0, NULL, NULL, NULL);
-  atom_trace_reader_free(r);
-  return err < 0 ? err : atom_finish(s);
-}
-
 /* Sets by prefix (declared by the reader) group "obj.field" by obj; declared sets win over
  * every policy; undeclared variables are alone by default. The checker's sets=prefix alone
  * declares nothing: display names never decide a set. */
@@ -555,7 +544,9 @@ START_TEST(set_policies) {
       CHECK(atom_declare_set(s, 4, 7) == 0);
       CHECK(atom_declare_set(s, 5, 7) == 0);
     }
-    ck_assert_int_eq(feed_std_sets(s, text, cases[c].by_prefix), 0);
+    ck_assert_int_eq(cases[c].by_prefix ? tu_feed_std_sets_by_prefix(s, text)
+                                       : tu_feed_std(s, text, NULL),
+                     0);
     size_t doubles = 0, with_ab = 0;
     for (size_t i = 0; i < atom_report_count(s); i++) {
       const atom_report *r = atom_report_get(s, i);
