@@ -605,10 +605,9 @@ class Names(Base):
         self.assertRegex(p.stderr, r"commit-node:lock_blocks=no: commit-nodes at event \d+ \(\d+ occurrences?, confirmed\)")
 
     def named_lines(self, text):
-        """The "function at file:line" locations named on the reports' transaction and event
-        lines (four spaces in; the callers of a stack are indented further)."""
-        lines = re.findall(r"(?m)^    (?:T|\d).*$", text)
-        return set(m for l in lines for m in re.findall(r"\b[A-Za-z_]\w* at \S+:\d+", l))
+        """The reports' transaction and event lines, whole (four spaces in; the callers of a
+        stack are indented further), sorted."""
+        return sorted(re.findall(r"(?m)^    (?:T|\d).*$", text))
 
     def test_recording_keeps_names(self):
         for name in ("counter", "transfer", "vector"):
@@ -624,6 +623,9 @@ class Names(Base):
                 self.assertEqual(offline.returncode, 1)
                 named = self.named_lines(p.stderr)
                 self.assertTrue(named, p.stderr)
+                # every line names a function at a file:line
+                for line in named:
+                    self.assertRegex(line, r"\b[A-Za-z_]\w* at \S+:\d+", p.stderr)
                 self.assertEqual(self.named_lines(offline.stdout), named, offline.stdout)
 
 
