@@ -105,14 +105,19 @@ void atom__out_html_chars(atom__out *o, const char *s) {
 }
 
 /* Length of the valid UTF-8 sequence at p (2..4), 0 if there is none. C1 controls (U+0080 to
- * U+009F) count as invalid here: some terminals act on them. */
+ * U+009F) count as invalid here: some terminals act on them. Overlong forms, surrogates
+ * (U+D800 to U+DFFF) and code points above U+10FFFF are not UTF-8 (RFC 3629): the second
+ * byte's range after E0, ED, F0 and F4 excludes them. */
 static size_t utf8_len(const unsigned char *p) {
   if (p[0] >= 0xc2 && p[0] <= 0xdf) {
     if ((p[1] & 0xc0) != 0x80 || (p[0] == 0xc2 && p[1] < 0xa0)) return 0;
     return 2;
   }
   size_t n = p[0] >= 0xe0 && p[0] <= 0xef ? 3 : p[0] >= 0xf0 && p[0] <= 0xf4 ? 4 : 0;
-  for (size_t i = 1; i < n; i++)
+  unsigned lo = p[0] == 0xe0 ? 0xa0 : p[0] == 0xf0 ? 0x90 : 0x80;
+  unsigned hi = p[0] == 0xed ? 0x9f : p[0] == 0xf4 ? 0x8f : 0xbf;
+  if (n && (p[1] < lo || p[1] > hi)) return 0;
+  for (size_t i = 2; i < n; i++)
     if ((p[i] & 0xc0) != 0x80) return 0;
   return n;
 }

@@ -322,19 +322,34 @@ class Json(unittest.TestCase):
             json.loads(out)
 
     def test_non_utf8_names_give_valid_json(self):
-        trace = b"t1|begin|0\nt2|begin|1\nt1|w(\xff\xfe)|2\nt2|r(\xff\xfe)|3\nt2|w(y)|4\n" \
-                b"t1|r(y)|5\nt1|end|6\nt2|end|7\n"
-        with TempTrace(trace) as path:
-            p = subprocess.run([ATOMCHECK, "--format", "json", path], stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, timeout=60)
-            if p.returncode == 2:
-                self.skipTest("the trace reader does not accept non-UTF-8 names")
-            self.assertEqual(p.returncode, 1)
-            doc = json.loads(p.stdout.decode("utf-8"))  # strict: must be valid UTF-8
-            r = doc["checkers"][0]["reports"][0]
-            for v in r["variables"]:
-                self.assertIn(v, {"\ufffd\ufffd", "y"})
-
+        # Names are any bytes (doc/trace-format.md); JSON and SARIF must stay valid UTF-8: a
+        # byte that starts no valid sequence (RFC 3629: no overlong form, no surrogate, nothing
+        # above U+10FFFF) becomes U+FFFD, a C1 control is escaped, valid UTF-8 passes as is.
+        cases = [
+            (b"\xff\xfe", "\ufffd" * 2),
+            (b"caf\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80", "caf\u00e9\u20ac\U0001F600"),
+            (b"\xc0\xaf", "\ufffd" * 2),                # overlong, two bytes
+            (b"\xe0\x80\xaf", "\ufffd" * 3),            # overlong, three bytes
+            (b"\xf0\x80\x80\xaf", "\ufffd" * 4),        # overlong, four bytes
+            (b"\xed\xa0\x80", "\ufffd" * 3),            # a surrogate
+            (b"\xf4\x90\x80\x80", "\ufffd" * 4),        # above U+10FFFF
+            (b"x\xe2\x82", "x" + "\ufffd" * 2),         # truncated
+            (b"\xc2\x85", "\x85"),                      # C1 control, escaped
+            (b'q"b\\s', 'q"b\\s'),                     # quote and backslash, escaped
+        ]
+        for name, shown in cases:
+            trace = b"t1|begin|0\nt2|begin|1\nt1|w(" + name + b")|2\nt2|r(" + name + \
+                    b")|3\nt2|w(y)|4\nt1|r(y)|5\nt1|end|6\nt2|end|7\n"
+            with self.subTest(name=name), TempTrace(trace) as path:
+                for fmt in ("json", "sarif"):
+                    p = subprocess.run([ATOMCHECK, "--format", fmt, path],
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                       timeout=60)
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    doc = json.loads(p.stdout.decode("utf-8"))  # strict: must be valid UTF-8
+                    if fmt == "json":
+                        r = doc["checkers"][0]["reports"][0]
+                        self.assertEqual(set(r["variables"]), {shown, "y"})
 
 class Sarif(unittest.TestCase):
     def test_rho2(self):

@@ -18,25 +18,9 @@
 static atom__mem *hash_mem; /* the tables' allocator in the uthash tests below */
 #define ATOM__HASH_MEM hash_mem
 #include "support/hashtab.h"
+#include "util.h"
 
 Suite *atom_test_suite_support(void);
-
-typedef struct failing {
-  long calls, fail_at;
-} failing;
-
-static void *f_malloc(size_t n, void *p) {
-  failing *f = p;
-  return ++f->calls == f->fail_at ? NULL : malloc(n);
-}
-static void *f_realloc(void *ptr, size_t n, void *p) {
-  failing *f = p;
-  return ++f->calls == f->fail_at ? NULL : realloc(ptr, n);
-}
-static void f_free(void *ptr, void *p) {
-  (void)p;
-  free(ptr);
-}
 
 START_TEST(mem_accounting) {
   atom__mem m;
@@ -63,8 +47,9 @@ START_TEST(mem_accounting) {
 END_TEST
 
 START_TEST(grow_keeps_contents_and_fails_cleanly) {
-  failing f = {0, 0};
-  atom__allocator al = {f_malloc, f_realloc, f_free, &f};
+  tu_failing f = tu_failing_at(0);
+  atom__allocator al;
+  tu_failing_allocator(&al, &f);
   atom__mem m;
   atom__mem_init(&m, &al);
   int *arr = NULL;
@@ -75,13 +60,14 @@ START_TEST(grow_keeps_contents_and_fails_cleanly) {
   }
   ck_assert_uint_ge(cap, 1000);
   for (int i = 0; i < 1000; i++) ck_assert_int_eq(arr[i], i);
-  f.fail_at = f.calls + 1;
+  f.budget = 0; /* the next request fails (only it) */
   size_t old = cap;
   ck_assert_int_eq(ATOM__GROW(&m, arr, cap, old + 1), -2 /* ATOM_ENOMEM */);
   ck_assert_uint_eq(cap, old);
   ck_assert_int_eq(arr[999], 999);
   atom__mem_free(&m, arr, cap * sizeof *arr);
   ck_assert_uint_eq(m.bytes, 0);
+  ck_assert_int_eq(f.live, 0); /* and the allocator saw every block freed */
 }
 END_TEST
 
@@ -112,16 +98,18 @@ START_TEST(u64map_put_get_replace_grow) {
 END_TEST
 
 START_TEST(u64map_out_of_memory_leaves_it_unchanged) {
-  failing f = {0, 0};
-  atom__allocator al = {f_malloc, f_realloc, f_free, &f};
+  tu_failing f = tu_failing_at(0);
+  atom__allocator al;
+  tu_failing_allocator(&al, &f);
   atom__mem m;
   atom__mem_init(&m, &al);
   atom__u64map map = {0};
   uint64_t k = 0;
   for (; map.count < 8; k++) ck_assert_int_eq(atom__u64map_put(&map, &m, k, (uint32_t)k), 0);
-  f.fail_at = f.calls + 1; /* the next growth fails */
+  f.budget = 0; /* the next growth fails */
   int err = 0;
-  for (; !err; k++) err = atom__u64map_put(&map, &m, k, (uint32_t)k);
+  for (; !err && k < 64; k++) /* it grows well before 64 keys */
+    err = atom__u64map_put(&map, &m, k, (uint32_t)k);
   ck_assert_int_eq(err, -2);
   uint32_t v;
   ck_assert_int_eq(atom__u64map_get(&map, k - 1, &v), 0); /* the failed key is absent */
@@ -131,6 +119,7 @@ START_TEST(u64map_out_of_memory_leaves_it_unchanged) {
   }
   atom__u64map_free(&map, &m);
   ck_assert_uint_eq(m.bytes, 0);
+  ck_assert_int_eq(f.live, 0); /* and the allocator saw every block freed */
 }
 END_TEST
 
@@ -281,8 +270,9 @@ START_TEST(idindex_remove_keeps_the_others_found) {
 END_TEST
 
 START_TEST(idindex_out_of_memory_leaves_it_unchanged) {
-  failing f = {0, 0};
-  atom__allocator al = {f_malloc, f_realloc, f_free, &f};
+  tu_failing f = tu_failing_at(0);
+  atom__allocator al;
+  tu_failing_allocator(&al, &f);
   atom__mem m;
   atom__mem_init(&m, &al);
   atom__idindex ix = {0};
@@ -292,8 +282,8 @@ START_TEST(idindex_out_of_memory_leaves_it_unchanged) {
   uint64_t k = 0;
   for (; ix.count < 8; k++) idx_intern(&ix, &m, keys, &n, k, 0, &err);
   ck_assert_int_eq(err, 0);
-  f.fail_at = f.calls + 1; /* the next growth fails */
-  for (; !err; k++) idx_intern(&ix, &m, keys, &n, k, 0, &err);
+  f.budget = 0; /* the next growth fails */
+  for (; !err && k < 64; k++) idx_intern(&ix, &m, keys, &n, k, 0, &err); /* within keys[] */
   ck_assert_int_eq(err, -2);
   ck_assert_uint_eq(ix.count, n);
   err = 0;
@@ -304,6 +294,7 @@ START_TEST(idindex_out_of_memory_leaves_it_unchanged) {
   ck_assert_uint_eq(n, before + 1);
   atom__idindex_free(&ix, &m);
   ck_assert_uint_eq(m.bytes, 0);
+  ck_assert_int_eq(f.live, 0); /* and the allocator saw every block freed */
 }
 END_TEST
 
@@ -438,8 +429,9 @@ END_TEST
 START_TEST(periods_sync_out_of_memory) {
   int failures = 0;
   for (long at = 1; at < 200; at++) {
-    failing f = {0, at};
-    atom__allocator al = {f_malloc, f_realloc, f_free, &f};
+    tu_failing f = tu_failing_at(at);
+    atom__allocator al;
+    tu_failing_allocator(&al, &f);
     atom__mem m;
     atom__mem_init(&m, &al);
     atom__periods ps;
@@ -461,6 +453,7 @@ START_TEST(periods_sync_out_of_memory) {
     }
     atom__periods_destroy(&ps);
     ck_assert_uint_eq(m.bytes, 0);
+    ck_assert_int_eq(f.live, 0); /* and the allocator saw every block freed */
   }
   ck_assert_int_gt(failures, 5);
 }
@@ -504,32 +497,58 @@ typedef struct named {
   UT_hash_handle hh;
 } named;
 
-START_TEST(hashtab_accounts_and_survives_oom) {
-  failing f = {0, 0};
-  atom__allocator al = {f_malloc, f_realloc, f_free, &f};
+/* Adds 200 items through f; every allocation is accounted and the table freed to the last
+ * byte. @return the allocation requests made; *refused: the item whose add said ATOM_ENOMEM
+ * (and was left out, findable no more), or -1 (at most one add may fail: f fails once). */
+static long hashtab_fill(tu_failing *f, int *refused) {
+  atom__allocator al;
+  tu_failing_allocator(&al, f);
   atom__mem m;
   atom__mem_init(&m, &al);
   hash_mem = &m;
-  named items[200], *table = NULL, *found;
-  int rc = 0, added = 0;
+  static named items[200];
+  named *table = NULL, *found;
+  *refused = -1;
   for (int i = 0; i < 200; i++) {
     snprintf(items[i].name, sizeof items[i].name, "v%d", i);
     items[i].value = i;
-    if (i == 150) f.fail_at = f.calls + 1; /* one allocation fails: no crash, ENOMEM */
+    int rc;
     ATOM__HASH_TRY(rc, HASH_ADD_STR(table, name, &items[i]));
     if (rc) {
       ck_assert_int_eq(rc, ATOM_ENOMEM);
-      continue;
+      ck_assert_int_eq(*refused, -1);
+      *refused = i;
     }
-    added++;
   }
-  ck_assert_int_eq((int)HASH_COUNT(table), added);
-  HASH_FIND_STR(table, "v7", found);
-  ck_assert_ptr_nonnull(found);
-  ck_assert_int_eq(found->value, 7);
+  ck_assert_int_eq((int)HASH_COUNT(table), *refused < 0 ? 200 : 199);
+  for (int i = 0; i < 200; i++) {
+    HASH_FIND_STR(table, items[i].name, found);
+    if (i == *refused)
+      ck_assert_ptr_null(found);
+    else
+      ck_assert_ptr_eq(found, &items[i]);
+  }
   ck_assert_uint_gt(m.bytes, 0);
   HASH_CLEAR(hh, table);
   ck_assert_uint_eq(m.bytes, 0);
+  ck_assert_int_eq(f->live, 0);
+  return f->calls;
+}
+
+/* Each allocation the table makes (its creation, every growth of its buckets), failed in turn:
+ * no crash, that one add says ATOM_ENOMEM, the table stays whole. The allocations are counted
+ * on a run without failures, so the test does not depend on when uthash decides to grow. */
+START_TEST(hashtab_accounts_and_survives_oom) {
+  tu_failing f = tu_failing_at(0);
+  int refused;
+  long calls = hashtab_fill(&f, &refused);
+  ck_assert_int_eq(refused, -1);
+  ck_assert_int_gt(calls, 1); /* made, and grown at least once */
+  for (long at = 1; at <= calls; at++) {
+    f = tu_failing_at(at);
+    hashtab_fill(&f, &refused);
+    ck_assert_msg(refused >= 0, "allocation %ld of %ld failed and no add said so", at, calls);
+  }
 }
 END_TEST
 

@@ -18,17 +18,26 @@ atom_session *tu_session(const char *const *specs) {
   return s;
 }
 
-int tu_feed_std(atom_session *s, const char *text, uint64_t *rejected) {
+static int feed_std(atom_session *s, const char *text, int sets_by_prefix, uint64_t *rejected) {
   atom_trace_reader *r = NULL;
   int err = atom_trace_reader_open_memory(&r, text, strlen(text), "<test>");
   if (err) return err;
   atom_session_stats st = {.version = ATOM_SESSION_STATS_VERSION};
-  err = atom_trace_feed(s, r, 0, NULL, NULL, NULL);
+  if (sets_by_prefix) err = atom_trace_reader_sets_by_prefix(r);
+  if (!err) err = atom_trace_feed(s, r, 0, NULL, NULL, NULL);
   atom_trace_reader_free(r);
   if (err < 0) return err;
   err = atom_finish(s);
   if (rejected && atom_session_stats_get(s, &st) == 0) *rejected = st.rejected;
   return err;
+}
+
+int tu_feed_std(atom_session *s, const char *text, uint64_t *rejected) {
+  return feed_std(s, text, 0, rejected);
+}
+
+int tu_feed_std_sets_by_prefix(atom_session *s, const char *text) {
+  return feed_std(s, text, 1, NULL);
 }
 
 int64_t tu_first_violation(const atom_session *s, size_t ci) {

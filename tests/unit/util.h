@@ -14,6 +14,8 @@ atom_session *tu_session(const char *const *specs);
  * Returns 0 or the first error (parse errors fail; rejected events are counted in *rejected
  * if given). */
 int tu_feed_std(atom_session *s, const char *text, uint64_t *rejected);
+/* The same, the reader declaring sets by name prefix (atom_trace_reader_sets_by_prefix). */
+int tu_feed_std_sets_by_prefix(atom_session *s, const char *text);
 
 /* Smallest event index among the reports of checker index ci; -1 if it made none. */
 int64_t tu_first_violation(const atom_session *s, size_t ci);
