@@ -59,38 +59,6 @@ int atom__vc_copy(atom__mem *m, atom__vc *dst, const atom__vc *src) {
   return 0;
 }
 
-int atom__vc_join(atom__mem *m, atom__vc *dst, const atom__vc *src, int *changed) {
-  int err = atom__vc_reserve(m, dst, src->len);
-  if (err) return err;
-  atom__vc_t *d = atom__vc_data(dst);
-  const atom__vc_t *s = atom__vc_cdata(src);
-  uint32_t n = src->len;
-  int grew = 0;
-  for (uint32_t i = 0; i < n; i++)
-    if (s[i] > d[i]) {
-      d[i] = s[i];
-      grew = 1;
-    }
-  if (n > dst->len) dst->len = n;
-  ATOM__ASSERT(dst->len <= dst->cap);
-  if (changed) *changed = grew;
-  return 0;
-}
-
-int atom__vc_join_except(atom__mem *m, atom__vc *dst, const atom__vc *src, uint32_t skip) {
-  uint32_t n = src->len;
-  /* Do not let the skipped component alone lengthen dst. */
-  if (n == skip + 1 && skip != UINT32_MAX) n = skip;
-  int err = atom__vc_reserve(m, dst, n);
-  if (err) return err;
-  atom__vc_t *d = atom__vc_data(dst);
-  const atom__vc_t *s = atom__vc_cdata(src);
-  for (uint32_t i = 0; i < n; i++)
-    if (i != skip && s[i] > d[i]) d[i] = s[i];
-  if (n > dst->len) dst->len = n;
-  return 0;
-}
-
 int atom__vc_leq(const atom__vc *a, const atom__vc *b) {
   const atom__vc_t *x = atom__vc_cdata(a), *y = atom__vc_cdata(b);
   uint32_t n = a->len < b->len ? a->len : b->len;
