@@ -20,6 +20,7 @@
 
 #include "atomicity/error.h"
 #include "checkers/builtin.h"
+#include "support/assert.h"
 #include "support/mem.h"
 #include "support/report_build.h"
 #include "support/vclock.h"
@@ -74,12 +75,13 @@ typedef struct pnode {
   uint8_t kind, flags;
   uint16_t depth;
   uint32_t of, about;
-  struct pnode *a, *b; /* EDGE/FORK: a = source's path (NULL if origin); END: a = C →* V,
-                          b = V →* the clock */
-  uint64_t made;       /* index of the event that made it */
-  aev e2;              /* EDGE: the edge e1 -> e2; END: the store event (PN_AT) */
-  aev e1;              /* EDGE, FORK (the fork) only: END nodes, the most numerous, are
-                          allocated without it (pn_size) */
+  struct pnode *a;     /* EDGE/FORK: the source's path (NULL if origin); END: C →* V; HOLD:
+                          the reader's path */
+  aev e2;              /* EDGE: the edge e1 -> e2; END: the store event (PN_AT); HOLD: the
+                          read. HOLD nodes, the most numerous, end here (pn_size) */
+  struct pnode *b;     /* END: V →* the clock */
+  uint64_t made;       /* END, EDGE, FORK: index of the event that made it */
+  aev e1;              /* EDGE, FORK (the fork) only: END nodes end before it */
 } pnode;
 
 /* Per-component provenance of a clock: slot c is a node about thread c's transaction. */
@@ -313,11 +315,10 @@ static inline aev cur_aev(const aero *a, const atom_ev *ev) {
   return r;
 }
 
-static inline int pn_small(uint32_t kind) { return kind == PN_END || kind == PN_HOLD; }
-
-/* The bytes of a node of this kind (END and HOLD nodes have no e1). */
+/* The bytes of a node of this kind: a HOLD has no b, made or e1, an END no e1. */
 static inline size_t pn_size(uint32_t kind) {
-  return pn_small(kind) ? offsetof(pnode, e1) : sizeof(pnode);
+  return kind == PN_HOLD ? offsetof(pnode, b) : kind == PN_END ? offsetof(pnode, e1)
+                                                               : sizeof(pnode);
 }
 
 /* Slot c if it is about thread c's current (open) transaction. */

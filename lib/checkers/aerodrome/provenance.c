@@ -47,7 +47,7 @@ static pnode *pn_copy(aero *a, pnode *n) {
   n->a = m;
   if (m) {
     m->a = pn_copy(a, m->a);
-    m->b = pn_copy(a, m->b);
+    if (m->kind != PN_HOLD) m->b = pn_copy(a, m->b);
   }
   return m;
 }
@@ -104,7 +104,6 @@ pnode *atom__aero_pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pn
   if (x && x->depth > d) d = x->depth;
   if (y && y->depth > d) d = y->depth;
   if (d + 1 > PN_MAX_DEPTH) return NULL;
-  int small = pn_small(kind);
   pnode *n = pn_alloc(a, pn_size(kind));
   if (!n) return NULL;
   n->kind = (uint8_t)kind;
@@ -113,14 +112,14 @@ pnode *atom__aero_pn_new(aero *a, uint32_t kind, uint32_t flags, uint32_t of, pn
   n->of = of;
   n->about = a->thr[of].seq;
   n->a = x;
-  n->b = y;
-  n->made = made;
   if (e2) n->e2 = *e2;
   else memset(&n->e2, 0, sizeof n->e2);
-  if (!small) { /* an END node has no e1 */
-    if (e1) n->e1 = *e1;
-    else memset(&n->e1, 0, sizeof n->e1);
-  }
+  if (kind == PN_HOLD) return n; /* the node ends here (pn_size) */
+  n->b = y;
+  n->made = made;
+  if (kind == PN_END) return n;
+  if (e1) n->e1 = *e1;
+  else memset(&n->e1, 0, sizeof n->e1);
   return n;
 }
 
@@ -173,6 +172,7 @@ expl atom__aero_ex_thread(const aero *a, uint32_t u, uint32_t c, const aev *at) 
  * at ENDs since) knows thread c's open transaction. */
 expl atom__aero_ex_snap(const aero *a, const aev *store, const ends *e, uint32_t c) {
   pnode *n = ends_get(a, e, c);
+  ATOM__ASSERT(!n || n->kind != PN_HOLD); /* stored clocks' records are END nodes: made is set */
   if (n && n->made > store->index) {
     expl x = {n, n->e2, 0};
     return x;
