@@ -324,11 +324,20 @@ size_t rt_stack_frames(uint64_t loc, uint64_t *pcs, size_t max);
 size_t rt_stack_headline(uint64_t loc, uint64_t *pcs, size_t max, rt_symbol *sym);
 /** Tell session @p s the location and stack of @p loc (once; caller holds the event lock). */
 void rt_stack_describe(atom_session *s, uint64_t loc);
-/* Give the session the raw frames of a transaction's begin loc, once, before any report
- * names it: the session counts a begin location as its first frame when it deduplicates, so
- * one atomic function reached through two call paths is one bug (caller holds the event
- * lock). No symbolization: cheap enough for every new begin stack. */
+/* Give the session the stack of @p loc, once, before any report names it (rt_push does, for
+ * every new loc): its frames from the headline frame outwards, the first standing for the
+ * headline's (function, file, line). The session counts a transaction's begin location as
+ * that frame when it deduplicates, so one atomic function reached through two call paths, or
+ * one access under two different library frames, is one bug (caller holds the event lock).
+ * Symbolizes each new pc once (a map per pc): cheap enough for every new stack. */
 void rt_stack_site(atom_session *s, uint64_t loc);
+extern uint64_t rt_sited_ids[]; /* rt_stack.c: a bit per depot id given its stack */
+int rt_stack_pc_sited(uint64_t loc);
+/* Was @p loc given its stack (rt_stack_site)? Caller holds the event lock. */
+static inline int rt_stack_is_sited(uint64_t loc) {
+  if (loc < RT_DEPOT_CAP) return (int)(rt_sited_ids[loc >> 6] >> (loc & 63) & 1);
+  return rt_stack_pc_sited(loc);
+}
 
 /* ---- rt_heap.c: heap blocks (malloc interception) and names of memory. */
 #define RT_HEAP_BLOCKS (1u << 20) /* most live heap blocks tracked */

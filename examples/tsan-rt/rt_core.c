@@ -140,6 +140,8 @@ void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t ta
   if (!rt_active) return; /* under the lock: finish clears it under the lock too */
   atom_event ev = {kind, flags, thread, target, loc};
   g.events++;
+  /* A new stack: the session learns its site before a report can name it (rt_stack.c). */
+  if (RT_UNLIKELY(loc && !rt_stack_is_sited(loc))) rt_stack_site(g.session, loc);
   int rc = atom_push(g.session, &ev);
   if (rc == 0) {
     if (g.writer) rt_names_record(g.writer, &ev); /* "#name" directives before first use */
@@ -562,8 +564,7 @@ void rt_func_entry(uint64_t pc, uint64_t caller, uint64_t sp) {
   uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
   if (rt_active) {
-    rt_stack_site(g.session, loc);
-    rt_push(ATOM_BEGIN, t->id, 0, loc);
+    rt_push(ATOM_BEGIN, t->id, 0, loc); /* gives the session loc's site (rt_stack_site) */
     t->txn_depth = t->depth;
     rt_perturb_begin();
   }

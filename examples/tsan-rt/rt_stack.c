@@ -264,12 +264,95 @@ static void describe_frame(atom_session *s, uint64_t pc, const rt_symbol *sym, i
   }
 }
 
+/* ---- sites: what the session deduplicates by
+ *
+ * The session counts a begin location with a stack as the stack's first frame (atom_set_stack).
+ * The stack a loc gets, when it is first pushed (rt_stack_site) and again when a report names
+ * it (rt_stack_describe), is the one the report shows: its frames from the headline frame
+ * outwards, the headline frame replaced by the first pc seen at the same (function, file,
+ * line). So two reports of one bug merge even when their stacks differ below the headline (a
+ * std::mutex acquisition inlined at two places, a libstdc++ frame under the user's line), or
+ * above it (the same atomic function or the same access reached through two call paths), and
+ * a report found before its stacks were symbolized merges with one found after. The caller
+ * holds the event lock, which guards the maps below. */
+
+uint64_t rt_sited_ids[RT_DEPOT_CAP / 64]; /* bit per depot id: given its stack */
+static rt_map sited_pcs;  /* locs that are raw pcs (the depot was full) given their stack */
+static rt_map site_of_pc; /* headline pc -> the pc that stands for its (function, file, line) */
+static rt_map pc_of_site; /* hash of (function, file, line) -> the first pc seen there */
+static rt_map pc_kind;    /* pc -> 1: the user's code, 2: library code or no symbol */
+
+int rt_stack_pc_sited(uint64_t loc) {
+  uint64_t v;
+  return rt_map_get(&sited_pcs, loc, &v);
+}
+
+static void mark_sited(uint64_t loc) {
+  if (loc < RT_DEPOT_CAP) rt_sited_ids[loc >> 6] |= UINT64_C(1) << (loc & 63);
+  else rt_map_put(&sited_pcs, loc, 1);
+}
+
+static uint64_t hash_str(uint64_t h, const char *str) {
+  for (const unsigned char *p = (const unsigned char *)(str ? str : ""); *p; p++)
+    h = (h ^ *p) * UINT64_C(0x100000001b3);
+  return (h ^ 0xff) * UINT64_C(0x100000001b3); /* end mark: ("ab", "c") differs from ("a", "bc") */
+}
+
+/* The pc standing for the (function, file, line) of pc; a frame without a symbol stands for
+ * itself. Keyed by a 64-bit hash: two different sites with one hash (about 2^-64 per pair)
+ * would be counted as one. */
+static uint64_t site_pc(uint64_t pc) {
+  uint64_t v;
+  if (rt_map_get(&site_of_pc, pc, &v)) return v;
+  uint64_t canon = pc;
+  rt_symbol sym;
+  if (rt_sym_code(pc, &sym) == 0) {
+    char file[1024] = "";
+    if (sym.file) rt_path_clean(sym.file, file, sizeof file);
+    uint64_t h = hash_str(hash_str(UINT64_C(0xcbf29ce484222325), sym.function), file);
+    h = (h ^ sym.line) * UINT64_C(0x100000001b3);
+    if (!h) h = 1; /* rt_map keys are non-zero */
+    if (rt_map_get(&pc_of_site, h, &v)) canon = v;
+    else rt_map_put(&pc_of_site, h, pc);
+  }
+  rt_map_put(&site_of_pc, pc, canon);
+  return canon;
+}
+
+/* Is pc the user's code (1) or library code or unknown (2)? Symbolized once per pc. */
+static int frame_kind(uint64_t pc) {
+  uint64_t v;
+  if (rt_map_get(&pc_kind, pc, &v)) return (int)v;
+  rt_symbol s;
+  int k = rt_sym_code(pc, &s) == 0 && !rt_sym_is_system(&s) ? 1 : 2;
+  rt_map_put(&pc_kind, pc, (uint64_t)k);
+  return k;
+}
+
+/* The stack the session gets for loc into pcs (room for RT_FRAMES): its frames from the
+ * headline (as headline_of chooses it) outwards, the first one site_pc's. @return how many;
+ * every frame of loc into all (may be NULL) and the headline's position among them into *h. */
+static size_t site_stack(uint64_t loc, uint64_t *pcs, uint64_t *all, size_t *h) {
+  uint64_t own[RT_FRAMES];
+  if (!all) all = own;
+  size_t n = rt_stack_frames(loc, all, RT_FRAMES);
+  if (!n) return 0;
+  *h = 0; /* all library code: the innermost frame */
+  for (size_t i = 0; i < n; i++)
+    if (frame_kind(all[i]) == 1 && !rt_names_is_wrapper_pc(all[i])) {
+      *h = i;
+      break;
+    }
+  memcpy(pcs, all + *h, (n - *h) * sizeof *pcs);
+  pcs[0] = site_pc(all[*h]);
+  return n - *h;
+}
+
 void rt_stack_site(atom_session *s, uint64_t loc) {
-  static rt_map sited; /* begin locs whose frames the session has */
-  uint64_t v, pcs[RT_FRAMES];
-  if (!loc || loc >= RT_DEPOT_CAP || rt_map_get(&sited, loc, &v)) return;
-  rt_map_put(&sited, loc, 1);
-  size_t n = rt_stack_frames(loc, pcs, RT_FRAMES);
+  if (!loc || rt_stack_is_sited(loc)) return;
+  mark_sited(loc);
+  uint64_t pcs[RT_FRAMES];
+  size_t h, n = site_stack(loc, pcs, NULL, &h);
   if (n) atom_set_stack(s, loc, pcs, n);
 }
 
@@ -278,15 +361,25 @@ void rt_stack_describe(atom_session *s, uint64_t loc) {
   uint64_t v;
   if (!loc || rt_map_get(&described, loc, &v)) return;
   rt_map_put(&described, loc, 1);
-  uint64_t pcs[RT_FRAMES];
-  size_t n = rt_stack_frames(loc, pcs, RT_FRAMES);
+  uint64_t all[RT_FRAMES], pcs[RT_FRAMES];
+  size_t h, n = site_stack(loc, pcs, all, &h);
   if (!n) return;
-  size_t h = headline_of(pcs, n, NULL);
-  for (size_t i = 0; i < n; i++) {
+  rt_symbol hsym = {0};
+  int hok = 0;
+  for (size_t i = 0; i < h + n; i++) {
     rt_symbol sym;
-    int ok = rt_sym_code(pcs[i], &sym) == 0;
-    describe_frame(s, pcs[i], &sym, ok);
-    if (i == h) describe_frame(s, loc, &sym, ok);
+    int ok = rt_sym_code(all[i], &sym) == 0;
+    describe_frame(s, all[i], &sym, ok);
+    if (i == h) {
+      hsym = sym;
+      hok = ok;
+    }
   }
-  atom_set_stack(s, loc, pcs + h, n - h);
+  /* the loc and the pc standing for the headline's site read as the headline frame */
+  describe_frame(s, loc, &hsym, hok);
+  if (pcs[0] != all[h]) describe_frame(s, pcs[0], &hsym, hok);
+  mark_sited(loc); /* a loc never pushed gets its stack now */
+  /* A wrapper learned since the loc was sited may have moved its headline: the report shows
+   * the new one. */
+  atom_set_stack(s, loc, pcs, n);
 }

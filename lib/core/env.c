@@ -106,6 +106,11 @@ ATOM_API int atom_env_report(atom_env *env, const atom_report_spec *spec) {
   return atom__report_add(env->session, env, spec);
 }
 
+ATOM_API int atom_env_report_repeat(atom_env *env, const atom_report_spec *spec) {
+  if (!env) return atom__error(ATOM_EINVAL, "atom_env_report_repeat: NULL environment");
+  return atom__report_repeat(env->session, env, spec);
+}
+
 /* ---- incomplete and disabled checkers (atom_checker_status) ---- */
 
 /* Why a status has no reason text: its copy could not be allocated. */

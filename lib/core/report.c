@@ -347,6 +347,40 @@ static void confirm_new(atom__reports *rs, atom_report *r) {
     }
 }
 
+/* Look the signature g (hash) up; on a match count one more occurrence of its report (a
+ * dropped one only in env) and return 1. Else return 0 with *p the probe that found nothing. */
+static int count_repeat(atom__reports *rs, atom_env *env, const signature *g, uint64_t hash,
+                        atom__idindex_probe *p) {
+  atom__idindex_start(&rs->by_signature, hash, p);
+  for (uint32_t i; (i = atom__idindex_next(&rs->by_signature, p)) != ATOM__IDINDEX_END;) {
+    const atom__signature_seen *seen = &rs->seen[i];
+    ATOM__ASSERT(seen->report == ATOM__SIGNATURE_DROPPED || seen->report < rs->count);
+    /* A dropped report kept only its hash (a few dozen bytes each): equal hashes are one. */
+    if (seen->hash == hash && (seen->report == ATOM__SIGNATURE_DROPPED ||
+                               signature_matches(rs->list[seen->report], g))) {
+      if (seen->report != ATOM__SIGNATURE_DROPPED) rs->list[seen->report]->occurrences++;
+      env->occurrences++;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+int atom__report_repeat(atom_session *s, atom_env *env, const atom_report_spec *spec) {
+  if (!spec_valid(spec))
+    return atom__error(ATOM_EINVAL, "%s: malformed report", env->vt->name);
+  uint64_t stack_locs[16], *locs = stack_locs;
+  size_t n = spec->n_txns;
+  if (n > 16 && !(locs = atom__mem_alloc(&s->mem, n * sizeof *locs)))
+    return atom__error(ATOM_ENOMEM, "%s: out of memory while reporting", env->vt->name);
+  signature g = {env->index, spec->kind, locs, signature_locs(s, spec, locs),
+                 spec->signature_extra};
+  atom__idindex_probe p;
+  int repeat = count_repeat(&s->reports, env, &g, signature_hash(&g), &p);
+  if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
+  return repeat;
+}
+
 int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spec) {
   if (!spec_valid(spec))
     return atom__error(ATOM_EINVAL, "%s: malformed report", env->vt->name);
@@ -359,25 +393,12 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
   signature g = {env->index, spec->kind, locs, n_locs, spec->signature_extra};
   atom__reports *rs = &s->reports;
   uint64_t hash = signature_hash(&g);
-  int duplicate = 0;
   atom__idindex_probe p;
-  atom__idindex_start(&rs->by_signature, hash, &p);
-  for (uint32_t i; (i = atom__idindex_next(&rs->by_signature, &p)) != ATOM__IDINDEX_END;) {
-    const atom__signature_seen *seen = &rs->seen[i];
-    ATOM__ASSERT(seen->report == ATOM__SIGNATURE_DROPPED || seen->report < rs->count);
-    /* A dropped report kept only its hash (a few dozen bytes each): equal hashes are one. */
-    if (seen->hash == hash && (seen->report == ATOM__SIGNATURE_DROPPED ||
-                               signature_matches(rs->list[seen->report], &g))) {
-      if (seen->report != ATOM__SIGNATURE_DROPPED) rs->list[seen->report]->occurrences++;
-      duplicate = 1;
-      break;
-    }
-  }
-  env->occurrences++;
-  if (duplicate) {
+  if (count_repeat(rs, env, &g, hash, &p)) {
     if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
     return 0;
   }
+  env->occurrences++;
 
   /* Stored within both caps (the session's and this checker's); a dropped report is built
    * only for the callback, so a capped session without one spends no memory on it beyond its

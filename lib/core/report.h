@@ -31,6 +31,9 @@ typedef struct atom__reports {
 struct atom_session;
 /* Copy spec into a report, deduplicate, call on_report for a new one. */
 int atom__report_add(struct atom_session *s, atom_env *env, const atom_report_spec *spec);
+/* atom_env_report_repeat (sys/checker.h): 1 and one more occurrence if spec's signature is
+ * reported already, else 0 and nothing changes. */
+int atom__report_repeat(struct atom_session *s, atom_env *env, const atom_report_spec *spec);
 void atom__reports_free(atom__reports *r, atom__mem *mem);
 
 #endif

@@ -107,3 +107,15 @@ int atom__rb_submit(const atom__report_build *rb, atom_env *env, const char *kin
   spec.n_edges = rb->n_edges;
   return atom_env_report(env, &spec);
 }
+
+int atom__rb_repeat(const atom__report_build *rb, atom_env *env, const char *kind,
+                    uint64_t signature_extra) {
+  atom_report_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.kind = kind;
+  spec.txns = rb->n_txns ? rb->txns : NULL;
+  spec.n_txns = rb->n_txns;
+  spec.signature_extra = signature_extra;
+  return atom_env_report_repeat(env, &spec);
+}

@@ -63,4 +63,11 @@ int atom__rb_submit(const atom__report_build *rb, atom_env *env, const char *kin
                     uint64_t event_index, uint32_t flags, const char *message,
                     uint64_t signature_extra);
 
+/* Is a report with the signature of what was built so far (kind, the transactions added,
+ * signature_extra) made already? Then it counts one more occurrence of it and returns 1: the
+ * checker need not build the rest nor compose a message. Else 0 (nothing changed) or an
+ * ATOM_E* code. What atom_env_report_repeat() does. */
+int atom__rb_repeat(const atom__report_build *rb, atom_env *env, const char *kind,
+                    uint64_t signature_extra);
+
 #endif

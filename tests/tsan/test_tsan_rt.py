@@ -704,6 +704,28 @@ class Stacks(Base):
                            if len(t["stack"]) > 1}
                 self.assertTrue(callers & {"via_a", "via_b"}, reports[0])
 
+    def test_one_bug_under_library_frames_is_one_report(self):
+        # The interfering write is made inside std::fill_n (a library frame innermost), through
+        # two instantiations in the two rounds: the stacks differ below the user's line, and the
+        # first report is found before any stack was symbolized. The site of a stack is its
+        # headline frame's (function, file, line): one report with two occurrences.
+        if not CLANGXX:
+            self.skipTest("clang++ not found")
+        src = os.path.join(PROGRAMS, "system_frame.cpp")
+        exe = self.build(src, "system_frame", RECOMMENDED, CLANGXX)
+        for checker in ("velodrome", "aerodrome", "block"):
+            with self.subTest(checker=checker):
+                p, doc = self.json_report([exe], "atomic=update checkers=" + checker)
+                self.assertEqual((p.stdout, p.returncode), ("balance 80\n", 66), p.stderr)
+                reports = doc["checkers"][0]["reports"]
+                self.assertEqual(len(reports), 1, p.stderr)
+                self.assertEqual(reports[0]["count"], 2, p.stderr)
+                heads = sorted((t["stack"][0]["function"], t["stack"][0]["line"])
+                               for t in reports[0]["transactions"])
+                self.assertEqual(heads, [("reset(int)", self.line_of(src, "RESET-LINE")),
+                                         ("update(int)", self.line_of(src, "void update"))],
+                                 reports[0])
+
     def test_stack_depth_limits_the_stack(self):
         exe = self.cxx_mutex()
         for depth, expect in ((1, 1), (2, 2), (None, 8)):

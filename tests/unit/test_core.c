@@ -492,6 +492,47 @@ START_TEST(reports_dedup_counts_callback_and_contents) {
 }
 END_TEST
 
+/* atom_env_report_repeat counts a repeat of a report made (also a dropped one: over the cap) and
+ * changes nothing for a new signature; the message and witness events are not looked at. */
+START_TEST(reports_repeat_counts_only_made_ones) {
+  atom_options o;
+  atom_options_init(&o, ATOM_OPTIONS_VERSION);
+  cb_log log = {0, ""};
+  o.on_report = on_report;
+  o.report_payload = &log;
+  o.max_reports = 1;
+  atom_session *s = recorder_session(&o);
+  ck_assert_int_eq(atom_write(s, 11, 5, 0), 0);
+  ck_assert_int_eq(atom_write(s, 12, 5, 0), 0);
+  atom_env *env = tu_recorder_of(s, 0)->env;
+  atom_txn_ref txns[2] = {{0, 0, 0, 100}, {1, 1, 3, 200}};
+  atom_report_spec spec = {.version = ATOM_REPORT_SPEC_VERSION, .kind = "conflict-cycle",
+                           .txns = txns, .n_txns = 2};
+  ck_assert_int_eq(atom_env_report_repeat(env, &spec), 0);
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  ck_assert_int_eq(report_once(s, 200, 100, 4), 0);
+  ck_assert_int_eq(atom_env_report_repeat(env, &spec), 1);
+  ck_assert_int_eq(atom_env_report_repeat(env, &spec), 1);
+  ck_assert_uint_eq(atom_report_occurrences(atom_report_get(s, 0)), 3);
+  spec.signature_extra = 9; /* another signature */
+  ck_assert_int_eq(atom_env_report_repeat(env, &spec), 0);
+  spec.signature_extra = 0;
+  txns[1].begin_loc = 300; /* over the cap: dropped, still known */
+  ck_assert_int_eq(report_once(s, 100, 300, 5), 0);
+  ck_assert_int_eq(atom_env_report_repeat(env, &spec), 1);
+  ck_assert_uint_eq(atom_report_count(s), 1);
+  ck_assert_int_eq(log.calls, 2);
+  atom_checker_stats cs = {.version = ATOM_CHECKER_STATS_VERSION};
+  ck_assert_int_eq(atom_checker_stats_get(s, 0, &cs), 0);
+  ck_assert_uint_eq(cs.reports, 2);
+  ck_assert_uint_eq(cs.occurrences, 5);
+  atom_report_spec bad = {.version = ATOM_REPORT_SPEC_VERSION, .kind = NULL};
+  ck_assert_int_eq(atom_env_report_repeat(env, &bad), ATOM_EINVAL);
+  ck_assert_int_eq(atom_env_report_repeat(NULL, &spec), ATOM_EINVAL);
+  atom_session_free(s);
+}
+END_TEST
+
 START_TEST(reports_cap) {
   atom_options o;
   atom_options_init(&o, ATOM_OPTIONS_VERSION);
@@ -927,6 +968,7 @@ Suite *atom_test_suite_core(void) {
   tcase_add_test(tc, reports_dedup_counts_callback_and_contents);
   tcase_add_test(tc, reports_dedup_by_first_frame_and_location_set);
   tcase_add_test(tc, reports_cap);
+  tcase_add_test(tc, reports_repeat_counts_only_made_ones);
   tcase_add_test(tc, reports_cap_per_checker);
   tcase_add_test(tc, options_version_1_still_accepted);
   tcase_add_test(tc, checker_out_of_memory_disables_it);

@@ -424,11 +424,108 @@ START_TEST(periods_release_acquire) {
 }
 END_TEST
 
-/* Every allocation of release/acquire may fail: ATOM_ENOMEM, nothing leaks, the order stays
- * usable (a retry succeeds). */
+/* What the periods hold, copied out (bounded: the test's runs are small): the periods with
+ * their snapshots, each thread's current period and cut, each variable's release clock. */
+#define PV_PERIODS 64
+#define PV_POOL 512
+#define PV_THREADS 4
+#define PV_VARS 2 /* variables 100 and 101 */
+typedef struct periods_view {
+  size_t n, pool_len;
+  atom__period p[PV_PERIODS];
+  uint32_t pool[PV_POOL];
+  uint32_t cur[PV_THREADS], cut[PV_THREADS];
+  uint32_t rel_len[PV_VARS], rel[PV_VARS][PV_THREADS];
+} periods_view;
+
+static void periods_view_of(const atom__periods *ps, periods_view *v) {
+  memset(v, 0, sizeof *v);
+  ck_assert_uint_le(ps->n, PV_PERIODS);
+  ck_assert_uint_le(ps->pool_len, PV_POOL);
+  v->n = ps->n;
+  v->pool_len = ps->pool_len;
+  if (ps->n) memcpy(v->p, ps->p, ps->n * sizeof *ps->p);
+  if (ps->pool_len) memcpy(v->pool, ps->pool, ps->pool_len * sizeof *ps->pool);
+  for (uint32_t t = 0; t < PV_THREADS; t++) {
+    v->cur[t] = t < ps->cur_cap ? ps->cur[t] : ATOM__PERIOD_NONE;
+    v->cut[t] = t < ps->cut_cap ? ps->cut[t] : 0;
+  }
+  for (uint32_t i = 0; i < PV_VARS; i++) {
+    uint32_t x = 100 + i;
+    if (x >= ps->rel_cap) continue;
+    ck_assert_uint_le(ps->rel[x].len, PV_THREADS);
+    v->rel_len[i] = ps->rel[x].len;
+    if (ps->rel[x].len) memcpy(v->rel[i], ps->rel[x].vc, ps->rel[x].len * sizeof *v->rel[i]);
+  }
+}
+
+static void periods_view_eq(const periods_view *a, const periods_view *b) {
+  ck_assert_uint_eq(a->n, b->n);
+  ck_assert_uint_eq(a->pool_len, b->pool_len);
+  ck_assert_int_eq(memcmp(a, b, sizeof *a), 0); /* both zeroed first: padding compares equal */
+}
+
+/* The view after a call that failed (now) is the one before it, except that a thread without a
+ * period may have got its first one, a root, as atom__periods_of would have made it (release,
+ * acquire and fork take the current period of their thread first): the run's results show
+ * whether that is harmless. */
+static void periods_view_unchanged(const periods_view *now, const periods_view *before) {
+  periods_view b = *before;
+  for (uint32_t t = 0; t < PV_THREADS; t++) {
+    if (before->cur[t] != ATOM__PERIOD_NONE || now->cur[t] == ATOM__PERIOD_NONE) continue;
+    uint32_t q = now->cur[t];
+    ck_assert_uint_ge(q, before->n);
+    ck_assert_uint_lt(q, now->n);
+    ck_assert_uint_eq(now->p[q].thread, t);
+    ck_assert_uint_eq(now->p[q].ordinal, 0);
+    b.cur[t] = q;
+  }
+  for (size_t i = before->n; i < now->n; i++) {
+    ck_assert_uint_eq(b.cur[now->p[i].thread], i); /* only such roots are new */
+    b.p[i] = now->p[i];
+  }
+  b.n = now->n;
+  memcpy(b.pool + before->pool_len, now->pool + before->pool_len,
+         (now->pool_len - before->pool_len) * sizeof *b.pool);
+  b.pool_len = now->pool_len;
+  periods_view_eq(now, &b);
+}
+
+/* Step k of the run: t = k % 3 alternately releases and acquires variable 100 or 101, then
+ * asks its period; step 5 forks thread 3 and step 9 joins it. *out: what the step returns
+ * (the period, with whether the acquire moved in bit 31). */
+#define PERIODS_STEPS 12
+static int periods_step(atom__periods *ps, uint32_t k, int part, uint32_t *out) {
+  uint32_t t = k % 3, x = 100 + k % 2;
+  int moved = 0, rc;
+  if (part == 0) {
+    if (k == 5) return atom__periods_fork(ps, t, 3);
+    if (k == 9) return atom__periods_join(ps, t, 3);
+    return 0;
+  }
+  if (part == 1) {
+    rc = k % 2 ? atom__periods_acquire(ps, t, x, &moved) : atom__periods_release(ps, t, x);
+    *out = (uint32_t)moved << 31;
+    return rc;
+  }
+  uint32_t p = 0;
+  rc = atom__periods_of(ps, t, &p);
+  *out |= p;
+  return rc;
+}
+
+/* Every allocation of the periods may fail. The run without failure makes `calls` requests;
+ * the run failing request n (1 <= n <= calls) fails exactly once, with ATOM_ENOMEM, and leaves
+ * everything as it was (the view before the call, but for a first period made on demand:
+ * periods_view_unchanged); its retry succeeds and from then on the
+ * run is the run that never failed: the same results and the same state after every step (a
+ * clock half-updated by the failed call would show there). Nothing leaks. */
 START_TEST(periods_sync_out_of_memory) {
-  int failures = 0;
-  for (long at = 1; at < 200; at++) {
+  periods_view ref[PERIODS_STEPS], before, now;
+  uint32_t ref_out[PERIODS_STEPS];
+  long calls = 0;
+  long failures = 0;
+  for (long at = 0; at <= calls; at++) { /* at 0: the reference run, without failures */
     tu_failing f = tu_failing_at(at);
     atom__allocator al;
     tu_failing_allocator(&al, &f);
@@ -436,26 +533,40 @@ START_TEST(periods_sync_out_of_memory) {
     atom__mem_init(&m, &al);
     atom__periods ps;
     atom__periods_init(&ps, &m);
-    uint32_t p;
-    int moved;
-    for (uint32_t step = 0; step < 12; step++) {
-      uint32_t t = step % 3, x = 100 + step % 2;
-      int rc = step % 2 ? atom__periods_acquire(&ps, t, x, &moved)
-                        : atom__periods_release(&ps, t, x);
-      if (rc) {
-        ck_assert_int_eq(rc, ATOM_ENOMEM);
-        failures++;
-        rc = step % 2 ? atom__periods_acquire(&ps, t, x, &moved)
-                      : atom__periods_release(&ps, t, x);
+    long failed = 0;
+    for (uint32_t k = 0; k < PERIODS_STEPS; k++) {
+      uint32_t out = 0;
+      for (int part = 0; part < 3; part++) {
+        periods_view_of(&ps, &before);
+        int rc = periods_step(&ps, k, part, &out);
+        if (rc) {
+          ck_assert_int_eq(rc, ATOM_ENOMEM);
+          ck_assert_int_ne(at, 0);
+          failed++;
+          periods_view_of(&ps, &now);
+          periods_view_unchanged(&now, &before);
+          rc = periods_step(&ps, k, part, &out);
+        }
         ck_assert_int_eq(rc, 0);
       }
-      if (atom__periods_of(&ps, t, &p) == ATOM_ENOMEM) failures++;
+      periods_view_of(&ps, &now);
+      if (at == 0) {
+        ref[k] = now;
+        ref_out[k] = out;
+      } else {
+        ck_assert_uint_eq(out, ref_out[k]);
+        periods_view_eq(&now, &ref[k]);
+      }
     }
+    if (at == 0) calls = f.calls;
+    else ck_assert_int_eq(failed, 1); /* request `at` was made, and failed once */
+    failures += failed;
     atom__periods_destroy(&ps);
     ck_assert_uint_eq(m.bytes, 0);
     ck_assert_int_eq(f.live, 0); /* and the allocator saw every block freed */
   }
-  ck_assert_int_gt(failures, 5);
+  ck_assert_int_gt(calls, 5);
+  ck_assert_int_eq(failures, calls);
 }
 END_TEST
 

@@ -336,6 +336,18 @@ typedef struct atom_report_spec {
 ATOM_API int atom_env_report(atom_env *env, const atom_report_spec *spec);
 
 /**
+ * Count one more occurrence of a report already made, if there is one: when the session holds
+ * a report with @p spec's signature (see atom_env_report(); the message and the witness events
+ * are not looked at) it counts @p spec as a repeat of it, exactly as atom_env_report() would.
+ * A checker whose message costs to compose calls this first and composes and reports only when
+ * it returns 0. Call it where atom_env_report() may be called.
+ * @return 1 (counted), 0 (no such report: nothing changed), ATOM_EINVAL (a malformed spec),
+ *         ATOM_ENOMEM.
+ * @since 0.4
+ */
+ATOM_API int atom_env_report_repeat(atom_env *env, const atom_report_spec *spec);
+
+/**
  * The checker could not decide everything: it stopped at a bound (a work or memory bound of
  * its own, e.g. tso's max_work) at event @p event_index. Its reports so far stay true; the
  * session marks the checker INCOMPLETE with this reason (printf-style, one line; the first

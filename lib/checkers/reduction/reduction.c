@@ -173,7 +173,6 @@ static void release_tables(reduction *r) {
   atom__mem_free(m, r->th, r->th_cap * sizeof *r->th);
   atom__mem_free(m, r->key, r->key_cap * sizeof *r->key);
   atom__idindex_free(&r->class_of, m);
-  atom__u64map_free(&r->seen, m);
   atom__rb_free(&r->rb);
   free_txns(r);
   for (size_t i = 0; i < r->npend_slots; i++)

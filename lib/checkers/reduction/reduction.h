@@ -177,7 +177,6 @@ typedef struct reduction {
   uint64_t events;      /* 1 + the largest event index seen: where the end-of-run bound stops */
   uint64_t work;        /* comparisons made */
   uint32_t vars_cut;    /* variables whose comparisons the bound cut short */
-  atom__u64map seen; /* signatures reported already (hash of begin location and extra) */
   atom__report_build rb;
 } reduction;
 

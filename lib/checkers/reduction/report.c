@@ -79,20 +79,19 @@ int atom__reduction_report_break(reduction *r, const form_break *b, uint32_t thr
   /* The same transaction code may break its form at different places: keep them apart. */
   uint64_t extra = atom__hash64(atom__hash64(c->loc ^ ((uint64_t)c->kind << 56)) ^ f->loc ^
                                 ((uint64_t)f->kind << 48) ^ (uint64_t)b->what);
-  /* A repeat of a reported signature only counts an occurrence: skip the message. */
-  uint64_t sig = atom__hash_mix(atom__hash64(begin_loc), extra);
-  uint32_t seen;
-  int repeat = atom__u64map_get(&r->seen, sig, &seen);
-
   atom__report_build *rb = &r->rb;
   atom__rb_reset(rb);
   atom_txn_ref ref = {thread, 0, begin_index, begin_loc};
+  int rc = atom__rb_txn(rb, &ref);
+  /* A repeat (the session holds a report of this begin location and extra) only counts an
+   * occurrence; the session's signatures tell, so the message is composed once per report. */
+  if (!rc) rc = atom__rb_repeat(rb, r->env, "not-reducible", extra);
+  if (rc) return rc < 0 ? rc : 0;
   atom_ev ec = {c->kind, thread, c->target, 0, c->index, c->loc};
   atom_ev ef = {f->kind, thread, f->target, 0, f->index, f->loc};
   const named_event *nm[2];
   size_t nv = named_vars(b, nm), partner_pos[2] = {SIZE_MAX, SIZE_MAX};
-  int rc = atom__rb_txn(rb, &ref);
-  if (!rc) rc = atom__rb_event(rb, &ec, NULL);
+  rc = atom__rb_event(rb, &ec, NULL);
   if (!rc) rc = atom__rb_event(rb, &ef, NULL);
   for (size_t i = 0; i < nv && !rc; i++) {
     atom_ev pe;
@@ -103,13 +102,9 @@ int atom__reduction_report_break(reduction *r, const form_break *b, uint32_t thr
   }
   if (rc) return rc;
   char msg[640];
-  if (!repeat) break_message(r, b, nm, nv, partner_pos, msg, sizeof msg);
+  break_message(r, b, nm, nv, partner_pos, msg, sizeof msg);
   /* a feasible interleaving, not the observed one */
-  rc = atom__rb_submit(rb, r->env, "not-reducible", found_at, ATOM_REPORT_PREDICTED,
-                       repeat ? NULL : msg, extra);
-  /* on failure to remember, the next repeat just makes its message again */
-  if (rc == 0 && !repeat) (void)atom__u64map_put(&r->seen, r->mem, sig, 1);
-  return rc;
+  return atom__rb_submit(rb, r->env, "not-reducible", found_at, ATOM_REPORT_PREDICTED, msg, extra);
 }
 
 int atom__reduction_grow_isn(reduction *r, size_t n) {

@@ -177,10 +177,10 @@ static int build_write(graph_builder *b, builder_thread *th, const atom_ev *r, u
   for (uint32_t i = 0; i < v->st.n; i++)
     if (v->st.p[i].thread != r->thread && (rc = build_edge(b, v->st.p[i].ev, g, 1))) return rc;
   build_after_nonread(th, g, 0);
-  uint32_t k = buffer_find(&th->bt, r->target);
-  if (k == NONE32) {
+  uint32_t k = buffer_entry(&th->bt, r->target); /* looked up once */
+  if (!buffer_current(&th->bt, k)) {
     if (ATOM__GROW(m, th->bv, th->bv_cap, th->bt.n + 1) ||
-        atom__tso_buffer_add(&th->bt, m, r->target, &k))
+        atom__tso_buffer_add(&th->bt, m, r->target, k, &k))
       return ATOM_ENOMEM;
     th->bv[k] = (builder_buffer_view){NONE32, NONE32, NONE32, 0};
   }

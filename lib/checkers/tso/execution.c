@@ -247,20 +247,26 @@ static int exec_write_contraction(exec_engine *x, uint32_t t, const atom_ev *ev,
 
 /* Room for what a WRITE or READ of thread th needs, taken before the event changes anything, so
  * that it cannot be half-applied: a WRITE's variable current in the buffer view; a READ's place
- * in the list of buffered reads. */
-static int exec_reserve(exec_engine *x, exec_thread *th, const atom_ev *ev) {
+ * in the list of buffered reads. *e := the current buffer entry of a READ's or WRITE's variable
+ * (NONE32: a READ's is not buffered; any other event), looked up here once for the event. */
+static int exec_reserve(exec_engine *x, exec_thread *th, const atom_ev *ev, uint32_t *e) {
+  *e = NONE32;
   if (ev->kind == ATOM_READ) {
     if (th->rb.n == th->rb.cap && ATOM__GROW(x->mem, th->rb.a, th->rb.cap, th->rb.n + 1))
       return ATOM_ENOMEM;
+    *e = buffer_find(&th->bt, ev->target);
     return 0;
   }
   if (ev->kind != ATOM_WRITE) return 0;
-  if (buffer_find(&th->bt, ev->target) != NONE32) return 0;
-  uint32_t e;
+  uint32_t known = buffer_entry(&th->bt, ev->target);
+  if (buffer_current(&th->bt, known)) {
+    *e = known;
+    return 0;
+  }
   if (ATOM__GROW(x->mem, th->bv, th->bv_cap, th->bt.n + 1) ||
-      atom__tso_buffer_add(&th->bt, x->mem, ev->target, &e))
+      atom__tso_buffer_add(&th->bt, x->mem, ev->target, known, e))
     return ATOM_ENOMEM;
-  memset(&th->bv[e], 0, sizeof th->bv[e]); /* a fresh view since the last drain */
+  memset(&th->bv[*e], 0, sizeof th->bv[*e]); /* a fresh view since the last drain */
   return 0;
 }
 
@@ -275,11 +281,11 @@ static int exec_performer(exec_engine *x, exec_thread *th, const atom_ev *ev, at
   return 0;
 }
 
-/* A READ performed by h; @return whether it was served from the store buffer. */
+/* A READ performed by h, e its variable's current buffer entry (exec_reserve); @return whether
+ * it was served from the store buffer. */
 static int exec_read(exec_engine *x, exec_thread *th, atom__dg_node h, const atom_ev *ev,
-                     int *err) {
+                     uint32_t e, int *err) {
   exec_var *v = &x->var[ev->target];
-  uint32_t e = buffer_find(&th->bt, ev->target);
   int buffered = e != NONE32; /* 002 §4.1 "buffered read": a w(x) since the last drain */
   int served = buffered && th->bv[e].pending > 0; /* served from the store buffer */
   atom_ev evb = *ev;
@@ -308,12 +314,13 @@ static int exec_read(exec_engine *x, exec_thread *th, atom__dg_node h, const ato
   return served;
 }
 
-/* A WRITE (its issue) performed by h: it enters the thread's store buffer. */
+/* A WRITE (its issue) performed by h: it enters the thread's store buffer at entry e (made
+ * current by exec_reserve). */
 static void exec_write(exec_engine *x, exec_thread *th, atom__dg_node h, const atom_ev *ev,
-                       int *err) {
+                       uint32_t e, int *err) {
   exec_program_order_edges(x, th, h, ev, err);
   exec_after_nonread(th, h, ev, 0);
-  uint32_t e = buffer_find(&th->bt, ev->target); /* made current by exec_reserve */
+  ATOM__ASSERT(e != NONE32 && e == buffer_find(&th->bt, ev->target));
   th->bv[e].wb = (exec_src){h, *ev};
   th->bv[e].pending++;
   th->npending++;
@@ -345,13 +352,14 @@ static void exec_join(exec_engine *x, exec_thread *th, atom__dg_node h, const at
   exec_after_nonread(th, h, ev, 1);
 }
 
-/* The conflicts of a graph event (anything but BEGIN, END, COMMIT) performed by h. @return
- * whether a READ was served from the store buffer. */
+/* The conflicts of a graph event (anything but BEGIN, END, COMMIT) performed by h; e is a READ's
+ * or WRITE's buffer entry (exec_reserve). @return whether a READ was served from the store
+ * buffer. */
 static int exec_graph_event(exec_engine *x, exec_thread *th, atom__dg_node h, const atom_ev *ev,
-                            int *err) {
+                            uint32_t e, int *err) {
   switch (ev->kind) {
-  case ATOM_READ: return exec_read(x, th, h, ev, err);
-  case ATOM_WRITE: exec_write(x, th, h, ev, err); return 0;
+  case ATOM_READ: return exec_read(x, th, h, ev, e, err);
+  case ATOM_WRITE: exec_write(x, th, h, ev, e, err); return 0;
   case ATOM_FENCE:
   case ATOM_ACQUIRE:
   case ATOM_RELEASE:
@@ -379,6 +387,7 @@ int atom__tso_exec_event(exec_engine *x, const atom_ev *ev) {
   if (exec_grow(x, t, ev)) return ATOM_ENOMEM;
   exec_thread *th = &x->th[t];
   int err = 0, rc;
+  uint32_t e = NONE32; /* a READ's or WRITE's buffer entry, found once (exec_reserve) */
 
   switch (ev->kind) {
   case ATOM_BEGIN:
@@ -400,7 +409,7 @@ int atom__tso_exec_event(exec_engine *x, const atom_ev *ev) {
     exec_commit(x, t, ev, &err);
     return err;
   default:
-    if ((rc = exec_reserve(x, th, ev))) return rc;
+    if ((rc = exec_reserve(x, th, ev, &e))) return rc;
     break;
   }
 
@@ -418,7 +427,7 @@ int atom__tso_exec_event(exec_engine *x, const atom_ev *ev) {
   int unary = !th->in_txn;
   if ((rc = exec_performer(x, th, ev, &h)) < 0) return rc;
   th->started = 1;
-  int served = exec_graph_event(x, th, h, ev, &err);
+  int served = exec_graph_event(x, th, h, ev, e, &err);
   if (x->robust && (rc = exec_write_contraction(x, t, ev, served, &err)) < 0 && !err) err = rc;
 
   if (unary) {
@@ -431,9 +440,11 @@ int atom__tso_exec_event(exec_engine *x, const atom_ev *ev) {
 
 /* ---- the store-buffer view (buffer_table, shared with the trace's event graph) ---- */
 
-int atom__tso_buffer_add(buffer_table *t, atom__mem *m, uint32_t var, uint32_t *entry) {
-  uint32_t e;
-  if (!atom__u64map_get(&t->map, var, &e)) {
+int atom__tso_buffer_add(buffer_table *t, atom__mem *m, uint32_t var, uint32_t known,
+                         uint32_t *entry) {
+  ATOM__ASSERT(known == buffer_entry(t, var) && !buffer_current(t, known));
+  uint32_t e = known;
+  if (e == NONE32) {
     e = (uint32_t)t->n;
     if (ATOM__GROW(m, t->var, t->var_cap, t->n + 1) ||
         ATOM__GROW(m, t->mark, t->mark_cap, t->n + 1) ||

@@ -67,16 +67,28 @@ typedef struct buffer_table {
   uint32_t drains;
 } buffer_table;
 
-/* The current entry of var, or NONE32. */
-static inline uint32_t buffer_find(const buffer_table *t, uint32_t var) {
+/* The entry of var, current or stale, or NONE32 (var never had one). */
+static inline uint32_t buffer_entry(const buffer_table *t, uint32_t var) {
   uint32_t e;
-  if (!atom__u64map_get(&t->map, var, &e) || t->mark[e] != t->drains + 1) return NONE32;
-  return e;
+  return atom__u64map_get(&t->map, var, &e) ? e : NONE32;
 }
 
-/* Make var (not current) current; *entry receives its entry, which may be below t->n (a stale
- * one) or t->n - 1 (a new one). 0, or ATOM_ENOMEM with the table unchanged. */
-int atom__tso_buffer_add(buffer_table *t, atom__mem *m, uint32_t var, uint32_t *entry);
+/* Is entry e (from buffer_entry) current? */
+static inline int buffer_current(const buffer_table *t, uint32_t e) {
+  return e != NONE32 && t->mark[e] == t->drains + 1;
+}
+
+/* The current entry of var, or NONE32. */
+static inline uint32_t buffer_find(const buffer_table *t, uint32_t var) {
+  uint32_t e = buffer_entry(t, var);
+  return buffer_current(t, e) ? e : NONE32;
+}
+
+/* Make var (not current) current; @p known is buffer_entry(t, var), so that the variable is
+ * looked up once. *entry receives its entry, which may be below t->n (a stale one) or t->n - 1
+ * (a new one). 0, or ATOM_ENOMEM with the table unchanged. */
+int atom__tso_buffer_add(buffer_table *t, atom__mem *m, uint32_t var, uint32_t known,
+                         uint32_t *entry);
 /* A drain: no entry is current. */
 void atom__tso_buffer_clear(buffer_table *t);
 void atom__tso_buffer_free(buffer_table *t, atom__mem *m);
