@@ -1,6 +1,7 @@
 /* uthash, configured for the library (internal): the hash tables that are not on a hot path
- * (names, sets, report signatures, tables keyed by structs or strings). Hot-path maps from
- * 64-bit keys to dense ids use support/u64map.h instead.
+ * (names, sets, report signatures, tables keyed by structs or strings). Hot-path tables use
+ * the library's one open-addressing map instead: support/idindex.h (ids by the hash of a key
+ * the caller keeps) or its front for 64-bit integer keys, support/u64map.h.
  *
  * A file that uses uthash defines ATOM__HASH_MEM, an expression naming the atom__mem* that
  * tables are allocated from wherever a HASH_ macro is used, then includes this header:

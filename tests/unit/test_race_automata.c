@@ -339,6 +339,52 @@ START_TEST(same_thread_is_no_match) {
 }
 END_TEST
 
+/* A thread's cells are indexed per thread, and a unit's end empties that index at once unless
+ * it has many more slots than the unit had cells (after a large unit): then the cells leave it
+ * one by one. Both ways must leave the index right for the next units, whose ids come back
+ * from the pool: the same patterns are found each round, after a large unit or not. */
+static void rounds_after(int large, matches *out) {
+  atom_session *s = session_with("race-automata:sets=one", NULL);
+  uint64_t loc = 1;
+  if (large) { /* 100 cells: the thread's index grows to 256 slots */
+    CHECK(atom_begin(s, T1, loc++) == 0);
+    for (uint64_t v = 0; v < 100; v++) CHECK(atom_read(s, T1, 0x1000 + v, loc++) == 0);
+    CHECK(atom_end(s, T1, loc++) == 0);
+  }
+  for (uint64_t round = 0; round < 8; round++) { /* r1(x) w2(x) r1(x) and more */
+    uint64_t z = Y + round % 3;
+    CHECK(atom_begin(s, T1, loc++) == 0);
+    CHECK(atom_read(s, T1, X, loc++) == 0);
+    CHECK(atom_write(s, T1, z, loc++) == 0);
+    CHECK(atom_begin(s, T2, loc++) == 0);
+    CHECK(atom_write(s, T2, X, loc++) == 0);
+    CHECK(atom_read(s, T2, z, loc++) == 0);
+    CHECK(atom_end(s, T2, loc++) == 0);
+    CHECK(atom_read(s, T1, X, loc++) == 0);
+    CHECK(atom_write(s, T1, z, loc++) == 0);
+    CHECK(atom_end(s, T1, loc++) == 0);
+  }
+  ck_assert_int_eq(atom_finish(s), 0);
+  session_matches(s, 0, out);
+  atom_session_free(s);
+}
+
+START_TEST(unit_end_after_a_large_unit) {
+  matches plain = {0}, large = {0};
+  rounds_after(0, &plain);
+  rounds_after(1, &large);
+  ck_assert_uint_ge(plain.n, 8);
+  ck_assert_uint_eq(large.n, plain.n);
+  for (size_t i = 0; i < plain.n; i++) {
+    ck_assert_int_eq(large.m[i].pattern, plain.m[i].pattern);
+    ck_assert_uint_eq(large.m[i].l1, plain.m[i].l1);
+    ck_assert_uint_eq(large.m[i].l2, plain.m[i].l2);
+  }
+  free(plain.m);
+  free(large.m);
+}
+END_TEST
+
 /* ---- 001 Fig. 1(b) --------------------------------------------------------------------------- */
 
 /* 001 Fig. 1(b): T1 runs transfer() (1) -- checking (c) and savings (s) -- which calls inc()
@@ -1041,6 +1087,7 @@ Suite *atom_test_suite_race_automata(void) {
   tcase_add_test(api, sets_file);
   tcase_add_test(api, memory_flat);
   tcase_add_test(api, allocation_failures);
+  tcase_add_test(api, unit_end_after_a_large_unit);
   suite_add_tcase(s, api);
   TCase *ref = tcase_create("brute_force");
   tcase_set_timeout(ref, 240);

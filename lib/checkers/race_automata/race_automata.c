@@ -138,11 +138,12 @@ static void tuple_update(race_automata *ra, uint32_t t, unsigned d, const atom_e
 
 /* 001 §3.2 copyBits: make tuple (u, v, l1, l2) with state `word` (already advanced by ev, `inc`
  * being the advanced fields; ev may be NULL when inc is 0) and the matched events `src` (nsrc
- * slots). Links it to the cells of its positions, making anchors where needed (none for a
+ * slots). `at` is where atom__ra_tuple_find did not find the tuple (the tuple index unchanged
+ * since). Links it to the cells of its positions, making anchors where needed (none for a
  * unary v, which has no later event). */
 static int tuple_make(race_automata *ra, uint32_t u, uint32_t v, uint32_t l1, uint32_t l2,
-                      uint64_t word, uint64_t inc, const ra_pos *src, uint32_t nsrc,
-                      const atom_ev *ev) {
+                      const atom__idindex_probe *at, uint64_t word, uint64_t inc,
+                      const ra_pos *src, uint32_t nsrc, const atom_ev *ev) {
   int full = l2 != NIL;
   ra_pool *wp = full ? &ra->fwit : &ra->pwit;
   uint32_t t, w, c[4] = {NIL, NIL, NIL, NIL};
@@ -159,7 +160,7 @@ static int tuple_make(race_automata *ra, uint32_t u, uint32_t v, uint32_t l1, ui
     if (want[pos][1] == NIL || (pos >= 2 && unary_v)) continue;
     rc = atom__ra_cell_get(ra, want[pos][0], want[pos][1], &c[pos]);
   }
-  if (!rc) rc = atom__ra_tuple_index(ra, t, u, v, l1, l2);
+  if (!rc) rc = atom__ra_tuple_index(ra, t, at);
   if (rc) {
     for (unsigned pos = 0; pos < 4; pos++)
       if (c[pos] != NIL) atom__ra_cell_release_if_idle(ra, c[pos]);
@@ -268,7 +269,7 @@ static int ensure_thread(race_automata *ra, uint32_t t) {
   if (t < ra->th_cap) return 0;
   size_t old = ra->th_cap;
   if (ATOM__GROW(ra->mem, ra->th, ra->th_cap, (size_t)t + 1)) return ATOM_ENOMEM;
-  for (size_t i = old; i < ra->th_cap; i++) ra->th[i].unit = NIL;
+  for (size_t i = old; i < ra->th_cap; i++) ra->th[i] = (ra_thread){.unit = NIL};
   return 0;
 }
 
@@ -299,8 +300,11 @@ static void access_unary(race_automata *ra, const atom_ev *ev, unsigned k) {
       if (!rc) UNIT(unary)->refs = 1; /* held until the end of the event */
     }
     if (!rc) {
+      atom__idindex_probe at; /* unary is new: no tuple names it yet */
+      uint32_t old = atom__ra_tuple_find(ra, u, unary, l, NIL, &at);
+      ATOM__ASSERT(old == NIL);
       summary_wit(ra, CELL(c), src);
-      rc = tuple_make(ra, u, unary, l, NIL, w, inc, src, ra->n_pslots, ev);
+      rc = tuple_make(ra, u, unary, l, NIL, &at, w, inc, src, ra->n_pslots, ev);
     }
     if (rc) {
       note_error(ra, rc);
@@ -332,13 +336,14 @@ static int refine_full(race_automata *ra, uint32_t su, uint32_t cv, unsigned d,
                        const atom_ev *ev) {
   const ra_cell *x = CELL(su), *y = CELL(cv);
   uint32_t u = x->unit, v = y->unit, l1 = x->var, l2 = y->var;
-  if (!may_pass(x, y, d) || atom__ra_tuple_find(ra, u, v, l1, l2) != NIL) return 0;
-  uint32_t p = atom__ra_tuple_find(ra, u, v, l1, NIL);
+  atom__idindex_probe at;
+  if (!may_pass(x, y, d) || atom__ra_tuple_find(ra, u, v, l1, l2, &at) != NIL) return 0;
+  uint32_t p = atom__ra_tuple_find(ra, u, v, l1, NIL, NULL);
   ra_pos wit[MAXSLOTS];
   uint64_t inc, w = derive(ra, x, p == NIL ? NULL : TUPLE(p), y, wit);
   w = step(ra, w, d, DOUBLE, &inc);
   if (!inc) return 0;
-  return tuple_make(ra, u, v, l1, l2, w, inc, wit, ra->n_fslots, ev);
+  return tuple_make(ra, u, v, l1, l2, &at, w, inc, wit, ra->n_fslots, ev);
 }
 
 /* An access by U, the running transaction of ev's thread, to l (kind k). */
@@ -401,9 +406,10 @@ static void access_txn(race_automata *ra, const atom_ev *ev, unsigned k) {
     uint32_t u = y->unit;
     if (y->stamp <= since || UNIT(u)->thread == t) continue;
     w = step(ra, y->word, DESC(1, 0, k), ONES, &inc);
-    if (!inc || atom__ra_tuple_find(ra, u, U, l, NIL) != NIL) continue;
+    atom__idindex_probe at;
+    if (!inc || atom__ra_tuple_find(ra, u, U, l, NIL, &at) != NIL) continue;
     summary_wit(ra, y, src);
-    if ((rc = tuple_make(ra, u, U, l, NIL, w, inc, src, ra->n_pslots, ev)) != 0) {
+    if ((rc = tuple_make(ra, u, U, l, NIL, &at, w, inc, src, ra->n_pslots, ev)) != 0) {
       note_error(ra, rc);
       return;
     }
@@ -455,11 +461,13 @@ static void unit_end(race_automata *ra, uint32_t U) {
           const ra_pos *x = &CELL(o)->last[atom__ra_patterns[q].ev[2] & 1];
           past = t2[q] != NONE && x->index != NONE && x->index > t2[q];
         }
-        if (o == c || !past || atom__ra_tuple_find(ra, u, U, l1, CELL(o)->var) != NIL) continue;
+        atom__idindex_probe at;
+        if (o == c || !past || atom__ra_tuple_find(ra, u, U, l1, CELL(o)->var, &at) != NIL)
+          continue;
         ra_pos wit[MAXSLOTS];
         uint64_t w = derive(ra, CELL(su), TUPLE(id >> 2), CELL(o), wit);
         if (!atom__ra_can_accept(ra, w, DOUBLE, 2)) continue;
-        int rc = tuple_make(ra, u, U, l1, CELL(o)->var, w, 0, wit, ra->n_fslots, NULL);
+        int rc = tuple_make(ra, u, U, l1, CELL(o)->var, &at, w, 0, wit, ra->n_fslots, NULL);
         if (rc) note_error(ra, rc);
       }
     }
@@ -467,6 +475,9 @@ static void unit_end(race_automata *ra, uint32_t U) {
 
   ra_unit *x = UNIT(U);
   x->flags |= UF_ENDED;
+  size_t n = 0;
+  for (uint32_t c = x->cells; c != NIL; c = CELL(c)->unext) n++;
+  int unindexed = atom__ra_cells_unindex_all(ra, U, n); /* nothing looks U's cells up below */
   for (uint32_t c = x->cells, nc; c != NIL; c = nc) {
     ra_cell *y = CELL(c);
     nc = y->unext;
@@ -485,7 +496,7 @@ static void unit_end(race_automata *ra, uint32_t U) {
       else
         atom__ra_tuple_delete(ra, tt);
     }
-    atom__ra_cell_free(ra, c);
+    atom__ra_cell_free(ra, c, !unindexed);
   }
   atom__ra_unit_unref(ra, U);
 }
@@ -531,6 +542,7 @@ static int ra_event(void *self, const atom_ev *ev) {
 static void ra_destroy(void *self) {
   race_automata *ra = self;
   if (!ra) return;
+  for (size_t i = 0; i < ra->th_cap; i++) atom__idindex_free(&ra->th[i].cells, ra->mem);
   atom__mem_free(ra->mem, ra->th, ra->th_cap * sizeof *ra->th);
   atom__mem_free(ra->mem, ra->var, ra->var_cap * sizeof *ra->var);
   atom__u64map_free(&ra->declared, ra->mem);
@@ -540,7 +552,6 @@ static void ra_destroy(void *self) {
   atom__ra_pool_free(ra, &ra->tuples);
   atom__ra_pool_free(ra, &ra->pwit);
   atom__ra_pool_free(ra, &ra->fwit);
-  atom__idindex_free(&ra->cell_ix, ra->mem);
   atom__idindex_free(&ra->group_ix, ra->mem);
   atom__idindex_free(&ra->tuple_ix, ra->mem);
   atom__rb_free(&ra->rb);

@@ -99,6 +99,7 @@ typedef struct ra_thread {
   uint32_t unit; /* unit of the open transaction, once it accessed something */
   uint32_t in_txn;
   uint64_t begin_index, begin_loc;
+  atom__idindex cells; /* the cells of its running unit, by (unit, var) (tuples.c) */
 } ra_thread;
 
 typedef struct ra_var {
@@ -143,7 +144,7 @@ typedef struct race_automata {
   atom__u64map declared;   /* declared set key -> set id */
 
   ra_pool units, cells, groups, tuples, pwit, fwit;
-  atom__idindex cell_ix, group_ix, tuple_ix; /* pool indices by key (tuples.c) */
+  atom__idindex group_ix, tuple_ix; /* pool indices by key (tuples.c; cells: ra_thread) */
   uint64_t n_tuples;    /* P and full tuples held */
   uint64_t n_summaries; /* cells with a summary */
 
@@ -199,7 +200,7 @@ void atom__ra_pool_put(ra_pool *p, uint32_t i);
 void atom__ra_pool_free(race_automata *ra, ra_pool *p);
 uint32_t atom__ra_cell_find(const race_automata *ra, uint32_t unit, uint32_t var);
 uint32_t atom__ra_tuple_find(const race_automata *ra, uint32_t u, uint32_t v, uint32_t l1,
-                             uint32_t l2);
+                             uint32_t l2, atom__idindex_probe *p);
 int atom__ra_unit_new(race_automata *ra, uint32_t thread, uint32_t flags, uint64_t index,
                       uint64_t loc, uint32_t *out);
 void atom__ra_unit_unref(race_automata *ra, uint32_t i);
@@ -210,12 +211,12 @@ void atom__ra_group_leave(race_automata *ra, uint32_t c);
 void atom__ra_link_add(race_automata *ra, uint32_t c, uint32_t t, unsigned pos);
 uint32_t atom__ra_link_remove(race_automata *ra, uint32_t t, unsigned pos);
 int atom__ra_cell_get(race_automata *ra, uint32_t unit, uint32_t var, uint32_t *out);
-void atom__ra_cell_free(race_automata *ra, uint32_t c);
+void atom__ra_cell_free(race_automata *ra, uint32_t c, int unindex);
+int atom__ra_cells_unindex_all(race_automata *ra, uint32_t unit, size_t n);
 void atom__ra_cell_release_if_idle(race_automata *ra, uint32_t c);
 void atom__ra_tuple_delete(race_automata *ra, uint32_t t);
 unsigned atom__ra_ended_roles(race_automata *ra, const ra_tuple *x);
 void atom__ra_tuple_collect(race_automata *ra, uint32_t t);
-int atom__ra_tuple_index(race_automata *ra, uint32_t t, uint32_t u, uint32_t v, uint32_t l1,
-                         uint32_t l2);
+int atom__ra_tuple_index(race_automata *ra, uint32_t t, const atom__idindex_probe *p);
 
 #endif

@@ -49,10 +49,17 @@ void atom__ra_pool_free(race_automata *ra, ra_pool *p) {
 
 
 /* The indexes (cells by (unit, var), groups by (unit, set), tuples by (u, u', l1, l2)) are
- * support/idindex: the keys stay in the records, compared here. */
+ * support/idindex: the keys stay in the records, compared here.
+ *
+ * Only running units have cells (a unit's end frees them all), and a thread runs one unit at a
+ * time: so the cells are indexed per thread, and a unit's end empties its thread's index at
+ * once (atom__ra_cells_unindex_all) instead of removing cell after cell, which made up most of
+ * the cost of the index. */
 
+/* One multiply is enough for the small per-thread indexes of cells (the index folds the high
+ * half into the low one). */
 static inline uint64_t cell_hash(uint32_t unit, uint32_t var) {
-  return atom__hash64(((uint64_t)unit << 32 | var) + 0x9e3779b97f4a7c15ULL);
+  return ((uint64_t)unit << 32 | var) * 0x9e3779b97f4a7c15ULL;
 }
 
 static inline uint64_t group_hash(uint32_t unit, uint32_t set) {
@@ -64,10 +71,15 @@ static inline uint64_t tuple_hash(uint32_t u, uint32_t v, uint32_t l1, uint32_t 
 }
 
 /* The cell of (unit, var), or NIL; *p ends where the cell would be added. */
+static inline atom__idindex *cell_index(const race_automata *ra, uint32_t unit) {
+  return &ra->th[UNIT(unit)->thread].cells;
+}
+
 static uint32_t cell_probe(const race_automata *ra, uint32_t unit, uint32_t var,
                            atom__idindex_probe *p) {
-  atom__idindex_start(&ra->cell_ix, cell_hash(unit, var), p);
-  for (uint32_t c; (c = atom__idindex_next(&ra->cell_ix, p)) != ATOM__IDINDEX_END;) {
+  const atom__idindex *ix = cell_index(ra, unit);
+  atom__idindex_start(ix, cell_hash(unit, var), p);
+  for (uint32_t c; (c = atom__idindex_next(ix, p)) != ATOM__IDINDEX_END;) {
     const ra_cell *x = CELL(c);
     if (x->unit == unit && x->var == var) return c;
   }
@@ -90,9 +102,9 @@ static uint32_t tuple_probe(const race_automata *ra, uint32_t u, uint32_t v, uin
 }
 
 uint32_t atom__ra_tuple_find(const race_automata *ra, uint32_t u, uint32_t v, uint32_t l1,
-                             uint32_t l2) {
-  atom__idindex_probe p;
-  return tuple_probe(ra, u, v, l1, l2, &p);
+                             uint32_t l2, atom__idindex_probe *p) {
+  atom__idindex_probe local;
+  return tuple_probe(ra, u, v, l1, l2, p ? p : &local);
 }
 
 /* ---- units ----------------------------------------------------------------------------------- */
@@ -223,7 +235,7 @@ int atom__ra_cell_get(race_automata *ra, uint32_t unit, uint32_t var, uint32_t *
   }
   int rc = atom__ra_pool_take(ra, &ra->cells, &c);
   if (rc) return rc;
-  if ((rc = atom__idindex_add(&ra->cell_ix, ra->mem, &p, c))) {
+  if ((rc = atom__idindex_add(cell_index(ra, unit), ra->mem, &p, c))) {
     atom__ra_pool_put(&ra->cells, c);
     return rc;
   }
@@ -244,10 +256,11 @@ int atom__ra_cell_get(race_automata *ra, uint32_t unit, uint32_t var, uint32_t *
   return 0;
 }
 
-/* Free a cell that is in no summary list and anchors no tuple. */
-void atom__ra_cell_free(race_automata *ra, uint32_t c) {
+/* Free a cell that is in no summary list and anchors no tuple; `unindex`: remove it from its
+ * thread's index too (0: atom__ra_cells_unindex_all does it). */
+void atom__ra_cell_free(race_automata *ra, uint32_t c, int unindex) {
   ra_cell *x = CELL(c);
-  atom__idindex_remove(&ra->cell_ix, cell_hash(x->unit, x->var), c);
+  if (unindex) atom__idindex_remove(cell_index(ra, x->unit), cell_hash(x->unit, x->var), c);
   ra_unit *u = UNIT(x->unit);
   if (x->uprev != NIL) CELL(x->uprev)->unext = x->unext;
   else u->cells = x->unext;
@@ -261,7 +274,19 @@ void atom__ra_cell_free(race_automata *ra, uint32_t c) {
  * ending unit are freed by unit_end.) */
 void atom__ra_cell_release_if_idle(race_automata *ra, uint32_t c) {
   ra_cell *x = CELL(c);
-  if (!x->seen && x->tuples == NIL && !(UNIT(x->unit)->flags & UF_ENDED)) atom__ra_cell_free(ra, c);
+  if (!x->seen && x->tuples == NIL && !(UNIT(x->unit)->flags & UF_ENDED))
+    atom__ra_cell_free(ra, c, 1);
+}
+
+/* Take the n cells of unit, which ends, out of its thread's index. When they are all it holds
+ * (the rule: see above) and the slots are few, the index is emptied in one go; the caller then
+ * frees the cells with atom__ra_cell_free(..., 0). @return whether it did (else the caller
+ * frees them with unindex = 1). */
+int atom__ra_cells_unindex_all(race_automata *ra, uint32_t unit, size_t n) {
+  atom__idindex *ix = cell_index(ra, unit);
+  if (ix->count != n || ix->cap > 32 * n) return 0; /* clearing costs the capacity */
+  atom__idindex_clear(ix);
+  return 1;
 }
 
 /* ---- tuples ---------------------------------------------------------------------------------- */
@@ -300,12 +325,10 @@ void atom__ra_tuple_collect(race_automata *ra, uint32_t t) {
     atom__ra_tuple_delete(ra, t);
 }
 
-/* Enter tuple t in the tuple index under (u, v, l1, l2), which it does not hold yet (its record
- * need not be filled in). @return 0 or ATOM_ENOMEM (not entered). */
-int atom__ra_tuple_index(race_automata *ra, uint32_t t, uint32_t u, uint32_t v, uint32_t l1,
-                         uint32_t l2) {
-  atom__idindex_probe p;
-  uint32_t old = tuple_probe(ra, u, v, l1, l2, &p);
-  ATOM__ASSERT(old == NIL); /* the caller looked it up first */
-  return atom__idindex_add(&ra->tuple_ix, ra->mem, &p, t);
+/* Enter tuple t in the tuple index where the probe p of atom__ra_tuple_find ended, its key
+ * being absent then; the caller may have changed anything but the tuple index since (handing
+ * the probe over spares looking the key up twice on every new tuple). @return 0 or
+ * ATOM_ENOMEM (not entered). */
+int atom__ra_tuple_index(race_automata *ra, uint32_t t, const atom__idindex_probe *p) {
+  return atom__idindex_add(&ra->tuple_ix, ra->mem, p, t);
 }
