@@ -366,36 +366,49 @@ static int count_repeat(atom__reports *rs, atom_env *env, const signature *g, ui
   return 0;
 }
 
-int atom__report_repeat(atom_session *s, atom_env *env, const atom_report_spec *spec) {
+/* The signature of spec into *g: its locations in stack_locs (room for 16) or, for more
+ * transactions, in memory that signature_done frees. 0, ATOM_EINVAL or ATOM_ENOMEM. */
+static int signature_make(atom_session *s, atom_env *env, const atom_report_spec *spec,
+                          uint64_t *stack_locs, signature *g) {
   if (!spec_valid(spec))
     return atom__error(ATOM_EINVAL, "%s: malformed report", env->vt->name);
-  uint64_t stack_locs[16], *locs = stack_locs;
-  size_t n = spec->n_txns;
-  if (n > 16 && !(locs = atom__mem_alloc(&s->mem, n * sizeof *locs)))
+  uint64_t *locs = stack_locs;
+  if (spec->n_txns > 16 && !(locs = atom__mem_alloc(&s->mem, spec->n_txns * sizeof *locs)))
     return atom__error(ATOM_ENOMEM, "%s: out of memory while reporting", env->vt->name);
-  signature g = {env->index, spec->kind, locs, signature_locs(s, spec, locs),
-                 spec->signature_extra};
+  *g = (signature){env->index, spec->kind, locs, signature_locs(s, spec, locs),
+                   spec->signature_extra};
+  return 0;
+}
+
+static void signature_done(atom_session *s, const atom_report_spec *spec, signature *g,
+                           uint64_t *stack_locs) {
+  if (g->locs != stack_locs)
+    atom__mem_free(&s->mem, (void *)g->locs, spec->n_txns * sizeof *g->locs);
+  g->locs = stack_locs;
+}
+
+int atom__report_repeat(atom_session *s, atom_env *env, const atom_report_spec *spec) {
+  uint64_t stack_locs[16];
+  signature g;
+  int err = signature_make(s, env, spec, stack_locs, &g);
+  if (err) return err;
   atom__idindex_probe p;
   int repeat = count_repeat(&s->reports, env, &g, signature_hash(&g), &p);
-  if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
+  signature_done(s, spec, &g, stack_locs);
   return repeat;
 }
 
 int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spec) {
-  if (!spec_valid(spec))
-    return atom__error(ATOM_EINVAL, "%s: malformed report", env->vt->name);
   /* Signature first: a duplicate (the common case in a loop) costs no allocation. */
-  uint64_t stack_locs[16], *locs = stack_locs;
-  size_t n = spec->n_txns;
-  if (n > 16 && !(locs = atom__mem_alloc(&s->mem, n * sizeof *locs)))
-    return atom__error(ATOM_ENOMEM, "%s: out of memory while reporting", env->vt->name);
-  size_t n_locs = signature_locs(s, spec, locs);
-  signature g = {env->index, spec->kind, locs, n_locs, spec->signature_extra};
+  uint64_t stack_locs[16];
+  signature g;
+  int err = signature_make(s, env, spec, stack_locs, &g);
+  if (err) return err;
   atom__reports *rs = &s->reports;
   uint64_t hash = signature_hash(&g);
   atom__idindex_probe p;
   if (count_repeat(rs, env, &g, hash, &p)) {
-    if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
+    signature_done(s, spec, &g, stack_locs);
     return 0;
   }
   env->occurrences++;
@@ -407,15 +420,14 @@ int atom__report_add(atom_session *s, atom_env *env, const atom_report_spec *spe
               (!s->opt.max_reports_per_checker || env->stored < s->opt.max_reports_per_checker);
   atom_report *r = NULL;
   if (store || s->opt.on_report) {
-    int err = report_build(s, env, spec, locs, n_locs, &r);
-    if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
-    locs = stack_locs;
+    err = report_build(s, env, spec, g.locs, g.n, &r);
+    signature_done(s, spec, &g, stack_locs);
     if (err) {
       env->occurrences--;
       return atom__error(err, "%s: out of memory while reporting", env->vt->name);
     }
   }
-  if (locs != stack_locs) atom__mem_free(&s->mem, locs, n * sizeof *locs);
+  signature_done(s, spec, &g, stack_locs);
   /* p is still the probe that found no match: nothing was added to the index since. */
   if (rs->count >= ATOM__SIGNATURE_DROPPED || rs->n_seen >= UINT32_MAX - 1 ||
       (store && ATOM__GROW(&s->mem, rs->list, rs->cap, rs->count + 1)) ||
