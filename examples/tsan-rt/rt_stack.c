@@ -230,21 +230,24 @@ size_t rt_stack_frames(uint64_t loc, uint64_t *pcs, size_t max) {
   return k;
 }
 
-/* The headline frame of the n frames pcs (rt_stack_headline). */
+/* The headline frame of the n frames pcs: the first that is the user's code (is_user) and no
+ * lock wrapper, else the innermost. */
+static size_t pick_headline(const uint64_t *pcs, size_t n, int (*is_user)(uint64_t)) {
+  for (size_t i = 0; i < n; i++)
+    if (is_user(pcs[i]) && !rt_names_is_wrapper_pc(pcs[i])) return i;
+  return 0;
+}
+
+/* Is pc the user's code: symbolized, and not in a system object or library. */
+static int user_code(uint64_t pc) {
+  rt_symbol s;
+  return rt_sym_code(pc, &s) == 0 && !rt_sym_is_system(&s);
+}
+
+/* The headline frame of the n frames pcs (rt_stack_headline), its symbol into *sym. */
 static size_t headline_of(const uint64_t *pcs, size_t n, rt_symbol *sym) {
-  size_t h = n;
-  for (size_t i = 0; i < n && h == n; i++) {
-    rt_symbol s;
-    if (rt_sym_code(pcs[i], &s) != 0) continue;
-    if (!rt_sym_is_system(&s) && !rt_names_is_wrapper_pc(pcs[i])) {
-      h = i;
-      if (sym) *sym = s;
-    }
-  }
-  if (h == n) { /* all library code: the innermost frame */
-    h = 0;
-    if (sym && n) rt_sym_code(pcs[0], sym);
-  }
+  size_t h = pick_headline(pcs, n, user_code);
+  if (sym && n) rt_sym_code(pcs[h], sym);
   return h;
 }
 
@@ -298,15 +301,15 @@ static uint64_t hash_str(uint64_t h, const char *str) {
   return (h ^ 0xff) * UINT64_C(0x100000001b3); /* end mark: ("ab", "c") differs from ("a", "bc") */
 }
 
-/* The pc standing for the (function, file, line) of pc; a frame without a symbol stands for
- * itself. Keyed by a 64-bit hash: two different sites with one hash (about 2^-64 per pair)
- * would be counted as one. */
-static uint64_t site_pc(uint64_t pc) {
-  uint64_t v;
-  if (rt_map_get(&site_of_pc, pc, &v)) return v;
-  uint64_t canon = pc;
+/* Symbolize pc once and remember both what site_pc and cached_user_code answer for it: the pc
+ * standing for its (function, file, line) (a frame without a symbol stands for itself; keyed
+ * by a 64-bit hash, so two different sites with one hash, about 2^-64 per pair, would be
+ * counted as one), and whether it is the user's code (1) or library code or unknown (2). */
+static void learn_pc(uint64_t pc, uint64_t *site, uint64_t *kind) {
+  uint64_t v, canon = pc;
   rt_symbol sym;
-  if (rt_sym_code(pc, &sym) == 0) {
+  int known = rt_sym_code(pc, &sym) == 0;
+  if (known) {
     char file[1024] = "";
     if (sym.file) rt_path_clean(sym.file, file, sizeof file);
     uint64_t h = hash_str(hash_str(UINT64_C(0xcbf29ce484222325), sym.function), file);
@@ -315,34 +318,34 @@ static uint64_t site_pc(uint64_t pc) {
     if (rt_map_get(&pc_of_site, h, &v)) canon = v;
     else rt_map_put(&pc_of_site, h, pc);
   }
-  rt_map_put(&site_of_pc, pc, canon);
-  return canon;
+  *site = canon;
+  *kind = known && !rt_sym_is_system(&sym) ? 1 : 2;
+  rt_map_put(&site_of_pc, pc, *site); /* out of memory: learned again next time */
+  rt_map_put(&pc_kind, pc, *kind);
 }
 
-/* Is pc the user's code (1) or library code or unknown (2)? Symbolized once per pc. */
-static int frame_kind(uint64_t pc) {
-  uint64_t v;
-  if (rt_map_get(&pc_kind, pc, &v)) return (int)v;
-  rt_symbol s;
-  int k = rt_sym_code(pc, &s) == 0 && !rt_sym_is_system(&s) ? 1 : 2;
-  rt_map_put(&pc_kind, pc, (uint64_t)k);
-  return k;
+static uint64_t site_pc(uint64_t pc) {
+  uint64_t site, kind;
+  if (!rt_map_get(&site_of_pc, pc, &site)) learn_pc(pc, &site, &kind);
+  return site;
+}
+
+/* user_code with the answer kept per pc (the caller holds the event lock). */
+static int cached_user_code(uint64_t pc) {
+  uint64_t site, kind;
+  if (!rt_map_get(&pc_kind, pc, &kind)) learn_pc(pc, &site, &kind);
+  return kind == 1;
 }
 
 /* The stack the session gets for loc into pcs (room for RT_FRAMES): its frames from the
- * headline (as headline_of chooses it) outwards, the first one site_pc's. @return how many;
+ * headline (pick_headline) outwards, the first one site_pc's. @return how many;
  * every frame of loc into all (may be NULL) and the headline's position among them into *h. */
 static size_t site_stack(uint64_t loc, uint64_t *pcs, uint64_t *all, size_t *h) {
   uint64_t own[RT_FRAMES];
   if (!all) all = own;
   size_t n = rt_stack_frames(loc, all, RT_FRAMES);
   if (!n) return 0;
-  *h = 0; /* all library code: the innermost frame */
-  for (size_t i = 0; i < n; i++)
-    if (frame_kind(all[i]) == 1 && !rt_names_is_wrapper_pc(all[i])) {
-      *h = i;
-      break;
-    }
+  *h = pick_headline(all, n, cached_user_code);
   memcpy(pcs, all + *h, (n - *h) * sizeof *pcs);
   pcs[0] = site_pc(all[*h]);
   return n - *h;
