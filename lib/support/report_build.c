@@ -86,9 +86,10 @@ int atom__rb_vars_of_events(atom__report_build *rb, size_t max) {
   return 0;
 }
 
-int atom__rb_submit(const atom__report_build *rb, atom_env *env, const char *kind,
-                    uint64_t event_index, uint32_t flags, const char *message,
-                    uint64_t signature_extra) {
+/* The spec of what rb holds. */
+static atom_report_spec spec_of(const atom__report_build *rb, const char *kind,
+                                uint64_t event_index, uint32_t flags, const char *message,
+                                uint64_t signature_extra) {
   atom_report_spec spec;
   memset(&spec, 0, sizeof spec);
   spec.version = ATOM_REPORT_SPEC_VERSION;
@@ -105,17 +106,19 @@ int atom__rb_submit(const atom__report_build *rb, atom_env *env, const char *kin
   spec.signature_extra = signature_extra;
   spec.edges = rb->n_edges ? rb->edges : NULL;
   spec.n_edges = rb->n_edges;
+  return spec;
+}
+
+int atom__rb_submit(const atom__report_build *rb, atom_env *env, const char *kind,
+                    uint64_t event_index, uint32_t flags, const char *message,
+                    uint64_t signature_extra) {
+  atom_report_spec spec = spec_of(rb, kind, event_index, flags, message, signature_extra);
   return atom_env_report(env, &spec);
 }
 
 int atom__rb_repeat(const atom__report_build *rb, atom_env *env, const char *kind,
                     uint64_t signature_extra) {
-  atom_report_spec spec;
-  memset(&spec, 0, sizeof spec);
-  spec.version = ATOM_REPORT_SPEC_VERSION;
-  spec.kind = kind;
-  spec.txns = rb->n_txns ? rb->txns : NULL;
-  spec.n_txns = rb->n_txns;
-  spec.signature_extra = signature_extra;
+  /* the signature is the transactions' locations, the kind and the extra */
+  atom_report_spec spec = spec_of(rb, kind, 0, 0, NULL, signature_extra);
   return atom_env_report_repeat(env, &spec);
 }
