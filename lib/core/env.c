@@ -78,17 +78,22 @@ ATOM_API int atom_env_label(const atom_env *env, int space, uint32_t id, char *b
 }
 
 ATOM_API int atom_env_commit_source(const atom_env *env, atom_ev *write) {
-  if (!env || !write || !env->session->has_commit_source) return ATOM_EINVAL;
+  if (!env || !write || !env->session->has_commit_source || !env->session->keep_pending_src ||
+      !(env->vt->properties & ATOM_CHECKER_PROP_STORE_BUFFER))
+    return ATOM_EINVAL;
   *write = env->session->commit_source;
   return 0;
 }
 
 ATOM_API size_t atom_env_pending_writes(const atom_env *env, uint32_t thread, size_t first,
                                         atom_ev *out, size_t max) {
-  if (!env || thread >= env->session->ids[ATOM_SPACE_THREAD].count) return 0;
+  if (!env || !env->session->keep_pending_src ||
+      !(env->vt->properties & ATOM_CHECKER_PROP_STORE_BUFFER) ||
+      thread >= env->session->ids[ATOM_SPACE_THREAD].count)
+    return 0;
   const atom__thread *th = &env->session->threads[thread];
   for (size_t i = first; i < th->pending_len && i - first < max && out; i++)
-    out[i - first] = th->pending[(th->pending_head + i) % th->pending_cap];
+    out[i - first] = atom__pending_write(th, thread, i);
   return th->pending_len;
 }
 

@@ -163,19 +163,37 @@ static int reject(atom_session *s, int err, uint64_t index, const atom_event *e,
                      atom__key_label(s, ATOM_SPACE_THREAD, e->thread, tb, sizeof tb), what);
 }
 
-static int pending_push(atom_session *s, atom__thread *th, const atom_ev *write) {
-  if (th->pending_len == th->pending_cap) {
-    size_t ncap = th->pending_cap ? th->pending_cap * 2 : 8;
-    atom_ev *np = atom__mem_alloc(&s->mem, ncap * sizeof *np);
-    if (!np) return atom__error(ATOM_ENOMEM, "out of memory recording a pending write");
-    for (size_t i = 0; i < th->pending_len; i++)
-      np[i] = th->pending[(th->pending_head + i) % th->pending_cap];
-    atom__mem_free(&s->mem, th->pending, th->pending_cap * sizeof *np);
-    th->pending = np;
-    th->pending_cap = ncap;
-    th->pending_head = 0;
+/* Grow thread th's store buffer to twice its size, oldest write first. */
+static int pending_grow(atom_session *s, atom__thread *th) {
+  size_t cap = th->pending_cap, ncap = cap ? cap * 2 : 8, mask = cap - 1;
+  uint32_t *var = atom__mem_alloc(&s->mem, ncap * sizeof *var);
+  atom__pending_source *src = NULL;
+  if (var && s->keep_pending_src && !(src = atom__mem_alloc(&s->mem, ncap * sizeof *src))) {
+    atom__mem_free(&s->mem, var, ncap * sizeof *var);
+    var = NULL;
   }
-  th->pending[(th->pending_head + th->pending_len) % th->pending_cap] = *write;
+  if (!var) return atom__error(ATOM_ENOMEM, "out of memory recording a pending write");
+  for (size_t i = 0; i < th->pending_len; i++) {
+    var[i] = th->pending_var[(th->pending_head + i) & mask];
+    if (src) src[i] = th->pending_src[(th->pending_head + i) & mask];
+  }
+  atom__mem_free(&s->mem, th->pending_var, cap * sizeof *var);
+  atom__mem_free(&s->mem, th->pending_src, cap * sizeof *src);
+  th->pending_var = var;
+  th->pending_src = src;
+  th->pending_cap = ncap;
+  th->pending_head = 0;
+  return 0;
+}
+
+/* Append @p write (its target a variable id) to thread th's store buffer. */
+static inline int pending_push(atom_session *s, atom__thread *th, const atom_ev *write) {
+  int err;
+  if (th->pending_len == th->pending_cap && (err = pending_grow(s, th))) return err;
+  size_t at = (th->pending_head + th->pending_len) & (th->pending_cap - 1);
+  th->pending_var[at] = write->target;
+  if (th->pending_src)
+    th->pending_src[at] = (atom__pending_source){write->index, write->loc, write->flags};
   th->pending_len++;
   return 0;
 }
@@ -212,12 +230,12 @@ static inline int commit_event(atom_session *s, uint64_t index, const atom_event
   if (!s->track_pending) return SWALLOWED; /* no checker models store buffers */
   if (!th->pending_len)
     return reject(s, ATOM_ENOPENDING, index, e, "no pending write of the thread to commit");
-  if (th->pending[th->pending_head].target != x)
+  if (th->pending_var[th->pending_head] != x)
     return reject(s, ATOM_ENOPENDING, index, e,
                   "the thread's oldest pending write is to another variable (commits are "
                   "FIFO)");
-  s->commit_source = th->pending[th->pending_head];
-  th->pending_head = (th->pending_head + 1) % th->pending_cap;
+  if (th->pending_src) s->commit_source = atom__pending_write(th, (uint32_t)(th - s->threads), 0);
+  th->pending_head = (th->pending_head + 1) & (th->pending_cap - 1);
   th->pending_len--;
   return 0;
 }

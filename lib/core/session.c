@@ -142,8 +142,11 @@ static void session_destroy(atom_session *s) {
   atom__mem_free(mem, s->envs, s->envs_cap * sizeof *s->envs);
   for (int k = 0; k <= ATOM_KIND_MAX_; k++)
     atom__mem_free(mem, s->subs[k], s->n_subs[k] * sizeof *s->subs[k]);
-  for (size_t t = 0; t < s->threads_cap; t++)
-    atom__mem_free(mem, s->threads[t].pending, s->threads[t].pending_cap * sizeof(atom_ev));
+  for (size_t t = 0; t < s->threads_cap; t++) {
+    atom__thread *th = &s->threads[t];
+    atom__mem_free(mem, th->pending_var, th->pending_cap * sizeof *th->pending_var);
+    atom__mem_free(mem, th->pending_src, th->pending_cap * sizeof *th->pending_src);
+  }
   atom__mem_free(mem, s->threads, s->threads_cap * sizeof *s->threads);
   atom__mem_free(mem, s->locks, s->locks_cap * sizeof *s->locks);
   for (int i = 0; i < 4; i++) intern_free(&s->ids[i], mem);
@@ -172,7 +175,10 @@ static int subscribe(atom_session *s, atom_env *env) {
     s->subs[k] = grown;
     s->n_subs[k] = n + 1;
   }
-  if (mask & ATOM_KIND_BIT(ATOM_COMMIT)) s->track_pending = 1;
+  if (mask & ATOM_KIND_BIT(ATOM_COMMIT)) {
+    s->track_pending = 1;
+    if (env->vt->properties & ATOM_CHECKER_PROP_STORE_BUFFER) s->keep_pending_src = 1;
+  }
   return 0;
 undo:
   for (int j = 1; j < k; j++) {

@@ -28,6 +28,13 @@ typedef struct atom__intern {
   uint32_t count;
 } atom__intern;
 
+/* The rest of a pending WRITE as the checkers saw it (its thread is the buffer's, its variable
+ * in pending_var), kept only for checkers that read the store buffer. */
+typedef struct atom__pending_source {
+  uint64_t index, loc;
+  uint32_t flags;
+} atom__pending_source;
+
 typedef struct atom__thread {
   uint32_t depth;        /* BEGIN nesting depth */
   uint8_t started;       /* an event of it was accepted */
@@ -35,12 +42,23 @@ typedef struct atom__thread {
   uint8_t joined;
   uint64_t begin_index;  /* of its open outermost transaction */
   uint64_t begin_loc;
-  /* TSO: FIFO of the writes issued and not yet committed, as checkers saw them (only tracked
-   * when a checker subscribes to COMMIT). Ring buffer. A COMMIT takes the oldest one and tells
-   * it to the checkers (atom_env_commit_source); a drain empties it. */
-  atom_ev *pending;
+  /* TSO: the store buffer, a FIFO of the writes issued and not yet committed, kept only while
+   * a checker subscribes to COMMIT. A ring of pending_cap entries (a power of two, or 0): their
+   * variables, which a COMMIT must match, and, only while a checker reads the store buffer
+   * (ATOM_CHECKER_PROP_STORE_BUFFER, s->keep_pending_src), the rest of each write. A COMMIT
+   * takes the oldest one (atom_env_commit_source); a drain empties it. */
+  uint32_t *pending_var;
+  atom__pending_source *pending_src;
   size_t pending_cap, pending_head, pending_len;
 } atom__thread;
+
+/* The @p i-th oldest pending write of thread @p t as the checkers saw it (keep_pending_src). */
+static inline atom_ev atom__pending_write(const atom__thread *th, uint32_t t, size_t i) {
+  size_t at = (th->pending_head + i) & (th->pending_cap - 1);
+  const atom__pending_source *src = &th->pending_src[at];
+  atom_ev ev = {ATOM_WRITE, t, th->pending_var[at], src->flags, src->index, src->loc};
+  return ev;
+}
 
 typedef struct atom__lock {
   uint32_t holder_plus1; /* 0 = free */
@@ -109,7 +127,8 @@ struct atom_session {
   size_t threads_cap;
   atom__lock *locks;
   size_t locks_cap;
-  int track_pending;        /* some checker wants COMMIT */
+  int track_pending;        /* some checker wants COMMIT: keep the store buffers */
+  int keep_pending_src;     /* some checker reads them (ATOM_CHECKER_PROP_STORE_BUFFER) */
   /* During the dispatch of a COMMIT: the WRITE it commits (atom_env_commit_source). */
   atom_ev commit_source;
   int has_commit_source;

@@ -1074,6 +1074,7 @@ static const atom_checker source_probe_checker = {
                   ATOM_KIND_BIT(ATOM_FENCE) | ATOM_KIND_BIT(ATOM_COMMIT),
     .name = "source-probe",
     .summary = "test",
+    .properties = ATOM_CHECKER_PROP_STORE_BUFFER,
     .create = probe_create,
     .on_event = probe_event,
     .destroy = probe_destroy,
@@ -1106,6 +1107,25 @@ START_TEST(commit_source_names_the_write) {
   ck_assert_int_eq(probe.other_ok, 6); /* 4 writes, 1 read, 1 fence: no source */
   atom_ev w;
   ck_assert_int_eq(atom_env_commit_source(NULL, &w), ATOM_EINVAL);
+  atom_session_free(s);
+}
+END_TEST
+
+/* A checker without ATOM_CHECKER_PROP_STORE_BUFFER may not read the store buffer (the session
+ * keeps only the writes' variables then), but its COMMITs are still checked against it. */
+START_TEST(store_buffer_needs_the_property) {
+  atom_checker blind = source_probe_checker;
+  blind.properties = 0;
+  atom_session *s = tu_session((const char *const[]){NULL});
+  ck_assert_int_eq(atom_session_attach_checker(s, &blind, NULL), 0);
+  ck_assert_int_eq(atom_write(s, 1, 0x10, 100), 0);
+  ck_assert_int_eq(atom_write(s, 1, 0x20, 101), 0);
+  ck_assert_int_eq(atom_commit(s, 1, 0x20, 102), ATOM_ENOPENDING); /* not the oldest */
+  ck_assert_int_eq(atom_commit(s, 1, 0x10, 103), 0);
+  ck_assert_int_eq(probe.n, 0); /* atom_env_commit_source refused */
+  ck_assert_uint_eq(atom_env_pending_writes(probe.env, 0, 0, NULL, 0), 0);
+  ck_assert_int_eq(atom_commit(s, 1, 0x20, 104), 0);
+  ck_assert_int_eq(atom_commit(s, 1, 0x20, 105), ATOM_ENOPENDING); /* nothing left */
   atom_session_free(s);
 }
 END_TEST
@@ -1147,6 +1167,7 @@ static const atom_checker buffer_probe_checker = {
                   ATOM_KIND_BIT(ATOM_JOIN) | ATOM_KIND_BIT(ATOM_COMMIT),
     .name = "buffer-probe",
     .summary = "test",
+    .properties = ATOM_CHECKER_PROP_STORE_BUFFER,
     .create = bprobe_create,
     .on_event = bprobe_event,
     .destroy = probe_destroy,
@@ -1362,6 +1383,7 @@ Suite *atom_test_suite_tso(void) {
   tcase_add_test(tc, unary_trace_without_search);
   tcase_add_test(tc, private_transactions_without_search);
   tcase_add_test(tc, commit_source_names_the_write);
+  tcase_add_test(tc, store_buffer_needs_the_property);
   tcase_add_test(tc, pending_writes_view);
   suite_add_tcase(s, tc);
   return s;

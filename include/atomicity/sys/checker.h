@@ -100,6 +100,14 @@ typedef struct atom_checker_counters {
 #define ATOM_CHECKER_PROP_COMPLETE 0x8u
 /** Predictive: it reasons about other feasible interleavings of the observed events. */
 #define ATOM_CHECKER_PROP_PREDICTIVE 0x10u
+/**
+ * Not a property of its verdicts but a need: it reads the store buffer
+ * (atom_env_commit_source(), atom_env_pending_writes()), which only a checker with this bit
+ * and COMMIT in its event_mask may do. The session then keeps 24 more bytes per pending write
+ * (its index, loc and flags); without such a checker it keeps only the variable, to check
+ * each COMMIT. @since 0.4
+ */
+#define ATOM_CHECKER_PROP_STORE_BUFFER 0x20u
 /** @} */
 
 /**
@@ -367,8 +375,10 @@ ATOM_API int atom_env_incomplete(atom_env *env, uint64_t event_index, const char
  * During on_event() of a COMMIT: the WRITE event it commits (the thread's oldest pending write,
  * as the checker received it: its index, loc, thread and variable). The session keeps each
  * thread's store buffer (a FIFO of pending writes; FENCE, ACQUIRE and RELEASE empty it) only
- * while some attached checker subscribes to COMMIT.
- * @return 0, or ATOM_EINVAL (NULL argument, or not during on_event() of a COMMIT).
+ * while some attached checker subscribes to COMMIT, and what this call needs of it only for
+ * checkers with ATOM_CHECKER_PROP_STORE_BUFFER in their properties.
+ * @return 0, or ATOM_EINVAL (NULL argument, not during on_event() of a COMMIT, or a checker
+ *         without ATOM_CHECKER_PROP_STORE_BUFFER).
  * @since 0.4
  */
 ATOM_API int atom_env_commit_source(const atom_env *env, atom_ev *write);
@@ -383,8 +393,10 @@ ATOM_API int atom_env_commit_source(const atom_env *env, atom_ev *write);
  * commits are still in it and leave it after the dispatch; of a JOIN, the joined thread's
  * writes (committed by the JOIN, since no later event of that thread can) are in its buffer.
  * The session keeps store buffers only while some attached checker subscribes to COMMIT;
- * otherwise every buffer is empty.
- * @return the number of pending writes of @p thread (0 for a NULL @p env or an unknown thread).
+ * otherwise every buffer is empty. Only a checker with ATOM_CHECKER_PROP_STORE_BUFFER in its
+ * properties may call this.
+ * @return the number of pending writes of @p thread (0 for a NULL @p env, an unknown thread or
+ *         a checker without ATOM_CHECKER_PROP_STORE_BUFFER).
  * @since 0.4
  */
 ATOM_API size_t atom_env_pending_writes(const atom_env *env, uint32_t thread, size_t first,

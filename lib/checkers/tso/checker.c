@@ -220,6 +220,7 @@ const atom_checker atom__checker_tso = {
     /* Predictive: without COMMIT events (mode=auto on a trace, mode=trace) it judges every TSO
      * execution of the trace (002 Def. 3), not only one order of the commits. */
     .properties = ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_AT_FINISH | ATOM_CHECKER_PROP_SOUND |
-                  ATOM_CHECKER_PROP_COMPLETE | ATOM_CHECKER_PROP_PREDICTIVE,
+                  ATOM_CHECKER_PROP_COMPLETE | ATOM_CHECKER_PROP_PREDICTIVE |
+                  ATOM_CHECKER_PROP_STORE_BUFFER,
 };
 
