@@ -154,7 +154,6 @@ static atom_trace_reader *reader_new(const char *display) {
   if (!r) return NULL;
   r->mem = m;
   r->fd = -1;
-  for (int i = 0; i < 3; i++) r->names[i].last_len = SIZE_MAX;
   r->display = atom__mem_strdup(&r->mem, display);
   if (!r->display) {
     atom__mem_free(&m, r, sizeof *r);

@@ -30,6 +30,8 @@
 #define ARENA_BLOCK ((size_t)64 << 10)
 #define BATCH_CAP 1024
 #define MAX_NAMES (UINT32_MAX - 1)
+#define NAME_CACHE_BITS 12
+#define NAME_CACHE ((size_t)1 << NAME_CACHE_BITS) /* entries per space */
 
 /* ---- name tables ----------------------------------------------------------------------- */
 
@@ -49,11 +51,14 @@ typedef struct name_space {
   atom__idindex long_names; /* word-at-a-time hash -> key - 1 */
   name_ent *ent;            /* ent[key - 1] */
   size_t n, cap;
-  /* One-entry cache: most lines name the same thread as the line before. */
-  uint64_t last_head;
-  size_t last_len;
-  const char *last_s;
-  uint64_t last_key;
+  /* A direct-mapped cache in front of the maps, indexed by a hash of the head: most events
+   * find their names here in one probe, without the maps' hashing and probing. An entry holds
+   * a name's head, length and key (0: empty); a long name's tail is checked against its string
+   * in ent. Filled on every lookup that missed (the last name used wins its slot). */
+  struct name_cache {
+    uint64_t head;
+    uint32_t len, key;
+  } cache[NAME_CACHE];
 } name_space;
 
 typedef struct arena_block {

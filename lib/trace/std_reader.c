@@ -155,9 +155,10 @@ static inline uint64_t name_hash(uint64_t head, const unsigned char *s, size_t n
   return h;
 }
 
-/* Same name, given equal heads and lengths? Only long names need their tails compared. */
-static inline int same_tail(const char *a, const unsigned char *b, size_t n) {
-  return n <= 8 || memcmp(a + 8, b + 8, n - 8) == 0;
+/* The cache slot of a name (reader_state.h). An empty slot (all zero) matches no name: names
+ * are never empty. */
+static inline size_t cache_slot(uint64_t head, size_t len) {
+  return (size_t)(((head + len) * 0x9e3779b97f4a7c15ULL) >> (64 - NAME_CACHE_BITS));
 }
 
 static char *arena_copy(atom_trace_reader *r, const unsigned char *s, size_t n) {
@@ -215,19 +216,18 @@ static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char 
   t->ent[at] = (name_ent){copy, len};
   t->n++;
 found:
-  t->last_head = head;
-  t->last_s = is_short ? NULL : t->ent[at].s; /* only long names need it: no extra load */
-  t->last_len = len;
-  t->last_key = (uint64_t)at + 1;
   *key = (uint64_t)at + 1;
+  t->cache[cache_slot(head, len)] = (struct name_cache){head, (uint32_t)len, at + 1};
   return 0;
 }
 
 static inline int intern(atom_trace_reader *r, name_space *t, const unsigned char *s, size_t len,
                          uint64_t *key) {
   uint64_t head = name_head(s, len);
-  if (head == t->last_head && len == t->last_len && same_tail(t->last_s, s, len)) {
-    *key = t->last_key;
+  const struct name_cache *c = &t->cache[cache_slot(head, len)];
+  if (LIKELY(c->head == head && c->len == len) &&
+      (len <= 8 || !memcmp(t->ent[c->key - 1].s + 8, s + 8, len - 8))) {
+    *key = c->key;
     return 0;
   }
   return intern_slow(r, t, s, len, head, key);
