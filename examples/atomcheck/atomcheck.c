@@ -40,6 +40,7 @@ typedef struct options {
   int allow_empty; /* --allow-empty: a trace without events is not an error */
   const char *sets; /* --sets FILE */
   int sets_by_prefix; /* --sets-by-prefix, or a -c race-automata:sets=prefix */
+  unsigned jobs; /* -j: parser threads; 0 = one per online core */
   const char *path;
 } options;
 
@@ -125,6 +126,9 @@ static void usage(FILE *out) {
         "                             checker's end-of-run work)\n"
         "      --allow-empty          accept a trace without events (exit 0, not 2)\n"
         "      --list-checkers        list the checkers (as below, with summaries)\n"
+        "  -j, --jobs=N               parse the trace with N threads (default: the number\n"
+        "                             of online cores; 1 = one thread; a pipe or standard\n"
+        "                             input is always read with one)\n"
         "  -q, --quiet                print nothing on standard output\n"
         "  -h, --help                 print this help and exit\n"
         "      --version              print the version and exit\n"
@@ -187,6 +191,7 @@ static int parse_options(int argc, char **argv, options *o) {
       {"progress", no_argument, NULL, OPT_PROGRESS},
       {"allow-empty", no_argument, NULL, OPT_ALLOW_EMPTY},
       {"list-checkers", no_argument, NULL, OPT_LIST_CHECKERS},
+      {"jobs", required_argument, NULL, 'j'},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
@@ -202,7 +207,7 @@ static int parse_options(int argc, char **argv, options *o) {
   o->max_stored = DEFAULT_MAX_STORED;
   opterr = 0; /* our own messages */
   int c;
-  while ((c = getopt_long(argc, argv, ":c:qh", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":c:j:qh", longopts, NULL)) != -1) {
     switch (c) {
     case 'c':
       o->specs[o->n_specs++] = optarg;
@@ -262,6 +267,13 @@ static int parse_options(int argc, char **argv, options *o) {
     case OPT_LIST_CHECKERS:
       list_checkers(stdout, "", 1);
       return EXIT_CLEAN;
+    case 'j': {
+      size_t j;
+      if (parse_count(optarg, &j) != 0 || j == 0 || j > 64)
+        return usage_error("--jobs needs a number of threads from 1 to 64, not '%s'", optarg);
+      o->jobs = (unsigned)j;
+      break;
+    }
     case 'q':
       o->quiet = 1;
       break;
@@ -518,6 +530,11 @@ static int run_check(const options *o) {
     goto out;
   }
   run->reader = reader;
+  /* 0 (no -j): one thread per online core. */
+  if ((rc = atom_trace_reader_set_threads(reader, o->jobs)) != 0) {
+    fprintf(stderr, "atomcheck: %s\n", atom_last_error());
+    goto out;
+  }
   if (o->sets && (rc = atom_trace_reader_load_sets(reader, o->sets)) != 0) {
     const char *detail = atom_last_error();
     if (detail && *detail) /* "file:line: message" or "file: message" */

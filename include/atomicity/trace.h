@@ -44,6 +44,18 @@ ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path);
 ATOM_API int atom_trace_reader_open_memory(atom_trace_reader **out, const char *data,
                                            size_t size, const char *name);
 
+/**
+ * Parse with @p n threads (0: as many as the machine has online cores; at most 64; 1: the
+ * default, one thread). Call before the first event is read. Only a buffer or a regular file is
+ * read in parallel (a pipe or standard input is read with one thread whatever @p n is): the
+ * input is cut at line ends into chunks that threads parse at the same time, consumed in file
+ * order. Events, keys, names, "#name" directives, line numbers and errors are exactly those of
+ * the one-thread reader (doc/trace-format.md, "Reading in parallel").
+ * @return 0, or ATOM_EINVAL (NULL, or reading has started).
+ * @since 0.4
+ */
+ATOM_API int atom_trace_reader_set_threads(atom_trace_reader *r, unsigned n);
+
 /** Close a reader. Accepts NULL. @since 0.1 */
 ATOM_API void atom_trace_reader_free(atom_trace_reader *r);
 

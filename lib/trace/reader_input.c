@@ -22,6 +22,7 @@ int atom__trace_fail(atom_trace_reader *r, int err, const char *fmt, ...) {
   va_start(ap, fmt);
   vsnprintf(detail, sizeof detail, fmt, ap);
   va_end(ap);
+  memcpy(r->detail, detail, sizeof detail);
   snprintf(
       r->msg, sizeof r->msg, "%s:%" PRIu64 ": %s%s", r->display, r->lineno, detail,
       r->unterminated && err == ATOM_EPARSE ? " (the last line has no line end: truncated?)" : "");
@@ -246,6 +247,7 @@ ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
 
 ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
   if (!r) return;
+  atom__trace_par_free(r);
   if (r->own_fd && r->fd >= 0) close(r->fd);
   atom__mem_free(&r->mem, r->buf, r->buf_cap);
   atom__mem_free(&r->mem, r->tail, r->tail_size);
@@ -271,6 +273,21 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
   atom__mem m = r->mem;
   atom__mem_free(&m, r, sizeof *r);
 }
+
+ATOM_API int atom_trace_reader_set_threads(atom_trace_reader *r, unsigned n) {
+  if (!r) return atom__error(ATOM_EINVAL, "atom_trace_reader_set_threads: NULL argument");
+  if (r->par_tried || r->lineno || r->started || r->err)
+    return atom__error(ATOM_EINVAL, "atom_trace_reader_set_threads: %s: reading has started",
+                       r->display);
+  if (n == 0) {
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    n = c > 0 ? (unsigned)c : 1;
+  }
+  r->threads = n > ATOM__TRACE_MAX_THREADS ? ATOM__TRACE_MAX_THREADS : n;
+  return 0;
+}
+
+void atom__trace_reader_set_chunk(atom_trace_reader *r, size_t size) { r->chunk_size = size; }
 
 uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what) {
   return what >= ATOM_SPACE_THREAD && what <= ATOM_SPACE_LOCK ? r->names[what - 1].n : 0;

@@ -114,7 +114,44 @@ struct atom_trace_reader {
   atom__mem mem;
   char *display;
   char msg[512];
+  char detail[384]; /* msg without "display:line: " and the unterminated-line note */
+
+  /* Reading in parallel (parallel.c): the threads asked for (0 or 1: serial), the chunk size
+   * (0: the default; tests make it small), and the machinery once started. */
+  unsigned threads;
+  size_t chunk_size;
+  struct atom__trace_par *par;
+  int par_tried;
 };
+
+/* Events of one chunk parsed by a worker (parallel.c, filled by atom__trace_parse_chunk): their
+ * keys are the worker reader's (chunk-local), their lines counted from the chunk's start. */
+typedef struct atom__chunk_events {
+  atom_event *ev;
+  uint32_t *line;
+  size_t n, cap, line_cap;
+  size_t *dir_pos; /* per directive of the worker reader: how many events precede it */
+  size_t dir_cap;
+} atom__chunk_events;
+
+/* std_reader.c */
+/* Parse all of w's input into out (events appended): 0 at its end, or w's error (the events
+ * before it kept). */
+int atom__trace_parse_chunk(atom_trace_reader *w, atom__chunk_events *out);
+/* The key of name s[0..len) in space (1..3) of r, interned if new. */
+int atom__trace_intern(atom_trace_reader *r, int space, const char *s, size_t len,
+                       uint64_t *key);
+/* Forget every name of r (a worker reader between chunks). */
+void atom__trace_names_clear(atom_trace_reader *r);
+
+/* parallel.c */
+/* Start reading in parallel if r asked for threads, nothing was read yet and the input allows
+ * it (a memory buffer or a regular file). 0 (r->par set or not), or an error. */
+int atom__trace_par_start(atom_trace_reader *r);
+/* atom__trace_reader_fill() in parallel mode: up to n events into the (empty) batch b. */
+int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n);
+/* Stop the workers and free the machinery. */
+void atom__trace_par_free(atom_trace_reader *r);
 
 /* reader_input.c */
 /* Record error err at the current line ("display:line: message", sticky) and raise it. */

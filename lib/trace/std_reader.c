@@ -622,7 +622,62 @@ ATOM_API int atom_trace_reader_next(atom_trace_reader *r, atom_event *ev) {
     return 1;
   }
   if (r->err) return atom__trace_reraise(r);
+  if (r->threads > 1) {
+    /* Reading in parallel (or asked for and not yet decided): through the batch. */
+    if (!(b = atom__trace_reader_batch(r))) return ATOM_ENOMEM;
+    int rc = atom__trace_reader_fill(r, 0);
+    if (b->head < b->count) {
+      *ev = b->ev[b->head];
+      r->line = b->line[b->head++];
+      return 1;
+    }
+    return rc;
+  }
   return read_event(r, ev);
+}
+
+int atom__trace_intern(atom_trace_reader *r, int space, const char *s, size_t len,
+                       uint64_t *key) {
+  return intern(r, &r->names[space - 1], (const unsigned char *)s, len, key);
+}
+
+void atom__trace_names_clear(atom_trace_reader *r) {
+  for (int i = 0; i < 3; i++) {
+    name_space *t = &r->names[i];
+    atom__u64map_free(&t->short_names, &r->mem);
+    atom__idindex_free(&t->long_names, &r->mem);
+    t->n = 0;
+    memset(t->cache, 0, sizeof t->cache);
+  }
+  /* Keep the newest arena block for the next chunk's names, free the others. */
+  arena_block *keep = r->arena;
+  if (keep) {
+    for (arena_block *b = keep->next, *next; b; b = next) {
+      next = b->next;
+      atom__mem_free(&r->mem, b, sizeof *b + b->size);
+    }
+    keep->next = NULL;
+  }
+  r->arena_used = 0;
+}
+
+int atom__trace_parse_chunk(atom_trace_reader *w, atom__chunk_events *out) {
+  for (;;) {
+    if (out->n == out->cap || out->n == out->line_cap) {
+      if (ATOM__GROW(&w->mem, out->ev, out->cap, out->n + 1) ||
+          ATOM__GROW(&w->mem, out->line, out->line_cap, out->n + 1))
+        return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
+    }
+    size_t nd = w->n_dir;
+    int rc = read_event(w, &out->ev[out->n]);
+    if (UNLIKELY(w->n_dir != nd)) {
+      if (ATOM__GROW(&w->mem, out->dir_pos, out->dir_cap, w->n_dir))
+        return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
+      for (; nd < w->n_dir; nd++) out->dir_pos[nd] = out->n;
+    }
+    if (rc != 1) return rc;
+    out->line[out->n++] = (uint32_t)w->lineno;
+  }
 }
 
 atom__trace_batch *atom__trace_reader_batch(atom_trace_reader *r) {
@@ -650,6 +705,13 @@ int atom__trace_reader_fill(atom_trace_reader *r, size_t max) {
   b->head = b->count = 0;
   if (r->err) return atom__trace_reraise(r);
   size_t n = max && max < b->cap ? max : b->cap;
+  if (UNLIKELY(r->threads > 1)) {
+    if (!r->par_tried) {
+      int rc = atom__trace_par_start(r);
+      if (rc) return rc;
+    }
+    if (r->par) return atom__trace_par_fill(r, b, n);
+  }
   while (b->count < n) {
     int rc = read_event(r, &b->ev[b->count]);
     if (rc != 1) return rc;

@@ -37,6 +37,12 @@ atom__trace_batch *atom__trace_reader_batch(atom_trace_reader *r);
  * sticky and comes back on the next call). */
 int atom__trace_reader_fill(atom_trace_reader *r, size_t max);
 
+/* Reading in parallel (lib/trace/parallel.c): at most this many threads. */
+#define ATOM__TRACE_MAX_THREADS 64u
+/* The size of the chunks the input is cut into when read in parallel (0: the default, 1 MiB);
+ * for tests, which make it small to cut small inputs into many chunks. */
+void atom__trace_reader_set_chunk(atom_trace_reader *r, size_t size);
+
 /* Names known to the reader in space `what` (1..3): keys 1..n. */
 uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what);
 

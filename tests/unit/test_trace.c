@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1270,6 +1271,242 @@ START_TEST(feed_flagged) {
 }
 END_TEST
 
+
+/* ---- reading in parallel --------------------------------------------------------------- */
+
+/* Everything a reader delivers: the outcome, then its names and directives, as text. */
+typedef struct full_outcome {
+  outcome o;
+  char *names; /* "space key name\n" for every name; then "#space key text\n" per directive */
+  size_t names_len, names_cap;
+} full_outcome;
+
+static void full_append(full_outcome *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void full_append(full_outcome *f, const char *fmt, ...) {
+  char tmp[512];
+  va_list ap;
+  va_start(ap, fmt);
+  int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  va_end(ap);
+  ck_assert_int_ge(k, 0);
+  if (f->names_len + (size_t)k + 1 > f->names_cap) {
+    f->names_cap = (f->names_len + (size_t)k + 1) * 2;
+    f->names = realloc(f->names, f->names_cap);
+    ck_assert_ptr_nonnull(f->names);
+  }
+  memcpy(f->names + f->names_len, tmp, (size_t)k + 1);
+  f->names_len += (size_t)k;
+}
+
+/* Read text through `via` (memory or file) with `threads` threads and chunks of `chunk`
+ * bytes (0: the default). */
+static void read_full(int via, const char *text, size_t size, unsigned threads, size_t chunk,
+                      full_outcome *f) {
+  opened op;
+  memset(f, 0, sizeof *f);
+  ck_assert_int_eq(open_via(via, text, size, &op), 0);
+  ck_assert_int_eq(atom_trace_reader_set_threads(op.r, threads), 0);
+  atom__trace_reader_set_chunk(op.r, chunk);
+  read_all(op.r, &f->o);
+  full_append(f, "%s", "");
+  for (int what = ATOM_SPACE_THREAD; what <= ATOM_SPACE_LOCK; what++)
+    for (uint64_t key = 1; atom_trace_reader_name(op.r, what, key); key++)
+      full_append(f, "%d %" PRIu64 " %s\n", what, key, atom_trace_reader_name(op.r, what, key));
+  size_t n, *done;
+  const atom__trace_directive *d = atom__trace_reader_directives(op.r, &n, &done);
+  for (size_t i = 0; i < n; i++)
+    full_append(f, "#%d %" PRIu64 " %s\n", d[i].space, d[i].key, d[i].text);
+  /* Reading again after the end or the error gives the same answer. */
+  atom_event ev;
+  int again = atom_trace_reader_next(op.r, &ev);
+  ck_assert_int_eq(again, f->o.rc);
+  close_via(&op);
+}
+
+static void full_free(full_outcome *f) {
+  outcome_free(&f->o);
+  free(f->names);
+}
+
+static void ck_same_outcome(const full_outcome *a, const full_outcome *b, const char *what) {
+  ck_assert_msg(a->o.rc == b->o.rc, "%s: rc %d, not %d (%s)", what, b->o.rc, a->o.rc, b->o.msg);
+  ck_assert_msg(strcmp(a->o.msg, b->o.msg) == 0, "%s: '%s', not '%s'", what, b->o.msg, a->o.msg);
+  ck_assert_msg(a->o.n == b->o.n, "%s: %zu events, not %zu", what, b->o.n, a->o.n);
+  ck_assert_msg(a->o.n == 0 || memcmp(a->o.ev, b->o.ev, a->o.n * sizeof *a->o.ev) == 0,
+                "%s: events differ", what);
+  ck_assert_msg(a->o.n == 0 || memcmp(a->o.line, b->o.line, a->o.n * sizeof *a->o.line) == 0,
+                "%s: lines differ", what);
+  ck_assert_msg(a->o.line_at_end == b->o.line_at_end, "%s: last line %" PRIu64 ", not %" PRIu64,
+                what, b->o.line_at_end, a->o.line_at_end);
+  ck_assert_msg(strcmp(a->names, b->names) == 0, "%s: names or directives differ", what);
+}
+
+static uint64_t xs(uint64_t *x) {
+  *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+  return *x;
+}
+
+/* A random trace of about `lines` lines: every operation, short and long names, comments,
+ * blank lines, CR LF line ends, blanks around fields, "#name" directives; with `bom` a byte
+ * order mark first; with `bad_at` > 0 a malformed line there; with `unterminated` no line end
+ * after the last line. */
+static size_t random_std(char *buf, size_t cap, uint64_t seed, int lines, int bom, int bad_at,
+                         int unterminated) {
+  static const char *const ops[] = {"r", "w", "acq", "rel", "fork", "join", "begin",
+                                    "end", "fence", "commit", "r.acq", "w.rel"};
+  static const char *const bad[] = {"t1|r(x\n", "t1|bogus|3\n", "t1|r(x)|-1\n", "|r(x)|1\n",
+                                    "#name var\n", "t1|r(#x)|1\n"};
+  uint64_t x = seed * 0x9e3779b97f4a7c15ULL + 1;
+  size_t len = 0;
+  if (bom) len += (size_t)snprintf(buf + len, cap - len, "\xEF\xBB\xBF");
+  for (int i = 1; i <= lines && len + 300 < cap; i++) {
+    uint64_t v = xs(&x);
+    if (i == bad_at) {
+      len += (size_t)snprintf(buf + len, cap - len, "%s", bad[v % 6]);
+      continue;
+    }
+    switch (v % 23) {
+      case 0: len += (size_t)snprintf(buf + len, cap - len, "# comment %d\n", i); continue;
+      case 1: len += (size_t)snprintf(buf + len, cap - len, "%s", v & 64 ? "\n" : "  \r\n"); continue;
+      case 2:
+        len += (size_t)snprintf(buf + len, cap - len, "#name %s %s%u shown %d\n",
+                                (v >> 8) & 1 ? "var" : "thread", (v >> 8) & 1 ? "v" : "t",
+                                (unsigned)(v >> 10) % 40, i);
+        continue;
+      case 3:
+        len += (size_t)snprintf(buf + len, cap - len, "#name loc %u L%d\n", (unsigned)(v >> 9) % 9, i);
+        continue;
+      default: break;
+    }
+    const char *op = ops[(v >> 5) % 12];
+    unsigned t = (unsigned)(v >> 12) % 9, a = (unsigned)(v >> 20) % 60;
+    const char *tn = (v >> 30) & 1 ? "a_thread_with_a_long_name_" : "t";
+    const char *sp = (v >> 31) % 8 == 0 ? " \t" : "";
+    const char *eol = (v >> 34) % 10 == 0 ? "\r\n" : "\n";
+    uint64_t loc = (v >> 40) % 1000;
+    if (!strcmp(op, "begin") || !strcmp(op, "end") || !strcmp(op, "fence"))
+      len += (size_t)snprintf(buf + len, cap - len, "%s%s%u|%s%s|%" PRIu64 "%s", sp, tn, t, op,
+                              sp, loc, eol);
+    else
+    {
+      int is_lock = op[0] == 'a' || (op[0] == 'r' && op[1] == 'e');
+      int is_thread = op[0] == 'f' || op[0] == 'j';
+      const char *an = is_lock ? "m" : is_thread ? tn : (v >> 36) & 1 ? "v"
+                                                        : "variable_with_a_long_name_";
+      unsigned ai = is_thread ? (unsigned)(v >> 45) % 9 : is_lock ? a % 5 : a;
+      len += (size_t)snprintf(buf + len, cap - len, "%s%u%s|%s(%s%u)|%s%" PRIu64 "%s", tn, t, sp,
+                              op, an, ai, sp, loc, eol);
+    }
+  }
+  if (unterminated && len && buf[len - 1] == '\n') {
+    len--;
+    if (len && buf[len - 1] == '\r') len--;
+  }
+  return len;
+}
+
+START_TEST(parallel_matches_serial) {
+  enum { CAP = 1 << 17 };
+  char *text = malloc(CAP);
+  ck_assert_ptr_nonnull(text);
+  for (int iter = 0; iter < 160; iter++) {
+    uint64_t x = (uint64_t)iter + 77;
+    int lines = 1 + (int)(xs(&x) % 1500);
+    int bad_at = iter % 3 == 0 ? 1 + (int)(xs(&x) % (uint64_t)lines) : 0;
+    size_t len = random_std(text, CAP, (uint64_t)iter, lines, iter % 5 == 0, bad_at,
+                            iter % 4 == 1);
+    int via = iter % 2 ? VIA_FILE : VIA_MEMORY;
+    full_outcome ref;
+    read_full(via, text, len, 1, 0, &ref);
+    static const size_t chunks[] = {1, 7, 64, 1000, 0};
+    for (unsigned threads = 2; threads <= 4; threads += 2) {
+      for (size_t c = 0; c < sizeof chunks / sizeof chunks[0]; c++) {
+        full_outcome par;
+        char what[96];
+        snprintf(what, sizeof what, "iteration %d, %s, %u threads, chunks of %zu", iter,
+                 via_name[via], threads, chunks[c]);
+        read_full(via, text, len, threads, chunks[c], &par);
+        ck_same_outcome(&ref, &par, what);
+        full_free(&par);
+      }
+    }
+    full_free(&ref);
+  }
+  free(text);
+}
+END_TEST
+
+/* An error in a late chunk: every event before it is delivered, then the serial reader's
+ * message and line; the same through atom_trace_feed(). */
+START_TEST(parallel_late_error) {
+  enum { N = 20000 };
+  size_t cap = (size_t)N * 24 + 64, len = 0;
+  char *text = malloc(cap);
+  ck_assert_ptr_nonnull(text);
+  for (int i = 0; i < N; i++)
+    len += (size_t)snprintf(text + len, cap - len, "t%d|w(v%d)|%d\n", i % 7, i % 301, i);
+  len += (size_t)snprintf(text + len, cap - len, "t1|r(x|5\nt1|r(x)|6\n");
+  for (int via = VIA_MEMORY; via <= VIA_FILE; via++) {
+    full_outcome ref, par;
+    read_full(via, text, len, 1, 0, &ref);
+    ck_assert_int_eq(ref.o.rc, ATOM_EPARSE);
+    ck_assert_uint_eq(ref.o.n, N);
+    ck_assert_str_eq(ref.o.msg, "20001: missing ')' after 'r(x'");
+    read_full(via, text, len, 3, 4096, &par);
+    ck_same_outcome(&ref, &par, via_name[via]);
+    full_free(&ref);
+    full_free(&par);
+
+    opened op;
+    ck_assert_int_eq(open_via(via, text, len, &op), 0);
+    ck_assert_int_eq(atom_trace_reader_set_threads(op.r, 2), 0);
+    atom__trace_reader_set_chunk(op.r, 1000);
+    atom_session *s = NULL;
+    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+    uint64_t pushed = 0;
+    ck_assert_int_eq(atom_trace_feed(s, op.r, 0, &pushed, NULL, NULL), ATOM_EPARSE);
+    ck_assert_uint_eq(pushed, N);
+    ck_assert_uint_eq(atom_trace_reader_line(op.r), N + 1);
+    ck_assert_int_eq(atom_trace_reader_set_threads(op.r, 2), ATOM_EINVAL);
+    atom_session_free(s);
+    close_via(&op);
+  }
+  free(text);
+}
+END_TEST
+
+/* The malformed inputs of the serial tests, read in parallel with tiny chunks. */
+START_TEST(parallel_malformed) {
+  for (size_t i = 0; i < N_BAD; i++) {
+    const bad_case *c = &bad_cases[i];
+    size_t size = c->size ? c->size : strlen(c->text);
+    for (int via = VIA_MEMORY; via <= VIA_FILE; via++) {
+      full_outcome ref, par;
+      read_full(via, c->text, size, 1, 0, &ref);
+      read_full(via, c->text, size, 2, 3, &par);
+      char what[64];
+      snprintf(what, sizeof what, "case %zu, %s", i, via_name[via]);
+      ck_same_outcome(&ref, &par, what);
+      full_free(&ref);
+      full_free(&par);
+    }
+  }
+}
+END_TEST
+
+/* Pipes and standard input are read with one thread whatever was asked for. */
+START_TEST(parallel_pipe_serial) {
+  static const char text[] = "a|r(x)|1\nb|w(x)|2\n";
+  full_outcome ref, par;
+  read_full(VIA_MEMORY, text, sizeof text - 1, 1, 0, &ref);
+  read_full(VIA_PIPE, text, sizeof text - 1, 4, 1, &par);
+  ck_same_outcome(&ref, &par, "pipe");
+  full_free(&ref);
+  full_free(&par);
+  ck_assert_int_eq(atom_trace_reader_set_threads(NULL, 2), ATOM_EINVAL);
+}
+END_TEST
+
 Suite *atom_test_suite_trace(void) {
   Suite *s = suite_create("trace");
   TCase *t = tcase_create("reader");
@@ -1315,6 +1552,14 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, feed_with_checker);
   tcase_add_test(t, feed_flagged);
   tcase_add_test(t, name_directives);
+  suite_add_tcase(s, t);
+
+  t = tcase_create("parallel");
+  tcase_set_timeout(t, 60);
+  tcase_add_test(t, parallel_matches_serial);
+  tcase_add_test(t, parallel_late_error);
+  tcase_add_test(t, parallel_malformed);
+  tcase_add_test(t, parallel_pipe_serial);
   suite_add_tcase(s, t);
   return s;
 }

@@ -1,0 +1,461 @@
+/* Reading an STD trace in parallel (doc/trace-format.md, "Reading in parallel").
+ *
+ * The input (a memory buffer, or a regular file read with read()) is cut at line ends into
+ * chunks, in file order. Worker threads take the next chunk, cut it (under the lock: the cut
+ * and the file's reads are sequential) and parse it with a private reader of their own into
+ * events whose keys are chunk-local (the worker reader's names, 1..m per space in first-use
+ * order within the chunk), with line numbers counted from the chunk's start. The consumer (the
+ * thread calling atom_trace_feed() or atom_trace_reader_next()) takes the chunks in file order:
+ * it maps each local key to the reader's own key the first time an event of the chunk uses it,
+ * interning the name then, so names get the same keys in the same order as the serial reader
+ * gives them; moves the chunk's "#name" directives in at the place of their lines; and adds the
+ * lines of the chunks before to every line number. A chunk's parse error (or a read error after
+ * it) is raised when the consumer reaches it, every event before it delivered first, with the
+ * same message and line as the serial reader's. When the chunk it waits for is not ready, the
+ * consumer parses the next free chunk itself, so -j N keeps N threads busy.
+ *
+ * Memory is bounded: at most 2 N chunks are cut and not yet consumed; each slot keeps its
+ * buffer, worker reader and event arrays from chunk to chunk. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomicity/error.h"
+#include "core/error.h"
+#include "support/mem.h"
+#include "trace/reader_state.h"
+
+#define DEFAULT_CHUNK ((size_t)1 << 20)
+
+enum { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
+
+typedef struct slot {
+  int state;
+  uint64_t seq;
+  atom_trace_reader *w; /* parses the chunk: its names are the chunk-local keys */
+  atom__chunk_events out;
+  const unsigned char *data; /* the chunk: into the reader's buffer, or `buf` */
+  size_t size;
+  unsigned char *buf; /* file chunks: owned */
+  size_t buf_cap;
+  int first;     /* the input's first chunk (a byte order mark may open it) */
+  int io_err;    /* an error after the chunk's lines (read error, shrink, long line), or 0 */
+  char io_msg[256];
+  int rc;        /* the parse's result: 0, or w's error */
+} slot;
+
+typedef struct atom__trace_par {
+  pthread_mutex_t mu;
+  pthread_cond_t work; /* a slot became free, or stop */
+  pthread_cond_t done; /* a chunk was parsed */
+  slot *slots;
+  size_t n_slots;
+  pthread_t *th;
+  size_t n_th;
+  int stop;
+  size_t chunk;
+
+  /* The cutter (under mu). Its memory is its own: the consumer allocates from the reader's
+   * without the lock. */
+  atom__mem mem;
+  uint64_t next_cut; /* seq of the next chunk to cut */
+  uint64_t next_use; /* seq of the chunk the consumer is on or waits for */
+  int cut_end;       /* every chunk is cut */
+  const unsigned char *mem_pos; /* memory input: where the next chunk starts */
+  unsigned char *carry;         /* file input: the bytes after the last chunk's last '\n' */
+  size_t carry_len, carry_cap;
+  uint64_t read_total; /* bytes read from the file */
+  uint64_t end_off;    /* the input's size, once the end was read */
+
+  /* The consumer (its own thread only). */
+  slot *cur;
+  size_t ev_i, dir_i;
+  uint64_t base_line; /* lines of the chunks before cur */
+  uint64_t base_off;  /* bytes of the chunks before cur */
+  uint64_t *map[3];   /* local key -> reader key, 0: not mapped yet */
+  size_t map_cap[3];
+} atom__trace_par;
+
+/* ---- cutting (under the lock) ---------------------------------------------------------- */
+
+static void io_fail(slot *s, int err, const char *fmt, ...) PRINTF_LIKE(3, 4);
+static void io_fail(slot *s, int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->io_msg, sizeof s->io_msg, fmt, ap);
+  va_end(ap);
+  s->io_err = err;
+}
+
+/* Make room for `need` bytes in the slot's buffer. */
+static int slot_reserve(atom__trace_par *p, slot *s, size_t need) {
+  if (need <= s->buf_cap) return 0;
+  size_t cap = s->buf_cap ? s->buf_cap : need;
+  while (cap < need) cap *= 2;
+  unsigned char *nb = atom__mem_realloc(&p->mem, s->buf, s->buf_cap, cap);
+  if (!nb) return ATOM_ENOMEM;
+  s->buf = nb;
+  s->buf_cap = cap;
+  return 0;
+}
+
+/* The next chunk of a file into s: the carried bytes, then reads until the chunk size is
+ * reached and a line end found (or the end of the file, or an error, which ends the cutting). */
+static void cut_file(atom_trace_reader *r, atom__trace_par *p, slot *s) {
+  size_t len = 0;
+  if (slot_reserve(p, s, p->chunk + p->carry_len + 1)) goto oom;
+  memcpy(s->buf, p->carry, p->carry_len);
+  len = p->carry_len;
+  p->carry_len = 0;
+  size_t scan = 0; /* bytes already known to hold no '\n' */
+  for (;;) {
+    if (len >= p->chunk) {
+      const unsigned char *nl = memrchr(s->buf + scan, '\n', len - scan);
+      if (nl) {
+        size_t cut = (size_t)(nl - s->buf) + 1;
+        if (ATOM__GROW(&p->mem, p->carry, p->carry_cap, len - cut + 1)) goto oom;
+        memcpy(p->carry, nl + 1, len - cut);
+        p->carry_len = len - cut;
+        len = cut;
+        break;
+      }
+      scan = len;
+      if (len > ATOM__TRACE_MAX_LINE + 1) {
+        /* No line end in a whole line's worth of bytes: the serial reader's error. */
+        len = 0;
+        io_fail(s, ATOM_EPARSE, "line too long (more than %zu bytes)", ATOM__TRACE_MAX_LINE);
+        p->cut_end = 1;
+        break;
+      }
+      if (slot_reserve(p, s, len + p->chunk + 1)) goto oom;
+    }
+    ssize_t n = read(r->fd, s->buf + len, s->buf_cap - len - 1);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      /* The complete lines read so far are parsed first, as the serial reader does. */
+      const unsigned char *nl = len ? memrchr(s->buf, '\n', len) : NULL;
+      len = nl ? (size_t)(nl - s->buf) + 1 : 0;
+      io_fail(s, ATOM_EIO, "read error: %s", strerror(e));
+      p->cut_end = 1;
+      break;
+    }
+    if (n == 0) {
+      p->cut_end = 1;
+      p->end_off = p->read_total;
+      if (p->read_total < r->total) {
+        const unsigned char *nl = len ? memrchr(s->buf, '\n', len) : NULL;
+        len = nl ? (size_t)(nl - s->buf) + 1 : 0;
+        io_fail(s, ATOM_EIO,
+                "the file shrank while being read (%" PRIu64 " bytes read of %" PRIu64 ")",
+                p->read_total, r->total);
+      }
+      break;
+    }
+    p->read_total += (uint64_t)n;
+    len += (size_t)n;
+  }
+  s->data = s->buf;
+  s->size = len;
+  return;
+oom:
+  s->data = s->buf;
+  s->size = 0;
+  io_fail(s, ATOM_ENOMEM, "out of memory");
+  p->cut_end = 1;
+}
+
+/* Claim and cut the next chunk (lock held). */
+static slot *cut_next(atom_trace_reader *r, atom__trace_par *p) {
+  slot *s = &p->slots[p->next_cut % p->n_slots];
+  s->state = SLOT_BUSY;
+  s->seq = p->next_cut++;
+  s->first = s->seq == 0;
+  s->io_err = 0;
+  if (r->src == SRC_MEMORY) {
+    const unsigned char *end = r->data + r->size, *at = p->mem_pos;
+    size_t left = (size_t)(end - at);
+    const unsigned char *nl = left > p->chunk ? memchr(at + p->chunk, '\n', left - p->chunk) : NULL;
+    const unsigned char *cut = nl ? nl + 1 : end;
+    s->data = at;
+    s->size = (size_t)(cut - at);
+    p->mem_pos = cut;
+    if (cut == end) p->cut_end = 1;
+  } else {
+    cut_file(r, p, s);
+  }
+  return s;
+}
+
+static int can_cut(const atom__trace_par *p) {
+  return !p->cut_end && !p->stop && p->next_cut < p->next_use + p->n_slots;
+}
+
+/* ---- parsing (outside the lock) -------------------------------------------------------- */
+
+/* Point the slot's reader at its chunk, as a fresh memory reader with no names. */
+static void worker_reset(slot *s) {
+  atom_trace_reader *w = s->w;
+  atom__trace_names_clear(w);
+  for (size_t i = 0; i < w->n_dir; i++) atom__mem_strfree(&w->mem, w->dir[i].text);
+  w->n_dir = 0;
+  atom__mem_free(&w->mem, w->tail, w->tail_size);
+  w->tail = NULL;
+  w->tail_size = 0;
+  w->err = 0;
+  w->lineno = w->line = w->err_line = 0;
+  w->unterminated = 0;
+  w->started = !s->first;
+  w->stage = 0;
+  w->data = s->data;
+  w->size = s->size;
+  const unsigned char *nl = s->size ? memrchr(s->data, '\n', s->size) : NULL;
+  w->body_end = nl ? nl + 1 : s->data;
+  w->pos = w->lim = w->origin = s->data;
+  s->out.n = 0;
+}
+
+static void parse_slot(slot *s) {
+  worker_reset(s);
+  s->rc = atom__trace_parse_chunk(s->w, &s->out);
+}
+
+static void *worker_main(void *arg) {
+  atom_trace_reader *r = arg;
+  atom__trace_par *p = r->par;
+  pthread_mutex_lock(&p->mu);
+  while (!p->stop) {
+    if (!can_cut(p)) {
+      pthread_cond_wait(&p->work, &p->mu);
+      continue;
+    }
+    slot *s = cut_next(r, p);
+    pthread_mutex_unlock(&p->mu);
+    parse_slot(s);
+    pthread_mutex_lock(&p->mu);
+    s->state = SLOT_DONE;
+    pthread_cond_broadcast(&p->done);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* ---- starting and stopping ------------------------------------------------------------- */
+
+static void par_release(atom_trace_reader *r, atom__trace_par *p) {
+  for (size_t i = 0; i < p->n_slots; i++) {
+    slot *s = &p->slots[i];
+    if (s->w) {
+      atom__mem_free(&s->w->mem, s->out.ev, s->out.cap * sizeof *s->out.ev);
+      atom__mem_free(&s->w->mem, s->out.line, s->out.line_cap * sizeof *s->out.line);
+      atom__mem_free(&s->w->mem, s->out.dir_pos, s->out.dir_cap * sizeof *s->out.dir_pos);
+      atom_trace_reader_free(s->w);
+    }
+    atom__mem_free(&p->mem, s->buf, s->buf_cap);
+  }
+  atom__mem_free(&r->mem, p->slots, p->n_slots * sizeof *p->slots);
+  atom__mem_free(&p->mem, p->carry, p->carry_cap);
+  for (int i = 0; i < 3; i++) atom__mem_free(&r->mem, p->map[i], p->map_cap[i] * sizeof *p->map[i]);
+  atom__mem_free(&r->mem, p->th, p->n_th * sizeof *p->th);
+  atom__mem_free(&r->mem, p, sizeof *p);
+}
+
+void atom__trace_par_free(atom_trace_reader *r) {
+  atom__trace_par *p = r->par;
+  if (!p) return;
+  pthread_mutex_lock(&p->mu);
+  p->stop = 1;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->mu);
+  for (size_t i = 0; i < p->n_th; i++) pthread_join(p->th[i], NULL);
+  pthread_cond_destroy(&p->work);
+  pthread_cond_destroy(&p->done);
+  pthread_mutex_destroy(&p->mu);
+  r->par = NULL;
+  par_release(r, p);
+}
+
+int atom__trace_par_start(atom_trace_reader *r) {
+  r->par_tried = 1;
+  /* Only from the very start of a buffer or of a regular file (a pipe has no size to cut
+   * against and is read serially). */
+  if (r->lineno || r->started || r->err) return 0;
+  if (r->src == SRC_MEMORY ? r->stage != 0 || r->pos != r->data
+                           : !r->shrink_check || r->fill || r->eof)
+    return 0;
+  atom__trace_par *p = atom__mem_calloc(&r->mem, 1, sizeof *p);
+  if (!p) goto oom;
+  atom__mem_init(&p->mem, &atom__system_allocator);
+  p->chunk = r->chunk_size ? r->chunk_size : DEFAULT_CHUNK;
+  p->end_off = r->end_off;
+  p->n_slots = (size_t)r->threads * 2;
+  p->mem_pos = r->data;
+  p->slots = atom__mem_calloc(&r->mem, p->n_slots, sizeof *p->slots);
+  p->th = atom__mem_calloc(&r->mem, r->threads - 1, sizeof *p->th);
+  if (!p->slots || !p->th) goto oom_p;
+  p->n_th = 0;
+  for (size_t i = 0; i < p->n_slots; i++)
+    if (atom_trace_reader_open_memory(&p->slots[i].w, NULL, 0, r->display)) goto oom_p;
+  if (pthread_mutex_init(&p->mu, NULL)) goto oom_p;
+  if (pthread_cond_init(&p->work, NULL)) {
+    pthread_mutex_destroy(&p->mu);
+    goto oom_p;
+  }
+  if (pthread_cond_init(&p->done, NULL)) {
+    pthread_cond_destroy(&p->work);
+    pthread_mutex_destroy(&p->mu);
+    goto oom_p;
+  }
+  r->par = p;
+  /* Fewer workers than asked for (no thread could be made) is still correct: the consumer
+   * parses what no worker takes. */
+  for (unsigned i = 0; i + 1 < r->threads; i++) {
+    if (pthread_create(&p->th[p->n_th], NULL, worker_main, r)) break;
+    p->n_th++;
+  }
+  return 0;
+oom_p:
+  p->n_th = 0;
+  par_release(r, p);
+oom:
+  return atom__error(ATOM_ENOMEM, "%s: out of memory starting the parallel reader", r->display);
+}
+
+/* ---- consuming ------------------------------------------------------------------------- */
+
+/* The chunk of sequence p->next_use, parsed; NULL when there is none (the end). */
+static slot *next_chunk(atom_trace_reader *r, atom__trace_par *p) {
+  pthread_mutex_lock(&p->mu);
+  slot *s = &p->slots[p->next_use % p->n_slots];
+  for (;;) {
+    if (p->next_use < p->next_cut && s->state == SLOT_DONE && s->seq == p->next_use) break;
+    if (p->next_use >= p->next_cut && p->cut_end) {
+      s = NULL;
+      break;
+    }
+    if (can_cut(p)) { /* help: parse the next chunk here */
+      slot *mine = cut_next(r, p);
+      pthread_mutex_unlock(&p->mu);
+      parse_slot(mine);
+      pthread_mutex_lock(&p->mu);
+      mine->state = SLOT_DONE;
+      pthread_cond_broadcast(&p->done);
+      continue;
+    }
+    pthread_cond_wait(&p->done, &p->mu);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return s;
+}
+
+static void release_chunk(atom__trace_par *p, slot *s) {
+  pthread_mutex_lock(&p->mu);
+  s->state = SLOT_FREE;
+  p->next_use++;
+  pthread_cond_broadcast(&p->work);
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* The reader's key of the chunk's local key `local` in space (1..3). */
+static int map_key(atom_trace_reader *r, atom__trace_par *p, int space, uint64_t local,
+                   uint64_t *key) {
+  uint64_t *m = &p->map[space - 1][local - 1];
+  if (LIKELY(*m)) {
+    *key = *m;
+    return 0;
+  }
+  const name_ent *e = &p->cur->w->names[space - 1].ent[local - 1];
+  int rc = atom__trace_intern(r, space, e->s, e->len, m);
+  *key = *m;
+  return rc;
+}
+
+/* Start consuming slot s: the maps sized for its names, all unmapped. */
+static int begin_chunk(atom_trace_reader *r, atom__trace_par *p, slot *s) {
+  for (int i = 0; i < 3; i++) {
+    size_t n = s->w->names[i].n;
+    if (n > p->map_cap[i] && ATOM__GROW(&r->mem, p->map[i], p->map_cap[i], n))
+      return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
+    if (n) memset(p->map[i], 0, n * sizeof *p->map[i]);
+  }
+  p->cur = s;
+  p->ev_i = p->dir_i = 0;
+  return 0;
+}
+
+/* Raise the chunk's error at its line: the same message as the serial reader's. */
+static int chunk_error(atom_trace_reader *r, atom__trace_par *p, slot *s) {
+  atom_trace_reader *w = s->w;
+  if (s->rc) {
+    r->lineno = p->base_line + w->err_line;
+    r->unterminated = w->unterminated;
+    return atom__trace_fail(r, w->err, "%s", w->detail);
+  }
+  r->lineno = p->base_line + w->lineno + 1;
+  return atom__trace_fail(r, s->io_err, "%s", s->io_msg);
+}
+
+/* Move directive i of the current chunk into the reader's list. */
+static int move_directive(atom_trace_reader *r, atom__trace_par *p, size_t i) {
+  const atom__trace_directive *d = &p->cur->w->dir[i];
+  uint64_t key = d->key;
+  if (d->space != ATOM_SPACE_LOC) {
+    int rc = map_key(r, p, d->space, d->key, &key);
+    if (rc) return rc;
+  }
+  if (ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1))
+    return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
+  char *text = atom__mem_strdup(&r->mem, d->text);
+  if (!text) return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
+  r->dir[r->n_dir++] = (atom__trace_directive){d->space, key, text};
+  return 0;
+}
+
+int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
+  atom__trace_par *p = r->par;
+  int rc;
+  while (b->count < n) {
+    slot *s = p->cur;
+    if (!s) {
+      if (!(s = next_chunk(r, p))) {
+        r->end_off = p->end_off; /* read by the cutter under the lock, done now */
+        return 0;
+      }
+      if ((rc = begin_chunk(r, p, s))) return rc;
+    }
+    const atom__chunk_events *out = &s->out;
+    atom_trace_reader *w = s->w;
+    while (p->dir_i < w->n_dir && out->dir_pos[p->dir_i] <= p->ev_i) {
+      r->lineno = p->base_line + (p->ev_i < out->n ? out->line[p->ev_i] : w->lineno);
+      if ((rc = move_directive(r, p, p->dir_i))) return rc;
+      p->dir_i++;
+    }
+    if (p->ev_i < out->n) {
+      const atom_event *e = &out->ev[p->ev_i];
+      atom_event *ev = &b->ev[b->count];
+      uint64_t line = p->base_line + out->line[p->ev_i];
+      r->lineno = line; /* for an error interning a name */
+      *ev = *e;
+      if ((rc = map_key(r, p, ATOM_SPACE_THREAD, e->thread, &ev->thread))) return rc;
+      int space = e->target ? atom_kind_space((int)e->kind) : 0;
+      if (space && (rc = map_key(r, p, space, e->target, &ev->target))) return rc;
+      b->line[b->count++] = line;
+      r->line = line;
+      p->ev_i++;
+      continue;
+    }
+    /* The chunk is consumed. */
+    if (s->rc || s->io_err) return chunk_error(r, p, s);
+    p->base_line += w->lineno;
+    p->base_off += s->size;
+    r->lineno = p->base_line;
+    r->base = p->base_off;
+    p->cur = NULL;
+    release_chunk(p, s);
+  }
+  return 0;
+}
