@@ -360,6 +360,14 @@ static void release_chunk(atom__trace_par *p, slot *s) {
   pthread_mutex_unlock(&p->mu);
 }
 
+/* The space of each kind's target (the parser gives kinds it knows only). */
+static const unsigned char target_space[ATOM_KIND_MAX_ + 1] = {
+    [ATOM_READ] = ATOM_SPACE_VAR,     [ATOM_WRITE] = ATOM_SPACE_VAR,
+    [ATOM_COMMIT] = ATOM_SPACE_VAR,   [ATOM_ACQUIRE] = ATOM_SPACE_LOCK,
+    [ATOM_RELEASE] = ATOM_SPACE_LOCK, [ATOM_FORK] = ATOM_SPACE_THREAD,
+    [ATOM_JOIN] = ATOM_SPACE_THREAD,
+};
+
 /* The reader's key of the chunk's local key `local` in space (1..3). */
 static int map_key(atom_trace_reader *r, atom__trace_par *p, int space, uint64_t local,
                    uint64_t *key) {
@@ -434,20 +442,41 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
       if ((rc = move_directive(r, p, p->dir_i))) return rc;
       p->dir_i++;
     }
-    if (p->ev_i < out->n) {
-      const atom_event *e = &out->ev[p->ev_i];
-      atom_event *ev = &b->ev[b->count];
-      uint64_t line = p->base_line + out->line[p->ev_i];
-      r->lineno = line; /* for an error interning a name */
-      *ev = *e;
-      if ((rc = map_key(r, p, ATOM_SPACE_THREAD, e->thread, &ev->thread))) return rc;
-      int space = e->target ? atom_kind_space((int)e->kind) : 0;
-      if (space && (rc = map_key(r, p, space, e->target, &ev->target))) return rc;
-      b->line[b->count++] = line;
-      r->line = line;
-      p->ev_i++;
+    /* The events up to the next directive, the chunk's end or the batch's: most keys are
+     * mapped already, a lookup each. */
+    size_t stop = out->n;
+    if (p->dir_i < w->n_dir && out->dir_pos[p->dir_i] < stop) stop = out->dir_pos[p->dir_i];
+    if (stop - p->ev_i > n - b->count) stop = p->ev_i + (n - b->count);
+    if (p->ev_i < stop) {
+      const uint64_t *threads = p->map[0];
+      for (size_t i = p->ev_i; i < stop; i++) {
+        const atom_event *e = &out->ev[i];
+        atom_event *ev = &b->ev[b->count];
+        uint64_t line = p->base_line + out->line[i];
+        *ev = *e;
+        uint64_t t = threads[e->thread - 1];
+        if (UNLIKELY(!t)) {
+          r->lineno = line; /* for an error interning the name */
+          if ((rc = map_key(r, p, ATOM_SPACE_THREAD, e->thread, &t))) return rc;
+          threads = p->map[0];
+        }
+        ev->thread = t;
+        if (e->target) {
+          int space = target_space[e->kind];
+          uint64_t k = p->map[space - 1][e->target - 1];
+          if (UNLIKELY(!k)) {
+            r->lineno = line;
+            if ((rc = map_key(r, p, space, e->target, &k))) return rc;
+          }
+          ev->target = k;
+        }
+        b->line[b->count++] = line;
+      }
+      p->ev_i = stop;
+      r->line = b->line[b->count - 1];
       continue;
     }
+    if (p->ev_i < out->n) continue; /* a directive is next */
     /* The chunk is consumed. */
     if (s->rc || s->io_err) return chunk_error(r, p, s);
     p->base_line += w->lineno;

@@ -646,8 +646,14 @@ void atom__trace_names_clear(atom_trace_reader *r) {
     name_space *t = &r->names[i];
     atom__u64map_free(&t->short_names, &r->mem);
     atom__idindex_free(&t->long_names, &r->mem);
+    /* Every slot in use holds one of the names: emptying theirs empties the cache, for a
+     * chunk with few names much faster than clearing all of it. */
+    for (size_t k = 0; k < t->n; k++) {
+      const unsigned char *s = (const unsigned char *)t->ent[k].s;
+      t->cache[cache_slot(name_head(s, t->ent[k].len), t->ent[k].len)] =
+          (struct name_cache){0, 0, 0};
+    }
     t->n = 0;
-    memset(t->cache, 0, sizeof t->cache);
   }
   /* Keep the newest arena block for the next chunk's names, free the others. */
   arena_block *keep = r->arena;
