@@ -1283,10 +1283,9 @@ typedef struct full_outcome {
 
 static void full_append(full_outcome *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void full_append(full_outcome *f, const char *fmt, ...) {
-  char tmp[512];
   va_list ap;
   va_start(ap, fmt);
-  int k = vsnprintf(tmp, sizeof tmp, fmt, ap);
+  int k = vsnprintf(NULL, 0, fmt, ap);
   va_end(ap);
   ck_assert_int_ge(k, 0);
   if (f->names_len + (size_t)k + 1 > f->names_cap) {
@@ -1294,7 +1293,9 @@ static void full_append(full_outcome *f, const char *fmt, ...) {
     f->names = realloc(f->names, f->names_cap);
     ck_assert_ptr_nonnull(f->names);
   }
-  memcpy(f->names + f->names_len, tmp, (size_t)k + 1);
+  va_start(ap, fmt);
+  vsnprintf(f->names + f->names_len, (size_t)k + 1, fmt, ap);
+  va_end(ap);
   f->names_len += (size_t)k;
 }
 
@@ -1494,6 +1495,67 @@ START_TEST(parallel_malformed) {
 }
 END_TEST
 
+/* Random edits of a small trace (as random_garbage), read in parallel with chunks of 1 to 8
+ * bytes: the same as one thread, whatever the bytes. */
+START_TEST(parallel_garbage) {
+  static const char seed[] =
+      "t1|begin|1\nt1|r(x)|2\nt2|acq(l)|3\nt2|fork(t3)|4\n# c\n#name var x X\nt3|commit(y)|5\n"
+      "t1|end|6\n";
+  static const char alphabet[] = "|()# \t\r\n\0\x01\x80xr(w)01";
+  char buf[sizeof seed + 16];
+  uint64_t x = 0x9E3779B97F4A7C15ULL;
+  for (int iter = 0; iter < 600; iter++) {
+    size_t n = sizeof seed - 1;
+    memcpy(buf, seed, n);
+    int edits = 1 + iter % 4;
+    for (int e = 0; e < edits; e++) {
+      xs(&x);
+      size_t at = (size_t)(x % n);
+      buf[at] = (x >> 32) & 1 ? alphabet[(x >> 40) % (sizeof alphabet - 1)] : (char)(x >> 48);
+    }
+    if (iter & 1) n = (size_t)((x >> 20) % (n + 1)); /* cut anywhere */
+    full_outcome ref, par;
+    read_full(VIA_MEMORY, buf, n, 1, 0, &ref);
+    read_full(VIA_MEMORY, buf, n, 2, 1 + (size_t)(x >> 56) % 8, &par);
+    char what[32];
+    snprintf(what, sizeof what, "iteration %d", iter);
+    ck_same_outcome(&ref, &par, what);
+    full_free(&ref);
+    full_free(&par);
+  }
+}
+END_TEST
+
+/* Lines longer than a chunk, and longer than the longest line allowed, ended or not. */
+START_TEST(parallel_long_lines) {
+  size_t big = ATOM__TRACE_MAX_LINE + 64, cap = big + 64;
+  char *text = malloc(cap);
+  ck_assert_ptr_nonnull(text);
+  for (int variant = 0; variant < 4; variant++) {
+    /* 0: a long valid name line; 1: a too-long line; 2: 1 unterminated; 3: too long, unended */
+    size_t name = variant == 0 ? ATOM__TRACE_MAX_LINE - 16 : big - 20;
+    size_t len = (size_t)snprintf(text, cap, "a|r(x)|1\n");
+    memset(text + len, 'n', name);
+    len += name;
+    len += (size_t)snprintf(text + len, cap - len, "|r(x)|2\nb|w(y)|3");
+    if (variant != 2 && variant != 3) text[len++] = '\n';
+    if (variant == 3) len -= 13; /* the long name without its line's end */
+    for (int via = VIA_MEMORY; via <= VIA_FILE; via++) {
+      full_outcome ref, par;
+      read_full(via, text, len, 1, 0, &ref);
+      read_full(via, text, len, 2, 4096, &par);
+      char what[48];
+      snprintf(what, sizeof what, "variant %d, %s", variant, via_name[via]);
+      ck_assert_int_eq(ref.o.rc, variant == 0 ? 0 : ATOM_EPARSE);
+      ck_same_outcome(&ref, &par, what);
+      full_free(&ref);
+      full_free(&par);
+    }
+  }
+  free(text);
+}
+END_TEST
+
 /* Pipes and standard input are read with one thread whatever was asked for. */
 START_TEST(parallel_pipe_serial) {
   static const char text[] = "a|r(x)|1\nb|w(x)|2\n";
@@ -1559,6 +1621,8 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, parallel_matches_serial);
   tcase_add_test(t, parallel_late_error);
   tcase_add_test(t, parallel_malformed);
+  tcase_add_test(t, parallel_garbage);
+  tcase_add_test(t, parallel_long_lines);
   tcase_add_test(t, parallel_pipe_serial);
   suite_add_tcase(s, t);
   return s;
