@@ -287,10 +287,13 @@ int atom__trace_par_start(atom_trace_reader *r) {
   if (r->src == SRC_MEMORY ? r->stage != 0 || r->pos != r->data
                            : !r->shrink_check || r->fill || r->eof)
     return 0;
+  /* An input of one chunk or less gains nothing from threads. */
+  size_t chunk = r->chunk_size ? r->chunk_size : DEFAULT_CHUNK;
+  if (r->total <= chunk) return 0;
   atom__trace_par *p = atom__mem_calloc(&r->mem, 1, sizeof *p);
   if (!p) goto oom;
   atom__mem_init(&p->mem, &atom__system_allocator);
-  p->chunk = r->chunk_size ? r->chunk_size : DEFAULT_CHUNK;
+  p->chunk = chunk;
   p->end_off = r->end_off;
   p->n_slots = (size_t)r->threads * 2;
   p->mem_pos = r->data;
