@@ -50,7 +50,11 @@ ATOM_API int atom_trace_reader_open_memory(atom_trace_reader **out, const char *
  * read in parallel (a pipe or standard input is read with one thread whatever @p n is): the
  * input is cut at line ends into chunks that threads parse at the same time, consumed in file
  * order. Events, keys, names, "#name" directives, line numbers and errors are exactly those of
- * the one-thread reader (doc/trace-format.md, "Reading in parallel").
+ * the one-thread reader (doc/trace-format.md, "Reading in parallel"). The worker threads start
+ * at the first read and end in atom_trace_reader_free(); an input of one chunk (1 MiB) or less
+ * is read with one thread.
+ * @param r the reader (not yet read from)
+ * @param n the number of threads, 0 for one per online core
  * @return 0, or ATOM_EINVAL (NULL, or reading has started).
  * @since 0.4
  */
