@@ -130,6 +130,9 @@ class ExitCodes(unittest.TestCase):
             ("--max-reports", "many", SERIALIZABLE),
             ("--max-reports", "-1", SERIALIZABLE),
             ("-c",),                              # missing argument
+            ("-j", "0", SERIALIZABLE),
+            ("--jobs", "65", SERIALIZABLE),
+            ("-j", "two", SERIALIZABLE),
         ]
         for args in cases:
             with self.subTest(args=args):
@@ -829,6 +832,19 @@ class Inputs(unittest.TestCase):
                                  "(--allow-empty accepts an empty trace)\n")
                 code, out, err = run("--allow-empty", path)
                 self.assertEqual((code, out, err), (0, "aerodrome: no violations\n", ""))
+
+    def test_jobs_do_not_change_the_result(self):
+        # Over 1 MiB, so that -j 2 cuts it into chunks read by two threads.
+        body = "".join(f"t{i % 8}|w(v{i % 500})|{i}\n" for i in range(120000))
+        for tail in (rho2_copies(3), rho2_copies(2) + "t1|r(x|7\n" + rho2_copies(1)):
+            with TempTrace(body + tail) as path:
+                want = run("--format", "json", "-c", "aerodrome", "-c", "velodrome", "-j", "1",
+                           path)
+                self.assertEqual(want[0], 1 if "r(x|" not in tail else 2, want[2])
+                for jobs in ("2", "3"):
+                    got = run("--format", "json", "-c", "aerodrome", "-c", "velodrome", "-j",
+                              jobs, path)
+                    self.assertEqual(got, want)
 
     def test_empty_stdin_is_an_error(self):
         code, _, err = run("-", stdin=b"")
