@@ -436,8 +436,16 @@ static HOT_INLINE const unsigned char *parse_line(atom_trace_reader *r, const un
   /* <op> */
   if (UNLIKELY(IS_BLANK(*p))) p = skip_blanks(p);
   const unsigned char *o0 = p;
-  while ((unsigned)(*p - 'a') < 26u) p++;
-  uint32_t kind = op_kind(o0, (size_t)(p - o0));
+  uint32_t kind;
+  if (LIKELY((*p == 'r' || *p == 'w') && p[1] == '(')) {
+    /* Most lines are reads and writes: no scan of the operation word (p[0] is not the line's
+     * '\n', so p[1] is in the line). */
+    kind = *p == 'r' ? ATOM_READ : ATOM_WRITE;
+    p++;
+  } else {
+    while ((unsigned)(*p - 'a') < 26u) p++;
+    kind = op_kind(o0, (size_t)(p - o0));
+  }
   uint32_t flags = 0;
   /* r.acq / w.rel: a flagged access (doc/trace-format.md). The byte comparisons stop at the
    * first mismatch, so they never read past the line's '\n'. */
