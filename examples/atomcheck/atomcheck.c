@@ -41,6 +41,7 @@ typedef struct options {
   const char *sets; /* --sets FILE */
   int sets_by_prefix; /* --sets-by-prefix, or a -c race-automata:sets=prefix */
   const char *path;
+  const char *convert; /* --convert IN: copy IN to path */
 } options;
 
 /* State of one run, handed to the reject callback. */
@@ -100,7 +101,8 @@ static void checker_names(FILE *out) {
 
 static void usage(FILE *out) {
   fputs("Usage: atomcheck [OPTION]... FILE|-\n"
-        "Check a trace file (STD format; - reads standard input) for atomicity violations.\n"
+        "  or:  atomcheck --convert IN OUT\n"
+        "Check a trace file (STD or .atb; - reads standard input) for atomicity violations.\n"
         "\n"
         "  -c, --checker=NAME[:ARGS]  attach a checker; repeatable; default aerodrome\n"
         "                             (e.g. -c velodrome -c aerodrome:variant=basic)\n"
@@ -125,6 +127,8 @@ static void usage(FILE *out) {
         "                             checker's end-of-run work)\n"
         "      --allow-empty          accept a trace without events (exit 0, not 2)\n"
         "      --list-checkers        list the checkers (as below, with summaries)\n"
+        "      --convert IN OUT       copy trace IN to OUT, as .atb if OUT ends in .atb,\n"
+        "                             else as STD text (- = standard input/output)\n"
         "  -q, --quiet                print nothing on standard output\n"
         "  -h, --help                 print this help and exit\n"
         "      --version              print the version and exit\n"
@@ -170,7 +174,7 @@ static int parse_options(int argc, char **argv, options *o) {
   enum {
     OPT_FORMAT = 256, OPT_MAX_REPORTS, OPT_STATS, OPT_PROGRESS, OPT_VERSION, OPT_SETS, OPT_SETS_BY_PREFIX,
     OPT_MAX_STORED, OPT_LIST_CHECKERS, OPT_ALLOW_EMPTY, OPT_BASELINE, OPT_SUPPRESSIONS,
-    OPT_LOCATIONS, OPT_HTML
+    OPT_LOCATIONS, OPT_HTML, OPT_CONVERT
   };
   static const struct option longopts[] = {
       {"checker", required_argument, NULL, 'c'},
@@ -187,6 +191,7 @@ static int parse_options(int argc, char **argv, options *o) {
       {"progress", no_argument, NULL, OPT_PROGRESS},
       {"allow-empty", no_argument, NULL, OPT_ALLOW_EMPTY},
       {"list-checkers", no_argument, NULL, OPT_LIST_CHECKERS},
+      {"convert", required_argument, NULL, OPT_CONVERT},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
@@ -259,6 +264,10 @@ static int parse_options(int argc, char **argv, options *o) {
     case OPT_ALLOW_EMPTY:
       o->allow_empty = 1;
       break;
+    case OPT_CONVERT:
+      if (o->convert) return usage_error("--convert given twice");
+      o->convert = optarg;
+      break;
     case OPT_LIST_CHECKERS:
       list_checkers(stdout, "", 1);
       return EXIT_CLEAN;
@@ -282,6 +291,12 @@ static int parse_options(int argc, char **argv, options *o) {
       return usage_error("unknown option '%s'", name);
     }
     }
+  }
+  if (o->convert) {
+    if (optind >= argc) return usage_error("--convert IN needs an output file OUT");
+    if (optind + 1 < argc) return usage_error("--convert IN OUT takes one output file");
+    o->path = argv[optind];
+    return -1;
   }
   if (optind >= argc) return usage_error("no trace file given (use - for standard input)");
   if (optind + 1 < argc) return usage_error("more than one trace file given ('%s')", argv[optind + 1]);
@@ -610,7 +625,7 @@ int main(int argc, char **argv) {
   options o;
   memset(&o, 0, sizeof o);
   int status = parse_options(argc, argv, &o);
-  if (status < 0) status = run_check(&o);
+  if (status < 0) status = o.convert ? atc_convert(o.convert, o.path) : run_check(&o);
   free(o.specs);
   return status;
 }

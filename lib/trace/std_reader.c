@@ -27,6 +27,7 @@
 #include "atomicity/error.h"
 #include "core/error.h"
 #include "support/mem.h"
+#include "trace/atb_format.h"
 #include "trace/reader_state.h"
 
 /* ---- byte classes ---------------------------------------------------------------------- */
@@ -621,6 +622,7 @@ ATOM_API int atom_trace_reader_next(atom_trace_reader *r, atom_event *ev) {
     r->line = b->line[b->head++];
     return 1;
   }
+  if (r->atb) return atom__atb_next(r, ev); /* binary input: atb_reader.c */
   if (r->err) return atom__trace_reraise(r);
   return read_event(r, ev);
 }
@@ -650,6 +652,7 @@ int atom__trace_reader_fill(atom_trace_reader *r, size_t max) {
   b->head = b->count = 0;
   if (r->err) return atom__trace_reraise(r);
   size_t n = max && max < b->cap ? max : b->cap;
+  if (r->atb) return atom__atb_fill(r, n); /* binary input: atb_reader.c */
   while (b->count < n) {
     int rc = read_event(r, &b->ev[b->count]);
     if (rc != 1) return rc;
