@@ -8,7 +8,8 @@
  *   block  = u32 type, u32 checksum, u32 names_size, u32 n_events                (16 bytes)
  *            names[names_size]  (entries, zero-padded to a multiple of 8)
  *            event[n_events]    (16 bytes each)
- *   entry  = u8 what (1 name, 2 directive), u8 space, u16 0, u32 len, u64 key, len bytes
+ *   entry  = u8 what (1 name, 2 directive), u8 space, u16 pos, u32 len, u64 key, len bytes
+ *            (pos: a directive comes before record pos of its block; 0 for a name)
  *   event  = u32 thread, u32 target, u64 loc | kind << 56 | flags << 60
  *
  * The checksum covers names_size, n_events and the payload (atom__checksum32, seeded with the

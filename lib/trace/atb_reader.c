@@ -41,10 +41,18 @@ struct atom__atb {
   int header_done, ended;
   const unsigned char *rec; /* next event record of the current block */
   uint32_t left;            /* records left in it */
+  uint32_t block_events;    /* records of the current block */
   uint64_t block_no;        /* blocks started (1-based number of the current one) */
   uint64_t block_off;       /* file offset of the current block */
   uint64_t ordinal;         /* events returned */
   atb_space names[3];
+  /* Directives of the current block not yet reached: each comes before record pos[i] of the
+   * block, and joins the reader's directives (r->dir, what feed and
+   * atom_trace_reader_directive see) when the reading gets there, so that a copy puts it where
+   * it was. texts are owned here until then. */
+  atom__trace_directive *pend;
+  uint32_t *pend_pos;
+  size_t pend_n, pend_at, pend_cap;
 };
 
 /* Record error `err` for reader r: "display: where: message", sticky, at the event ordinal
@@ -144,21 +152,40 @@ static int add_name(atom_trace_reader *r, atb_space *t, const unsigned char *s, 
 }
 
 static int add_directive(atom_trace_reader *r, int space, uint64_t key, const unsigned char *s,
-                         size_t len) {
+                         size_t len, uint32_t pos) {
+  struct atom__atb *a = r->atb;
+  size_t cap = a->pend_cap;
   char *text = atom__mem_alloc(&r->mem, len + 1);
-  if (!text || ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1)) {
+  if (!text || ATOM__GROW(&r->mem, a->pend, cap, a->pend_n + 1) ||
+      ATOM__GROW(&r->mem, a->pend_pos, a->pend_cap, a->pend_n + 1)) {
     atom__mem_free(&r->mem, text, len + 1);
     return fail(r, ATOM_ENOMEM, "out of memory");
   }
   memcpy(text, s, len);
   text[len] = '\0';
-  r->dir[r->n_dir++] = (atom__trace_directive){space, key, text};
+  a->pend[a->pend_n] = (atom__trace_directive){space, key, text};
+  a->pend_pos[a->pend_n++] = pos;
+  return 0;
+}
+
+/* Hand the pending directives placed before record `at` of the block (or before) to the
+ * reader. */
+static int publish(atom_trace_reader *r, uint64_t at) {
+  struct atom__atb *a = r->atb;
+  for (; a->pend_at < a->pend_n && a->pend_pos[a->pend_at] <= at; a->pend_at++) {
+    if (ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1))
+      return fail(r, ATOM_ENOMEM, "out of memory");
+    r->dir[r->n_dir++] = a->pend[a->pend_at];
+  }
+  if (a->pend_at == a->pend_n) a->pend_at = a->pend_n = 0;
   return 0;
 }
 
 /* The name entries of the current block, p[0..size). */
-static int read_entries(atom_trace_reader *r, const unsigned char *p, size_t size) {
+static int read_entries(atom_trace_reader *r, const unsigned char *p, size_t size,
+                        uint32_t n_events) {
   struct atom__atb *a = r->atb;
+  uint32_t last_pos = 0;
   const unsigned char *end = p + size;
   while (p < end) {
     if (*p == 0) { /* padding to a multiple of 8: zero bytes to the end */
@@ -173,13 +200,14 @@ static int read_entries(atom_trace_reader *r, const unsigned char *p, size_t siz
       return fail(r, ATOM_EPARSE, "block %" PRIu64 ": name entry at byte %" PRIu64
                   " overruns its block", a->block_no, off);
     unsigned what = p[0], space = p[1];
+    uint32_t pos = (uint32_t)p[2] | (uint32_t)p[3] << 8; /* directives: before record pos */
     size_t len = atb_le32(p + 4);
     uint64_t key = atb_le64(p + 8);
     const unsigned char *s = p + ATB_ENTRY_HEADER;
     if (len > (size_t)(end - s))
       return fail(r, ATOM_EPARSE, "block %" PRIu64 ": name entry at byte %" PRIu64
                   " overruns its block", a->block_no, off);
-    if (what == ATB_ENTRY_NAME && space >= ATOM_SPACE_THREAD && space <= ATOM_SPACE_LOCK) {
+    if (what == ATB_ENTRY_NAME && space >= ATOM_SPACE_THREAD && space <= ATOM_SPACE_LOCK && !pos) {
       atb_space *t = &a->names[space - 1];
       const char *why = len > ATOM__TRACE_MAX_LINE
                             ? "name too long"
@@ -197,11 +225,16 @@ static int read_entries(atom_trace_reader *r, const unsigned char *p, size_t siz
       const char *why = text_problem(s, len);
       if (!why && space != ATOM_SPACE_LOC && (key == 0 || key > a->names[space - 1].n))
         why = "key out of range";
+      if (!why && (pos > n_events || pos < last_pos)) why = "position out of order";
       if (why)
         return fail(r, ATOM_EPARSE, "block %" PRIu64 ": directive at byte %" PRIu64 ": %s",
                     a->block_no, off, why);
-      int rc = add_directive(r, (int)space, key, s, len);
+      int rc = add_directive(r, (int)space, key, s, len, pos);
       if (rc) return rc;
+      last_pos = pos;
+    } else if (what == ATB_ENTRY_NAME && pos) {
+      return fail(r, ATOM_EPARSE, "block %" PRIu64 ": name entry at byte %" PRIu64
+                  " has a position", a->block_no, off);
     } else {
       return fail(r, ATOM_EPARSE, "block %" PRIu64 ": unknown name entry %u/%u at byte %" PRIu64,
                   a->block_no, what, space, off);
@@ -215,14 +248,16 @@ static int read_entries(atom_trace_reader *r, const unsigned char *p, size_t siz
 COLD static int next_block(atom_trace_reader *r) {
   struct atom__atb *a = r->atb;
   for (;;) {
+    int rc = publish(r, UINT64_MAX); /* those after the last record of the block before */
+    if (rc) return rc;
     if (a->ended) return 0;
     if (!a->header_done) {
-      int rc = read_header(r);
+      rc = read_header(r);
       if (rc) return rc;
     }
     a->block_off = a->base + a->at;
     a->block_no++;
-    int rc = ensure(r, ATB_BLOCK_HEADER);
+    rc = ensure(r, ATB_BLOCK_HEADER);
     if (rc < 0) return rc;
     if (rc == 0) {
       if (a->avail == a->at)
@@ -264,10 +299,10 @@ COLD static int next_block(atom_trace_reader *r) {
       a->ended = 1;
       return 0;
     }
-    rc = read_entries(r, p + ATB_BLOCK_HEADER, names_size);
+    rc = read_entries(r, p + ATB_BLOCK_HEADER, names_size, n_events);
     if (rc) return rc;
     a->rec = p + ATB_BLOCK_HEADER + names_size;
-    a->left = n_events;
+    a->left = a->block_events = n_events;
     if (n_events) return 1;
   }
 }
@@ -306,9 +341,14 @@ static inline int decode(atom_trace_reader *r, atom_event *ev) {
 
 int atom__atb_next(atom_trace_reader *r, atom_event *ev) {
   if (r->err) return atom__trace_reraise(r);
-  if (r->atb->left == 0) {
+  struct atom__atb *a = r->atb;
+  if (a->left == 0) {
     int rc = next_block(r);
     if (rc <= 0) return rc;
+  }
+  if (a->pend_n) {
+    int rc = publish(r, a->block_events - a->left);
+    if (rc) return rc;
   }
   return decode(r, ev);
 }
@@ -323,6 +363,12 @@ int atom__atb_fill(atom_trace_reader *r, size_t max) {
     }
     size_t n = max - b->count;
     if (n > a->left) n = a->left;
+    if (UNLIKELY(a->pend_n)) { /* stop at the next directive's place */
+      uint32_t at = a->block_events - a->left;
+      int rc = publish(r, at);
+      if (rc) return rc;
+      if (a->pend_n && n > a->pend_pos[a->pend_at] - at) n = a->pend_pos[a->pend_at] - at;
+    }
     for (size_t i = 0; i < n; i++) {
       int rc = decode(r, &b->ev[b->count]);
       if (UNLIKELY(rc != 1)) return rc;
@@ -364,6 +410,9 @@ void atom__atb_free(atom_trace_reader *r) {
     for (size_t k = 0; k < t->n; k++) atom__mem_free(&r->mem, (char *)t->ent[k].s, t->ent[k].len + 1);
     atom__mem_free(&r->mem, t->ent, t->cap * sizeof *t->ent);
   }
+  for (size_t i = a->pend_at; i < a->pend_n; i++) atom__mem_strfree(&r->mem, a->pend[i].text);
+  atom__mem_free(&r->mem, a->pend, a->pend_cap * sizeof *a->pend);
+  atom__mem_free(&r->mem, a->pend_pos, a->pend_cap * sizeof *a->pend_pos);
   atom__mem_free(&r->mem, a->buf, a->buf_cap);
   atom__mem_free(&r->mem, a, sizeof *a);
   r->atb = NULL;

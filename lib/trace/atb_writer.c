@@ -220,7 +220,14 @@ int atom__atb_writer_write_name(struct atom__atb_writer *w, int what, uint64_t k
     if (rc) return rc;
     file = f;
   }
-  return put_entry(w, ATB_ENTRY_DIRECTIVE, what, file, text, len);
+  int rc = put_entry(w, ATB_ENTRY_DIRECTIVE, what, file, text, len);
+  if (rc) return rc;
+  /* Its place: before the next event of the block (n_events < ATB_WRITER_EVENTS, since a full
+   * block is written at once). */
+  unsigned char *p = w->names + ATB_BLOCK_HEADER + w->names_len - ATB_ENTRY_HEADER - len;
+  p[2] = (unsigned char)(w->n_events & 0xff);
+  p[3] = (unsigned char)(w->n_events >> 8);
+  return 0;
 }
 
 int atom__atb_writer_write(struct atom__atb_writer *w, const atom_event *ev) {

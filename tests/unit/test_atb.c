@@ -215,6 +215,46 @@ START_TEST(same_as_std) {
 }
 END_TEST
 
+static size_t directive_count(const atom_trace_reader *r) {
+  size_t n = 0;
+  int sp;
+  uint64_t k;
+  const char *t;
+  while (atom_trace_reader_directive(r, n, &sp, &k, &t)) n++;
+  return n;
+}
+
+/* A directive is handed on where it was: after the same events as from STD. */
+START_TEST(directive_places) {
+  size_t ns, na;
+  char *std = sample_bytes(".std", 9000, &ns);
+  char *atb = sample_bytes(".atb", 9000, &na);
+  atom_trace_reader *a, *b;
+  ck_assert_int_eq(atom_trace_reader_open_memory(&a, std, ns, "s"), 0);
+  ck_assert_int_eq(atom_trace_reader_open_memory(&b, atb, na, "a"), 0);
+  atom_event e1, e2;
+  int r1, r2;
+  do {
+    r1 = atom_trace_reader_next(a, &e1);
+    r2 = atom_trace_reader_next(b, &e2);
+    ck_assert_int_eq(r1, r2);
+    ck_assert_uint_eq(directive_count(a), directive_count(b));
+  } while (r1 == 1);
+  ck_assert_uint_eq(directive_count(b), 3);
+  atom_trace_reader_free(a);
+  atom_trace_reader_free(b);
+  /* the same through atom_trace_feed's batches: all three registered */
+  ck_assert_int_eq(atom_trace_reader_open_memory(&b, atb, na, "a"), 0);
+  atom_session *s = tu_session(NULL);
+  ck_assert_int_eq(atom_trace_feed(s, b, 0, NULL, NULL, NULL), 0);
+  ck_assert_uint_eq(directive_count(b), 3);
+  atom_session_free(s);
+  atom_trace_reader_free(b);
+  free(std);
+  free(atb);
+}
+END_TEST
+
 /* Lines are event ordinals; the first events and names are those written; progress ends at
  * the size; a big loc survives. */
 START_TEST(reader_apis) {
@@ -441,6 +481,11 @@ START_TEST(hand_built) {
   bl = entry(bad, ATB_ENTRY_DIRECTIVE, ATOM_SPACE_VAR, 1, "display");
   n = build(file, bad, bl, ev, 0);
   expect_error(file, n, ATOM_EPARSE, "directive at byte 32: key out of range");
+  bl = entry(bad, ATB_ENTRY_DIRECTIVE, ATOM_SPACE_LOC, 1, "a");
+  bl += entry(bad + bl, ATB_ENTRY_DIRECTIVE, ATOM_SPACE_LOC, 1, "b");
+  bad[2] = 1; /* the first before record 1, the second before record 0 */
+  n = build(file, bad, bl, ev, 2);
+  expect_error(file, n, ATOM_EPARSE, "directive at byte 49: position out of order");
   bl = entry(bad, 7, ATOM_SPACE_VAR, 1, "x");
   n = build(file, bad, bl, ev, 0);
   expect_error(file, n, ATOM_EPARSE, "unknown name entry 7/2");
@@ -535,6 +580,7 @@ Suite *atom_test_suite_atb(void) {
   TCase *tc = tcase_create("atb");
   tcase_add_test(tc, same_as_std);
   tcase_add_test(tc, reader_apis);
+  tcase_add_test(tc, directive_places);
   tcase_add_test(tc, feed_same_verdict);
   tcase_add_test(tc, writer_refuses);
   tcase_add_test(tc, hand_built);
