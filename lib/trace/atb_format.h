@@ -85,6 +85,9 @@ static const unsigned char atb_target_space[16] = {
     0, ATOM_SPACE_VAR, ATOM_SPACE_VAR, ATOM_SPACE_LOCK, ATOM_SPACE_LOCK, ATOM_SPACE_THREAD,
     ATOM_SPACE_THREAD, 0, 0, 0, ATOM_SPACE_VAR, 0, 0, 0, 0, 0};
 
+/* The one non-zero flag each kind may carry (0: none). */
+static const unsigned char atb_allowed_flag[16] = {0, ATOM_FLAG_ACQUIRE, ATOM_FLAG_RELEASE};
+
 /* ---- reader side, called by the generic reader (reader_input.c, std_reader.c) ---------- */
 
 struct atom__atb;

@@ -369,9 +369,38 @@ int atom__atb_fill(atom_trace_reader *r, size_t max) {
       if (rc) return rc;
       if (a->pend_n && n > a->pend_pos[a->pend_at] - at) n = a->pend_pos[a->pend_at] - at;
     }
-    for (size_t i = 0; i < n; i++) {
+    /* The hot loop: the state in locals (stores through ev could alias the reader's fields),
+     * every check folded into one branch; a bad record stops it and decode() says why. */
+    const unsigned char *p = a->rec;
+    atom_event *ev = b->ev + b->count;
+    uint64_t *line = b->line + b->count;
+    uint64_t ord = a->ordinal;
+    const uint64_t lim[4] = {0, a->names[0].n, a->names[1].n, a->names[2].n};
+    size_t i = 0;
+    for (; i < n; i++, p += ATB_RECORD) {
+      uint32_t thread = atb_le32(p), target = atb_le32(p + 4);
+      uint64_t w = atb_le64(p + 8);
+      uint32_t kind = (uint32_t)(w >> 56) & 15, flags = (uint32_t)(w >> 60);
+      unsigned sp = atb_target_space[kind];
+      int bad = (kind - 1 >= ATOM_COMMIT) | ((uint64_t)(thread - 1u) >= lim[1]) |
+                (sp ? (uint64_t)(target - 1u) >= lim[sp] : target != 0) |
+                (flags != 0 && flags != atb_allowed_flag[kind]);
+      if (UNLIKELY(bad)) break;
+      ev[i].kind = kind;
+      ev[i].flags = flags;
+      ev[i].thread = thread;
+      ev[i].target = target;
+      ev[i].loc = w & ATB_LOC_MASK;
+      line[i] = ord + i + 1;
+    }
+    a->rec = p;
+    a->left -= (uint32_t)i;
+    a->ordinal = ord + i;
+    b->count += i;
+    if (i) r->line = a->ordinal;
+    if (UNLIKELY(i < n)) { /* decode() makes the error message */
       int rc = decode(r, &b->ev[b->count]);
-      if (UNLIKELY(rc != 1)) return rc;
+      if (rc != 1) return rc;
       b->line[b->count++] = a->ordinal;
     }
   }
