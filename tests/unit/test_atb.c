@@ -519,14 +519,14 @@ START_TEST(corrupt_files) {
     }
     readout_free(&o);
     atom_trace_reader_free(r);
-    if (len > 2 * ATB_HEADER_SIZE && len % 4099 != 0) len += 37; /* keep it fast */
+    if (len > 2 * ATB_HEADER_SIZE) len += 293; /* every length near the start, then a sample */
   }
   expect_error(atb, 10, ATOM_EPARSE, "truncated .atb header (10 of 16 bytes)");
   expect_error(atb, ATB_HEADER_SIZE + 5, ATOM_EPARSE, "block 1 at byte 16 has 5 of 16 header bytes");
   expect_error(atb, ATB_HEADER_SIZE + 100, ATOM_EPARSE, "truncated: block 1 at byte 16 has 100 of");
   expect_error(atb, na - ATB_BLOCK_HEADER, ATOM_EPARSE, "the end block is missing");
   /* every flipped bit of a data block is caught by the checksum (one per byte, sampled) */
-  for (size_t at = ATB_HEADER_SIZE + 4; at < na - ATB_BLOCK_HEADER; at += 97) {
+  for (size_t at = ATB_HEADER_SIZE + 4; at < na - ATB_BLOCK_HEADER; at += 331) {
     if (at >= ATB_HEADER_SIZE + 4 && at < ATB_HEADER_SIZE + 8) continue; /* the sum itself */
     memcpy(copy, atb, na);
     copy[at] ^= (unsigned char)(1u << (at % 8));
