@@ -42,6 +42,7 @@ typedef struct options {
   int sets_by_prefix; /* --sets-by-prefix, or a -c race-automata:sets=prefix */
   unsigned jobs; /* -j: parser threads; 0 = one per online core */
   const char *path;
+  const char *convert; /* --convert IN: copy IN to path */
 } options;
 
 /* State of one run, handed to the reject callback. */
@@ -101,7 +102,8 @@ static void checker_names(FILE *out) {
 
 static void usage(FILE *out) {
   fputs("Usage: atomcheck [OPTION]... FILE|-\n"
-        "Check a trace file (STD format; - reads standard input) for atomicity violations.\n"
+        "  or:  atomcheck --convert IN OUT\n"
+        "Check a trace file (STD or .atb; - reads standard input) for atomicity violations.\n"
         "\n"
         "  -c, --checker=NAME[:ARGS]  attach a checker; repeatable; default aerodrome\n"
         "                             (e.g. -c velodrome -c aerodrome:variant=basic)\n"
@@ -126,6 +128,8 @@ static void usage(FILE *out) {
         "                             checker's end-of-run work)\n"
         "      --allow-empty          accept a trace without events (exit 0, not 2)\n"
         "      --list-checkers        list the checkers (as below, with summaries)\n"
+        "      --convert IN OUT       copy trace IN to OUT, as .atb if OUT ends in .atb,\n"
+        "                             else as STD text (- = standard input/output)\n"
         "  -j, --jobs=N               parse the trace with N threads (default: the number\n"
         "                             of online cores; 1 = one thread; a pipe or standard\n"
         "                             input is always read with one)\n"
@@ -174,7 +178,7 @@ static int parse_options(int argc, char **argv, options *o) {
   enum {
     OPT_FORMAT = 256, OPT_MAX_REPORTS, OPT_STATS, OPT_PROGRESS, OPT_VERSION, OPT_SETS, OPT_SETS_BY_PREFIX,
     OPT_MAX_STORED, OPT_LIST_CHECKERS, OPT_ALLOW_EMPTY, OPT_BASELINE, OPT_SUPPRESSIONS,
-    OPT_LOCATIONS, OPT_HTML
+    OPT_LOCATIONS, OPT_HTML, OPT_CONVERT
   };
   static const struct option longopts[] = {
       {"checker", required_argument, NULL, 'c'},
@@ -192,6 +196,7 @@ static int parse_options(int argc, char **argv, options *o) {
       {"allow-empty", no_argument, NULL, OPT_ALLOW_EMPTY},
       {"list-checkers", no_argument, NULL, OPT_LIST_CHECKERS},
       {"jobs", required_argument, NULL, 'j'},
+      {"convert", required_argument, NULL, OPT_CONVERT},
       {"quiet", no_argument, NULL, 'q'},
       {"help", no_argument, NULL, 'h'},
       {"version", no_argument, NULL, OPT_VERSION},
@@ -264,6 +269,10 @@ static int parse_options(int argc, char **argv, options *o) {
     case OPT_ALLOW_EMPTY:
       o->allow_empty = 1;
       break;
+    case OPT_CONVERT:
+      if (o->convert) return usage_error("--convert given twice");
+      o->convert = optarg;
+      break;
     case OPT_LIST_CHECKERS:
       list_checkers(stdout, "", 1);
       return EXIT_CLEAN;
@@ -294,6 +303,12 @@ static int parse_options(int argc, char **argv, options *o) {
       return usage_error("unknown option '%s'", name);
     }
     }
+  }
+  if (o->convert) {
+    if (optind >= argc) return usage_error("--convert IN needs an output file OUT");
+    if (optind + 1 < argc) return usage_error("--convert IN OUT takes one output file");
+    o->path = argv[optind];
+    return -1;
   }
   if (optind >= argc) return usage_error("no trace file given (use - for standard input)");
   if (optind + 1 < argc) return usage_error("more than one trace file given ('%s')", argv[optind + 1]);
@@ -627,7 +642,7 @@ int main(int argc, char **argv) {
   options o;
   memset(&o, 0, sizeof o);
   int status = parse_options(argc, argv, &o);
-  if (status < 0) status = run_check(&o);
+  if (status < 0) status = o.convert ? atc_convert(o.convert, o.path) : run_check(&o);
   free(o.specs);
   return status;
 }

@@ -45,6 +45,11 @@ typedef struct atc_run {
   size_t n_reports;            /* all checkers together */
 } atc_run;
 
+/* convert.c */
+
+/** --convert: copy trace @p in to @p out (format of @p out by its name). @return exit status. */
+int atc_convert(const char *in, const char *out);
+
 /* names.c */
 
 /**

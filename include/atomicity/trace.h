@@ -1,10 +1,15 @@
 /**
  * @file atomicity/trace.h
- * @brief STD trace files (RAPID-compatible text): reading and writing.
+ * @brief Trace files, STD text (RAPID-compatible) and binary .atb: reading and writing.
  *
  * Format (doc/trace-format.md): one event per line, `<thread>|<op>|<loc>`; ops r(V) w(V)
  * acq(L) rel(L) fork(T) join(T) begin end, and the extensions fence and commit(V). Lines
  * starting with '#' and blank lines are ignored; CRLF line ends are accepted.
+ *
+ * The binary format .atb (doc/trace-format.md, "Binary format (.atb)") holds the same events,
+ * names and directives in checksummed blocks of fixed-size records. The readers tell the
+ * formats apart by the first bytes (the .atb magic), the writer by the file name (a path ending
+ * in ".atb"); every function below works on both.
  *
  * The reader gives every distinct name a key: 1, 2, 3, ... in order of first appearance, per
  * space (threads, variables, locks), and remembers the names.
@@ -75,7 +80,26 @@ ATOM_API int atom_trace_reader_next(atom_trace_reader *r, atom_event *ev);
 /** @return the name behind @p key in space @p what, or NULL. Valid until the reader is freed. @since 0.1 */
 ATOM_API const char *atom_trace_reader_name(const atom_trace_reader *r, int what, uint64_t key);
 
-/** @return the line number of the last event or error returned (1-based). @since 0.1 */
+/**
+ * The @p index-th (0-based) `#name` directive read so far, in input order: what
+ * atom_trace_feed() registers with atom_set_name(). A directive is read before the event that
+ * follows it in the trace, so a copier that asks for new directives before writing each event
+ * (and once more at the end) puts them where they were (atomcheck --convert does).
+ * @param space out: an atom_space (ATOM_SPACE_LOC included)
+ * @param key   out: the reader's key (the loc itself for ATOM_SPACE_LOC)
+ * @param text  out: the display name, valid until the reader is freed
+ * @return 1 if there is such a directive, 0 if not (or a NULL argument).
+ * @since 0.4
+ */
+ATOM_API int atom_trace_reader_directive(const atom_trace_reader *r, size_t index, int *space,
+                                         uint64_t *key, const char **text);
+
+/**
+ * The line number of the last event or error returned (1-based). For an .atb input, which
+ * has no lines, it is the event's ordinal: 1 for the first event of the file, and for an error
+ * the ordinal of the event that was being read.
+ * @since 0.1
+ */
 ATOM_API uint64_t atom_trace_reader_line(const atom_trace_reader *r);
 
 /**
@@ -137,7 +161,11 @@ ATOM_API int atom_trace_feed(atom_session *s, atom_trace_reader *r, uint64_t max
 typedef struct atom_trace_writer atom_trace_writer;
 
 /**
- * Create @p path ("-" = standard output) for writing.
+ * Create @p path ("-" = standard output) for writing. A path ending in ".atb" is written in
+ * the binary format (since 0.4; doc/trace-format.md), anything else as STD text. In .atb the
+ * keys of the caller become the file keys 1, 2, 3, ... in order of first use, each with its
+ * name (atom_trace_writer_set_name(), else T<key>, V<key>, L<key>), so the file reads back
+ * with the keys and names a STD copy gives; a loc must be below 2^56 there (ATOM_EINVAL).
  * @return 0, ATOM_EINVAL, ATOM_EIO, ATOM_ENOMEM.
  * @since 0.1
  */

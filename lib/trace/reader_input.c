@@ -14,6 +14,7 @@
 #include "atomicity/error.h"
 #include "core/error.h"
 #include "support/mem.h"
+#include "trace/atb_format.h"
 #include "trace/reader_state.h"
 
 int atom__trace_fail(atom_trace_reader *r, int err, const char *fmt, ...) {
@@ -193,6 +194,12 @@ ATOM_API int atom_trace_reader_open_memory(atom_trace_reader **out, const char *
   if (!r) return atom__error(ATOM_ENOMEM, "atom_trace_reader_open_memory: out of memory");
   r->src = SRC_MEMORY;
   setup_memory(r, (const unsigned char *)data, size);
+  /* The format is told by the magic: .atb goes to atb_reader.c, anything else is STD. */
+  if (atom__atb_sniff(data, size) &&
+      atom__atb_open(r, (const unsigned char *)data, size, -1, NULL, 0, size)) {
+    atom_trace_reader_free(r);
+    return atom__error(ATOM_ENOMEM, "atom_trace_reader_open_memory: out of memory");
+  }
   *out = r;
   return 0;
 }
@@ -241,6 +248,24 @@ ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
       r->shrink_check = 1;
     }
   }
+  /* The format is told by the first 4 bytes (the .atb magic starts "ATB\0", which no STD
+   * trace does). They are read here and stay in the STD reader's buffer when it is STD. */
+  while (r->fill < 4) {
+    ssize_t n = read(r->fd, r->buf + r->fill, 4 - r->fill);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int rc = atom__error(ATOM_EIO, "%s: read error: %s", r->display, strerror(errno));
+      atom_trace_reader_free(r);
+      return rc;
+    }
+    if (n == 0) break; /* the readers see the end again with their own reads */
+    r->fill += (size_t)n;
+  }
+  if (atom__atb_sniff(r->buf, r->fill) &&
+      atom__atb_open(r, NULL, 0, r->fd, r->buf, r->fill, r->total)) {
+    atom_trace_reader_free(r);
+    return atom__error(ATOM_ENOMEM, "atom_trace_reader_open: out of memory");
+  }
   *out = r;
   return 0;
 }
@@ -248,6 +273,7 @@ ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
 ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
   if (!r) return;
   atom__trace_par_free(r);
+  atom__atb_free(r);
   if (r->own_fd && r->fd >= 0) close(r->fd);
   atom__mem_free(&r->mem, r->buf, r->buf_cap);
   atom__mem_free(&r->mem, r->tail, r->tail_size);
@@ -290,6 +316,7 @@ ATOM_API int atom_trace_reader_set_threads(atom_trace_reader *r, unsigned n) {
 void atom__trace_reader_set_chunk(atom_trace_reader *r, size_t size) { r->chunk_size = size; }
 
 uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what) {
+  if (r->atb) return atom__atb_name_count(r, what);
   return what >= ATOM_SPACE_THREAD && what <= ATOM_SPACE_LOCK ? r->names[what - 1].n : 0;
 }
 
@@ -312,9 +339,19 @@ void atom__trace_reader_set_line(atom_trace_reader *r, uint64_t line) { r->line 
 
 ATOM_API const char *atom_trace_reader_name(const atom_trace_reader *r, int what, uint64_t key) {
   if (!r || what < ATOM_SPACE_THREAD || what > ATOM_SPACE_LOCK) return NULL;
+  if (r->atb) return atom__atb_name(r, what, key);
   const name_space *t = &r->names[what - 1];
   if (key == 0 || key > t->n) return NULL;
   return t->ent[key - 1].s;
+}
+
+ATOM_API int atom_trace_reader_directive(const atom_trace_reader *r, size_t index, int *space,
+                                         uint64_t *key, const char **text) {
+  if (!r || !space || !key || !text || index >= r->n_dir) return 0;
+  *space = r->dir[index].space;
+  *key = r->dir[index].key;
+  *text = r->dir[index].text;
+  return 1;
 }
 
 ATOM_API uint64_t atom_trace_reader_line(const atom_trace_reader *r) { return r ? r->line : 0; }
@@ -322,7 +359,9 @@ ATOM_API uint64_t atom_trace_reader_line(const atom_trace_reader *r) { return r 
 ATOM_API void atom_trace_reader_progress(const atom_trace_reader *r, uint64_t *consumed,
                                          uint64_t *total) {
   uint64_t c = 0, t = 0;
-  if (r) {
+  if (r && r->atb) {
+    atom__atb_progress(r, &c, &t);
+  } else if (r) {
     c = r->base + (uint64_t)(r->pos - r->origin);
     if (c > r->end_off) c = r->end_off; /* the '\n' added after a last line is not input */
     t = r->total;

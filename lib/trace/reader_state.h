@@ -103,6 +103,7 @@ struct atom_trace_reader {
   size_t buf_cap, fill;
 
   atom__trace_batch *batch;
+  struct atom__atb *atb; /* the input is .atb (atb_reader.c), else NULL */
   atom__trace_sets *sets;
   uint64_t named[3];
   atom__trace_directive *dir; /* #name directives read so far (doc/trace-format.md) */

@@ -27,6 +27,7 @@
 #include "atomicity/error.h"
 #include "core/error.h"
 #include "support/mem.h"
+#include "trace/atb_format.h"
 #include "trace/reader_state.h"
 
 /* ---- byte classes ---------------------------------------------------------------------- */
@@ -629,6 +630,7 @@ ATOM_API int atom_trace_reader_next(atom_trace_reader *r, atom_event *ev) {
     r->line = b->line[b->head++];
     return 1;
   }
+  if (r->atb) return atom__atb_next(r, ev); /* binary input: atb_reader.c */
   if (r->err) return atom__trace_reraise(r);
   if (r->threads > 1) {
     /* Reading in parallel (or asked for and not yet decided): through the batch. */
@@ -719,6 +721,7 @@ int atom__trace_reader_fill(atom_trace_reader *r, size_t max) {
   b->head = b->count = 0;
   if (r->err) return atom__trace_reraise(r);
   size_t n = max && max < b->cap ? max : b->cap;
+  if (r->atb) return atom__atb_fill(r, n); /* binary input: atb_reader.c */
   if (UNLIKELY(r->threads > 1)) {
     if (!r->par_tried) {
       int rc = atom__trace_par_start(r);

@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "support/mem.h"
 #include "support/u64map.h"
+#include "trace/atb_format.h"
 #include "trace/std_reader.h"
 
 #define WRITE_BUF ((size_t)64 << 10)
@@ -31,6 +32,7 @@ struct atom_trace_writer {
   int own_fd;
   int err; /* sticky: ATOM_EIO once a write failed */
   size_t n;
+  struct atom__atb_writer *atb; /* a path ending in ".atb": the binary format (atb_writer.c) */
   wspace spaces[3];
   atom__mem mem;
   char *display;
@@ -145,6 +147,14 @@ ATOM_API int atom_trace_writer_open(atom_trace_writer **out, const char *path) {
     }
     w->own_fd = 1;
   }
+  size_t plen = strlen(path);
+  if (plen > 4 && strcmp(path + plen - 4, ".atb") == 0) {
+    w->atb = atom__atb_writer_new(w->fd, w->display);
+    if (!w->atb) {
+      atom_trace_writer_close(w);
+      return atom__error(ATOM_ENOMEM, "atom_trace_writer_open: out of memory");
+    }
+  }
   *out = w;
   return 0;
 }
@@ -162,6 +172,7 @@ ATOM_API int atom_trace_writer_set_name(atom_trace_writer *w, int what, uint64_t
   const char *why = len > ATOM__TRACE_MAX_LINE ? "name longer than a line may be"
                                                : atom__trace_name_chars_problem(name, len);
   if (why) return atom__error(ATOM_EINVAL, "atom_trace_writer_set_name: %s", why);
+  if (w->atb) return atom__atb_writer_set_name(w->atb, what, key, name, len);
   wspace *sp = &w->spaces[what - 1];
   char *copy = atom__mem_strdup(&w->mem, name);
   if (!copy) return atom__error(ATOM_ENOMEM, "atom_trace_writer_set_name: out of memory");
@@ -194,6 +205,7 @@ ATOM_API int atom_trace_writer_write_name(atom_trace_writer *w, int what, uint64
       return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: name contains a control byte");
   if (text[0] == ' ' || text[len - 1] == ' ')
     return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: name starts or ends with a space");
+  if (w->atb) return atom__atb_writer_write_name(w->atb, what, key, text, len);
   if (what != ATOM_SPACE_LOC && name_len(w, what, key) > ATOM__TRACE_MAX_NAME)
     return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: the %s's name is longer than "
                        "a #name key may be (%zu bytes)", words[what], ATOM__TRACE_MAX_NAME);
@@ -232,6 +244,7 @@ ATOM_API int atom_trace_writer_write(atom_trace_writer *w, const atom_event *ev)
       return atom__error(ATOM_EINVAL, "atom_trace_writer_write: invalid flags 0x%x for a %s",
                          (unsigned)ev->flags, atom_kind_name((int)kind));
   }
+  if (w->atb) return atom__atb_writer_write(w->atb, ev);
   int has_target = kind != ATOM_BEGIN && kind != ATOM_END && kind != ATOM_FENCE;
   int space = kind == ATOM_ACQUIRE || kind == ATOM_RELEASE ? ATOM_SPACE_LOCK
               : kind == ATOM_FORK || kind == ATOM_JOIN     ? ATOM_SPACE_THREAD
@@ -268,6 +281,10 @@ ATOM_API int atom_trace_writer_write(atom_trace_writer *w, const atom_event *ev)
 ATOM_API int atom_trace_writer_close(atom_trace_writer *w) {
   if (!w) return 0;
   int rc = w->err ? ATOM_EIO : flush(w);
+  if (w->atb && atom__atb_writer_close(w->atb) && !rc) {
+    rc = ATOM_EIO;
+    snprintf(w->msg, sizeof w->msg, "%s", atom_last_error());
+  }
   if (w->own_fd && close(w->fd) != 0 && !rc) rc = io_error(w, "close error", errno);
   if (rc) rc = atom__error(ATOM_EIO, "%s", w->msg);
   for (int i = 0; i < 3; i++) {

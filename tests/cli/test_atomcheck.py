@@ -1246,5 +1246,84 @@ class Locations(unittest.TestCase):
             self.assertTrue(os.path.exists(page))
             self.assertRegex(out, r"(?m)^aerodrome: 1 violation")
 
+
+class Convert(unittest.TestCase):
+    """--convert between STD and .atb (doc/atomcheck.md, doc/trace-format.md)."""
+
+    CHECKERS = ("aerodrome", "velodrome", "commit-node", "block", "reduction", "tso")
+
+    @staticmethod
+    def event_lines(path):
+        """Lines of a STD file without plain comments and blank lines (#name lines kept)."""
+        with open(path, "rb") as f:
+            lines = f.read().replace(b"\r\n", b"\n").split(b"\n")
+        return [l for l in lines
+                if l.strip() and not (l.lstrip().startswith(b"#") and
+                                      not re.match(rb"\s*#name\s", l))]
+
+    def test_corpus_round_trip(self):
+        names = sorted(f for f in os.listdir(CORPUS) if f.endswith(".std"))
+        self.assertGreater(len(names), 10)
+        with tempfile.TemporaryDirectory() as tmp:
+            for name in names:
+                with self.subTest(trace=name):
+                    src = os.path.join(CORPUS, name)
+                    atb = os.path.join(tmp, name[:-4] + ".atb")
+                    back = os.path.join(tmp, name)
+                    code, _, err = run("--convert", src, atb)
+                    self.assertEqual(code, 0, err)
+                    with open(atb, "rb") as f:
+                        self.assertEqual(f.read(8), b"ATB\0\r\n\x1a\n")
+                    code, _, err = run("--convert", atb, back)
+                    self.assertEqual(code, 0, err)
+                    with open(back, "rb") as f:  # canonical: no comments, LF
+                        self.assertEqual(f.read().count(b"\r"), 0)
+                    self.assertEqual(self.event_lines(back), self.event_lines(src))
+                    for c in self.CHECKERS:
+                        a = run("--format", "json", "-c", c, src)
+                        b = run("--format", "json", "-c", c, atb)
+                        self.assertEqual(a[0], b[0], f"{c}: {a[2]} / {b[2]}")
+                        ja, jb = json.loads(a[1]), json.loads(b[1])
+                        for j in (ja, jb):
+                            j.pop("trace", None)
+                            j.pop("input", None)
+                        self.assertEqual(json.dumps(ja, sort_keys=True).replace(src, "F"),
+                                         json.dumps(jb, sort_keys=True).replace(atb, "F"), c)
+
+    def test_directives_and_stdin_stdout(self):
+        text = ("#name thread t1 the teller\nt1|begin|1\n#name var x the balance\n"
+                "t1|r(x)|2\nt2|w(x)|3\nt1|w(x)|4\nt1|end|5\n#name loc 5 leave\n")
+        with tempfile.TemporaryDirectory() as tmp:
+            atb = os.path.join(tmp, "t.atb")
+            code, _, err = run("--convert", "-", atb, stdin=text)
+            self.assertEqual(code, 0, err)
+            with open(atb, "rb") as f:
+                data = f.read()
+            code, out, err = run("--convert", "-", "-", stdin=data)
+            self.assertEqual((code, err), (0, ""))
+            self.assertEqual(out, text)
+            code, out, _ = run(atb)
+            self.assertEqual(code, 1)
+            self.assertIn("the balance", out)
+
+    def test_bad_input_is_2_and_leaves_no_output(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            atb = os.path.join(tmp, "t.atb")
+            back = os.path.join(tmp, "t.std")
+            self.assertEqual(run("--convert", VIOLATING, atb)[0], 0)
+            with open(atb, "rb") as f:
+                data = f.read()
+            with open(atb, "wb") as f:
+                f.write(data[:-20])
+            code, _, err = run("--convert", atb, back)
+            self.assertEqual(code, 2)
+            self.assertIn(f"atomcheck: {atb}: truncated: block 1 at byte 16 has", err)
+            self.assertFalse(os.path.exists(back))
+            code, _, err = run(atb)
+            self.assertEqual(code, 2)
+            self.assertIn("truncated", err)
+            self.assertEqual(run("--convert", atb)[0], 2)
+
+
 if __name__ == "__main__":
     unittest.main(argv=[sys.argv[0], "-v", *sys.argv[1:]])

@@ -11,7 +11,7 @@ src=$(cd "$(dirname "$0")" && pwd)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
-for target in std-reader:std push:push args:args callback:callback; do
+for target in std-reader:std atb-reader:atb push:push args:args callback:callback; do
   name=${target%%:*} seeds=${target#*:}
   mkdir -p "$work/$name" "$work/$name-artifacts"
   cp "$src/seeds/$seeds/"* "$work/$name/"

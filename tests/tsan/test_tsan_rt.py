@@ -628,6 +628,30 @@ class Names(Base):
                     self.assertRegex(line, r"\b[A-Za-z_]\w* at \S+:\d+", p.stderr)
                 self.assertEqual(self.named_lines(offline.stdout), named, offline.stdout)
 
+    def test_recording_atb(self):
+        """record=FILE.atb writes the binary format through the same writer: atomcheck reads it
+        with the verdict and named lines of the run, and its STD copy gives the same output."""
+        name = "transfer"
+        trace = self.path(name + ".atb")
+        p = run([os.path.join(DEMO_DIR, name)],
+                demo_options(name) + " checkers=aerodrome record=" + trace)
+        with open(trace, "rb") as f:
+            self.assertEqual(f.read(8), b"ATB\0\r\n\x1a\n")
+        offline = subprocess.run([ATOMCHECK, "-c", "aerodrome", trace],
+                                 stdout=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual(offline.returncode, 1)
+        named = self.named_lines(p.stderr)
+        self.assertTrue(named, p.stderr)
+        self.assertEqual(self.named_lines(offline.stdout), named, offline.stdout)
+        copy = self.path(name + ".std")
+        subprocess.run([ATOMCHECK, "--convert", trace, copy], check=True)
+        with open(copy) as f:
+            self.assertIn("#name loc ", f.read())
+        again = subprocess.run([ATOMCHECK, "-c", "aerodrome", copy],
+                               stdout=subprocess.PIPE, universal_newlines=True)
+        self.assertEqual((again.returncode, again.stdout),
+                         (1, offline.stdout.replace(trace, copy)))
+
 
 class Stacks(Base):
     """Each transaction and witness carries a stack; its headline frame is the user's own line

@@ -1,0 +1,463 @@
+/* The .atb reader (doc/trace-format.md, "Binary format (.atb)"; layout in atb_format.h).
+ *
+ * It lives inside an atom_trace_reader: reader_input.c detects the magic and hands the input
+ * here, and the reader's batch, sticky error, message and #name directives are shared with the
+ * STD side, so atom_trace_feed() and every accessor work unchanged. Blocks are read whole
+ * (from memory, or from a file or pipe into a buffer that grows to the largest block), their
+ * checksum checked before any byte of them is used, and records decoded straight into the
+ * batch; every key, kind and flag is checked, so no input can make the reader read out of
+ * bounds or hand the session an event the STD reader could not have produced. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "atomicity/error.h"
+#include "core/error.h"
+#include "support/checksum.h"
+#include "support/mem.h"
+#include "trace/atb_format.h"
+#include "trace/reader_state.h"
+
+#define ATB_READ_CHUNK ((size_t)1 << 20)
+
+typedef struct atb_space {
+  name_ent *ent; /* ent[key - 1]; strings allocated from the reader's mem, len + 1 bytes */
+  size_t n, cap;
+} atb_space;
+
+struct atom__atb {
+  /* input: data[at..avail) is read and not yet consumed; data[0] is at offset `base` */
+  const unsigned char *data;
+  size_t avail, at;
+  uint64_t base, total;
+  int fd; /* -1 for memory */
+  int eof;
+  unsigned char *buf; /* stream buffer (data == buf), buf_cap bytes */
+  size_t buf_cap;
+
+  int header_done, ended;
+  const unsigned char *rec; /* next event record of the current block */
+  uint32_t left;            /* records left in it */
+  uint32_t block_events;    /* records of the current block */
+  uint64_t block_no;        /* blocks started (1-based number of the current one) */
+  uint64_t block_off;       /* file offset of the current block */
+  uint64_t ordinal;         /* events returned */
+  atb_space names[3];
+  /* Directives of the current block not yet reached: each comes before record pos[i] of the
+   * block, and joins the reader's directives (r->dir, what feed and
+   * atom_trace_reader_directive see) when the reading gets there, so that a copy puts it where
+   * it was. texts are owned here until then. */
+  atom__trace_directive *pend;
+  uint32_t *pend_pos;
+  size_t pend_n, pend_at, pend_cap;
+};
+
+/* Record error `err` for reader r: "display: where: message", sticky, at the event ordinal
+ * that was being read. */
+PRINTF_LIKE(3, 4) COLD static int fail(atom_trace_reader *r, int err, const char *fmt, ...) {
+  char detail[400];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(detail, sizeof detail, fmt, ap);
+  va_end(ap);
+  snprintf(r->msg, sizeof r->msg, "%s: %s", r->display, detail);
+  r->err = err;
+  r->err_line = r->line = r->atb->ordinal + 1;
+  return atom__error(err, "%s", r->msg);
+}
+
+/* 1 when at least n bytes are available at data + at, 0 at end of input with fewer, or an
+ * error. Stream buffers move: pointers into them are invalid after a call. */
+static int ensure(atom_trace_reader *r, size_t n) {
+  struct atom__atb *a = r->atb;
+  while (a->avail - a->at < n) {
+    if (a->fd < 0 || a->eof) return 0;
+    if (a->at) {
+      memmove(a->buf, a->buf + a->at, a->avail - a->at);
+      a->avail -= a->at;
+      a->base += a->at;
+      a->at = 0;
+    }
+    if (a->buf_cap - a->avail < ATB_READ_CHUNK / 2 || a->buf_cap < n) {
+      size_t ncap = a->buf_cap * 2;
+      while (ncap < n + ATB_READ_CHUNK) ncap *= 2;
+      unsigned char *nb = atom__mem_realloc(&r->mem, a->buf, a->buf_cap, ncap);
+      if (!nb) return fail(r, ATOM_ENOMEM, "out of memory");
+      a->buf = nb;
+      a->buf_cap = ncap;
+      a->data = nb;
+    }
+    ssize_t k = read(a->fd, a->buf + a->avail, a->buf_cap - a->avail);
+    if (k < 0) {
+      if (errno == EINTR) continue;
+      return fail(r, ATOM_EIO, "read error: %s", strerror(errno));
+    }
+    if (k == 0) {
+      a->eof = 1;
+      if (a->total && a->base + a->avail < a->total)
+        return fail(r, ATOM_EIO,
+                    "the file shrank while being read (%" PRIu64 " bytes read of %" PRIu64 ")",
+                    a->base + a->avail, a->total);
+    }
+    a->avail += (size_t)k;
+  }
+  return 1;
+}
+
+static int read_header(atom_trace_reader *r) {
+  struct atom__atb *a = r->atb;
+  int rc = ensure(r, ATB_HEADER_SIZE);
+  if (rc < 0) return rc;
+  if (rc == 0)
+    return fail(r, ATOM_EPARSE, "truncated .atb header (%zu of %d bytes)", a->avail - a->at,
+                ATB_HEADER_SIZE);
+  const unsigned char *p = a->data + a->at;
+  if (memcmp(p, ATB_MAGIC, ATB_MAGIC_LEN) != 0)
+    return fail(r, ATOM_EPARSE, "bad .atb magic (the file was changed by a text transfer?)");
+  uint32_t version = atb_le32(p + 8), flags = atb_le32(p + 12);
+  if (version != ATB_VERSION)
+    return fail(r, ATOM_EPARSE, ".atb version %" PRIu32 " is not supported (this reader reads %u)",
+                version, ATB_VERSION);
+  if (flags) return fail(r, ATOM_EPARSE, "unknown .atb header flags 0x%" PRIx32, flags);
+  a->at += ATB_HEADER_SIZE;
+  a->header_done = 1;
+  return 0;
+}
+
+/* A name or directive text of an entry: the same rules as the STD reader's. */
+static const char *text_problem(const unsigned char *s, size_t n) {
+  if (n == 0) return "empty name";
+  if (n > ATOM__TRACE_MAX_NAME) return "name too long";
+  for (size_t i = 0; i < n; i++)
+    if (s[i] < 0x20 || s[i] == 0x7f) return "control byte in a name";
+  if (s[0] == ' ' || s[n - 1] == ' ') return "name starts or ends with a space";
+  return NULL;
+}
+
+static int add_name(atom_trace_reader *r, atb_space *t, const unsigned char *s, size_t len) {
+  if (t->n >= ATB_MAX_KEY) return fail(r, ATOM_ELIMIT, "block %" PRIu64 ": too many names",
+                                       r->atb->block_no);
+  char *copy = atom__mem_alloc(&r->mem, len + 1);
+  if (!copy || ATOM__GROW(&r->mem, t->ent, t->cap, t->n + 1)) {
+    atom__mem_free(&r->mem, copy, len + 1);
+    return fail(r, ATOM_ENOMEM, "out of memory");
+  }
+  memcpy(copy, s, len);
+  copy[len] = '\0';
+  t->ent[t->n++] = (name_ent){copy, len};
+  return 0;
+}
+
+static int add_directive(atom_trace_reader *r, int space, uint64_t key, const unsigned char *s,
+                         size_t len, uint32_t pos) {
+  struct atom__atb *a = r->atb;
+  size_t cap = a->pend_cap;
+  char *text = atom__mem_alloc(&r->mem, len + 1);
+  if (!text || ATOM__GROW(&r->mem, a->pend, cap, a->pend_n + 1) ||
+      ATOM__GROW(&r->mem, a->pend_pos, a->pend_cap, a->pend_n + 1)) {
+    atom__mem_free(&r->mem, text, len + 1);
+    return fail(r, ATOM_ENOMEM, "out of memory");
+  }
+  memcpy(text, s, len);
+  text[len] = '\0';
+  a->pend[a->pend_n] = (atom__trace_directive){space, key, text};
+  a->pend_pos[a->pend_n++] = pos;
+  return 0;
+}
+
+/* Hand the pending directives placed before record `at` of the block (or before) to the
+ * reader. */
+static int publish(atom_trace_reader *r, uint64_t at) {
+  struct atom__atb *a = r->atb;
+  for (; a->pend_at < a->pend_n && a->pend_pos[a->pend_at] <= at; a->pend_at++) {
+    if (ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1))
+      return fail(r, ATOM_ENOMEM, "out of memory");
+    r->dir[r->n_dir++] = a->pend[a->pend_at];
+  }
+  if (a->pend_at == a->pend_n) a->pend_at = a->pend_n = 0;
+  return 0;
+}
+
+/* The name entries of the current block, p[0..size). */
+static int read_entries(atom_trace_reader *r, const unsigned char *p, size_t size,
+                        uint32_t n_events) {
+  struct atom__atb *a = r->atb;
+  uint32_t last_pos = 0;
+  const unsigned char *end = p + size;
+  while (p < end) {
+    if (*p == 0) { /* padding to a multiple of 8: zero bytes to the end */
+      for (; p < end; p++)
+        if (*p)
+          return fail(r, ATOM_EPARSE, "block %" PRIu64 ": non-zero padding after its names",
+                      a->block_no);
+      return 0;
+    }
+    uint64_t off = a->block_off + ATB_BLOCK_HEADER + (uint64_t)(p - (end - size));
+    if ((size_t)(end - p) < ATB_ENTRY_HEADER)
+      return fail(r, ATOM_EPARSE, "block %" PRIu64 ": name entry at byte %" PRIu64
+                  " overruns its block", a->block_no, off);
+    unsigned what = p[0], space = p[1];
+    uint32_t pos = (uint32_t)p[2] | (uint32_t)p[3] << 8; /* directives: before record pos */
+    size_t len = atb_le32(p + 4);
+    uint64_t key = atb_le64(p + 8);
+    const unsigned char *s = p + ATB_ENTRY_HEADER;
+    if (len > (size_t)(end - s))
+      return fail(r, ATOM_EPARSE, "block %" PRIu64 ": name entry at byte %" PRIu64
+                  " overruns its block", a->block_no, off);
+    if (what == ATB_ENTRY_NAME && space >= ATOM_SPACE_THREAD && space <= ATOM_SPACE_LOCK && !pos) {
+      atb_space *t = &a->names[space - 1];
+      const char *why = len > ATOM__TRACE_MAX_LINE
+                            ? "name too long"
+                            : atom__trace_name_chars_problem((const char *)s, len);
+      if (why)
+        return fail(r, ATOM_EPARSE, "block %" PRIu64 ": name entry at byte %" PRIu64 ": %s",
+                    a->block_no, off, why);
+      if (key != t->n + 1)
+        return fail(r, ATOM_EPARSE, "block %" PRIu64 ": name entry at byte %" PRIu64
+                    " gives key %" PRIu64 ", expected %zu", a->block_no, off, key, t->n + 1);
+      int rc = add_name(r, t, s, len);
+      if (rc) return rc;
+    } else if (what == ATB_ENTRY_DIRECTIVE && space >= ATOM_SPACE_THREAD &&
+               space <= ATOM_SPACE_LOC) {
+      const char *why = text_problem(s, len);
+      if (!why && space != ATOM_SPACE_LOC && (key == 0 || key > a->names[space - 1].n))
+        why = "key out of range";
+      if (!why && (pos > n_events || pos < last_pos)) why = "position out of order";
+      if (why)
+        return fail(r, ATOM_EPARSE, "block %" PRIu64 ": directive at byte %" PRIu64 ": %s",
+                    a->block_no, off, why);
+      int rc = add_directive(r, (int)space, key, s, len, pos);
+      if (rc) return rc;
+      last_pos = pos;
+    } else if (what == ATB_ENTRY_NAME && pos) {
+      return fail(r, ATOM_EPARSE, "block %" PRIu64 ": name entry at byte %" PRIu64
+                  " has a position", a->block_no, off);
+    } else {
+      return fail(r, ATOM_EPARSE, "block %" PRIu64 ": unknown name entry %u/%u at byte %" PRIu64,
+                  a->block_no, what, space, off);
+    }
+    p = s + len;
+  }
+  return 0;
+}
+
+/* Start the next block. 1 when it has events, 0 at the end block, or an error. */
+COLD static int next_block(atom_trace_reader *r) {
+  struct atom__atb *a = r->atb;
+  for (;;) {
+    int rc = publish(r, UINT64_MAX); /* those after the last record of the block before */
+    if (rc) return rc;
+    if (a->ended) return 0;
+    if (!a->header_done) {
+      rc = read_header(r);
+      if (rc) return rc;
+    }
+    a->block_off = a->base + a->at;
+    a->block_no++;
+    rc = ensure(r, ATB_BLOCK_HEADER);
+    if (rc < 0) return rc;
+    if (rc == 0) {
+      if (a->avail == a->at)
+        return fail(r, ATOM_EPARSE, "truncated: the end block is missing (at byte %" PRIu64
+                    ", after %" PRIu64 " blocks)", a->block_off, a->block_no - 1);
+      return fail(r, ATOM_EPARSE, "truncated: block %" PRIu64 " at byte %" PRIu64
+                  " has %zu of %d header bytes", a->block_no, a->block_off, a->avail - a->at,
+                  ATB_BLOCK_HEADER);
+    }
+    const unsigned char *p = a->data + a->at;
+    uint32_t type = atb_le32(p), sum = atb_le32(p + 4);
+    uint32_t names_size = atb_le32(p + 8), n_events = atb_le32(p + 12);
+    if (type != ATB_BLOCK_DATA && type != ATB_BLOCK_END)
+      return fail(r, ATOM_EPARSE, "block %" PRIu64 " at byte %" PRIu64
+                  ": unknown block type %" PRIu32, a->block_no, a->block_off, type);
+    if (names_size > ATB_MAX_NAMES_SIZE || names_size % 8 || n_events > ATB_MAX_EVENTS ||
+        (type == ATB_BLOCK_END && (names_size || n_events)))
+      return fail(r, ATOM_EPARSE, "block %" PRIu64 " at byte %" PRIu64
+                  ": bad sizes (%" PRIu32 " bytes of names, %" PRIu32 " events)", a->block_no,
+                  a->block_off, names_size, n_events);
+    size_t payload = (size_t)names_size + (size_t)n_events * ATB_RECORD;
+    rc = ensure(r, ATB_BLOCK_HEADER + payload);
+    if (rc < 0) return rc;
+    if (rc == 0)
+      return fail(r, ATOM_EPARSE, "truncated: block %" PRIu64 " at byte %" PRIu64
+                  " has %zu of %zu bytes", a->block_no, a->block_off, a->avail - a->at,
+                  ATB_BLOCK_HEADER + payload);
+    p = a->data + a->at;
+    if (atom__checksum32(type, p + 8, 8 + payload) != sum)
+      return fail(r, ATOM_EPARSE, "block %" PRIu64 " at byte %" PRIu64
+                  ": checksum mismatch (the file is corrupt)", a->block_no, a->block_off);
+    a->at += ATB_BLOCK_HEADER + payload;
+    if (type == ATB_BLOCK_END) {
+      rc = ensure(r, 1);
+      if (rc < 0) return rc;
+      if (rc)
+        return fail(r, ATOM_EPARSE, "data after the end block (at byte %" PRIu64 ")",
+                    a->base + a->at);
+      a->ended = 1;
+      return 0;
+    }
+    rc = read_entries(r, p + ATB_BLOCK_HEADER, names_size, n_events);
+    if (rc) return rc;
+    a->rec = p + ATB_BLOCK_HEADER + names_size;
+    a->left = a->block_events = n_events;
+    if (n_events) return 1;
+  }
+}
+
+COLD static int bad_event(atom_trace_reader *r, const char *why, uint64_t value) {
+  return fail(r, ATOM_EPARSE, "event %" PRIu64 " (block %" PRIu64 "): %s (%" PRIu64 ")",
+              r->atb->ordinal + 1, r->atb->block_no, why, value);
+}
+
+/* Decode the next record of the current block (a->left > 0). 1, or an error. */
+static inline int decode(atom_trace_reader *r, atom_event *ev) {
+  struct atom__atb *a = r->atb;
+  const unsigned char *p = a->rec;
+  uint32_t thread = atb_le32(p), target = atb_le32(p + 4);
+  uint64_t w = atb_le64(p + 8);
+  uint32_t kind = (uint32_t)(w >> 56) & 15, flags = (uint32_t)(w >> 60);
+  if (UNLIKELY(kind - 1 >= ATOM_COMMIT)) return bad_event(r, "unknown event kind", kind);
+  if (UNLIKELY(thread - 1 >= a->names[0].n)) return bad_event(r, "thread key out of range", thread);
+  unsigned sp = atb_target_space[kind];
+  if (UNLIKELY(sp ? target - 1 >= a->names[sp - 1].n : target != 0))
+    return bad_event(r, sp ? "target key out of range" : "target given to an event without one",
+                     target);
+  if (UNLIKELY(flags) && !(kind == ATOM_READ && flags == ATOM_FLAG_ACQUIRE) &&
+      !(kind == ATOM_WRITE && flags == ATOM_FLAG_RELEASE))
+    return bad_event(r, "invalid flags", flags);
+  ev->kind = kind;
+  ev->flags = flags;
+  ev->thread = thread;
+  ev->target = target;
+  ev->loc = w & ATB_LOC_MASK;
+  a->rec = p + ATB_RECORD;
+  a->left--;
+  r->line = ++a->ordinal;
+  return 1;
+}
+
+int atom__atb_next(atom_trace_reader *r, atom_event *ev) {
+  if (r->err) return atom__trace_reraise(r);
+  struct atom__atb *a = r->atb;
+  if (a->left == 0) {
+    int rc = next_block(r);
+    if (rc <= 0) return rc;
+  }
+  if (a->pend_n) {
+    int rc = publish(r, a->block_events - a->left);
+    if (rc) return rc;
+  }
+  return decode(r, ev);
+}
+
+int atom__atb_fill(atom_trace_reader *r, size_t max) {
+  atom__trace_batch *b = r->batch;
+  struct atom__atb *a = r->atb;
+  while (b->count < max) {
+    if (a->left == 0) {
+      int rc = next_block(r);
+      if (rc <= 0) return rc;
+    }
+    size_t n = max - b->count;
+    if (n > a->left) n = a->left;
+    if (UNLIKELY(a->pend_n)) { /* stop at the next directive's place */
+      uint32_t at = a->block_events - a->left;
+      int rc = publish(r, at);
+      if (rc) return rc;
+      if (a->pend_n && n > a->pend_pos[a->pend_at] - at) n = a->pend_pos[a->pend_at] - at;
+    }
+    /* The hot loop: the state in locals (stores through ev could alias the reader's fields),
+     * every check folded into one branch; a bad record stops it and decode() says why. */
+    const unsigned char *p = a->rec;
+    atom_event *ev = b->ev + b->count;
+    uint64_t *line = b->line + b->count;
+    uint64_t ord = a->ordinal;
+    const uint64_t lim[4] = {0, a->names[0].n, a->names[1].n, a->names[2].n};
+    size_t i = 0;
+    for (; i < n; i++, p += ATB_RECORD) {
+      uint32_t thread = atb_le32(p), target = atb_le32(p + 4);
+      uint64_t w = atb_le64(p + 8);
+      uint32_t kind = (uint32_t)(w >> 56) & 15, flags = (uint32_t)(w >> 60);
+      unsigned sp = atb_target_space[kind];
+      int bad = (kind - 1 >= ATOM_COMMIT) | ((uint64_t)(thread - 1u) >= lim[1]) |
+                (sp ? (uint64_t)(target - 1u) >= lim[sp] : target != 0) |
+                (flags != 0 && flags != atb_allowed_flag[kind]);
+      if (UNLIKELY(bad)) break;
+      ev[i].kind = kind;
+      ev[i].flags = flags;
+      ev[i].thread = thread;
+      ev[i].target = target;
+      ev[i].loc = w & ATB_LOC_MASK;
+      line[i] = ord + i + 1;
+    }
+    a->rec = p;
+    a->left -= (uint32_t)i;
+    a->ordinal = ord + i;
+    b->count += i;
+    if (i) r->line = a->ordinal;
+    if (UNLIKELY(i < n)) { /* decode() makes the error message */
+      int rc = decode(r, &b->ev[b->count]);
+      if (rc != 1) return rc;
+      b->line[b->count++] = a->ordinal;
+    }
+  }
+  return 0;
+}
+
+int atom__atb_open(atom_trace_reader *r, const unsigned char *data, size_t size, int fd,
+                   const unsigned char *head, size_t have, uint64_t total) {
+  struct atom__atb *a = atom__mem_calloc(&r->mem, 1, sizeof *a);
+  if (!a) return ATOM_ENOMEM;
+  a->fd = fd;
+  a->total = total;
+  if (fd < 0) {
+    a->data = data;
+    a->avail = size;
+  } else {
+    a->buf_cap = ATB_READ_CHUNK * 2;
+    a->buf = atom__mem_alloc(&r->mem, a->buf_cap);
+    if (!a->buf) {
+      atom__mem_free(&r->mem, a, sizeof *a);
+      return ATOM_ENOMEM;
+    }
+    memcpy(a->buf, head, have);
+    a->data = a->buf;
+    a->avail = have;
+  }
+  r->atb = a;
+  return 0;
+}
+
+void atom__atb_free(atom_trace_reader *r) {
+  struct atom__atb *a = r->atb;
+  if (!a) return;
+  for (int i = 0; i < 3; i++) {
+    atb_space *t = &a->names[i];
+    for (size_t k = 0; k < t->n; k++) atom__mem_free(&r->mem, (char *)t->ent[k].s, t->ent[k].len + 1);
+    atom__mem_free(&r->mem, t->ent, t->cap * sizeof *t->ent);
+  }
+  for (size_t i = a->pend_at; i < a->pend_n; i++) atom__mem_strfree(&r->mem, a->pend[i].text);
+  atom__mem_free(&r->mem, a->pend, a->pend_cap * sizeof *a->pend);
+  atom__mem_free(&r->mem, a->pend_pos, a->pend_cap * sizeof *a->pend_pos);
+  atom__mem_free(&r->mem, a->buf, a->buf_cap);
+  atom__mem_free(&r->mem, a, sizeof *a);
+  r->atb = NULL;
+}
+
+uint64_t atom__atb_name_count(const atom_trace_reader *r, int what) {
+  return what >= ATOM_SPACE_THREAD && what <= ATOM_SPACE_LOCK ? r->atb->names[what - 1].n : 0;
+}
+
+const char *atom__atb_name(const atom_trace_reader *r, int what, uint64_t key) {
+  if (what < ATOM_SPACE_THREAD || what > ATOM_SPACE_LOCK) return NULL;
+  const atb_space *t = &r->atb->names[what - 1];
+  return key == 0 || key > t->n ? NULL : t->ent[key - 1].s;
+}
+
+void atom__atb_progress(const atom_trace_reader *r, uint64_t *consumed, uint64_t *total) {
+  *consumed = r->atb->base + r->atb->at;
+  *total = r->atb->fd < 0 ? r->atb->avail : r->atb->total;
+}
