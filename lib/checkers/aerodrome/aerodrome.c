@@ -140,8 +140,9 @@ static int take_slot_slow(aero *a, uint32_t u) {
   } else {
     s = a->basic ? u : a->n_slot;
     if (s == UINT32_MAX - 1) return ATOM_ENOMEM;
-    if (ATOM__GROW(a->mem, a->slots, a->slots_cap, (size_t)s + 1) ||
-        ATOM__GROW(a->mem, a->open_b, a->open_cap, (size_t)s + 1))
+    if (ATOM__GROW(a->mem, a->open_b, a->open_cap, (size_t)s + 1) ||
+        ATOM__GROW(a->mem, a->knowers, a->knowers_cap, (size_t)s + 1) ||
+        ATOM__GROW(a->mem, a->slots, a->slots_cap, (size_t)s + 1))
       return ATOM_ENOMEM;
     for (uint32_t k = a->n_slot; k <= s; k++) {
       a->slots[k] = (aslot){NIL, 0, 0, NIL};
@@ -181,6 +182,7 @@ static void release_slot(aero *a, uint32_t u) {
   a->live_thr--;
   if (a->basic) return;
   aslot *sl = &a->slots[s];
+  sl->owner = NIL; /* the END scans test only this */
   sl->top = atom__vc_get(&th->c, s);
   sl->seq = th->seq;
   sl->next_free = a->free_slot;
@@ -411,6 +413,7 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->thr, a->thr_cap * sizeof *a->thr);
   atom__mem_free(m, a->open_b, a->open_cap * sizeof *a->open_b);
   atom__mem_free(m, a->slots, a->slots_cap * sizeof *a->slots);
+  atom__mem_free(m, a->knowers, a->knowers_cap * sizeof *a->knowers);
   atom__mem_free(m, a->var, a->var_cap * sizeof *a->var);
   atom__mem_free(m, a->vbasic, a->vbasic_cap * sizeof *a->vbasic);
   atom__mem_free(m, a->wlast, a->wlast_cap * sizeof *a->wlast);

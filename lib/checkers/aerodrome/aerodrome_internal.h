@@ -195,7 +195,7 @@ typedef struct alock {
 /* A clock component ("Slots" in aerodrome.c). Owned by one thread at a time; a joined thread's
  * slot goes to the free list and a thread created later continues its counters. */
 typedef struct aslot {
-  uint32_t owner;     /* the thread that has it, or had it last (NIL: never owned) */
+  uint32_t owner;     /* the thread that has it, NIL if free */
   uint32_t seq;       /* free: its last owner's transaction count, continued by the next */
   atom__vc_t top;     /* free: the largest value the component ever had */
   uint32_t next_free; /* free list, NIL-terminated */
@@ -233,6 +233,8 @@ typedef struct aero {
   uint32_t n_slot;    /* clock width: at most the threads alive at once (optimized variant) */
   uint32_t free_slot; /* head of the free list, NIL if empty */
   uint32_t live_thr;  /* threads holding a slot */
+  uint32_t *knowers;  /* END scratch: one per slot (grown with the slots) */
+  size_t knowers_cap;
   avar *var;
   size_t var_cap;
   avar_basic *vbasic; /* variant=basic only */

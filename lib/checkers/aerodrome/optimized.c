@@ -256,26 +256,27 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
   }
 }
 
-static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
-                                   size_t nk, uint64_t made);
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t b,
+                                    const atom__vc *ct, reg r, size_t nk, uint64_t made);
 
 /* The full scan of lines 41-46, for a transaction whose learned list could not grow. */
 static AERO_RARE void opt_end_scan(aero *a, uint32_t t, size_t nk, uint64_t made) {
   athread *th = &a->thr[t];
+  uint32_t ts = th->slot;
   for (uint32_t x = 0; x < a->n_var; x++) {
-    opt_end_update(a, t, th->b, &th->c, (reg){REG_W, x}, nk, made);
-    opt_end_update(a, t, th->b, &th->c, (reg){REG_R, x}, nk, made);
+    opt_end_update(a, t, ts, th->b, &th->c, (reg){REG_W, x}, nk, made);
+    opt_end_update(a, t, ts, th->b, &th->c, (reg){REG_R, x}, nk, made);
   }
   for (uint32_t l = 0; l < a->n_lock; l++)
-    opt_end_update(a, t, th->b, &th->c, (reg){REG_L, l}, nk, made);
+    opt_end_update(a, t, ts, th->b, &th->c, (reg){REG_L, l}, nk, made);
 }
 
 /* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
  * other open transactions C_t knows (in a->scratch[0..nk)). */
-static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
-                                  size_t nk, uint64_t made) {
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t b,
+                                    const atom__vc *ct, reg r, size_t nk, uint64_t made) {
   atom__vc *x = reg_clock(a, r);
-  if (atom__vc_get(x, SL(a, t)) < b) return; /* see "Optimized END" */
+  if (atom__vc_get(x, ts) < b) return; /* see "Optimized END" */
   if (nk) opt_end_learn(a, t, r, x, nk, made);
   atom__vc_join(a->mem, x, ct, NULL); /* cannot fail: reserved */
   if (r.kind == REG_W) {
@@ -291,9 +292,9 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const ato
   }
 }
 
-static int opt_end_reserve(aero *a, reg r, uint32_t t, uint32_t len) {
+static int opt_end_reserve(aero *a, reg r, uint32_t t, uint32_t ts, uint32_t len) {
   atom__vc *x = reg_clock(a, r);
-  if (atom__vc_get(x, SL(a, t)) < a->thr[t].b) return 0;
+  if (atom__vc_get(x, ts) < a->thr[t].b) return 0;
   if (reserve(a, x, len)) return ATOM_ENOMEM;
   if (r.kind == REG_R && reserve(a, &a->var[r.id].chr, len)) return ATOM_ENOMEM;
   return 0;
@@ -309,33 +310,34 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
   /* Reserve everything first so that the update below cannot fail half-way. The thread
    * clocks that can know t's transaction are those of threads holding a slot (a joined
    * thread performs no event again: its clock is never read). */
+  uint32_t nw = 0; /* the threads whose clock knows t's transaction, in a->knowers */
   for (uint32_t s = 0; s < a->n_slot; s++) {
     uint32_t u = a->slots[s].owner;
-    if (u != NIL && a->thr[u].slot == s && u != t && atom__vc_get(&a->thr[u].c, ts) >= th->b &&
-        (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])))
-      return ATOM_ENOMEM;
+    if (u == NIL || u == t || atom__vc_get(&a->thr[u].c, ts) < th->b) continue;
+    if (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])) return ATOM_ENOMEM;
+    a->knowers[nw++] = u;
   }
   if (len <= ATOM__VC_INLINE) {
     /* every clock has room for ATOM__VC_INLINE components: nothing to reserve */
   } else if (th->overflow) {
     for (uint32_t x = 0; x < a->n_var; x++)
-      if (opt_end_reserve(a, (reg){REG_W, x}, t, len) || opt_end_reserve(a, (reg){REG_R, x}, t, len))
+      if (opt_end_reserve(a, (reg){REG_W, x}, t, ts, len) ||
+          opt_end_reserve(a, (reg){REG_R, x}, t, ts, len))
         return ATOM_ENOMEM;
     for (uint32_t l = 0; l < a->n_lock; l++)
-      if (opt_end_reserve(a, (reg){REG_L, l}, t, len)) return ATOM_ENOMEM;
+      if (opt_end_reserve(a, (reg){REG_L, l}, t, ts, len)) return ATOM_ENOMEM;
   } else {
     for (size_t i = 0; i < th->n_learned; i++)
-      if (opt_end_reserve(a, th->learned[i], t, len)) return ATOM_ENOMEM;
+      if (opt_end_reserve(a, th->learned[i], t, ts, len)) return ATOM_ENOMEM;
   }
   if (th->n_known + 1 > a->scratch_cap &&
       ATOM__GROW(a->mem, a->scratch, a->scratch_cap, th->n_known + 1))
     return ATOM_ENOMEM;
 
-  /* lines 38-40: threads whose clock knows t's transaction (scanned: O(T) like the join) */
-  for (uint32_t s = 0; s < a->n_slot; s++) {
-    uint32_t u = a->slots[s].owner;
-    if (u == NIL || a->thr[u].slot != s || u == t || atom__vc_get(&a->thr[u].c, ts) < th->b)
-      continue;
+  /* lines 38-40: threads whose clock knows t's transaction (found above, O(T) like the join;
+   * the joins below change only C_u, so the set is still the same) */
+  for (uint32_t i = 0; i < nw; i++) {
+    uint32_t u = a->knowers[i];
     if (knows(a, &th->c, u)) note(a, atom__aero_report_end(a, ev, t, u));
     srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
     thread_join(a, u, &th->c, &sd);
@@ -351,7 +353,7 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
     opt_end_scan(a, t, nk, ev->index);
   } else {
     for (size_t i = 0; i < th->n_learned; i++)
-      opt_end_update(a, t, th->b, &th->c, th->learned[i], nk, ev->index);
+      opt_end_update(a, t, ts, th->b, &th->c, th->learned[i], nk, ev->index);
   }
   th->n_learned = 0;
   th->overflow = 0;
