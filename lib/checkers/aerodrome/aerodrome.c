@@ -80,6 +80,35 @@
  * kept out of line (AERO_RARE), and the event handlers build an event's description only when
  * a record needs it.
  *
+ * Slots (optimized variant). A clock has one component per *slot*, not per thread ever seen:
+ * a thread takes a slot at its fork or first event (take_slot) and gives it back when it is
+ * joined (release_slot); a thread created later takes a free slot if there is one. Clocks are
+ * then as wide as the threads alive at once, and END scans only the threads holding a slot.
+ * Why this is exact:
+ *   - A joined thread u performs no event again (the session rejects them, ATOM_EJOINED; a
+ *     second JOIN of u too), so C_u is never read as a thread clock again and u never begins
+ *     a transaction again: no check ever tests u's component for u.
+ *   - The tests on component s are "X(s) >= b" for the open transaction of s's current owner
+ *     v only (knows(), the join loop's crossing test with open_b[s], END). Values of component
+ *     s originate in the clock of the slot's owner of the time and only the owner raises its
+ *     own component, so the largest value s ever had is the old owner's own, C_u(s), when it
+ *     is joined (slot top). The new owner starts its component at top + 1 and keeps the
+ *     slot's transaction count (seq) going. Every value the old owner left in any clock is
+ *     then < top + 1 <= v's BEGIN values: it reads as "knows nothing of v's transaction yet",
+ *     which is true (v had no event then). Knowledge of v's transaction T still comes only
+ *     from clocks derived from C_v after T's BEGIN, so X(s) >= b_v iff X knows T, as with a
+ *     component of its own. The old values only make X(s) larger than ⊥ where the original
+ *     had 0, and nothing compares them with anything but the current owner's b.
+ *   - A fork joins the parent's clock into the child's, whose own component is top + 1 >=
+ *     anything the parent holds at s, so the child's own component stays its own.
+ *   - Provenance: records are kept per component too, and name a transaction by (thread
+ *     `of`, number `about`); ends_get requires both to match the slot's current owner, and
+ *     the owner's transaction numbers continue the slot's count, so a record about the old
+ *     owner never explains the new owner's transaction. Recorded events keep real thread
+ *     numbers, so reports name the right threads. A joined thread keeps its provenance
+ *     records and last event: a stored clock it wrote (W_x, L_l) may still name it.
+ * The basic variant keeps slot = thread number (R_{u,x} is per thread there anyway).
+ *
  * The lastWThr_x / lastRelThr_l shortcuts (lines 24, 28, 14) are exact: W_x ⊑ C_t while t is
  * the last writer (END joins W_x ⊔= C_v only if W_x knows V, and then C_t knows V too and is
  * joined with C_v at lines 38-40), and likewise for locks. The optimized variant adds more
@@ -262,7 +291,8 @@ static int on_begin(aero *a, const atom_ev *ev) {
   atom__vc_t cur = atom__vc_get(&th->c, ts);
   if (cur >= ATOM__VC_MAX - 1 || th->seq == UINT32_MAX)
     return atom_env_error(a->env, ATOM_ELIMIT, "thread %" PRIu32 " began more than %" PRIu32
-                          " transactions", t, (uint32_t)(ATOM__VC_MAX - 2));
+                          " transactions (with the joined threads whose clock slot it took)",
+                          t, (uint32_t)(ATOM__VC_MAX - 2));
   if (reserve(a, &th->c, ts + 1) || known_reserve(a, th) ||
       (a->basic && reserve(a, &th->cb, th->c.len)))
     return ATOM_ENOMEM;
