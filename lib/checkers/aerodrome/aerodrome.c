@@ -163,12 +163,11 @@ static int ensure_threads_slow(aero *a, uint32_t id) {
  * C_u := ⊥[1/u], C_u^▷ := ⊥, with the component continuing the slot's counter. */
 static int take_slot_slow(aero *a, uint32_t u) {
   athread *th = &a->thr[u];
-  uint32_t s;
-  if (!a->basic && a->free_slot != NIL) {
-    s = a->free_slot;
-  } else {
-    s = a->basic ? u : a->n_slot;
-    if (s == UINT32_MAX - 1) return ATOM_ENOMEM;
+  int reuse = !a->basic && a->free_slot != NIL;
+  uint32_t s = reuse ? a->free_slot : a->basic ? u : a->n_slot;
+  /* all the memory first: a failure changes nothing */
+  if (s >= UINT32_MAX - 1 || reserve(a, &th->c, s + 1)) return ATOM_ENOMEM;
+  if (!reuse) {
     if (ATOM__GROW(a->mem, a->open_b, a->open_cap, (size_t)s + 1) ||
         ATOM__GROW(a->mem, a->knowers, a->knowers_cap, (size_t)s + 1) ||
         ATOM__GROW(a->mem, a->slots, a->slots_cap, (size_t)s + 1))
@@ -180,8 +179,8 @@ static int take_slot_slow(aero *a, uint32_t u) {
     if (s >= a->n_slot) a->n_slot = s + 1;
   }
   aslot *sl = &a->slots[s];
-  if (atom__vc_set(a->mem, &th->c, s, sl->top + 1)) return ATOM_ENOMEM;
-  if (s == a->free_slot) a->free_slot = sl->next_free;
+  atom__vc_set(a->mem, &th->c, s, sl->top + 1); /* cannot fail: reserved */
+  if (reuse) a->free_slot = sl->next_free;
   th->slot = s;
   th->seq = sl->seq;
   sl->owner = u;
