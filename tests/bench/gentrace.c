@@ -5,7 +5,8 @@
  *
  * 2pl: two-phase-locked transactions (conflict serializable); racy: unprotected random
  * accesses in transactions. --alive A: thread T1 forks the others in waves of A and joins each
- * wave before the next (many threads, few alive at once). Names: T<i>, V<i>, L<i>. FILE "-" is standard output.
+ * wave before the next (many threads, few alive at once). Names: T<i>, V<i>, L<i>. FILE "-"
+ * is standard output.
  */
 #include <errno.h>
 #include <stdio.h>
