@@ -3,7 +3,8 @@
  * The checker decides conflict serializability online by vector clocks (003 AeroDrome); the
  * header comment of aerodrome.c describes the algorithm and its provenance. Its concepts, one
  * file each:
- *   aerodrome.c   the algorithm's description, growth of the per-id tables, the handlers both
+ *   aerodrome.c   the algorithm's description, growth of the per-id tables, clock slots
+ *                 (take_slot, release_slot), the handlers both
  *                 variants share (BEGIN, FORK, JOIN), the event dispatch, the vtable
  *   optimized.c   variant=optimized (003 §4.3): known/learned lists, the optimized END
  *   basic.c       variant=basic (003 Alg. 1 as printed)
@@ -84,7 +85,8 @@ typedef struct pnode {
   aev e1;              /* EDGE, FORK (the fork) only: END nodes end before it */
 } pnode;
 
-/* Per-component provenance of a clock: slot c is a node about thread c's transaction. */
+/* Per-component provenance of a clock: entry c is a node about a transaction of the thread
+ * that owns (or owned) clock slot c; ends_get tells which. */
 typedef struct ends {
   pnode **p;
   uint32_t cap;    /* slots */
@@ -341,13 +343,13 @@ static inline size_t pn_size(uint32_t kind) {
 }
 
 /* The clock component of thread t (it has one). */
-static inline uint32_t SL(const aero *a, uint32_t t) { return a->thr[t].slot; }
+static inline uint32_t slot_of(const aero *a, uint32_t t) { return a->thr[t].slot; }
 
 /* The record of e about thread t (at t's slot) if it is about t's current (open) transaction.
  * `of` tells apart the owners of a recycled slot (their transaction numbers continue, so
  * `about` alone would do for an open transaction; the test is cheap and exact). */
 static inline pnode *ends_get(const aero *a, const ends *e, uint32_t t) {
-  uint32_t c = SL(a, t);
+  uint32_t c = slot_of(a, t);
   pnode *n = c < e->cap ? e->p[(size_t)c * (e->gap + 1)] : NULL;
   return n && n->about == a->thr[t].seq && n->of == t ? n : NULL;
 }
@@ -372,7 +374,7 @@ static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uin
     l->var = (uint32_t)(v - a->var);
     return;
   }
-  uint32_t k = SL(a, c);
+  uint32_t k = slot_of(a, c);
   if (vslot_room(a, v, k)) return;
   rown *s = &v->slot[k].ro;
   s->index = index;
@@ -382,7 +384,7 @@ static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uin
 
 /* chR_x learns thread c's open transaction by the read R_x learned it by. */
 static inline void rown_alias(aero *a, avar *v, uint32_t c) {
-  uint32_t k = SL(a, c);
+  uint32_t k = slot_of(a, c);
   if (vslot_room(a, v, k)) return;
   v->slot[k].ro.a_about = a->thr[c].seq;
 }
@@ -448,7 +450,7 @@ static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const s
 
 /* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. */
 static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
-  return a->thr[t].active && atom__vc_get(clk, SL(a, t)) >= a->thr[t].b;
+  return a->thr[t].active && atom__vc_get(clk, slot_of(a, t)) >= a->thr[t].b;
 }
 
 /* 003 Alg. 1 line 9-12 */

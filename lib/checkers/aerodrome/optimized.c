@@ -35,7 +35,7 @@ static void register_from(aero *a, athread *src, reg r, const atom__vc *x) {
     kent e = src->known[i];
     if (!kent_valid(a, e)) continue;
     src->known[k++] = e;
-    if (atom__vc_get(x, SL(a, e.t)) < a->thr[e.t].b) learn(a, e.t, r);
+    if (atom__vc_get(x, slot_of(a, e.t)) < a->thr[e.t].b) learn(a, e.t, r);
   }
   src->n_known = k;
 }
@@ -54,7 +54,7 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     if (!kent_valid(a, e)) continue;
     th->known[k++] = e;
     atom__vc_t b = a->thr[e.t].b;
-    uint32_t ks = SL(a, e.t);
+    uint32_t ks = slot_of(a, e.t);
     int r_learns = atom__vc_get(&v->r, ks) < b;
     int c_learns = e.t != t && atom__vc_get(&v->chr, ks) < b;
     if (r_learns) learn(a, e.t, (reg){REG_R, x});
@@ -217,7 +217,7 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
   for (size_t i = 0; i < nk; i++) {
     kent e = a->scratch[i];
     atom__vc_t b = a->thr[e.t].b;
-    uint32_t k = SL(a, e.t);
+    uint32_t k = slot_of(a, e.t);
     int learns = atom__vc_get(x, k) < b;
     int c_learns = r.kind == REG_R && atom__vc_get(&v->chr, k) < b;
     if (learns) learn(a, e.t, r);

@@ -213,7 +213,7 @@ expl atom__aero_ex_rp(const aero *a, const avar *v, uint32_t c) {
 
 /* How chR_x knows thread c's open transaction. */
 expl atom__aero_ex_chr(const aero *a, const avar *v, uint32_t c) {
-  uint32_t seq = a->thr[c].seq, k = SL(a, c);
+  uint32_t seq = a->thr[c].seq, k = slot_of(a, c);
   if (k < v->nslot && v->slot[k].ro.a_about == seq && seq) return atom__aero_ex_rp(a, v, c);
   return ex_rrec(a, VAR_ENDS(v, cp), c);
 }
