@@ -1,10 +1,12 @@
 /* gentrace: write a synthetic STD trace for the benchmarks.
  *
  *   gentrace --events N --threads T --vars V --locks L --txn-len K --kind 2pl|racy
- *            --seed S -o FILE
+ *            --seed S [--alive A] -o FILE
  *
  * 2pl: two-phase-locked transactions (conflict serializable); racy: unprotected random
- * accesses in transactions. Names: T<i>, V<i>, L<i>. FILE "-" is standard output.
+ * accesses in transactions. --alive A: thread T1 forks the others in waves of A and joins each
+ * wave before the next (many threads, few alive at once). Names: T<i>, V<i>, L<i>. FILE "-"
+ * is standard output.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -15,7 +17,7 @@
 
 static void usage(FILE *f) {
   fputs("usage: gentrace [--events N] [--threads T] [--vars V] [--locks L] [--txn-len K]\n"
-        "                [--kind 2pl|racy] [--seed S] [-o FILE]\n"
+        "                [--kind 2pl|racy] [--seed S] [--alive A] [-o FILE]\n"
         "defaults: --events 1000000 --threads 4 --vars 128 --locks 8 --txn-len 8 --kind 2pl\n"
         "          --seed 1 -o -\n",
         f);
@@ -74,6 +76,7 @@ static void put_event(out *o, const atom_event *e) {
 int main(int argc, char **argv) {
   tg_params p = {1000000, 4, 128, 8, 8, TG_2PL, 1};
   const char *path = "-";
+  unsigned alive = 0;
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
@@ -101,6 +104,7 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--vars") == 0) p.vars = (unsigned)x;
     else if (strcmp(a, "--locks") == 0) p.locks = (unsigned)x;
     else if (strcmp(a, "--txn-len") == 0) p.txn_len = (unsigned)x;
+    else if (strcmp(a, "--alive") == 0) alive = (unsigned)x;
     else {
       fprintf(stderr, "gentrace: unknown option %s\n", a);
       usage(stderr);
@@ -113,7 +117,7 @@ int main(int argc, char **argv) {
   }
   tg_gen *g;
   const char *why;
-  if (tg_new(&g, &p, &why) != 0) {
+  if (tg_new_alive(&g, &p, alive, &why) != 0) {
     fprintf(stderr, "gentrace: %s\n", why ? why : "cannot start");
     return 2;
   }

@@ -9,6 +9,7 @@ enum { PH_FORK, PH_RUN, PH_DRAIN, PH_JOIN, PH_DONE };
 
 struct tg_gen {
   tg_params p;
+  unsigned alive;      /* 0, or the size of the waves */
   uint64_t rng;
   uint64_t emitted, stop_at;
   int phase;
@@ -20,6 +21,8 @@ struct tg_gen {
   unsigned live;       /* threads not done (drain phase) */
   unsigned *owner;     /* per lock: holder's thread index + 1, 0 = free */
   unsigned cur, burst; /* thread scheduled now, events left in its time slice */
+  unsigned lo, hi;     /* the threads that run now: [lo, hi) (all, or the current wave) */
+  uint64_t per_wave;   /* waves: events of each wave's body */
 };
 
 static uint64_t next_u64(tg_gen *g) { /* splitmix64 */
@@ -33,6 +36,10 @@ static uint64_t next_u64(tg_gen *g) { /* splitmix64 */
 static unsigned below(tg_gen *g, unsigned n) { return (unsigned)((next_u64(g) >> 32) * n >> 32); }
 
 int tg_new(tg_gen **out, const tg_params *p, const char **why) {
+  return tg_new_alive(out, p, 0, why);
+}
+
+int tg_new_alive(tg_gen **out, const tg_params *p, unsigned alive, const char **why) {
   *out = NULL;
   *why = NULL;
   if (p->threads < 1 || p->threads > 1000000) *why = "threads must be in 1..1000000";
@@ -41,10 +48,12 @@ int tg_new(tg_gen **out, const tg_params *p, const char **why) {
   else if (p->kind == TG_2PL && (p->locks < 1 || p->vars < p->locks))
     *why = "2pl needs 1 <= locks <= vars";
   else if (p->kind != TG_2PL && p->kind != TG_RACY) *why = "unknown kind";
+  else if (alive && alive >= p->threads - 1) *why = "alive must be below threads - 1";
   if (*why) return -1;
   tg_gen *g = calloc(1, sizeof *g);
   if (!g) return -1;
   g->p = *p;
+  g->alive = alive;
   g->rng = p->seed * 0x2545f4914f6cdd1dull + 1;
   g->plan_cap = p->txn_len + 6;
   g->plan = calloc((size_t)p->threads * g->plan_cap, sizeof *g->plan);
@@ -62,6 +71,18 @@ int tg_new(tg_gen **out, const tg_params *p, const char **why) {
   g->phase = PH_FORK;
   g->next_child = 2;
   g->live = p->threads;
+  g->lo = 0;
+  g->hi = p->threads;
+  if (alive) { /* waves: thread index 0 forks and joins [lo, hi) */
+    uint64_t waves = (p->threads - 1 + alive - 1) / alive;
+    uint64_t wtail = 2 * (uint64_t)alive + (uint64_t)alive * g->plan_cap / 2;
+    uint64_t share = p->events / waves;
+    g->per_wave = share > wtail ? share - wtail : 1;
+    g->lo = 1;
+    g->hi = 1 + alive;
+    g->live = alive;
+    g->stop_at = g->per_wave;
+  }
   *out = g;
   return 0;
 }
@@ -121,8 +142,9 @@ static void plan_txn(tg_gen *g, unsigned t) {
 }
 
 static unsigned pick_thread(tg_gen *g) {
-  unsigned t = below(g, g->p.threads);
-  while (g->done[t]) t = (t + 1) % g->p.threads;
+  unsigned n = g->hi - g->lo;
+  unsigned t = g->lo + below(g, n);
+  while (g->done[t]) t = g->lo + (t - g->lo + 1) % n;
   return t;
 }
 
@@ -132,7 +154,7 @@ size_t tg_next(tg_gen *g, atom_event *buf, size_t cap) {
   while (n < cap) {
     switch (g->phase) {
     case PH_FORK:
-      if (g->next_child <= p->threads) {
+      if (g->next_child <= (g->alive ? g->hi : p->threads)) {
         put(&buf[n++], ATOM_FORK, 0, g->next_child++, 0);
         g->emitted++;
       } else {
@@ -140,9 +162,16 @@ size_t tg_next(tg_gen *g, atom_event *buf, size_t cap) {
       }
       continue;
     case PH_JOIN:
-      if (g->next_child <= p->threads) {
+      if (g->next_child <= (g->alive ? g->hi : p->threads)) {
         put(&buf[n++], ATOM_JOIN, 0, g->next_child++, 0);
         g->emitted++;
+      } else if (g->alive && g->hi < p->threads) { /* the next wave */
+        g->lo = g->hi;
+        g->hi = g->hi + g->alive < p->threads ? g->hi + g->alive : p->threads;
+        g->live = g->hi - g->lo;
+        g->next_child = g->lo + 1;
+        g->stop_at = g->emitted + g->per_wave;
+        g->phase = PH_FORK;
       } else {
         g->phase = PH_DONE;
       }
@@ -163,7 +192,7 @@ size_t tg_next(tg_gen *g, atom_event *buf, size_t cap) {
         g->burst = 0;
         if (--g->live == 0) {
           g->phase = PH_JOIN;
-          g->next_child = 2;
+          g->next_child = g->alive ? g->lo + 1 : 2;
         }
         continue;
       }

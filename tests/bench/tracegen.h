@@ -7,6 +7,10 @@
  * variables those locks protect (variable v belongs to lock v mod L), releases them and ends:
  * two-phase locking, so the trace is conflict serializable.
  * TG_RACY: each transaction accesses random variables without locks (violations abound).
+ *
+ * alive K (0 < K < T-1): many threads, few at once. Thread 1 only forks and joins: it forks
+ * threads in waves of K, the wave runs its share of the events (the body as above), each of
+ * its threads finishes its transaction, and thread 1 joins the wave before forking the next.
  */
 #ifndef ATOM_BENCH_TRACEGEN_H
 #define ATOM_BENCH_TRACEGEN_H
@@ -32,6 +36,8 @@ typedef struct tg_gen tg_gen;
 
 /* @return 0, or -1 (bad parameters: message in *why, or out of memory). */
 int tg_new(tg_gen **out, const tg_params *p, const char **why);
+/* tg_new with threads alive at once in waves of @p alive (0: all at once; see above). */
+int tg_new_alive(tg_gen **out, const tg_params *p, unsigned alive, const char **why);
 /* Fill up to @p cap events; @return how many (0 at the end of the trace). */
 size_t tg_next(tg_gen *g, atom_event *buf, size_t cap);
 void tg_free(tg_gen *g);

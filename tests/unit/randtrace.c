@@ -408,3 +408,124 @@ void rt_write_std(FILE *f, const atom_event *ev, size_t n) {
     }
   }
 }
+
+/* ---- fork/join waves ------------------------------------------------------------------- */
+
+typedef struct wv {
+  atom_event *ev;
+  size_t n, cap;
+  int fail;
+  rt_rng r;
+  unsigned vars, locks;
+  unsigned lock_owner[2]; /* thread key holding the lock, 0 = free */
+} wv;
+
+static void wv_put(wv *w, uint32_t kind, uint64_t t, uint64_t target) {
+  if (w->n == w->cap) {
+    size_t cap = w->cap ? 2 * w->cap : 64;
+    atom_event *p = realloc(w->ev, cap * sizeof *p);
+    if (!p) {
+      w->fail = 1;
+      return;
+    }
+    w->ev = p;
+    w->cap = cap;
+  }
+  atom_event *e = &w->ev[w->n];
+  memset(e, 0, sizeof *e);
+  e->kind = kind;
+  e->thread = t;
+  e->target = target;
+  e->loc = (uint64_t)w->n + 1;
+  w->n++;
+}
+
+/* One random step of thread t (in_txn: its transaction state, updated). */
+static void wv_step(wv *w, uint64_t t, int *in_txn) {
+  rt_rng *r = &w->r;
+  if (w->locks && rt_rng_chance(r, 0.15)) {
+    unsigned l = (unsigned)rt_rng_below(r, w->locks);
+    if (w->lock_owner[l] == t) {
+      wv_put(w, ATOM_RELEASE, t, RT_LOCK_BASE + l);
+      w->lock_owner[l] = 0;
+      return;
+    }
+    if (w->lock_owner[l] == 0) {
+      wv_put(w, ATOM_ACQUIRE, t, RT_LOCK_BASE + l);
+      w->lock_owner[l] = (unsigned)t;
+      return;
+    }
+  }
+  if (*in_txn && rt_rng_chance(r, 0.25)) {
+    wv_put(w, ATOM_END, t, 0);
+    *in_txn = 0;
+  } else if (!*in_txn && rt_rng_chance(r, 0.5)) {
+    wv_put(w, ATOM_BEGIN, t, 0);
+    *in_txn = 1;
+  } else {
+    wv_put(w, rt_rng_chance(r, 0.4) ? ATOM_WRITE : ATOM_READ, t,
+           RT_VAR_BASE + rt_rng_below(r, w->vars));
+  }
+}
+
+/* Thread t closes its transaction and releases its locks. */
+static void wv_close(wv *w, uint64_t t, int *in_txn) {
+  if (*in_txn) wv_put(w, ATOM_END, t, 0);
+  *in_txn = 0;
+  for (unsigned l = 0; l < w->locks; l++)
+    if (w->lock_owner[l] == t) {
+      wv_put(w, ATOM_RELEASE, t, RT_LOCK_BASE + l);
+      w->lock_owner[l] = 0;
+    }
+}
+
+int rt_generate_waves(uint64_t seed, atom_event **out, size_t *n) {
+  wv w;
+  memset(&w, 0, sizeof w);
+  rt_rng_seed(&w.r, seed * 0x9e3779b97f4a7c15ull + 7);
+  rt_rng *r = &w.r;
+  unsigned waves = 2 + (unsigned)rt_rng_below(r, 4); /* 2..5 */
+  unsigned k = 1 + (unsigned)rt_rng_below(r, 3);     /* 1..3 alive children per wave */
+  unsigned body = 4 + (unsigned)rt_rng_below(r, 9);  /* steps per wave */
+  int root2 = rt_rng_chance(r, 0.5);                 /* thread 2 runs across the waves */
+  w.vars = 1 + (unsigned)rt_rng_below(r, 3);
+  w.locks = (unsigned)rt_rng_below(r, 2);
+  int txn_main = 0, txn_root2 = 0;
+  int txn_child[3];
+  uint64_t next = 3;
+  for (unsigned wave = 0; wave < waves && !w.fail; wave++) {
+    if (rt_rng_chance(r, 0.5)) wv_step(&w, 1, &txn_main);
+    int span = !txn_main && rt_rng_chance(r, 0.3); /* main's transaction spans the wave */
+    if (span) {
+      wv_put(&w, ATOM_BEGIN, 1, 0);
+      txn_main = 1;
+    }
+    /* with thread 2 running, either may fork and join a wave: the slot a join frees is then
+     * taken by a thread forked by one that may not know the joined thread's last events */
+    uint64_t forker = root2 && rt_rng_chance(r, 0.5) ? 2 : 1;
+    uint64_t joiner = root2 && rt_rng_chance(r, 0.5) ? 2 : 1;
+    uint64_t first = next;
+    for (unsigned c = 0; c < k; c++) {
+      wv_put(&w, ATOM_FORK, forker, next++);
+      txn_child[c] = 0;
+    }
+    for (unsigned s = 0; s < body; s++) {
+      unsigned who = (unsigned)rt_rng_below(r, k + (root2 ? 1u : 0u));
+      if (who < k) wv_step(&w, first + who, &txn_child[who]);
+      else wv_step(&w, 2, &txn_root2);
+    }
+    for (unsigned c = 0; c < k; c++) wv_close(&w, first + c, &txn_child[c]);
+    unsigned start = (unsigned)rt_rng_below(r, k); /* join in a rotated order */
+    for (unsigned c = 0; c < k; c++) wv_put(&w, ATOM_JOIN, joiner, first + (start + c) % k);
+    if (span || (txn_main && rt_rng_chance(r, 0.5))) wv_close(&w, 1, &txn_main);
+  }
+  wv_close(&w, 1, &txn_main);
+  if (root2) wv_close(&w, 2, &txn_root2);
+  if (w.fail) {
+    free(w.ev);
+    return -1;
+  }
+  *out = w.ev;
+  *n = w.n;
+  return 0;
+}

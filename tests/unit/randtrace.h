@@ -77,6 +77,17 @@ void rt_params_sync(rt_params *p, uint64_t seed);
  */
 int rt_generate(const rt_params *p, uint64_t seed, atom_event **out, size_t *n);
 
+/**
+ * Generate a trace of fork/join waves (slot recycling in the vector clock checkers): thread 1
+ * forks 1-3 children, they run random transactions, accesses (1-3 variables) and lock
+ * operations (0-1 lock), close them, and thread 1 joins them before forking the next wave
+ * (2-5 waves; new keys each time). Thread 1 may keep a transaction open across a wave, and
+ * thread 2, unforked, may run across all of them and fork or join some waves in place of
+ * thread 1. Same seed, same trace.
+ * @return 0, or -1 out of memory (*@p out: malloc'd, free with free()).
+ */
+int rt_generate_waves(uint64_t seed, atom_event **out, size_t *n);
+
 /** Write events in STD form (`t1|r(v100)|7`, `t2|w.rel(v300)|8`), one per line, to @p f. */
 void rt_write_std(FILE *f, const atom_event *ev, size_t n);
 

@@ -804,6 +804,101 @@ START_TEST(test_random_vs_reference) {
 }
 END_TEST
 
+/* Fork/join waves: threads come and go, so the optimized variant recycles the clock slots of
+ * joined threads (doc/checkers/aerodrome.md, "Slots") while the basic one gives every thread its
+ * own component. Both must agree with the brute-force reference, and every reported cycle must
+ * name the events (and so the threads) of the trace, also across recycled slots. */
+START_TEST(test_waves_vs_reference) {
+  size_t violations = 0, cycles = 0, cases = 1500;
+  for (uint64_t seed = 1; seed <= cases; seed++) {
+    atom_event *ev;
+    size_t n;
+    ck_assert_int_eq(rt_generate_waves(seed, &ev, &n), 0);
+    int ser = ref_conflict_serializable(ev, n, NULL);
+    ck_assert_int_ge(ser, 0);
+    atom_session *s;
+    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+    for (int v = 0; v < NVARIANTS; v++) ck_assert_int_eq(atom_session_attach(s, variants[v]), 0);
+    size_t done;
+    int rc = atom_push_many(s, ev, n, &done);
+    ck_assert_msg(rc == 0, "seed %llu: push: %s", (unsigned long long)seed, atom_last_error());
+    ck_assert_int_eq(atom_finish(s), 0);
+    int64_t b = tu_first_violation(s, 0), o = tu_first_violation(s, 1);
+    if (b != o || (b < 0) != (ser == 1)) {
+      fprintf(stderr, "# aerodrome waves mismatch, seed %llu: basic %lld optimized %lld "
+              "reference %s\n", (unsigned long long)seed, (long long)b, (long long)o,
+              ser ? "serializable" : "not serializable");
+      rt_write_std(stderr, ev, n);
+    }
+    ck_assert_int_eq(b, o);
+    ck_assert_int_eq(b < 0, ser == 1);
+    violations += ser == 0;
+    char what[64];
+    for (int v = 0; v < NVARIANTS; v++) {
+      snprintf(what, sizeof what, "waves seed %llu %s", (unsigned long long)seed, variants[v]);
+      cycles += check_cycles(s, (size_t)v, ev, n, what);
+    }
+    atom_session_free(s);
+    free(ev);
+  }
+  ck_assert_uint_gt(violations, cases / 30);
+  ck_assert_uint_lt(violations, cases - cases / 30);
+  ck_assert_uint_ge(cycles, 2 * violations);
+}
+END_TEST
+
+/* 2 000 threads, 4 alive at once (waves), each writing and reading 64 shared variables inside
+ * a transaction: the optimized variant's clocks stay as wide as the threads alive (5 slots),
+ * so its memory grows only by the per-thread record (thread table, last event), not by clock
+ * width. With a component per thread ever seen, the clocks of the 64 variables alone would
+ * grow by 768 bytes per thread and the thread clocks by their width each. */
+START_TEST(test_waves_clock_width) {
+  enum { THREADS = 2000, ALIVE = 4, VARS = 64 };
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_session_attach(s, "aerodrome"), 0);
+  uint64_t next = 2, bytes_half = 0;
+  atom_event e;
+  while (next < 2 + THREADS) {
+    for (uint64_t c = next; c < next + ALIVE; c++) {
+      e = (atom_event){.kind = ATOM_FORK, .thread = 1, .target = c, .loc = 1};
+      ck_assert_int_eq(atom_push(s, &e), 0);
+    }
+    for (uint64_t c = next; c < next + ALIVE; c++) {
+      e = (atom_event){.kind = ATOM_BEGIN, .thread = c, .loc = 2};
+      ck_assert_int_eq(atom_push(s, &e), 0);
+      for (uint64_t x = 0; x < VARS; x++) {
+        e = (atom_event){.kind = ATOM_READ, .thread = c, .target = 100 + x, .loc = 3};
+        ck_assert_int_eq(atom_push(s, &e), 0);
+        e = (atom_event){.kind = ATOM_WRITE, .thread = c, .target = 100 + x, .loc = 4};
+        ck_assert_int_eq(atom_push(s, &e), 0);
+      }
+      e = (atom_event){.kind = ATOM_END, .thread = c, .loc = 5};
+      ck_assert_int_eq(atom_push(s, &e), 0);
+    }
+    for (uint64_t c = next; c < next + ALIVE; c++) {
+      e = (atom_event){.kind = ATOM_JOIN, .thread = 1, .target = c, .loc = 6};
+      ck_assert_int_eq(atom_push(s, &e), 0);
+    }
+    next += ALIVE;
+    if (next == 2 + THREADS / 2) {
+      atom_checker_stats st = {.version = ATOM_CHECKER_STATS_VERSION};
+      ck_assert_int_eq(atom_checker_stats_get(s, 0, &st), 0);
+      bytes_half = st.bytes;
+    }
+  }
+  atom_checker_stats st = {.version = ATOM_CHECKER_STATS_VERSION};
+  ck_assert_int_eq(atom_checker_stats_get(s, 0, &st), 0);
+  uint64_t per_thread = (st.bytes - bytes_half) / (THREADS / 2);
+  ck_assert_msg(per_thread < 512, "%llu bytes per thread (%llu in all)",
+                (unsigned long long)per_thread, (unsigned long long)st.bytes);
+  ck_assert_msg(st.bytes < 1536 * 1024, "%llu bytes", (unsigned long long)st.bytes);
+  ck_assert_int_eq(atom_finish(s), 0);
+  ck_assert_uint_eq(atom_report_count(s), 0); /* each wave's transactions are serial */
+  atom_session_free(s);
+}
+END_TEST
+
 /* ---- provenance memory on a long racy trace ---------------------------------------------- */
 
 /* Four threads run long random transactions over a few variables, so that clocks keep
@@ -966,11 +1061,13 @@ Suite *atom_test_suite_aerodrome(void) {
   tcase_add_test(mem, test_enomem);
   tcase_add_test(mem, test_learned_overflow);
   tcase_add_test(mem, test_provenance_memory_bounded);
+  tcase_add_test(mem, test_waves_clock_width);
   suite_add_tcase(s, mem);
   TCase *x = tcase_create("random");
   tcase_set_timeout(x, 120);
   tcase_add_test(x, test_learned_lists);
   tcase_add_test(x, test_random_vs_reference);
+  tcase_add_test(x, test_waves_vs_reference);
   suite_add_tcase(s, x);
   return s;
 }

@@ -80,6 +80,35 @@
  * kept out of line (AERO_RARE), and the event handlers build an event's description only when
  * a record needs it.
  *
+ * Slots (optimized variant). A clock has one component per *slot*, not per thread ever seen:
+ * a thread takes a slot at its fork or first event (take_slot) and gives it back when it is
+ * joined (release_slot); a thread created later takes a free slot if there is one. Clocks are
+ * then as wide as the threads alive at once, and END scans only the threads holding a slot.
+ * Why this is exact:
+ *   - A joined thread u performs no event again (the session rejects them, ATOM_EJOINED; a
+ *     second JOIN of u too), so C_u is never read as a thread clock again and u never begins
+ *     a transaction again: no check ever tests u's component for u.
+ *   - The tests on component s are "X(s) >= b" for the open transaction of s's current owner
+ *     v only (knows(), the join loop's crossing test with open_b[s], END). Values of component
+ *     s originate in the clock of the slot's owner of the time and only the owner raises its
+ *     own component, so the largest value s ever had is the old owner's own, C_u(s), when it
+ *     is joined (slot top). The new owner starts its component at top + 1 and keeps the
+ *     slot's transaction count (seq) going. Every value the old owner left in any clock is
+ *     then < top + 1 <= v's BEGIN values: it reads as "knows nothing of v's transaction yet",
+ *     which is true (v had no event then). Knowledge of v's transaction T still comes only
+ *     from clocks derived from C_v after T's BEGIN, so X(s) >= b_v iff X knows T, as with a
+ *     component of its own. The old values only make X(s) larger than ⊥ where the original
+ *     had 0, and nothing compares them with anything but the current owner's b.
+ *   - A fork joins the parent's clock into the child's, whose own component is top + 1 >=
+ *     anything the parent holds at s, so the child's own component stays its own.
+ *   - Provenance: records are kept per component too, and name a transaction by (thread
+ *     `of`, number `about`); ends_get requires both to match the slot's current owner, and
+ *     the owner's transaction numbers continue the slot's count, so a record about the old
+ *     owner never explains the new owner's transaction. Recorded events keep real thread
+ *     numbers, so reports name the right threads. A joined thread keeps its provenance
+ *     records and last event: a stored clock it wrote (W_x, L_l) may still name it.
+ * The basic variant keeps slot = thread number (R_{u,x} is per thread there anyway).
+ *
  * The lastWThr_x / lastRelThr_l shortcuts (lines 24, 28, 14) are exact: W_x ⊑ C_t while t is
  * the last writer (END joins W_x ⊔= C_v only if W_x knows V, and then C_t knows V too and is
  * joined with C_v at lines 38-40), and likewise for locks. The optimized variant adds more
@@ -116,22 +145,87 @@ static int ensure_threads_slow(aero *a, uint32_t id) {
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_THREAD);
   if (want <= id) want = id + 1;
   if (want > a->max_threads) want = a->max_threads;
-  if (ATOM__GROW(a->mem, a->thr, a->thr_cap, want) ||
-      ATOM__GROW(a->mem, a->open_b, a->open_cap, want))
-    return ATOM_ENOMEM;
+  if (ATOM__GROW(a->mem, a->thr, a->thr_cap, want)) return ATOM_ENOMEM;
   while (a->n_thr < want) {
     uint32_t u = a->n_thr;
     athread *th = &a->thr[u];
     memset(th, 0, sizeof *th);
     atom__vc_init(&th->c);
     atom__vc_init(&th->cb);
-    /* 003 Alg. 1 line 3: C_u := ⊥[1/u], C_u^▷ := ⊥ */
-    if (atom__vc_set(a->mem, &th->c, u, 1)) return ATOM_ENOMEM;
-    a->open_b[u] = NO_TXN;
-    a->clocks += a->basic ? 2 : 1;
+    th->slot = NIL; /* given at its fork or first event (take_slot) */
     a->n_thr = u + 1;
   }
   return 0;
+}
+
+/* Thread u (without a slot yet) takes a clock component: the optimized variant recycles the
+ * slots of joined threads (see "Slots"), the basic one uses slot u. 003 Alg. 1 line 3:
+ * C_u := ⊥[1/u], C_u^▷ := ⊥, with the component continuing the slot's counter. */
+static int take_slot_slow(aero *a, uint32_t u) {
+  athread *th = &a->thr[u];
+  int reuse = !a->basic && a->free_slot != NIL;
+  uint32_t s = reuse ? a->free_slot : a->basic ? u : a->n_slot;
+  /* all the memory first: a failure changes nothing */
+  if (s >= UINT32_MAX - 1 || reserve(a, &th->c, s + 1)) return ATOM_ENOMEM;
+  if (!reuse) {
+    if (ATOM__GROW(a->mem, a->open_b, a->open_cap, (size_t)s + 1) ||
+        ATOM__GROW(a->mem, a->knowers, a->knowers_cap, (size_t)s + 1) ||
+        ATOM__GROW(a->mem, a->slots, a->slots_cap, (size_t)s + 1))
+      return ATOM_ENOMEM;
+    for (uint32_t k = a->n_slot; k <= s; k++) {
+      a->slots[k] = (aslot){NIL, 0, 0, NIL};
+      a->open_b[k] = NO_TXN;
+    }
+    if (s >= a->n_slot) a->n_slot = s + 1;
+  }
+  aslot *sl = &a->slots[s];
+  atom__vc_set(a->mem, &th->c, s, sl->top + 1); /* cannot fail: reserved */
+  if (reuse) a->free_slot = sl->next_free;
+  th->slot = s;
+  th->seq = sl->seq;
+  sl->owner = u;
+  sl->next_free = NIL;
+  a->open_b[s] = NO_TXN;
+  a->live_thr++;
+  a->clocks += a->basic ? 2 : 1;
+  return 0;
+}
+
+static inline int take_slot(aero *a, uint32_t u) {
+  return a->thr[u].slot != NIL ? 0 : take_slot_slow(a, u);
+}
+
+/* Thread u was joined: it performs no event again (the session rejects them, ATOM_EJOINED), so
+ * its clock is never read again as a thread clock; its slot goes to the free list (optimized
+ * variant) with the counters the next owner continues. Its last event and provenance records
+ * stay: stored clocks it wrote may still name it in explanations. */
+static void release_slot(aero *a, uint32_t u) {
+  athread *th = &a->thr[u];
+  uint32_t s = th->slot;
+  if (s == NIL || s == SLOT_GONE) {
+    th->slot = SLOT_GONE;
+    return;
+  }
+  th->slot = SLOT_GONE;
+  a->live_thr--;
+  if (a->basic) return;
+  aslot *sl = &a->slots[s];
+  sl->owner = NIL; /* the END scans test only this */
+  sl->top = atom__vc_get(&th->c, s);
+  sl->seq = th->seq;
+  sl->next_free = a->free_slot;
+  a->free_slot = s;
+  atom__mem *m = a->mem;
+  atom__vc_free(m, &th->c);
+  atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
+  atom__mem_free(m, th->learned, th->cap_learned * sizeof *th->learned);
+  atom__mem_free(m, th->rlog, th->cap_rlog * sizeof *th->rlog);
+  th->known = NULL;
+  th->learned = NULL;
+  th->rlog = NULL;
+  th->n_known = th->cap_known = th->n_learned = th->cap_learned = 0;
+  th->n_rlog = th->cap_rlog = 0;
+  a->clocks--;
 }
 
 static int ensure_vars_slow(aero *a, uint32_t id) {
@@ -192,14 +286,16 @@ static int on_begin(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread;
   athread *th = &a->thr[t];
   if (th->active) return 0; /* the session forwards only outermost BEGINs */
-  atom__vc_t cur = atom__vc_get(&th->c, t);
+  uint32_t ts = th->slot;
+  atom__vc_t cur = atom__vc_get(&th->c, ts);
   if (cur >= ATOM__VC_MAX - 1 || th->seq == UINT32_MAX)
     return atom_env_error(a->env, ATOM_ELIMIT, "thread %" PRIu32 " began more than %" PRIu32
-                          " transactions", t, (uint32_t)(ATOM__VC_MAX - 2));
-  if (reserve(a, &th->c, t + 1) || known_reserve(a, th) ||
+                          " transactions (with the joined threads whose clock slot it took)",
+                          t, (uint32_t)(ATOM__VC_MAX - 2));
+  if (reserve(a, &th->c, ts + 1) || known_reserve(a, th) ||
       (a->basic && reserve(a, &th->cb, th->c.len)))
     return ATOM_ENOMEM;
-  atom__vc_set(a->mem, &th->c, t, cur + 1); /* line 35 (cannot fail: reserved) */
+  atom__vc_set(a->mem, &th->c, ts, cur + 1); /* line 35 (cannot fail: reserved) */
   th->ver++;
   th->b = cur + 1;
   th->seq++;
@@ -207,7 +303,7 @@ static int on_begin(aero *a, const atom_ev *ev) {
   th->begin_index = ev->index;
   th->begin_loc = ev->loc;
   th->n_rlog = 0;
-  a->open_b[t] = th->b;
+  a->open_b[ts] = th->b;
   a->n_active++;
   if (a->basic)
     atom__vc_copy(a->mem, &th->cb, &th->c); /* line 36 */
@@ -219,7 +315,8 @@ static int on_begin(aero *a, const atom_ev *ev) {
 static int on_fork(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, u = ev->target;
   athread *ch = &a->thr[u];
-  if (reserve(a, &ch->c, a->thr[t].c.len) || known_reserve(a, ch)) return ATOM_ENOMEM;
+  if (take_slot(a, u) || reserve(a, &ch->c, a->thr[t].c.len) || known_reserve(a, ch))
+    return ATOM_ENOMEM;
   aev me = cur_aev(a, ev);
   srcd sd = {SD_FORK, t, &me, NULL, NULL, ev};
   thread_join(a, u, &a->thr[t].c, &sd); /* line 20 */
@@ -231,7 +328,10 @@ static int on_join(aero *a, const atom_ev *ev) {
   athread *th = &a->thr[t];
   const athread *ch = &a->thr[u];
   /* A thread that performed no event conflicts with nothing: see the header comment. */
-  if (!ch->started) return 0;
+  if (!ch->started) {
+    release_slot(a, u);
+    return 0;
+  }
   if (reserve(a, &th->c, max_u32(th->c.len, ch->c.len)) || known_reserve(a, th))
     return ATOM_ENOMEM;
   aev last = last_aev(a, u);
@@ -241,6 +341,7 @@ static int on_join(aero *a, const atom_ev *ev) {
   }
   srcd sd = {SD_THREAD, u, &last, NULL, NULL, ev};
   thread_join(a, t, &a->thr[u].c, &sd);
+  release_slot(a, u);
   return 0;
 }
 
@@ -250,7 +351,7 @@ static int aero_on_event(void *self, const atom_ev *ev) {
   int err;
   a->rep_err = 0;
   if (a->node_bytes >= a->collect_at) atom__aero_pn_collect(a);
-  if ((err = ensure_threads(a, t)) != 0) return err;
+  if ((err = ensure_threads(a, t)) != 0 || (err = take_slot(a, t)) != 0) return err;
   switch (ev->kind) {
     case ATOM_READ:
       if ((err = ensure_vars(a, ev->target)) != 0) return err;
@@ -340,6 +441,8 @@ static void aero_destroy(void *self) {
   }
   atom__mem_free(m, a->thr, a->thr_cap * sizeof *a->thr);
   atom__mem_free(m, a->open_b, a->open_cap * sizeof *a->open_b);
+  atom__mem_free(m, a->slots, a->slots_cap * sizeof *a->slots);
+  atom__mem_free(m, a->knowers, a->knowers_cap * sizeof *a->knowers);
   atom__mem_free(m, a->var, a->var_cap * sizeof *a->var);
   atom__mem_free(m, a->vbasic, a->vbasic_cap * sizeof *a->vbasic);
   atom__mem_free(m, a->wlast, a->wlast_cap * sizeof *a->wlast);
@@ -370,6 +473,7 @@ static int aero_create(void **self, atom_env *env) {
   a->basic = basic;
   a->max_threads = (uint32_t)max_threads;
   a->collect_at = PN_COLLECT_MIN;
+  a->free_slot = NIL;
   atom__rb_init(&a->rb, m);
   *self = a;
   return 0;

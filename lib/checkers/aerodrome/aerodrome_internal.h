@@ -3,7 +3,8 @@
  * The checker decides conflict serializability online by vector clocks (003 AeroDrome); the
  * header comment of aerodrome.c describes the algorithm and its provenance. Its concepts, one
  * file each:
- *   aerodrome.c   the algorithm's description, growth of the per-id tables, the handlers both
+ *   aerodrome.c   the algorithm's description, growth of the per-id tables, clock slots
+ *                 (take_slot, release_slot), the handlers both
  *                 variants share (BEGIN, FORK, JOIN), the event dispatch, the vtable
  *   optimized.c   variant=optimized (003 §4.3): known/learned lists, the optimized END
  *   basic.c       variant=basic (003 Alg. 1 as printed)
@@ -84,7 +85,8 @@ typedef struct pnode {
   aev e1;              /* EDGE, FORK (the fork) only: END nodes end before it */
 } pnode;
 
-/* Per-component provenance of a clock: slot c is a node about thread c's transaction. */
+/* Per-component provenance of a clock: entry c is a node about a transaction of the thread
+ * that owns (or owned) clock slot c; ends_get tells which. */
 typedef struct ends {
   pnode **p;
   uint32_t cap;    /* slots */
@@ -134,6 +136,8 @@ typedef struct expl {
 
 typedef struct athread { /* hot fields first */
   atom__vc c;           /* C_t */
+  uint32_t slot;        /* its clock component (see "Slots"); NIL before its first event or
+                           fork, SLOT_GONE once joined */
   atom__vc_t b;         /* C_t^▷(t) */
   uint32_t active;      /* inside a transaction */
   uint32_t seq;         /* transactions begun so far */
@@ -190,6 +194,16 @@ typedef struct alock {
   ends lend;        /* what L_l learned at ENDs after its last release */
 } alock;
 
+/* A clock component ("Slots" in aerodrome.c). Owned by one thread at a time; a joined thread's
+ * slot goes to the free list and a thread created later continues its counters. */
+typedef struct aslot {
+  uint32_t owner;     /* the thread that has it, NIL if free */
+  uint32_t seq;       /* free: its last owner's transaction count, continued by the next */
+  atom__vc_t top;     /* free: the largest value the component ever had */
+  uint32_t next_free; /* free list, NIL-terminated */
+} aslot;
+#define SLOT_GONE (UINT32_MAX - 1)
+
 /* Memory for provenance nodes, handed out in order (see atom__aero_pn_collect). */
 typedef struct pchunk {
   struct pchunk *next;
@@ -214,8 +228,15 @@ typedef struct aero {
   uint32_t n_thr, n_var, n_lock, n_active;
   athread *thr;
   size_t thr_cap;
-  atom__vc_t *open_b; /* b_t of the open transaction of t, NO_TXN if none */
+  atom__vc_t *open_b; /* per slot: b_t of the open transaction of its owner t, NO_TXN if none */
   size_t open_cap;
+  aslot *slots;       /* n_slot in use, slots_cap allocated */
+  size_t slots_cap;
+  uint32_t n_slot;    /* clock width: at most the threads alive at once (optimized variant) */
+  uint32_t free_slot; /* head of the free list, NIL if empty */
+  uint32_t live_thr;  /* threads holding a slot */
+  uint32_t *knowers;  /* END scratch: one per slot (grown with the slots) */
+  size_t knowers_cap;
   avar *var;
   size_t var_cap;
   avar_basic *vbasic; /* variant=basic only */
@@ -321,13 +342,20 @@ static inline size_t pn_size(uint32_t kind) {
                                                                : sizeof(pnode);
 }
 
-/* Slot c if it is about thread c's current (open) transaction. */
-static inline pnode *ends_get(const aero *a, const ends *e, uint32_t c) {
+/* The clock component of thread t (it has one). */
+static inline uint32_t slot_of(const aero *a, uint32_t t) { return a->thr[t].slot; }
+
+/* The record of e about thread t (at t's slot) if it is about t's current (open) transaction.
+ * `of` tells apart the owners of a recycled slot (their transaction numbers continue, so
+ * `about` alone would do for an open transaction; the test is cheap and exact). */
+static inline pnode *ends_get(const aero *a, const ends *e, uint32_t t) {
+  uint32_t c = slot_of(a, t);
   pnode *n = c < e->cap ? e->p[(size_t)c * (e->gap + 1)] : NULL;
-  return n && n->about == a->thr[c].seq ? n : NULL;
+  return n && n->about == a->thr[t].seq && n->of == t ? n : NULL;
 }
 
-/* 0 if slot c of v exists (grown if needed), else ATOM_ENOMEM (the record is then lost). */
+/* 0 if slot c (a clock component) of v exists (grown if needed), else ATOM_ENOMEM (the record
+ * is then lost). */
 static inline int vslot_room(aero *a, avar *v, uint32_t c) {
   return c < v->nslot ? 0 : atom__aero_vslot_grow(a, v, c);
 }
@@ -346,8 +374,9 @@ static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uin
     l->var = (uint32_t)(v - a->var);
     return;
   }
-  if (vslot_room(a, v, c)) return;
-  rown *s = &v->slot[c].ro;
+  uint32_t k = slot_of(a, c);
+  if (vslot_room(a, v, k)) return;
+  rown *s = &v->slot[k].ro;
   s->index = index;
   s->loc = loc;
   s->o_about = a->thr[c].seq;
@@ -355,8 +384,9 @@ static inline void rown_origin(aero *a, avar *v, uint32_t c, uint64_t index, uin
 
 /* chR_x learns thread c's open transaction by the read R_x learned it by. */
 static inline void rown_alias(aero *a, avar *v, uint32_t c) {
-  if (vslot_room(a, v, c)) return;
-  v->slot[c].ro.a_about = a->thr[c].seq;
+  uint32_t k = slot_of(a, c);
+  if (vslot_room(a, v, k)) return;
+  v->slot[k].ro.a_about = a->thr[c].seq;
 }
 
 static inline int known_expl(const expl *x) { return x->n || x->origin; }
@@ -406,8 +436,9 @@ static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const s
   int grew = 0;
   for (uint32_t i = 0; i < n; i++)
     if (s[i] > d[i]) {
-      if (d[i] < ob[i] && s[i] >= ob[i]) {
-        if (!a->basic) th->known[th->n_known++] = (kent){i, a->thr[i].seq};
+      if (d[i] < ob[i] && s[i] >= ob[i]) { /* slot i's owner has an open transaction */
+        uint32_t o = a->slots[i].owner;
+        if (!a->basic) th->known[th->n_known++] = (kent){o, a->thr[o].seq};
         atom__aero_learn_thread(a, u, i, sd);
       }
       d[i] = s[i];
@@ -419,7 +450,7 @@ static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const s
 
 /* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. */
 static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
-  return a->thr[t].active && atom__vc_get(clk, t) >= a->thr[t].b;
+  return a->thr[t].active && atom__vc_get(clk, slot_of(a, t)) >= a->thr[t].b;
 }
 
 /* 003 Alg. 1 line 9-12 */

@@ -162,7 +162,7 @@ int atom__aero_basic_end(aero *a, const atom_ev *ev) {
     }
   }
   th->active = 0;
-  a->open_b[t] = NO_TXN;
+  a->open_b[th->slot] = NO_TXN;
   a->n_active--;
   return 0;
 }

@@ -35,7 +35,7 @@ static void register_from(aero *a, athread *src, reg r, const atom__vc *x) {
     kent e = src->known[i];
     if (!kent_valid(a, e)) continue;
     src->known[k++] = e;
-    if (atom__vc_get(x, e.t) < a->thr[e.t].b) learn(a, e.t, r);
+    if (atom__vc_get(x, slot_of(a, e.t)) < a->thr[e.t].b) learn(a, e.t, r);
   }
   src->n_known = k;
 }
@@ -54,8 +54,9 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     if (!kent_valid(a, e)) continue;
     th->known[k++] = e;
     atom__vc_t b = a->thr[e.t].b;
-    int r_learns = atom__vc_get(&v->r, e.t) < b;
-    int c_learns = e.t != t && atom__vc_get(&v->chr, e.t) < b;
+    uint32_t ks = slot_of(a, e.t);
+    int r_learns = atom__vc_get(&v->r, ks) < b;
+    int c_learns = e.t != t && atom__vc_get(&v->chr, ks) < b;
     if (r_learns) learn(a, e.t, (reg){REG_R, x});
     if (!r_learns && !c_learns) continue;
     if (e.t == t) { /* t's own transaction: R_x learns it from this read (chR_x never does) */
@@ -66,8 +67,8 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
       me = cur_aev(a, ev);
       have_me = 1;
     }
-    if (vslot_room(a, v, e.t)) continue; /* out of memory: the record is lost */
-    vslot *sl = &v->slot[e.t];
+    if (vslot_room(a, v, ks)) continue; /* out of memory: the record is lost */
+    vslot *sl = &v->slot[ks];
     pnode *n = ends_get(a, &th->prov, e.t);
     *(r_learns ? &sl->rp : &sl->cp) =
         n ? atom__aero_pn_new(a, PN_HOLD, 0, e.t, n, NULL, NULL, &me, ev->index) : NULL;
@@ -105,7 +106,7 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
   if (!(v->r_from == t && v->r_ver == th->ver)) {
     register_read(a, t, x, ev);
     atom__vc_join(a->mem, &v->r, &th->c, NULL);          /* cannot fail: reserved */
-    atom__vc_join_except(a->mem, &v->chr, &th->c, t);   /* cannot fail: reserved */
+    atom__vc_join_except(a->mem, &v->chr, &th->c, th->slot); /* cannot fail: reserved */
     v->r_from = t;
     v->r_ver = th->ver;
   }
@@ -216,8 +217,9 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
   for (size_t i = 0; i < nk; i++) {
     kent e = a->scratch[i];
     atom__vc_t b = a->thr[e.t].b;
-    int learns = atom__vc_get(x, e.t) < b;
-    int c_learns = r.kind == REG_R && atom__vc_get(&v->chr, e.t) < b;
+    uint32_t k = slot_of(a, e.t);
+    int learns = atom__vc_get(x, k) < b;
+    int c_learns = r.kind == REG_R && atom__vc_get(&v->chr, k) < b;
     if (learns) learn(a, e.t, r);
     if (!learns && !c_learns) continue;
     /* provenance: e's transaction →* T (C_t), T →* X */
@@ -231,49 +233,50 @@ static AERO_RARE void opt_end_learn(aero *a, uint32_t t, reg r, atom__vc *x, siz
         rightc = right;
       } else {
         right = atom__aero_ex_rp(a, v, t);
-        rightc = atom__vc_get(&v->chr, t) >= th->b ? atom__aero_ex_chr(a, v, t) : right;
+        rightc = atom__vc_get(&v->chr, th->slot) >= th->b ? atom__aero_ex_chr(a, v, t) : right;
       }
     }
     pnode *left = ends_get(a, &th->prov, e.t);
-    if (r.kind != REG_L && vslot_room(a, v, e.t)) continue; /* out of memory: record lost */
+    if (r.kind != REG_L && vslot_room(a, v, k)) continue; /* out of memory: record lost */
     if (r.kind == REG_W) {
-      end_record(a, &v->slot[e.t].wend, e.t, left, &right, made);
+      end_record(a, &v->slot[k].wend, e.t, left, &right, made);
     } else if (r.kind == REG_L) {
       ends *le = &a->lock[r.id].lend;
-      atom__aero_ends_put(a, le, e.t, atom__aero_pn_end_at(a, e.t, left, &right, made));
+      atom__aero_ends_put(a, le, k, atom__aero_pn_end_at(a, e.t, left, &right, made));
     } else {
-      if (learns) end_record(a, &v->slot[e.t].rp, e.t, left, &right, made);
+      if (learns) end_record(a, &v->slot[k].rp, e.t, left, &right, made);
       if (c_learns) {
         /* R_x and chR_x usually know T by the same read: then chR_x's record is R_x's */
         if (learns && same_expl(&right, &rightc))
           rown_alias(a, v, e.t);
         else
-          end_record(a, &v->slot[e.t].cp, e.t, left, &rightc, made);
+          end_record(a, &v->slot[k].cp, e.t, left, &rightc, made);
       }
     }
   }
 }
 
-static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
-                                   size_t nk, uint64_t made);
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t b,
+                                    const atom__vc *ct, reg r, size_t nk, uint64_t made);
 
 /* The full scan of lines 41-46, for a transaction whose learned list could not grow. */
 static AERO_RARE void opt_end_scan(aero *a, uint32_t t, size_t nk, uint64_t made) {
   athread *th = &a->thr[t];
+  uint32_t ts = th->slot;
   for (uint32_t x = 0; x < a->n_var; x++) {
-    opt_end_update(a, t, th->b, &th->c, (reg){REG_W, x}, nk, made);
-    opt_end_update(a, t, th->b, &th->c, (reg){REG_R, x}, nk, made);
+    opt_end_update(a, t, ts, th->b, &th->c, (reg){REG_W, x}, nk, made);
+    opt_end_update(a, t, ts, th->b, &th->c, (reg){REG_R, x}, nk, made);
   }
   for (uint32_t l = 0; l < a->n_lock; l++)
-    opt_end_update(a, t, th->b, &th->c, (reg){REG_L, l}, nk, made);
+    opt_end_update(a, t, ts, th->b, &th->c, (reg){REG_L, l}, nk, made);
 }
 
 /* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
  * other open transactions C_t knows (in a->scratch[0..nk)). */
-static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const atom__vc *ct, reg r,
-                                  size_t nk, uint64_t made) {
+static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t b,
+                                    const atom__vc *ct, reg r, size_t nk, uint64_t made) {
   atom__vc *x = reg_clock(a, r);
-  if (atom__vc_get(x, t) < b) return; /* see "Optimized END" */
+  if (atom__vc_get(x, ts) < b) return; /* see "Optimized END" */
   if (nk) opt_end_learn(a, t, r, x, nk, made);
   atom__vc_join(a->mem, x, ct, NULL); /* cannot fail: reserved */
   if (r.kind == REG_W) {
@@ -289,9 +292,9 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, atom__vc_t b, const ato
   }
 }
 
-static int opt_end_reserve(aero *a, reg r, uint32_t t, uint32_t len) {
+static int opt_end_reserve(aero *a, reg r, uint32_t t, uint32_t ts, uint32_t len) {
   atom__vc *x = reg_clock(a, r);
-  if (atom__vc_get(x, t) < a->thr[t].b) return 0;
+  if (atom__vc_get(x, ts) < a->thr[t].b) return 0;
   if (reserve(a, x, len)) return ATOM_ENOMEM;
   if (r.kind == REG_R && reserve(a, &a->var[r.id].chr, len)) return ATOM_ENOMEM;
   return 0;
@@ -303,30 +306,38 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
   uint32_t len = th->c.len;
   if (!th->active) return 0;
 
-  /* Reserve everything first so that the update below cannot fail half-way. */
-  for (uint32_t u = 0; u < a->n_thr; u++)
-    if (u != t && atom__vc_get(&a->thr[u].c, t) >= th->b &&
-        (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])))
-      return ATOM_ENOMEM;
+  uint32_t ts = th->slot;
+  /* Reserve everything first so that the update below cannot fail half-way. The thread
+   * clocks that can know t's transaction are those of threads holding a slot (a joined
+   * thread performs no event again: its clock is never read). */
+  uint32_t nw = 0; /* the threads whose clock knows t's transaction, in a->knowers */
+  for (uint32_t s = 0; s < a->n_slot; s++) {
+    uint32_t u = a->slots[s].owner;
+    if (u == NIL || u == t || atom__vc_get(&a->thr[u].c, ts) < th->b) continue;
+    if (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])) return ATOM_ENOMEM;
+    a->knowers[nw++] = u;
+  }
   if (len <= ATOM__VC_INLINE) {
     /* every clock has room for ATOM__VC_INLINE components: nothing to reserve */
   } else if (th->overflow) {
     for (uint32_t x = 0; x < a->n_var; x++)
-      if (opt_end_reserve(a, (reg){REG_W, x}, t, len) || opt_end_reserve(a, (reg){REG_R, x}, t, len))
+      if (opt_end_reserve(a, (reg){REG_W, x}, t, ts, len) ||
+          opt_end_reserve(a, (reg){REG_R, x}, t, ts, len))
         return ATOM_ENOMEM;
     for (uint32_t l = 0; l < a->n_lock; l++)
-      if (opt_end_reserve(a, (reg){REG_L, l}, t, len)) return ATOM_ENOMEM;
+      if (opt_end_reserve(a, (reg){REG_L, l}, t, ts, len)) return ATOM_ENOMEM;
   } else {
     for (size_t i = 0; i < th->n_learned; i++)
-      if (opt_end_reserve(a, th->learned[i], t, len)) return ATOM_ENOMEM;
+      if (opt_end_reserve(a, th->learned[i], t, ts, len)) return ATOM_ENOMEM;
   }
   if (th->n_known + 1 > a->scratch_cap &&
       ATOM__GROW(a->mem, a->scratch, a->scratch_cap, th->n_known + 1))
     return ATOM_ENOMEM;
 
-  /* lines 38-40: threads whose clock knows t's transaction (scanned: O(T) like the join) */
-  for (uint32_t u = 0; u < a->n_thr; u++) {
-    if (u == t || atom__vc_get(&a->thr[u].c, t) < th->b) continue;
+  /* lines 38-40: threads whose clock knows t's transaction (found above, O(T) like the join;
+   * the joins below change only C_u, so the set is still the same) */
+  for (uint32_t i = 0; i < nw; i++) {
+    uint32_t u = a->knowers[i];
     if (knows(a, &th->c, u)) note(a, atom__aero_report_end(a, ev, t, u));
     srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
     thread_join(a, u, &th->c, &sd);
@@ -342,12 +353,12 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
     opt_end_scan(a, t, nk, ev->index);
   } else {
     for (size_t i = 0; i < th->n_learned; i++)
-      opt_end_update(a, t, th->b, &th->c, th->learned[i], nk, ev->index);
+      opt_end_update(a, t, ts, th->b, &th->c, th->learned[i], nk, ev->index);
   }
   th->n_learned = 0;
   th->overflow = 0;
   th->active = 0;
-  a->open_b[t] = NO_TXN;
+  a->open_b[ts] = NO_TXN;
   a->n_active--;
   return 0;
 }

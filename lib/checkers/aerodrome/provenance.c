@@ -52,11 +52,13 @@ static pnode *pn_copy(aero *a, pnode *n) {
   return m;
 }
 
-/* A root slot about thread c: its node copied if it is about c's current transaction (the
- * only time it is read, ends_get), dropped otherwise. */
+/* A root record at clock component c: its node copied if it is about the current transaction
+ * of c's owner (the only time it is read, ends_get), dropped otherwise. */
 static inline void pn_keep(aero *a, pnode **cell, uint32_t c) {
   pnode *n = *cell;
-  if (n) *cell = n->about == a->thr[c].seq ? pn_copy(a, n) : NULL;
+  if (!n) return;
+  uint32_t o = c < a->n_slot ? a->slots[c].owner : NIL;
+  *cell = o != NIL && n->of == o && n->about == a->thr[o].seq ? pn_copy(a, n) : NULL;
 }
 
 static size_t pn_keep_ends(aero *a, ends *e) {
@@ -130,7 +132,7 @@ void atom__aero_ends_put(aero *a, ends *e, uint32_t c, pnode *n) {
     if (!n) return;
     size_t cap = e->cap;
     if (e->gap || /* a view: the variable grows it first (vslot_room) */
-        ATOM__GROW(a->mem, e->p, cap, c + 1 > a->n_thr ? c + 1 : a->n_thr))
+        ATOM__GROW(a->mem, e->p, cap, c + 1 > a->n_slot ? c + 1 : a->n_slot))
       return;
     e->cap = (uint32_t)cap;
   }
@@ -143,9 +145,9 @@ void atom__aero_ends_free(aero *a, ends *e) {
   e->cap = 0;
 }
 
-/* Room for slot c of v->slot (one per thread). */
+/* Room for slot c of v->slot (one per clock component). */
 AERO_RARE int atom__aero_vslot_grow(aero *a, avar *v, uint32_t c) {
-  size_t want = c + 1 > a->n_thr ? c + 1 : a->n_thr;
+  size_t want = c + 1 > a->n_slot ? c + 1 : a->n_slot;
   vslot *p = atom__mem_realloc(a->mem, v->slot, v->nslot * sizeof *p, want * sizeof *p);
   if (!p) return ATOM_ENOMEM;
   memset(p + v->nslot, 0, (want - v->nslot) * sizeof *p);
@@ -190,13 +192,13 @@ static expl ex_rrec(const aero *a, const ends *e, uint32_t c) {
 /* How R_x (of variable v) knows thread c's open transaction. */
 expl atom__aero_ex_rp(const aero *a, const avar *v, uint32_t c) {
   const athread *th = &a->thr[c];
-  uint32_t seq = th->seq, var = (uint32_t)(v - a->var);
+  uint32_t seq = th->seq, var = (uint32_t)(v - a->var), k = th->slot;
   const rlog_ent *own = NULL;
   if (th->active)
     for (uint32_t i = 0; i < th->n_rlog && !own; i++)
       if (th->rlog[i].var == var) own = &th->rlog[i];
-  if (!own && c < v->nslot && v->slot[c].ro.o_about == seq && seq) {
-    const rown *s = &v->slot[c].ro;
+  if (!own && k < v->nslot && v->slot[k].ro.o_about == seq && seq) {
+    const rown *s = &v->slot[k].ro;
     expl x = {NULL, {{c, 0, th->begin_index, th->begin_loc}, s->index, s->loc, ATOM_READ, var},
               1};
     return x;
@@ -211,8 +213,8 @@ expl atom__aero_ex_rp(const aero *a, const avar *v, uint32_t c) {
 
 /* How chR_x knows thread c's open transaction. */
 expl atom__aero_ex_chr(const aero *a, const avar *v, uint32_t c) {
-  uint32_t seq = a->thr[c].seq;
-  if (c < v->nslot && v->slot[c].ro.a_about == seq && seq) return atom__aero_ex_rp(a, v, c);
+  uint32_t seq = a->thr[c].seq, k = slot_of(a, c);
+  if (k < v->nslot && v->slot[k].ro.a_about == seq && seq) return atom__aero_ex_rp(a, v, c);
   return ex_rrec(a, VAR_ENDS(v, cp), c);
 }
 
@@ -230,9 +232,11 @@ pnode *atom__aero_pn_end_at(aero *a, uint32_t of, pnode *left, const expl *right
   return atom__aero_pn_new(a, PN_END, flags, of, left, right->n, NULL, &right->at, made);
 }
 
-/* Thread u's clock learns thread i's open transaction from sd: record how. Called only when a
- * component crosses an open transaction's BEGIN value (rare), so kept out of the join loop. */
-AERO_RARE void atom__aero_learn_thread(aero *a, uint32_t u, uint32_t i, const srcd *sd) {
+/* Thread u's clock learns the open transaction of the owner of slot k from sd: record how.
+ * Called only when a component crosses an open transaction's BEGIN value (rare), so kept out
+ * of the join loop. */
+AERO_RARE void atom__aero_learn_thread(aero *a, uint32_t u, uint32_t k, const srcd *sd) {
+  uint32_t i = a->slots[k].owner;
   pnode *n = NULL;
   uint64_t made = sd->ev->index;
   expl x;
@@ -265,5 +269,5 @@ AERO_RARE void atom__aero_learn_thread(aero *a, uint32_t u, uint32_t i, const sr
       if (l && r) n = atom__aero_pn_new(a, PN_END, 0, i, l, r, NULL, NULL, made);
     }
   }
-  atom__aero_ends_put(a, &a->thr[u].prov, i, n);
+  atom__aero_ends_put(a, &a->thr[u].prov, k, n);
 }
