@@ -2,19 +2,10 @@
  * the file format: doc/trace-format.md specifies it, so it never changes for version 1. */
 #include "support/checksum.h"
 
-#include <string.h>
+#include "support/byteorder.h"
 
 #define P1 0x9E3779B97F4A7C15ull /* odd multipliers with well mixed bits */
 #define P2 0xC2B2AE3D27D4EB4Full
-
-static inline uint64_t load_le64(const unsigned char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
 
 static inline uint64_t rotl64(uint64_t x, int r) { return (x << r) | (x >> (64 - r)); }
 
@@ -38,12 +29,12 @@ uint32_t atom__checksum32(uint32_t seed, const void *data, size_t n) {
   for (int i = 0; i < 4; i++) v[i] = ((uint64_t)seed + (uint64_t)i + 1) * P1;
   size_t words = n / 8, i = 0;
   for (; i + 4 <= words; i += 4) {
-    v[0] = round64(v[0], load_le64(p + 8 * i));
-    v[1] = round64(v[1], load_le64(p + 8 * i + 8));
-    v[2] = round64(v[2], load_le64(p + 8 * i + 16));
-    v[3] = round64(v[3], load_le64(p + 8 * i + 24));
+    v[0] = round64(v[0], atom__load_le64(p + 8 * i));
+    v[1] = round64(v[1], atom__load_le64(p + 8 * i + 8));
+    v[2] = round64(v[2], atom__load_le64(p + 8 * i + 16));
+    v[3] = round64(v[3], atom__load_le64(p + 8 * i + 24));
   }
-  for (int k = 0; i < words; i++, k++) v[k] = round64(v[k], load_le64(p + 8 * i));
+  for (int k = 0; i < words; i++, k++) v[k] = round64(v[k], atom__load_le64(p + 8 * i));
   uint64_t h = (uint64_t)n * P1;
   for (int k = 0; k < 4; k++) h = (h ^ mix64(v[k])) * P2;
   h = mix64(h);

@@ -21,6 +21,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "support/byteorder.h"
+
 #include "atomicity/trace.h"
 
 #define ATB_MAGIC "ATB\0\r\n\x1a\n" /* 8 bytes: CR LF and ^Z catch text-mode mangling */
@@ -47,38 +49,6 @@
 /* What the writer puts in one block: many events per checksum, small enough to stream. */
 #define ATB_WRITER_EVENTS 4096u
 #define ATB_WRITER_NAMES ((size_t)1 << 20)
-
-static inline uint32_t atb_le32(const unsigned char *p) {
-  uint32_t v;
-  memcpy(&v, p, 4);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap32(v);
-#endif
-  return v;
-}
-
-static inline uint64_t atb_le64(const unsigned char *p) {
-  uint64_t v;
-  memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
-
-static inline void atb_put32(unsigned char *p, uint32_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap32(v);
-#endif
-  memcpy(p, &v, 4);
-}
-
-static inline void atb_put64(unsigned char *p, uint64_t v) {
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  memcpy(p, &v, 8);
-}
 
 /* The space of an event's target by kind (0: the kind has no target); kinds 1..10. */
 static const unsigned char atb_target_space[16] = {

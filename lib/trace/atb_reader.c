@@ -117,7 +117,7 @@ static int read_header(atom_trace_reader *r) {
   const unsigned char *p = a->data + a->at;
   if (memcmp(p, ATB_MAGIC, ATB_MAGIC_LEN) != 0)
     return fail(r, ATOM_EPARSE, "bad .atb magic (the file was changed by a text transfer?)");
-  uint32_t version = atb_le32(p + 8), flags = atb_le32(p + 12);
+  uint32_t version = atom__load_le32(p + 8), flags = atom__load_le32(p + 12);
   if (version != ATB_VERSION)
     return fail(r, ATOM_EPARSE, ".atb version %" PRIu32 " is not supported (this reader reads %u)",
                 version, ATB_VERSION);
@@ -201,8 +201,8 @@ static int read_entries(atom_trace_reader *r, const unsigned char *p, size_t siz
                   " overruns its block", a->block_no, off);
     unsigned what = p[0], space = p[1];
     uint32_t pos = (uint32_t)p[2] | (uint32_t)p[3] << 8; /* directives: before record pos */
-    size_t len = atb_le32(p + 4);
-    uint64_t key = atb_le64(p + 8);
+    size_t len = atom__load_le32(p + 4);
+    uint64_t key = atom__load_le64(p + 8);
     const unsigned char *s = p + ATB_ENTRY_HEADER;
     if (len > (size_t)(end - s))
       return fail(r, ATOM_EPARSE, "block %" PRIu64 ": name entry at byte %" PRIu64
@@ -268,8 +268,8 @@ COLD static int next_block(atom_trace_reader *r) {
                   ATB_BLOCK_HEADER);
     }
     const unsigned char *p = a->data + a->at;
-    uint32_t type = atb_le32(p), sum = atb_le32(p + 4);
-    uint32_t names_size = atb_le32(p + 8), n_events = atb_le32(p + 12);
+    uint32_t type = atom__load_le32(p), sum = atom__load_le32(p + 4);
+    uint32_t names_size = atom__load_le32(p + 8), n_events = atom__load_le32(p + 12);
     if (type != ATB_BLOCK_DATA && type != ATB_BLOCK_END)
       return fail(r, ATOM_EPARSE, "block %" PRIu64 " at byte %" PRIu64
                   ": unknown block type %" PRIu32, a->block_no, a->block_off, type);
@@ -316,8 +316,8 @@ COLD static int bad_event(atom_trace_reader *r, const char *why, uint64_t value)
 static inline int decode(atom_trace_reader *r, atom_event *ev) {
   struct atom__atb *a = r->atb;
   const unsigned char *p = a->rec;
-  uint32_t thread = atb_le32(p), target = atb_le32(p + 4);
-  uint64_t w = atb_le64(p + 8);
+  uint32_t thread = atom__load_le32(p), target = atom__load_le32(p + 4);
+  uint64_t w = atom__load_le64(p + 8);
   uint32_t kind = (uint32_t)(w >> 56) & 15, flags = (uint32_t)(w >> 60);
   if (UNLIKELY(kind - 1 >= ATOM_COMMIT)) return bad_event(r, "unknown event kind", kind);
   if (UNLIKELY(thread - 1 >= a->names[0].n)) return bad_event(r, "thread key out of range", thread);
@@ -378,8 +378,8 @@ int atom__atb_fill(atom_trace_reader *r, size_t max) {
     const uint64_t lim[4] = {0, a->names[0].n, a->names[1].n, a->names[2].n};
     size_t i = 0;
     for (; i < n; i++, p += ATB_RECORD) {
-      uint32_t thread = atb_le32(p), target = atb_le32(p + 4);
-      uint64_t w = atb_le64(p + 8);
+      uint32_t thread = atom__load_le32(p), target = atom__load_le32(p + 4);
+      uint64_t w = atom__load_le64(p + 8);
       uint32_t kind = (uint32_t)(w >> 56) & 15, flags = (uint32_t)(w >> 60);
       unsigned sp = atb_target_space[kind];
       int bad = (kind - 1 >= ATOM_COMMIT) | ((uint64_t)(thread - 1u) >= lim[1]) |

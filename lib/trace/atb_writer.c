@@ -79,8 +79,8 @@ static int flush_block(struct atom__atb_writer *w, uint32_t type) {
   if (!w->header_done) {
     unsigned char h[ATB_HEADER_SIZE];
     memcpy(h, ATB_MAGIC, ATB_MAGIC_LEN);
-    atb_put32(h + 8, ATB_VERSION);
-    atb_put32(h + 12, 0);
+    atom__store_le32(h + 8, ATB_VERSION);
+    atom__store_le32(h + 12, 0);
     if (write_all(w, h, sizeof h)) return ATOM_EIO;
     w->header_done = 1;
   }
@@ -89,13 +89,13 @@ static int flush_block(struct atom__atb_writer *w, uint32_t type) {
   memset(w->names + ATB_BLOCK_HEADER + w->names_len, 0, padded - w->names_len);
   size_t events = (size_t)w->n_events * ATB_RECORD;
   unsigned char *h = w->names;
-  atb_put32(h, type);
-  atb_put32(h + 8, (uint32_t)padded);
-  atb_put32(h + 12, w->n_events);
+  atom__store_le32(h, type);
+  atom__store_le32(h + 8, (uint32_t)padded);
+  atom__store_le32(h + 12, w->n_events);
   /* The events follow the entries in the file but live in their own buffer: checksum the
    * two ranges as one by copying the events behind the entries (at most 64 KiB). */
   memcpy(h + ATB_BLOCK_HEADER + padded, w->events, events);
-  atb_put32(h + 4, atom__checksum32(type, h + 8, 8 + padded + events));
+  atom__store_le32(h + 4, atom__checksum32(type, h + 8, 8 + padded + events));
   int rc = write_all(w, h, ATB_BLOCK_HEADER + padded + events);
   w->names_len = 0;
   w->n_events = 0;
@@ -132,8 +132,8 @@ static int put_entry(struct atom__atb_writer *w, unsigned what, int space, uint6
   p[0] = (unsigned char)what;
   p[1] = (unsigned char)space;
   p[2] = p[3] = 0;
-  atb_put32(p + 4, (uint32_t)len);
-  atb_put64(p + 8, key);
+  atom__store_le32(p + 4, (uint32_t)len);
+  atom__store_le64(p + 8, key);
   memcpy(p + ATB_ENTRY_HEADER, s, len);
   return 0;
 }
@@ -241,9 +241,9 @@ int atom__atb_writer_write(struct atom__atb_writer *w, const atom_event *ev) {
   if (!rc && sp) rc = file_key(w, (int)sp, ev->target, &target);
   if (rc) return rc;
   unsigned char *p = w->events + (size_t)w->n_events * ATB_RECORD;
-  atb_put32(p, thread);
-  atb_put32(p + 4, target);
-  atb_put64(p + 8, ev->loc | (uint64_t)ev->kind << 56 | (uint64_t)ev->flags << 60);
+  atom__store_le32(p, thread);
+  atom__store_le32(p + 4, target);
+  atom__store_le64(p + 8, ev->loc | (uint64_t)ev->kind << 56 | (uint64_t)ev->flags << 60);
   if (++w->n_events == ATB_WRITER_EVENTS) return flush_block(w, ATB_BLOCK_DATA);
   return 0;
 }

@@ -26,6 +26,7 @@
 
 #include "atomicity/error.h"
 #include "core/error.h"
+#include "support/byteorder.h"
 #include "support/mem.h"
 #include "trace/atb_format.h"
 #include "trace/reader_state.h"
@@ -109,15 +110,6 @@ static const char *found(char *out, size_t cap, const unsigned char *p) {
 
 /* ---- interning ------------------------------------------------------------------------- */
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-#define LE16(x) __builtin_bswap16(x)
-#define LE32(x) __builtin_bswap32(x)
-#define LE64(x) __builtin_bswap64(x)
-#else
-#define LE16(x) (x)
-#define LE32(x) (x)
-#define LE64(x) (x)
-#endif
 
 /* The first min(n, 8) bytes of s as a little-endian word, zero-padded. Reads only s[0..n):
  * two overlapping loads put every byte at its own position (overlapping bytes agree). */
@@ -125,19 +117,19 @@ static inline uint64_t name_head(const unsigned char *s, size_t n) {
   if (n >= 8) {
     uint64_t w;
     memcpy(&w, s, 8);
-    return LE64(w);
+    return ATOM__LE64(w);
   }
   if (n >= 4) {
     uint32_t a, b;
     memcpy(&a, s, 4);
     memcpy(&b, s + n - 4, 4);
-    return (uint64_t)LE32(a) | ((uint64_t)LE32(b) << ((n - 4) * 8));
+    return (uint64_t)ATOM__LE32(a) | ((uint64_t)ATOM__LE32(b) << ((n - 4) * 8));
   }
   if (n >= 2) {
     uint16_t a, b;
     memcpy(&a, s, 2);
     memcpy(&b, s + n - 2, 2);
-    return (uint64_t)LE16(a) | ((uint64_t)LE16(b) << ((n - 2) * 8));
+    return (uint64_t)ATOM__LE16(a) | ((uint64_t)ATOM__LE16(b) << ((n - 2) * 8));
   }
   return n ? s[0] : 0;
 }

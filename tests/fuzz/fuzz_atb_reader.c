@@ -56,9 +56,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   size_t at = ATB_HEADER_SIZE;
   while (size - at >= ATB_BLOCK_HEADER) {
     uint8_t *b = copy + at;
-    uint64_t payload = (uint64_t)atb_le32(b + 8) + (uint64_t)atb_le32(b + 12) * ATB_RECORD;
+    uint64_t payload = (uint64_t)atom__load_le32(b + 8) + (uint64_t)atom__load_le32(b + 12) * ATB_RECORD;
     if (payload > size - at - ATB_BLOCK_HEADER) break;
-    atb_put32(b + 4, atom__checksum32(atb_le32(b), b + 8, 8 + (size_t)payload));
+    atom__store_le32(b + 4, atom__checksum32(atom__load_le32(b), b + 8, 8 + (size_t)payload));
     at += ATB_BLOCK_HEADER + (size_t)payload;
   }
   read_one(copy, size);

@@ -395,22 +395,22 @@ static void expect_error(const unsigned char *data, size_t size, int err, const 
 static size_t build(unsigned char *out, const unsigned char *names, size_t names_len,
                     const unsigned char *events, uint32_t n_events) {
   memcpy(out, ATB_MAGIC, ATB_MAGIC_LEN);
-  atb_put32(out + 8, ATB_VERSION);
-  atb_put32(out + 12, 0);
+  atom__store_le32(out + 8, ATB_VERSION);
+  atom__store_le32(out + 12, 0);
   unsigned char *b = out + ATB_HEADER_SIZE;
   size_t padded = (names_len + 7) & ~(size_t)7;
   memset(b + ATB_BLOCK_HEADER, 0, padded);
   memcpy(b + ATB_BLOCK_HEADER, names, names_len);
   memcpy(b + ATB_BLOCK_HEADER + padded, events, (size_t)n_events * ATB_RECORD);
-  atb_put32(b, ATB_BLOCK_DATA);
-  atb_put32(b + 8, (uint32_t)padded);
-  atb_put32(b + 12, n_events);
+  atom__store_le32(b, ATB_BLOCK_DATA);
+  atom__store_le32(b + 8, (uint32_t)padded);
+  atom__store_le32(b + 12, n_events);
   size_t payload = padded + (size_t)n_events * ATB_RECORD;
-  atb_put32(b + 4, atom__checksum32(ATB_BLOCK_DATA, b + 8, 8 + payload));
+  atom__store_le32(b + 4, atom__checksum32(ATB_BLOCK_DATA, b + 8, 8 + payload));
   unsigned char *e = b + ATB_BLOCK_HEADER + payload;
   memset(e, 0, ATB_BLOCK_HEADER);
-  atb_put32(e, ATB_BLOCK_END);
-  atb_put32(e + 4, atom__checksum32(ATB_BLOCK_END, e + 8, 8));
+  atom__store_le32(e, ATB_BLOCK_END);
+  atom__store_le32(e + 4, atom__checksum32(ATB_BLOCK_END, e + 8, 8));
   return (size_t)(e + ATB_BLOCK_HEADER - out);
 }
 
@@ -419,17 +419,17 @@ static size_t entry(unsigned char *p, unsigned what, unsigned space, uint64_t ke
   memset(p, 0, ATB_ENTRY_HEADER);
   p[0] = (unsigned char)what;
   p[1] = (unsigned char)space;
-  atb_put32(p + 4, (uint32_t)len);
-  atb_put64(p + 8, key);
+  atom__store_le32(p + 4, (uint32_t)len);
+  atom__store_le64(p + 8, key);
   memcpy(p + ATB_ENTRY_HEADER, s, len);
   return ATB_ENTRY_HEADER + len;
 }
 
 static void record(unsigned char *p, uint32_t kind, uint32_t flags, uint32_t thread,
                    uint32_t target, uint64_t loc) {
-  atb_put32(p, thread);
-  atb_put32(p + 4, target);
-  atb_put64(p + 8, loc | (uint64_t)kind << 56 | (uint64_t)flags << 60);
+  atom__store_le32(p, thread);
+  atom__store_le32(p + 4, target);
+  atom__store_le64(p + 8, loc | (uint64_t)kind << 56 | (uint64_t)flags << 60);
 }
 
 START_TEST(hand_built) {
@@ -490,7 +490,7 @@ START_TEST(hand_built) {
   n = build(file, bad, bl, ev, 0);
   expect_error(file, n, ATOM_EPARSE, "unknown name entry 7/2");
   bl = entry(bad, ATB_ENTRY_NAME, ATOM_SPACE_THREAD, 1, "t");
-  atb_put32(bad + 4, 200); /* longer than the block */
+  atom__store_le32(bad + 4, 200); /* longer than the block */
   n = build(file, bad, bl, ev, 0);
   expect_error(file, n, ATOM_EPARSE, "overruns its block");
   /* data after the end block */
@@ -553,7 +553,7 @@ START_TEST(corrupt_files) {
   copy[ATB_HEADER_SIZE] = 9;
   expect_error(copy, na, ATOM_EPARSE, "block 1 at byte 16: unknown block type 9");
   memcpy(copy, atb, na);
-  atb_put32(copy + ATB_HEADER_SIZE + 12, ATB_MAX_EVENTS + 1);
+  atom__store_le32(copy + ATB_HEADER_SIZE + 12, ATB_MAX_EVENTS + 1);
   expect_error(copy, na, ATOM_EPARSE, "bad sizes");
   free(copy);
   free(atb);
