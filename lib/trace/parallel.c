@@ -224,6 +224,17 @@ static void parse_slot(slot *s) {
   s->rc = atom__trace_parse_chunk(s->w, &s->out);
 }
 
+/* With p->mu held and can_cut(p): cut the next chunk, parse it without the lock, and tell the
+ * consumer. Returns with p->mu held. */
+static void cut_and_parse(atom_trace_reader *r, atom__trace_par *p) {
+  slot *s = cut_next(r, p);
+  pthread_mutex_unlock(&p->mu);
+  parse_slot(s);
+  pthread_mutex_lock(&p->mu);
+  s->state = SLOT_DONE;
+  pthread_cond_broadcast(&p->done);
+}
+
 static void *worker_main(void *arg) {
   atom_trace_reader *r = arg;
   atom__trace_par *p = r->par;
@@ -233,12 +244,7 @@ static void *worker_main(void *arg) {
       pthread_cond_wait(&p->work, &p->mu);
       continue;
     }
-    slot *s = cut_next(r, p);
-    pthread_mutex_unlock(&p->mu);
-    parse_slot(s);
-    pthread_mutex_lock(&p->mu);
-    s->state = SLOT_DONE;
-    pthread_cond_broadcast(&p->done);
+    cut_and_parse(r, p);
   }
   pthread_mutex_unlock(&p->mu);
   return NULL;
@@ -341,12 +347,7 @@ static slot *next_chunk(atom_trace_reader *r, atom__trace_par *p) {
       break;
     }
     if (can_cut(p)) { /* help: parse the next chunk here */
-      slot *mine = cut_next(r, p);
-      pthread_mutex_unlock(&p->mu);
-      parse_slot(mine);
-      pthread_mutex_lock(&p->mu);
-      mine->state = SLOT_DONE;
-      pthread_cond_broadcast(&p->done);
+      cut_and_parse(r, p);
       continue;
     }
     pthread_cond_wait(&p->done, &p->mu);

@@ -760,6 +760,40 @@ END_TEST
 /* ---- random traces against the brute-force reference -------------------------------------- */
 
 
+/* One random trace (which the checkers free) against the reference: both variants find the
+ * first violation at the same event, exactly when the trace is not conflict-serializable, and
+ * every cycle they report names events of the trace. Counts the violations and the cycles. */
+static void check_vs_reference(const char *shape, uint64_t seed, atom_event *ev, size_t n,
+                               size_t *violations, size_t *cycles) {
+  int ser = ref_conflict_serializable(ev, n, NULL);
+  ck_assert_int_ge(ser, 0);
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  for (int v = 0; v < NVARIANTS; v++) ck_assert_int_eq(atom_session_attach(s, variants[v]), 0);
+  size_t done;
+  int rc = atom_push_many(s, ev, n, &done);
+  ck_assert_msg(rc == 0, "%s seed %llu: push: %s", shape, (unsigned long long)seed,
+                atom_last_error());
+  ck_assert_int_eq(atom_finish(s), 0);
+  int64_t b = tu_first_violation(s, 0), o = tu_first_violation(s, 1);
+  if (b != o || (b < 0) != (ser == 1)) {
+    fprintf(stderr, "# aerodrome mismatch, %s seed %llu: basic %lld optimized %lld reference %s\n",
+            shape, (unsigned long long)seed, (long long)b, (long long)o,
+            ser ? "serializable" : "not serializable");
+    rt_write_std(stderr, ev, n);
+  }
+  ck_assert_int_eq(b, o);
+  ck_assert_int_eq(b < 0, ser == 1);
+  *violations += ser == 0;
+  char what[64];
+  for (int v = 0; v < NVARIANTS; v++) {
+    snprintf(what, sizeof what, "%s seed %llu %s", shape, (unsigned long long)seed, variants[v]);
+    *cycles += check_cycles(s, (size_t)v, ev, n, what);
+  }
+  atom_session_free(s);
+  free(ev);
+}
+
 START_TEST(test_random_vs_reference) {
   size_t violations = 0, cycles = 0;
   const char *env = getenv("ATOM_AERODROME_CASES"); /* for longer runs by hand */
@@ -771,32 +805,7 @@ START_TEST(test_random_vs_reference) {
     atom_event *ev;
     size_t n;
     ck_assert_int_eq(rt_generate(&p, seed, &ev, &n), 0);
-    int ser = ref_conflict_serializable(ev, n, NULL);
-    ck_assert_int_ge(ser, 0);
-    atom_session *s;
-    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
-    for (int v = 0; v < NVARIANTS; v++) ck_assert_int_eq(atom_session_attach(s, variants[v]), 0);
-    size_t done;
-    int rc = atom_push_many(s, ev, n, &done);
-    ck_assert_msg(rc == 0, "seed %llu: push: %s", (unsigned long long)seed, atom_last_error());
-    ck_assert_int_eq(atom_finish(s), 0);
-    int64_t b = tu_first_violation(s, 0), o = tu_first_violation(s, 1);
-    if (b != o || (b < 0) != (ser == 1)) {
-      fprintf(stderr, "# aerodrome mismatch, seed %llu: basic %lld optimized %lld reference %s\n",
-              (unsigned long long)seed, (long long)b, (long long)o,
-              ser ? "serializable" : "not serializable");
-      rt_write_std(stderr, ev, n);
-    }
-    ck_assert_int_eq(b, o);
-    ck_assert_int_eq(b < 0, ser == 1);
-    violations += ser == 0;
-    char what[64];
-    for (int v = 0; v < NVARIANTS; v++) {
-      snprintf(what, sizeof what, "seed %llu %s", (unsigned long long)seed, variants[v]);
-      cycles += check_cycles(s, (size_t)v, ev, n, what);
-    }
-    atom_session_free(s);
-    free(ev);
+    check_vs_reference("random", seed, ev, n, &violations, &cycles);
   }
   ck_assert_uint_gt(violations, cases / 30);
   ck_assert_uint_lt(violations, cases - cases / 30);
@@ -814,32 +823,7 @@ START_TEST(test_waves_vs_reference) {
     atom_event *ev;
     size_t n;
     ck_assert_int_eq(rt_generate_waves(seed, &ev, &n), 0);
-    int ser = ref_conflict_serializable(ev, n, NULL);
-    ck_assert_int_ge(ser, 0);
-    atom_session *s;
-    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
-    for (int v = 0; v < NVARIANTS; v++) ck_assert_int_eq(atom_session_attach(s, variants[v]), 0);
-    size_t done;
-    int rc = atom_push_many(s, ev, n, &done);
-    ck_assert_msg(rc == 0, "seed %llu: push: %s", (unsigned long long)seed, atom_last_error());
-    ck_assert_int_eq(atom_finish(s), 0);
-    int64_t b = tu_first_violation(s, 0), o = tu_first_violation(s, 1);
-    if (b != o || (b < 0) != (ser == 1)) {
-      fprintf(stderr, "# aerodrome waves mismatch, seed %llu: basic %lld optimized %lld "
-              "reference %s\n", (unsigned long long)seed, (long long)b, (long long)o,
-              ser ? "serializable" : "not serializable");
-      rt_write_std(stderr, ev, n);
-    }
-    ck_assert_int_eq(b, o);
-    ck_assert_int_eq(b < 0, ser == 1);
-    violations += ser == 0;
-    char what[64];
-    for (int v = 0; v < NVARIANTS; v++) {
-      snprintf(what, sizeof what, "waves seed %llu %s", (unsigned long long)seed, variants[v]);
-      cycles += check_cycles(s, (size_t)v, ev, n, what);
-    }
-    atom_session_free(s);
-    free(ev);
+    check_vs_reference("waves", seed, ev, n, &violations, &cycles);
   }
   ck_assert_uint_gt(violations, cases / 30);
   ck_assert_uint_lt(violations, cases - cases / 30);

@@ -106,32 +106,6 @@ static void readout_free(readout *o) {
   free(o->line);
 }
 
-/* A pipe a child fills with data in pieces of varying size; returns the read end. */
-static int pipe_from_child(const char *data, size_t size, pid_t *child) {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    size_t piece = 3;
-    while (size) {
-      size_t n = piece < size ? piece : size;
-      ssize_t k = write(fds[1], data, n);
-      if (k < 0 && errno == EINTR) continue;
-      if (k <= 0) _exit(3);
-      data += k;
-      size -= (size_t)k;
-      piece = piece * 5 + 1;
-      if (piece > 200000) piece = 7;
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  *child = pid;
-  return fds[0];
-}
-
 static void reap(pid_t child) {
   kill(child, SIGKILL); /* it may be blocked writing what the reader refused */
   waitpid(child, NULL, 0);
@@ -201,7 +175,7 @@ START_TEST(same_as_std) {
   unlink(path);
   /* a pipe, in pieces of every size */
   pid_t child;
-  int fd = pipe_from_child(atb, na, &child);
+  int fd = tu_pipe_from_child(atb, na, &child);
   snprintf(path, sizeof path, "/dev/fd/%d", fd);
   ck_assert_int_eq(atom_trace_reader_open_memory(&a, std, ns, "s"), 0);
   ck_assert_int_eq(atom_trace_reader_open(&b, path), 0);
@@ -369,7 +343,7 @@ static void expect_error(const unsigned char *data, size_t size, int err, const 
     if (via == 0) {
       ck_assert_int_eq(atom_trace_reader_open_memory(&r, (const char *)data, size, "bad.atb"), 0);
     } else {
-      int fd = pipe_from_child((const char *)data, size, &child);
+      int fd = tu_pipe_from_child((const char *)data, size, &child);
       char path[32];
       snprintf(path, sizeof path, "/dev/fd/%d", fd);
       ck_assert_int_eq(atom_trace_reader_open(&r, path), 0);

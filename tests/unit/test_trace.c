@@ -31,41 +31,6 @@ typedef struct opened {
   int saved_stdin;
 } opened;
 
-static void write_fully(int fd, const char *data, size_t size) {
-  while (size) {
-    ssize_t k = write(fd, data, size);
-    if (k < 0 && errno == EINTR) continue;
-    if (k <= 0) _exit(3);
-    data += k;
-    size -= (size_t)k;
-  }
-}
-
-/* A pipe whose other end a child process fills with data, in pieces of varying size so
- * that reads end at arbitrary places. Returns the read end. */
-static int pipe_from_child(const char *data, size_t size, pid_t *child) {
-  int fds[2];
-  ck_assert_int_eq(pipe(fds), 0);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    close(fds[0]);
-    size_t piece = 1;
-    while (size) {
-      size_t n = piece < size ? piece : size;
-      write_fully(fds[1], data, n);
-      data += n;
-      size -= n;
-      piece = piece * 3 + 7;
-      if (piece > 100000) piece = 5;
-    }
-    _exit(0);
-  }
-  close(fds[1]);
-  *child = pid;
-  return fds[0];
-}
-
 static int open_via(int via, const char *data, size_t size, opened *o) {
   memset(o, 0, sizeof *o);
   o->saved_stdin = -1;
@@ -77,12 +42,12 @@ static int open_via(int via, const char *data, size_t size, opened *o) {
                dir && strlen(dir) < 40 ? dir : "/tmp");
       int fd = mkstemp(o->path);
       ck_assert_int_ge(fd, 0);
-      write_fully(fd, data, size);
+      tu_write_fully(fd, data, size);
       close(fd);
       return atom_trace_reader_open(&o->r, o->path);
     }
     case VIA_PIPE: {
-      int fd = pipe_from_child(data, size, &o->child);
+      int fd = tu_pipe_from_child(data, size, &o->child);
       char path[32];
       snprintf(path, sizeof path, "/dev/fd/%d", fd);
       int rc = atom_trace_reader_open(&o->r, path);
@@ -90,7 +55,7 @@ static int open_via(int via, const char *data, size_t size, opened *o) {
       return rc;
     }
     default: {
-      int fd = pipe_from_child(data, size, &o->child);
+      int fd = tu_pipe_from_child(data, size, &o->child);
       o->saved_stdin = dup(0);
       ck_assert_int_ge(o->saved_stdin, 0);
       ck_assert_int_eq(dup2(fd, 0), 0);

@@ -2,9 +2,11 @@
 
 #include <check.h>
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/session.h" /* tests may look inside: tu_recorder_of */
 
@@ -261,4 +263,37 @@ void tu_check_lock_blocks_argument(const char *checker) {
   ck_assert_int_eq(atom_session_attach(bad, maybe), ATOM_EINVAL);
   ck_assert_ptr_nonnull(strstr(atom_last_error(), "lock_blocks must be yes or no"));
   atom_session_free(bad);
+}
+
+void tu_write_fully(int fd, const char *data, size_t size) {
+  while (size) {
+    ssize_t k = write(fd, data, size);
+    if (k < 0 && errno == EINTR) continue;
+    if (k <= 0) _exit(3);
+    data += k;
+    size -= (size_t)k;
+  }
+}
+
+int tu_pipe_from_child(const char *data, size_t size, pid_t *child) {
+  int fds[2];
+  ck_assert_int_eq(pipe(fds), 0);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    close(fds[0]);
+    size_t piece = 1;
+    while (size) {
+      size_t n = piece < size ? piece : size;
+      tu_write_fully(fds[1], data, n);
+      data += n;
+      size -= n;
+      piece = piece * 3 + 7;
+      if (piece > 100000) piece = 5;
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  *child = pid;
+  return fds[0];
 }

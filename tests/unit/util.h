@@ -6,6 +6,7 @@
 #include <atomicity/sys/checker.h> /* the tests write checkers of their own */
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h> /* pid_t */
 
 /* A session with the given checker specs attached (NULL-terminated); fails the test on error. */
 atom_session *tu_session(const char *const *specs);
@@ -67,5 +68,14 @@ tu_recorder *tu_recorder_of(atom_session *s, size_t ci);
 
 /* Asserts what lock_blocks=yes|no does for @p checker (commit-node, block) on fixed traces. */
 void tu_check_lock_blocks_argument(const char *checker);
+
+/* Write all of data[0..size) to fd, retrying short writes; _exit(3) on failure (it runs in
+ * child processes too). */
+void tu_write_fully(int fd, const char *data, size_t size);
+
+/* A pipe whose other end a child process fills with data, in pieces of varying size so that
+ * reads end at arbitrary places. Returns the read end; *child is the writer (reap it with
+ * waitpid). */
+int tu_pipe_from_child(const char *data, size_t size, pid_t *child);
 
 #endif

@@ -186,7 +186,6 @@ static int take_slot_slow(aero *a, uint32_t u) {
   sl->owner = u;
   sl->next_free = NIL;
   a->open_b[s] = NO_TXN;
-  a->live_thr++;
   a->clocks += a->basic ? 2 : 1;
   return 0;
 }
@@ -202,12 +201,8 @@ static inline int take_slot(aero *a, uint32_t u) {
 static void release_slot(aero *a, uint32_t u) {
   athread *th = &a->thr[u];
   uint32_t s = th->slot;
-  if (s == NIL || s == SLOT_GONE) {
-    th->slot = SLOT_GONE;
-    return;
-  }
   th->slot = SLOT_GONE;
-  a->live_thr--;
+  if (s == NIL || s == SLOT_GONE) return; /* it never took one, or was released already */
   if (a->basic) return;
   aslot *sl = &a->slots[s];
   sl->owner = NIL; /* the END scans test only this */

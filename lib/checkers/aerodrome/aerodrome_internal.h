@@ -234,7 +234,6 @@ typedef struct aero {
   size_t slots_cap;
   uint32_t n_slot;    /* clock width: at most the threads alive at once (optimized variant) */
   uint32_t free_slot; /* head of the free list, NIL if empty */
-  uint32_t live_thr;  /* threads holding a slot */
   uint32_t *knowers;  /* END scratch: one per slot (grown with the slots) */
   size_t knowers_cap;
   avar *var;
