@@ -15,8 +15,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 status=0
 # target:seeds:seconds -- 1800 s in total. The push and callback targets run every checker on
-# each input and are ~10x slower per execution: they get the larger shares.
-for spec in std-reader:std:300 push:push:600 args:args:300 callback:callback:600; do
+# each input and are ~10x slower per execution: they get the larger shares; the two readers
+# share what the STD reader had alone.
+for spec in std-reader:std:180 atb-reader:atb:120 push:push:600 args:args:300 \
+    callback:callback:600; do
   name=${spec%%:*} rest=${spec#*:}
   seeds=${rest%%:*} seconds=${rest#*:}
   [ -x "$build/tests/fuzz/fuzz-$name" ] || { echo "missing $build/tests/fuzz/fuzz-$name"; exit 2; }
