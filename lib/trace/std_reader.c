@@ -226,6 +226,17 @@ static inline int intern(atom_trace_reader *r, name_space *t, const unsigned cha
   return intern_slow(r, t, s, len, head, key);
 }
 
+/* intern() for a name shorter than 8 bytes whose head the caller already has. */
+static inline int intern_short(atom_trace_reader *r, name_space *t, const unsigned char *s,
+                               size_t len, uint64_t head, uint64_t *key) {
+  const struct name_cache *c = &t->cache[cache_slot(head, len)];
+  if (LIKELY(c->head == head && c->len == len)) {
+    *key = c->key;
+    return 0;
+  }
+  return intern_slow(r, t, s, len, head, key);
+}
+
 /* ---- the parser ------------------------------------------------------------------------ */
 
 /* Is the line [start, lf) longer than the limit (its CR before LF not counted)? */
@@ -507,6 +518,127 @@ static HOT_INLINE const unsigned char *parse_line(atom_trace_reader *r, const un
   return p + 1;
 }
 
+/* ---- the fast path for common lines ----------------------------------------------------- */
+
+#define ONES 0x0101010101010101ULL
+#define HIGHS 0x8080808080808080ULL
+
+/* Bit 7 of byte i set where byte i of the little-endian word w ends a name: a control byte,
+ * white space, '|', '(', ')' or DEL (the class table's non-name bytes). Each term is the usual
+ * "byte is zero" or "byte is below n" test, whose borrow can only flag bytes above a byte that
+ * really matches, so the lowest set bit is exact (bits above it are not used). */
+static inline uint64_t name_end_mask(uint64_t w) {
+  uint64_t low = (w - ONES * 0x21) & ~w;      /* below 0x21 (bytes >= 0x80 are names) */
+  uint64_t x = w ^ (ONES * '|');
+  uint64_t bar = (x - ONES) & ~x;
+  x = (w ^ (ONES * '(')) & (ONES * 0xFE); /* '(' 0x28 and ')' 0x29 */
+  uint64_t par = (x - ONES) & ~x;
+  x = w ^ (ONES * 0x7F);
+  uint64_t del = (x - ONES) & ~x;
+  return (low | bar | par | del) & HIGHS;
+}
+
+/* Little-endian words of bytes, to compare with loaded words. */
+#define W2(a, b) ((uint64_t)(a) | (uint64_t)(b) << 8)
+#define W4(a, b, c, d) (W2(a, b) | W2(c, d) << 16)
+
+/* The value of the decimal digits in the top bytes of v (each byte 0..9, the most significant
+ * digit in the lowest of them, zero bytes below them): pairs, then quads, then the eight. */
+static inline uint64_t digits_value(uint64_t v) {
+  v = (v * 10 + (v >> 8)) & 0x00FF00FF00FF00FFULL;
+  v = (v * 100 + (v >> 16)) & 0x0000FFFF0000FFFFULL;
+  return (v * 10000 + (v >> 32)) & 0xFFFFFFFFULL;
+}
+
+/* The name at p if it is shorter than 8 bytes and non-empty: its length (its end is p[len]) and
+ * its head (the name zero-padded, as name_head); 0 for anything else. p[0..8) must be readable. */
+static inline size_t short_name(const unsigned char *p, uint64_t *head) {
+  uint64_t w = atom__load_le64(p);
+  uint64_t m = name_end_mask(w);
+  if (!m) return 0; /* 8 bytes or more: the general parser */
+  size_t len = (size_t)__builtin_ctzll(m) >> 3;
+  *head = w & ((1ULL << (len * 8)) - 1); /* len < 8: the shift is defined */
+  return len;
+}
+
+/* The common line "T|op(NAME)|LOC" or "T|op|LOC" with both names shorter than 8 bytes, no
+ * blanks, no flag and a location of at most 18 digits, parsed a word at a time: 1 and *ev
+ * filled (the line consumed), 0 when the line has any other shape (nothing consumed, the
+ * general parser reads it and gives its exact message if it is wrong), or an interning error.
+ * p is the line's first byte; at least FAST_NEED bytes of the region follow it, which covers
+ * every word load (the thread name at p, the operation at most 8 bytes later, the target name
+ * at most 7 + 1 + 4 + 1 bytes later, the location at most 7 + 2 + 1 bytes after that). */
+#define FAST_NEED 40
+static HOT_INLINE int fast_line(atom_trace_reader *r, const unsigned char *p, atom_event *ev) {
+  uint64_t th, nh = 0;
+  size_t tlen = short_name(p, &th);
+  if (UNLIKELY(!tlen || p[tlen] != '|')) return 0;
+  const unsigned char *t0 = p;
+  p += tlen + 1;
+  /* The operation and the byte after it, compared as one word. */
+  uint64_t ow = atom__load_le64(p);
+  uint32_t kind;
+  uint64_t o2 = ow & 0xFFFF, o4 = ow & 0xFFFFFFFF;
+  /* Bitwise tests and selects: which of two common operations a line holds is a coin toss
+   * for a branch predictor. */
+  if (LIKELY((o2 == W2('r', '(')) | (o2 == W2('w', '(')))) {
+    kind = o2 == W2('r', '(') ? ATOM_READ : ATOM_WRITE;
+    p += 1;
+  } else if ((o4 == W4('a', 'c', 'q', '(')) | (o4 == W4('r', 'e', 'l', '('))) {
+    kind = o4 == W4('a', 'c', 'q', '(') ? ATOM_ACQUIRE : ATOM_RELEASE;
+    p += 3;
+  } else if (o4 == W4('e', 'n', 'd', '|')) {
+    kind = ATOM_END, p += 3;
+  } else if ((ow & 0xFFFFFFFFFFFF) == (W4('b', 'e', 'g', 'i') | W2('n', '|') << 32)) {
+    kind = ATOM_BEGIN, p += 5;
+  } else {
+    return 0; /* fork, join, commit, fence, flags and anything else: the general parser */
+  }
+  const unsigned char *n0 = NULL;
+  size_t nlen = 0;
+  if (*p == '(') { /* the cases above leave '(' only after an operation that takes it */
+    n0 = p + 1;
+    nlen = short_name(n0, &nh);
+    if (UNLIKELY(!nlen || n0[nlen] != ')' || *n0 == '#')) return 0;
+    p = n0 + nlen + 1;
+    if (UNLIKELY(*p != '|')) return 0;
+  }
+  p++;
+  /* The location: up to 7 digits from one word, else digit by digit. */
+  uint64_t w = atom__load_le64(p);
+  uint64_t nd = ((w + ONES * 0x46) | (w - ONES * 0x30) | w) & HIGHS; /* non-digit bytes */
+  uint64_t loc;
+  if (LIKELY(nd)) {
+    size_t n = (size_t)__builtin_ctzll(nd) >> 3;
+    if (UNLIKELY(n == 0)) return 0;
+    p += n;
+    loc = digits_value((w - ONES * 0x30) << (64 - 8 * n));
+  } else {
+    const unsigned char *d0 = p;
+    loc = 0;
+    for (unsigned d; (d = (unsigned)*p - '0') < 10u; p++) loc = loc * 10 + d;
+    /* 18 digits cannot overflow; longer locations take the general path's range check. */
+    if (UNLIKELY(p - d0 > 18)) return 0;
+  }
+  if (UNLIKELY(*p != '\n')) {
+    if (*p != '\r' || p[1] != '\n') return 0;
+    p++;
+  }
+  uint64_t thread, target = 0;
+  int rc = intern_short(r, &r->names[0], t0, tlen, th, &thread);
+  if (LIKELY(rc == 0) && n0)
+    rc = intern_short(r, &r->names[target_space[kind]], n0, nlen, nh, &target);
+  if (UNLIKELY(rc)) return rc;
+  ev->kind = kind;
+  ev->flags = 0;
+  ev->thread = thread;
+  ev->target = target;
+  ev->loc = loc;
+  r->pos = p + 1;
+  r->line = r->lineno;
+  return 1;
+}
+
 /* A "#name SPACE KEY TEXT" directive in [p, lf) (p at '#'): KEY is a name token of the event
  * lines for thread, var and lock, a decimal loc for loc; TEXT runs to the end of the line
  * (trailing blanks and CR dropped). Kept for atom_trace_feed(), which registers TEXT. */
@@ -571,6 +703,10 @@ static HOT_INLINE int read_event(atom_trace_reader *r, atom_event *ev) {
       continue;
     }
     r->lineno++;
+    if (LIKELY(r->lim - p >= FAST_NEED) && *p != '#') {
+      int rc = fast_line(r, p, ev);
+      if (LIKELY(rc)) return rc;
+    }
     const unsigned char *start = p;
     unsigned c = *p;
     if (UNLIKELY(cls[c] != C_NAME || c == '#')) {

@@ -1237,6 +1237,185 @@ START_TEST(feed_flagged) {
 END_TEST
 
 
+/* ---- the word-at-a-time line parser ---------------------------------------------------- */
+
+static uint64_t xs(uint64_t *x);
+
+/* A generated trace and the events it must give, built side by side: the oracle interns names
+ * in first-use order per space, as doc/trace-format.md says, with no code shared with the
+ * reader. */
+typedef struct gen_trace {
+  char *text;
+  size_t len, cap;
+  atom_event *ev;
+  uint64_t *line;
+  size_t n, ev_cap;
+  uint64_t lines;
+  char names[3][256][24]; /* per space: the names seen, in key order */
+  int n_names[3];
+} gen_trace;
+
+static void gen_put(gen_trace *g, const char *s, size_t n) {
+  if (g->len + n + 1 > g->cap) {
+    g->cap = (g->len + n + 1) * 2;
+    g->text = realloc(g->text, g->cap);
+    ck_assert_ptr_nonnull(g->text);
+  }
+  memcpy(g->text + g->len, s, n);
+  g->len += n;
+  g->text[g->len] = '\0';
+}
+
+static uint64_t gen_key(gen_trace *g, int space, const char *name) {
+  for (int i = 0; i < g->n_names[space - 1]; i++)
+    if (!strcmp(g->names[space - 1][i], name)) return (uint64_t)i + 1;
+  int k = g->n_names[space - 1]++;
+  ck_assert_int_lt(k, 256);
+  snprintf(g->names[space - 1][k], sizeof g->names[0][0], "%s", name);
+  return (uint64_t)k + 1;
+}
+
+/* Name number `which` (0..3) of `len` bytes (1..23): a few per length, so names recur; bytes
+ * the format allows in names, UTF-8 among them. */
+static void gen_name(char *out, size_t len, uint64_t which) {
+  static const char pool[] = "abcXYZ019_.:/[]#-\xc3\xa9";
+  uint64_t x = len * 31 + which + 1;
+  for (size_t i = 0; i < len; i++) out[i] = pool[xs(&x) % (sizeof pool - 1)];
+  out[0] = (char)('a' + which); /* never '#' first (a comment) */
+  out[len] = '\0';
+}
+
+/* One event line: names of every length around 8 and 16 bytes, every operation, blanks where
+ * the format allows them, CR LF or LF, and the event it must give. */
+static void gen_line(gen_trace *g, uint64_t *x, int last_unterminated) {
+  static const struct {
+    const char *op;
+    uint32_t kind, flags;
+    int space; /* of the target, 0: none */
+  } ops[] = {{"r", ATOM_READ, 0, ATOM_SPACE_VAR},
+             {"w", ATOM_WRITE, 0, ATOM_SPACE_VAR},
+             {"acq", ATOM_ACQUIRE, 0, ATOM_SPACE_LOCK},
+             {"rel", ATOM_RELEASE, 0, ATOM_SPACE_LOCK},
+             {"fork", ATOM_FORK, 0, ATOM_SPACE_THREAD},
+             {"join", ATOM_JOIN, 0, ATOM_SPACE_THREAD},
+             {"begin", ATOM_BEGIN, 0, 0},
+             {"end", ATOM_END, 0, 0},
+             {"fence", ATOM_FENCE, 0, 0},
+             {"commit", ATOM_COMMIT, 0, ATOM_SPACE_VAR},
+             {"r.acq", ATOM_READ, ATOM_FLAG_ACQUIRE, ATOM_SPACE_VAR},
+             {"w.rel", ATOM_WRITE, ATOM_FLAG_RELEASE, ATOM_SPACE_VAR}};
+  static const size_t lens[] = {1, 2, 3, 6, 7, 8, 9, 15, 16, 17, 23};
+  char th[24], tg[24], buf[160];
+  gen_name(th, lens[xs(x) % 11], xs(x) % 4);
+  int o = xs(x) % 4 ? (int)(xs(x) % 4) : (int)(xs(x) % 12); /* mostly r, w, acq, rel */
+  int blanks = xs(x) % 8 == 0;
+  const char *b = blanks ? (xs(x) % 2 ? " " : " \t") : "";
+  uint64_t loc = xs(x) % 5 == 0 ? xs(x) : xs(x) % (xs(x) % 2 ? 100 : 100000000);
+  int n = snprintf(buf, sizeof buf, "%s%s%s|%s%s", b, th, b, b, ops[o].op);
+  uint64_t thread = gen_key(g, ATOM_SPACE_THREAD, th), target = 0;
+  if (ops[o].space) {
+    gen_name(tg, lens[xs(x) % 11], xs(x) % 4);
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "%s(%s%s%s)", b, b, tg, b);
+    target = gen_key(g, ops[o].space, tg);
+  }
+  n += snprintf(buf + n, sizeof buf - (size_t)n, "%s|%s%" PRIu64 "%s%s", b, b, loc, b,
+                last_unterminated ? "" : xs(x) % 3 == 0 ? "\r\n" : "\n");
+  gen_put(g, buf, (size_t)n);
+  g->lines++;
+  if (g->n == g->ev_cap) {
+    g->ev_cap = g->ev_cap ? g->ev_cap * 2 : 256;
+    g->ev = realloc(g->ev, g->ev_cap * sizeof *g->ev);
+    g->line = realloc(g->line, g->ev_cap * sizeof *g->line);
+    ck_assert_ptr_nonnull(g->ev);
+    ck_assert_ptr_nonnull(g->line);
+  }
+  g->ev[g->n] = (atom_event){.kind = ops[o].kind, .flags = ops[o].flags,
+                             .thread = thread, .target = target,
+                             .loc = loc};
+  g->line[g->n++] = g->lines;
+}
+
+static void gen_free(gen_trace *g) {
+  free(g->text);
+  free(g->ev);
+  free(g->line);
+}
+
+/* The reader's outcome for g's text through `via` is exactly g's events, lines and names. */
+static void ck_gen(const gen_trace *g, int via, const char *what) {
+  opened op;
+  outcome o;
+  ck_assert_int_eq(open_via(via, g->text, g->len, &op), 0);
+  read_all(op.r, &o);
+  ck_assert_msg(o.rc == 0, "%s via %s: %s", what, via_name[via], o.msg);
+  ck_assert_msg(o.n == g->n, "%s via %s: %zu events, not %zu", what, via_name[via], o.n, g->n);
+  for (size_t i = 0; i < g->n; i++) {
+    const atom_event *a = &o.ev[i], *e = &g->ev[i];
+    ck_assert_msg(a->kind == e->kind && a->flags == e->flags && a->thread == e->thread &&
+                      a->target == e->target && a->loc == e->loc && o.line[i] == g->line[i],
+                  "%s via %s: event %zu (line %" PRIu64 ") differs: %u %u %" PRIu64 " %" PRIu64
+                  " %" PRIu64 " at line %" PRIu64 ", not %u %u %" PRIu64 " %" PRIu64 " %" PRIu64,
+                  what, via_name[via], i, g->line[i], a->kind, a->flags, a->thread, a->target,
+                  a->loc, o.line[i], e->kind, e->flags, e->thread, e->target, e->loc);
+  }
+  for (int sp = 0; sp < 3; sp++)
+    for (int k = 0; k < g->n_names[sp]; k++)
+      ck_assert_str_eq(atom_trace_reader_name(op.r, sp + 1, (uint64_t)k + 1), g->names[sp][k]);
+  outcome_free(&o);
+  close_via(&op);
+}
+
+START_TEST(word_parser_lines) {
+  for (int iter = 0; iter < 40; iter++) {
+    gen_trace g;
+    memset(&g, 0, sizeof g);
+    uint64_t x = 1234 + (uint64_t)iter;
+    int lines = 1 + (int)(xs(&x) % 300);
+    for (int i = 0; i < lines; i++) gen_line(&g, &x, iter % 2 && i == lines - 1);
+    char what[32];
+    snprintf(what, sizeof what, "iteration %d", iter);
+    for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, what);
+    gen_free(&g);
+  }
+}
+END_TEST
+
+/* Lines ending at and around the end of the stream reader's first read (its 256 KiB buffer
+ * less the byte kept for a final '\n') and at the end of the input, where fewer bytes than a
+ * word remain after a line's start. */
+START_TEST(word_parser_boundaries) {
+  enum { FIRST_READ = (256 << 10) - 1 };
+  for (int shift = 0; shift < 48; shift++) {
+    gen_trace g;
+    memset(&g, 0, sizeof g);
+    uint64_t x = 99 + (uint64_t)shift;
+    /* Comment lines up to a little before the boundary, then event lines across it. */
+    char pad[100];
+    memset(pad, 'p', sizeof pad);
+    pad[0] = '#';
+    pad[99] = '\n';
+    size_t target = FIRST_READ - 200 + (size_t)shift;
+    while (g.len + 100 <= target) {
+      gen_put(&g, pad, 100);
+      g.lines++;
+    }
+    size_t rest = target - g.len;
+    if (rest >= 2) {
+      gen_put(&g, pad, rest - 1);
+      gen_put(&g, "\n", 1);
+      g.lines++;
+    }
+    while (g.len < FIRST_READ + 300) gen_line(&g, &x, 0);
+    char what[32];
+    snprintf(what, sizeof what, "shift %d", shift);
+    ck_gen(&g, VIA_FILE, what);
+    ck_gen(&g, VIA_MEMORY, what);
+    if (shift % 8 == 0) ck_gen(&g, VIA_PIPE, what);
+    gen_free(&g);
+  }
+}
+END_TEST
+
 /* ---- reading in parallel --------------------------------------------------------------- */
 
 /* Everything a reader delivers: the outcome, then its names and directives, as text. */
@@ -1554,6 +1733,8 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_loop_test(t, malformed, 0, N_BAD);
   tcase_add_test(t, long_lines);
   tcase_add_test(t, random_garbage);
+  tcase_add_test(t, word_parser_lines);
+  tcase_add_test(t, word_parser_boundaries);
   suite_add_tcase(s, t);
 
   t = tcase_create("writer");
