@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -147,6 +148,67 @@ int atom__trace_refill(atom_trace_reader *r) {
   return refill_memory(r);
 }
 
+/* ---- format detection ------------------------------------------------------------------ */
+
+int atom__trace_sniff(atom_trace_reader *r) {
+  r->sniff = 0;
+  /* The first bytes stay in the STD reader's buffer when the input is STD. */
+  while (r->fill < 4) {
+    ssize_t n = read(r->fd, r->buf + r->fill, 4 - r->fill);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int e = errno;
+      r->lineno++;
+      return atom__trace_fail(r, ATOM_EIO, "read error: %s", strerror(e));
+    }
+    if (n == 0) break; /* the readers see the end again with their own reads */
+    r->fill += (size_t)n;
+  }
+  if (atom__atb_sniff(r->buf, r->fill) &&
+      atom__atb_open(r, NULL, 0, r->fd, r->buf, r->fill, r->total))
+    return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
+  return 0;
+}
+
+/* A regular file is sniffed with pread(), which cannot block and leaves the file offset where
+ * it is, so that an STD file starts with an empty buffer (what the parallel reader needs). An
+ * .atb file is mapped and read as memory: no copy through a read buffer. The map covers the
+ * size fstat() gave at open, so a file truncated before that is read to its real end (a
+ * short file is a truncated .atb, reported as such). If the file shrinks while it is mapped,
+ * touching a page past its new end raises SIGBUS, which the library does not catch: a trace
+ * that may change while it is read should come through a pipe (`cat FILE |`), read with
+ * read(), which reports the shrink as an error. If mapping fails, the file is read with
+ * read(). 0 or an error (the message set). */
+static int sniff_file(atom_trace_reader *r, const struct stat *st) {
+  off_t at = lseek(r->fd, 0, SEEK_CUR);
+  if (at < 0 || at > st->st_size) return atom__trace_sniff(r);
+  unsigned char magic[4];
+  ssize_t n;
+  do n = pread(r->fd, magic, sizeof magic, at);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    int e = errno;
+    r->lineno++;
+    return atom__trace_fail(r, ATOM_EIO, "read error: %s", strerror(e));
+  }
+  if (!atom__atb_sniff(magic, (size_t)n)) return 0;
+  size_t size = (size_t)st->st_size;
+  void *map = (uint64_t)st->st_size <= SIZE_MAX
+                  ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, r->fd, 0)
+                  : MAP_FAILED;
+  if (map != MAP_FAILED) {
+    r->map = map;
+    r->map_size = size;
+    if (atom__atb_open(r, (const unsigned char *)map + at, size - (size_t)at, -1, NULL, 0,
+                       r->total))
+      return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
+    return 0;
+  }
+  if (atom__atb_open(r, NULL, 0, r->fd, NULL, 0, r->total))
+    return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
+  return 0;
+}
+
 /* ---- opening and closing --------------------------------------------------------------- */
 
 static atom_trace_reader *reader_new(const char *display) {
@@ -233,10 +295,11 @@ ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
     atom_trace_reader_free(r);
     return rc;
   }
-  /* Every file is read with read(), never mapped: a mapped file truncated by another process
-   * while it is read would kill this one with SIGBUS, and reading costs no more here (a copy
-   * into a buffer that stays in the cache; doc/trace-format.md). A regular file that ends before
-   * the size it had at open is an error (it shrank), not a silent end of the trace. */
+  /* An STD file is read with read(), never mapped: a mapped file truncated by another process
+   * while it is read would kill this one with SIGBUS, and reading was measured faster (a copy
+   * into a buffer that stays in the cache; doc/performance.md). A regular file that ends before
+   * the size it had at open is an error (it shrank), not a silent end of the trace. An .atb
+   * file is mapped (sniff_file). */
   if (setup_stream(r)) {
     atom_trace_reader_free(r);
     return atom__error(ATOM_ENOMEM, "atom_trace_reader_open: out of memory");
@@ -249,22 +312,18 @@ ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
     }
   }
   /* The format is told by the first 4 bytes (the .atb magic starts "ATB\0", which no STD
-   * trace does). They are read here and stay in the STD reader's buffer when it is STD. */
-  while (r->fill < 4) {
-    ssize_t n = read(r->fd, r->buf + r->fill, 4 - r->fill);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int rc = atom__error(ATOM_EIO, "%s: read error: %s", r->display, strerror(errno));
-      atom_trace_reader_free(r);
-      return rc;
-    }
-    if (n == 0) break; /* the readers see the end again with their own reads */
-    r->fill += (size_t)n;
+   * trace does). A regular file is sniffed now, which cannot block; a pipe or a terminal at
+   * the first read (atom__trace_sniff), so that opening standard input waits for nothing. */
+  if (!S_ISREG(st.st_mode)) {
+    r->sniff = 1;
+    *out = r;
+    return 0;
   }
-  if (atom__atb_sniff(r->buf, r->fill) &&
-      atom__atb_open(r, NULL, 0, r->fd, r->buf, r->fill, r->total)) {
+  int rc = sniff_file(r, &st);
+  if (rc) {
+    rc = atom__error(rc, "%s", r->msg);
     atom_trace_reader_free(r);
-    return atom__error(ATOM_ENOMEM, "atom_trace_reader_open: out of memory");
+    return rc;
   }
   *out = r;
   return 0;
@@ -274,6 +333,7 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
   if (!r) return;
   atom__trace_par_free(r);
   atom__atb_free(r);
+  if (r->map) munmap(r->map, r->map_size);
   if (r->own_fd && r->fd >= 0) close(r->fd);
   atom__mem_free(&r->mem, r->buf, r->buf_cap);
   atom__mem_free(&r->mem, r->tail, r->tail_size);

@@ -102,6 +102,10 @@ struct atom_trace_reader {
   unsigned char *buf;
   size_t buf_cap, fill;
 
+  int sniff;       /* the format is not known yet: told at the first read (atom__trace_sniff) */
+  void *map;       /* an .atb file mapped (reader_input.c), or NULL */
+  size_t map_size;
+
   atom__trace_batch *batch;
   struct atom__atb *atb; /* the input is .atb (atb_reader.c), else NULL */
   atom__trace_sets *sets;
@@ -161,5 +165,8 @@ PRINTF_LIKE(3, 4) COLD int atom__trace_fail(atom_trace_reader *r, int err, const
 int atom__trace_reraise(atom_trace_reader *r);
 /* 1 when a new input region is ready, 0 at end of input, or an error. */
 COLD int atom__trace_refill(atom_trace_reader *r);
+/* Tell the format of a stream from its first bytes (reading them, which may block), and hand
+ * an .atb input to atb_reader.c. 0, or the error (sticky). */
+COLD int atom__trace_sniff(atom_trace_reader *r);
 
 #endif

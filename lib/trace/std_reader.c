@@ -758,6 +758,7 @@ ATOM_API int atom_trace_reader_next(atom_trace_reader *r, atom_event *ev) {
     r->line = b->line[b->head++];
     return 1;
   }
+  if (UNLIKELY(r->sniff) && !r->err && atom__trace_sniff(r)) return r->err;
   if (r->atb) return atom__atb_next(r, ev); /* binary input: atb_reader.c */
   if (r->err) return atom__trace_reraise(r);
   if (r->threads > 1) {
@@ -849,6 +850,7 @@ int atom__trace_reader_fill(atom_trace_reader *r, size_t max) {
   b->head = b->count = 0;
   if (r->err) return atom__trace_reraise(r);
   size_t n = max && max < b->cap ? max : b->cap;
+  if (UNLIKELY(r->sniff) && atom__trace_sniff(r)) return r->err;
   if (r->atb) return atom__atb_fill(r, n); /* binary input: atb_reader.c */
   if (UNLIKELY(r->threads > 1)) {
     if (!r->par_tried) {

@@ -189,6 +189,77 @@ START_TEST(same_as_std) {
 }
 END_TEST
 
+/* A regular .atb file is mapped, a pipe is read: the same events, lines and progress. A file
+ * cut short before it is opened is read up to its real end and reported as truncated. */
+START_TEST(mapped_and_piped) {
+  size_t na;
+  char *atb = sample_bytes(".atb", 30000, &na);
+  char path[128], pipe_path[32];
+  temp_path(path, sizeof path, ".atb");
+  FILE *f = fopen(path, "wb");
+  ck_assert_ptr_nonnull(f);
+  ck_assert_uint_eq(fwrite(atb, 1, na, f), na);
+  fclose(f);
+  atom_trace_reader *a, *b;
+  pid_t child;
+  int fd = tu_pipe_from_child(atb, na, &child);
+  snprintf(pipe_path, sizeof pipe_path, "/dev/fd/%d", fd);
+  ck_assert_int_eq(atom_trace_reader_open(&a, path), 0);
+  ck_assert_int_eq(atom_trace_reader_open(&b, pipe_path), 0);
+  close(fd);
+  readout x = read_all(a), y = read_all(b);
+  ck_assert_int_eq(x.rc, 0);
+  ck_assert_int_eq(y.rc, 0);
+  ck_assert_uint_eq(x.n, 30011);
+  ck_assert_uint_eq(x.n, y.n);
+  ck_assert_int_eq(memcmp(x.ev, y.ev, x.n * sizeof *x.ev), 0);
+  ck_assert_int_eq(memcmp(x.line, y.line, x.n * sizeof *x.line), 0);
+  ck_assert_uint_eq(x.consumed, na);
+  ck_assert_uint_eq(x.total, na);
+  ck_assert_uint_eq(y.consumed, na);
+  readout_free(&x);
+  readout_free(&y);
+  atom_trace_reader_free(a);
+  atom_trace_reader_free(b);
+  reap(child);
+  /* Cut in the middle of a block: the events of the whole blocks, then the error. */
+  ck_assert_int_eq(truncate(path, (off_t)(na / 2)), 0);
+  ck_assert_int_eq(atom_trace_reader_open(&a, path), 0);
+  x = read_all(a);
+  ck_assert_int_eq(x.rc, ATOM_EPARSE);
+  ck_assert_uint_gt(x.n, 0);
+  ck_assert_uint_lt(x.n, 30011);
+  readout_free(&x);
+  atom_trace_reader_free(a);
+  unlink(path);
+  free(atb);
+}
+END_TEST
+
+/* Opening a pipe reads nothing (a terminal does not wait for input at open); the format is
+ * told at the first read, and .atb through the pipe works. */
+START_TEST(open_does_not_wait) {
+  size_t na;
+  char *atb = sample_bytes(".atb", 100, &na);
+  int p[2];
+  ck_assert_int_eq(pipe(p), 0);
+  char path[32];
+  snprintf(path, sizeof path, "/dev/fd/%d", p[0]);
+  atom_trace_reader *r;
+  /* Nothing written yet: an open that read would block here for ever (the test's timeout). */
+  ck_assert_int_eq(atom_trace_reader_open(&r, path), 0);
+  close(p[0]);
+  tu_write_fully(p[1], atb, na);
+  close(p[1]);
+  readout x = read_all(r);
+  ck_assert_int_eq(x.rc, 0);
+  ck_assert_uint_eq(x.n, 111);
+  readout_free(&x);
+  atom_trace_reader_free(r);
+  free(atb);
+}
+END_TEST
+
 static size_t directive_count(const atom_trace_reader *r) {
   size_t n = 0;
   int sp;
@@ -553,6 +624,8 @@ Suite *atom_test_suite_atb(void) {
   Suite *s = suite_create("atb");
   TCase *tc = tcase_create("atb");
   tcase_add_test(tc, same_as_std);
+  tcase_add_test(tc, mapped_and_piped);
+  tcase_add_test(tc, open_does_not_wait);
   tcase_add_test(tc, reader_apis);
   tcase_add_test(tc, directive_places);
   tcase_add_test(tc, feed_same_verdict);
