@@ -523,19 +523,27 @@ static HOT_INLINE const unsigned char *parse_line(atom_trace_reader *r, const un
 #define ONES 0x0101010101010101ULL
 #define HIGHS 0x8080808080808080ULL
 
-/* Bit 7 of byte i set where byte i of the little-endian word w ends a name: a control byte,
- * white space, '|', '(', ')' or DEL (the class table's non-name bytes). Each term is the usual
- * "byte is zero" or "byte is below n" test, whose borrow can only flag bytes above a byte that
- * really matches, so the lowest set bit is exact (bits above it are not used). */
-static inline uint64_t name_end_mask(uint64_t w) {
-  uint64_t low = (w - ONES * 0x21) & ~w;      /* below 0x21 (bytes >= 0x80 are names) */
-  uint64_t x = w ^ (ONES * '|');
-  uint64_t bar = (x - ONES) & ~x;
-  x = (w ^ (ONES * '(')) & (ONES * 0xFE); /* '(' 0x28 and ')' 0x29 */
-  uint64_t par = (x - ONES) & ~x;
-  x = w ^ (ONES * 0x7F);
-  uint64_t del = (x - ONES) & ~x;
-  return (low | bar | par | del) & HIGHS;
+/* Bit 7 of each byte of the little-endian word w that is below 0x2A or above 0x7B: every byte
+ * between is a name byte (digits, letters and "*+,-./:;<=>?@[\\]^_`{"), and every delimiter of
+ * a line ('|', '(', ')', white space, control bytes) is outside. Names with other bytes ('#',
+ * '!', '}', UTF-8, ...) are valid but rare: the general parser reads them. The tests are the
+ * usual "byte below n" and "byte from n up", whose borrow or carry can only flag bytes above a
+ * byte that really matches, so the lowest set bit is exact (bits above it are not used). */
+static inline uint64_t odd_bytes(uint64_t w) {
+  return (((w - ONES * 0x2A) & ~w) | ((w + ONES * (0x80 - 0x7C)) | w)) & HIGHS;
+}
+
+/* The name at p when it is 1 to 7 plain bytes followed by `delim`: its length and its head
+ * (the name zero-padded, as name_head); 0 for anything else (the general parser's case).
+ * p[0..8) must be readable. */
+static inline size_t short_name(const unsigned char *p, unsigned delim, uint64_t *head) {
+  uint64_t w = atom__load_le64(p);
+  uint64_t m = odd_bytes(w);
+  if (!m) return 0; /* 8 plain bytes or more */
+  size_t len = (size_t)__builtin_ctzll(m) >> 3;
+  if (p[len] != delim) return 0;
+  *head = w & ((1ULL << (len * 8)) - 1); /* len < 8: the shift is defined */
+  return len;
 }
 
 /* Little-endian words of bytes, to compare with loaded words. */
@@ -550,18 +558,31 @@ static inline uint64_t digits_value(uint64_t v) {
   return (v * 10000 + (v >> 32)) & 0xFFFFFFFFULL;
 }
 
-/* The name at p if it is shorter than 8 bytes and non-empty: its length (its end is p[len]) and
- * its head (the name zero-padded, as name_head); 0 for anything else. p[0..8) must be readable. */
-static inline size_t short_name(const unsigned char *p, uint64_t *head) {
-  uint64_t w = atom__load_le64(p);
-  uint64_t m = name_end_mask(w);
-  if (!m) return 0; /* 8 bytes or more: the general parser */
-  size_t len = (size_t)__builtin_ctzll(m) >> 3;
-  *head = w & ((1ULL << (len * 8)) - 1); /* len < 8: the shift is defined */
-  return len;
-}
+/* The operations as the word-at-a-time parser sees them: the operation and the byte after it
+ * ('(' or '|'), at index (byte 0 + byte 1) mod 32, where no two of them meet (two at one
+ * index would be a -Woverride-init warning, an error in the build); the other slots are empty
+ * (kind 0). */
+struct op_pattern {
+  uint64_t word, mask;
+  uint32_t kind, len;
+};
+#define OP_(a, b, w, m, k, n) [((a) + (b)) & 31] = {w, m, k, n}
+static const struct op_pattern op_patterns[32] = {
+    OP_('r', '(', W2('r', '('), 0xFFFF, ATOM_READ, 1),
+    OP_('w', '(', W2('w', '('), 0xFFFF, ATOM_WRITE, 1),
+    OP_('a', 'c', W4('a', 'c', 'q', '('), 0xFFFFFFFF, ATOM_ACQUIRE, 3),
+    OP_('r', 'e', W4('r', 'e', 'l', '('), 0xFFFFFFFF, ATOM_RELEASE, 3),
+    OP_('b', 'e', W4('b', 'e', 'g', 'i') | W2('n', '|') << 32, 0xFFFFFFFFFFFF, ATOM_BEGIN, 5),
+    OP_('e', 'n', W4('e', 'n', 'd', '|'), 0xFFFFFFFF, ATOM_END, 3),
+    OP_('f', 'o', W4('f', 'o', 'r', 'k') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_FORK, 4),
+    OP_('f', 'e', W4('f', 'e', 'n', 'c') | W2('e', '|') << 32, 0xFFFFFFFFFFFF, ATOM_FENCE, 5),
+    OP_('j', 'o', W4('j', 'o', 'i', 'n') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_JOIN, 4),
+    OP_('c', 'o', W4('c', 'o', 'm', 'm') | W4('i', 't', '(', 0) << 32, 0xFFFFFFFFFFFFFF,
+        ATOM_COMMIT, 6),
+};
+#undef OP_
 
-/* The common line "T|op(NAME)|LOC" or "T|op|LOC" with both names shorter than 8 bytes, no
+/* The common line "T|op(NAME)|LOC" or "T|op|LOC" with both names of 1 to 7 plain bytes, no
  * blanks, no flag and a location of at most 18 digits, parsed a word at a time: 1 and *ev
  * filled (the line consumed), 0 when the line has any other shape (nothing consumed, the
  * general parser reads it and gives its exact message if it is wrong), or an interning error.
@@ -571,35 +592,23 @@ static inline size_t short_name(const unsigned char *p, uint64_t *head) {
 #define FAST_NEED 40
 static HOT_INLINE int fast_line(atom_trace_reader *r, const unsigned char *p, atom_event *ev) {
   uint64_t th, nh = 0;
-  size_t tlen = short_name(p, &th);
-  if (UNLIKELY(!tlen || p[tlen] != '|')) return 0;
+  size_t tlen = short_name(p, '|', &th);
+  if (UNLIKELY(!tlen)) return 0;
   const unsigned char *t0 = p;
   p += tlen + 1;
-  /* The operation and the byte after it, compared as one word. */
+  /* The operation and the byte after it, compared as one word with the pattern its first two
+   * bytes select: no branch on which operation it is (a coin toss for a branch predictor). */
   uint64_t ow = atom__load_le64(p);
-  uint32_t kind;
-  uint64_t o2 = ow & 0xFFFF, o4 = ow & 0xFFFFFFFF;
-  /* Bitwise tests and selects: which of two common operations a line holds is a coin toss
-   * for a branch predictor. */
-  if (LIKELY((o2 == W2('r', '(')) | (o2 == W2('w', '(')))) {
-    kind = o2 == W2('r', '(') ? ATOM_READ : ATOM_WRITE;
-    p += 1;
-  } else if ((o4 == W4('a', 'c', 'q', '(')) | (o4 == W4('r', 'e', 'l', '('))) {
-    kind = o4 == W4('a', 'c', 'q', '(') ? ATOM_ACQUIRE : ATOM_RELEASE;
-    p += 3;
-  } else if (o4 == W4('e', 'n', 'd', '|')) {
-    kind = ATOM_END, p += 3;
-  } else if ((ow & 0xFFFFFFFFFFFF) == (W4('b', 'e', 'g', 'i') | W2('n', '|') << 32)) {
-    kind = ATOM_BEGIN, p += 5;
-  } else {
-    return 0; /* fork, join, commit, fence, flags and anything else: the general parser */
-  }
+  const struct op_pattern *op = &op_patterns[(ow + (ow >> 8)) & 31];
+  if (UNLIKELY((ow & op->mask) != op->word || !op->kind)) return 0; /* flags, blanks, ... */
+  uint32_t kind = op->kind;
+  p += op->len;
   const unsigned char *n0 = NULL;
   size_t nlen = 0;
   if (*p == '(') { /* the cases above leave '(' only after an operation that takes it */
     n0 = p + 1;
-    nlen = short_name(n0, &nh);
-    if (UNLIKELY(!nlen || n0[nlen] != ')' || *n0 == '#')) return 0;
+    nlen = short_name(n0, ')', &nh); /* '#' is not a plain byte: no name here starts with it */
+    if (UNLIKELY(!nlen)) return 0;
     p = n0 + nlen + 1;
     if (UNLIKELY(*p != '|')) return 0;
   }
