@@ -8,7 +8,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -171,14 +170,12 @@ int atom__trace_sniff(atom_trace_reader *r) {
 }
 
 /* A regular file is sniffed with pread(), which cannot block and leaves the file offset where
- * it is, so that an STD file starts with an empty buffer (what the parallel reader needs). An
- * .atb file is mapped and read as memory: no copy through a read buffer. The map covers the
- * size fstat() gave at open, so a file truncated before that is read to its real end (a
- * short file is a truncated .atb, reported as such). If the file shrinks while it is mapped,
- * touching a page past its new end raises SIGBUS, which the library does not catch: a trace
- * that may change while it is read should come through a pipe (`cat FILE |`), read with
- * read(), which reports the shrink as an error. If mapping fails, the file is read with
- * read(). 0 or an error (the message set). */
+ * it is, so that an STD file starts with an empty buffer (what the parallel reader needs).
+ * Files of both formats are read with read(), never mapped: mapping an .atb file was measured
+ * no faster (doc/performance.md), and a mapped file that another process truncates while it
+ * is read (a recorder writing to the same path again) would kill this one with SIGBUS, where
+ * read() reports the shrink as an error. A caller that wants a mapping maps the file itself and
+ * passes it to atom_trace_reader_open_memory(). 0 or an error (the message set). */
 static int sniff_file(atom_trace_reader *r, const struct stat *st) {
   off_t at = lseek(r->fd, 0, SEEK_CUR);
   if (at < 0 || at > st->st_size) return atom__trace_sniff(r);
@@ -191,20 +188,7 @@ static int sniff_file(atom_trace_reader *r, const struct stat *st) {
     r->lineno++;
     return atom__trace_fail(r, ATOM_EIO, "read error: %s", strerror(e));
   }
-  if (!atom__atb_sniff(magic, (size_t)n)) return 0;
-  size_t size = (size_t)st->st_size;
-  void *map = (uint64_t)st->st_size <= SIZE_MAX
-                  ? mmap(NULL, size, PROT_READ, MAP_PRIVATE, r->fd, 0)
-                  : MAP_FAILED;
-  if (map != MAP_FAILED) {
-    r->map = map;
-    r->map_size = size;
-    if (atom__atb_open(r, (const unsigned char *)map + at, size - (size_t)at, -1, NULL, 0,
-                       r->total))
-      return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
-    return 0;
-  }
-  if (atom__atb_open(r, NULL, 0, r->fd, NULL, 0, r->total))
+  if (atom__atb_sniff(magic, (size_t)n) && atom__atb_open(r, NULL, 0, r->fd, NULL, 0, r->total))
     return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
   return 0;
 }
@@ -295,11 +279,10 @@ ATOM_API int atom_trace_reader_open(atom_trace_reader **out, const char *path) {
     atom_trace_reader_free(r);
     return rc;
   }
-  /* An STD file is read with read(), never mapped: a mapped file truncated by another process
-   * while it is read would kill this one with SIGBUS, and reading was measured faster (a copy
-   * into a buffer that stays in the cache; doc/performance.md). A regular file that ends before
-   * the size it had at open is an error (it shrank), not a silent end of the trace. An .atb
-   * file is mapped (sniff_file). */
+  /* Every file is read with read(), never mapped: a mapped file truncated by another process
+   * while it is read would kill this one with SIGBUS, and mapping was measured no faster (a
+   * copy into a buffer that stays in the cache; doc/performance.md). A regular file that ends
+   * before the size it had at open is an error (it shrank), not a silent end of the trace. */
   if (setup_stream(r)) {
     atom_trace_reader_free(r);
     return atom__error(ATOM_ENOMEM, "atom_trace_reader_open: out of memory");
@@ -333,7 +316,6 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
   if (!r) return;
   atom__trace_par_free(r);
   atom__atb_free(r);
-  if (r->map) munmap(r->map, r->map_size);
   if (r->own_fd && r->fd >= 0) close(r->fd);
   atom__mem_free(&r->mem, r->buf, r->buf_cap);
   atom__mem_free(&r->mem, r->tail, r->tail_size);

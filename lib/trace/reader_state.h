@@ -103,8 +103,6 @@ struct atom_trace_reader {
   size_t buf_cap, fill;
 
   int sniff;       /* the format is not known yet: told at the first read (atom__trace_sniff) */
-  void *map;       /* an .atb file mapped (reader_input.c), or NULL */
-  size_t map_size;
 
   atom__trace_batch *batch;
   struct atom__atb *atb; /* the input is .atb (atb_reader.c), else NULL */

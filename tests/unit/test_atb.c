@@ -189,9 +189,10 @@ START_TEST(same_as_std) {
 }
 END_TEST
 
-/* A regular .atb file is mapped, a pipe is read: the same events, lines and progress. A file
- * cut short before it is opened is read up to its real end and reported as truncated. */
-START_TEST(mapped_and_piped) {
+/* An .atb regular file (sniffed with pread) and the same bytes through a pipe (sniffed at the
+ * first read): the same events, lines and progress. A file cut short before it is opened is
+ * read up to its real end and reported as truncated. */
+START_TEST(file_and_piped) {
   size_t na;
   char *atb = sample_bytes(".atb", 30000, &na);
   char path[128], pipe_path[32];
@@ -624,7 +625,7 @@ Suite *atom_test_suite_atb(void) {
   Suite *s = suite_create("atb");
   TCase *tc = tcase_create("atb");
   tcase_add_test(tc, same_as_std);
-  tcase_add_test(tc, mapped_and_piped);
+  tcase_add_test(tc, file_and_piped);
   tcase_add_test(tc, open_does_not_wait);
   tcase_add_test(tc, reader_apis);
   tcase_add_test(tc, directive_places);
