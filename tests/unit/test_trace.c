@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "atomicity.h"
+#include "trace/reader_state.h"
 #include "trace/std_reader.h"
 #include "util.h"
 
@@ -1701,6 +1702,26 @@ START_TEST(parallel_long_lines) {
 END_TEST
 
 /* Pipes and standard input are read with one thread whatever was asked for. */
+/* A regular file asked to be read with threads is read in parallel: telling its format at open
+ * leaves nothing in the reader's buffer (bytes read there would make it read serially). */
+START_TEST(parallel_file_starts) {
+  static const char text[] = "a|r(x)|1\nb|w(x)|2\na|w(y)|3\nb|r(y)|4\n";
+  opened op;
+  ck_assert_int_eq(open_via(VIA_FILE, text, sizeof text - 1, &op), 0);
+  ck_assert_int_eq(atom_trace_reader_set_threads(op.r, 2), 0);
+  atom__trace_reader_set_chunk(op.r, 8);
+  atom_event ev;
+  ck_assert_int_eq(atom_trace_reader_next(op.r, &ev), 1);
+  ck_assert_ptr_nonnull(op.r->par);
+  outcome o;
+  read_all(op.r, &o);
+  ck_assert_int_eq(o.rc, 0);
+  ck_assert_uint_eq(o.n, 3);
+  outcome_free(&o);
+  close_via(&op);
+}
+END_TEST
+
 START_TEST(parallel_pipe_serial) {
   static const char text[] = "a|r(x)|1\nb|w(x)|2\n";
   full_outcome ref, par;
@@ -1769,6 +1790,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, parallel_malformed);
   tcase_add_test(t, parallel_garbage);
   tcase_add_test(t, parallel_long_lines);
+  tcase_add_test(t, parallel_file_starts);
   tcase_add_test(t, parallel_pipe_serial);
   suite_add_tcase(s, t);
   return s;
