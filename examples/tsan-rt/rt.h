@@ -112,6 +112,7 @@ int rt_sym_system_object(const char *path);
 #define RT_STACK_CACHE 64 /* per-thread (pc, callers) -> stack id cache entries */
 #define RT_PEND 512       /* owned-memory accesses buffered per thread (a power of two) */
 #define RT_SEEN 1024      /* per-thread cache of the owned accesses of the current segment */
+#define RT_SHARED_CACHE 1024 /* per-thread cache of granules seen shared */
 
 typedef struct rt_thread {
   uint64_t id;         /* thread key: 0 = main, then 1, 2, ... in creation order */
@@ -149,6 +150,7 @@ typedef struct rt_thread {
   uint64_t pend_head, pend_tail;
   struct rt_pend { uint64_t addr, loc; uint32_t kind; } pend[RT_PEND];
   struct { uint64_t addr, seg; uint64_t write; } seen[RT_SEEN];
+  uint64_t shared[RT_SHARED_CACHE]; /* granule keys seen shared (rt_core.c, SHADOW_KEY) */
 } rt_thread;
 
 /* Functions of the C library the interceptors forward to (dlsym(RTLD_NEXT)). */

@@ -214,8 +214,12 @@ void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc) {
 #define SHADOW_PROBE 32  /* slots tried before an address counts as shared */
 #define OWN_SHARED UINT64_MAX /* owner word: 0 = nobody yet, id + 1 = that thread, or this */
 
+/* Ownership is kept per 8-byte granule (all its bytes have one owner): two threads touching
+ * different bytes of one granule make it shared, which is only slower, never inexact. */
+#define SHADOW_KEY(addr) (((addr) >> 3) + 1)
+
 typedef struct shadow_slot {
-  uint64_t addr;  /* 0 = free; set once by CAS */
+  uint64_t key;   /* SHADOW_KEY of the granule; 0 = free; set once by CAS */
   uint64_t owner; /* 0 -> id + 1 by CAS (the first accessor), then -> OWN_SHARED by CAS */
 } shadow_slot;
 
@@ -225,17 +229,19 @@ static shadow_slot *shadow; /* mmap'ed at initialization when the owned path is 
  * no slot (the table region is full: the address is shared). Lock-free. */
 static uint64_t *shadow_word(uint64_t addr, int insert) {
   size_t mask = ((size_t)1 << SHADOW_BITS) - 1;
-  /* Neighbouring addresses in neighbouring slots: an array walked in order stays in a few
-   * cache lines of the table (4-byte words; two words of one 8-byte slot probe on). */
-  size_t i = (size_t)(addr >> 2) & mask;
+  uint64_t key = SHADOW_KEY(addr);
+  /* Neighbouring granules in neighbouring slots: an array walked in order stays in a few
+   * cache lines of the table (folding the high bits in keeps regions far apart from meeting
+   * slot for slot). */
+  size_t i = (size_t)(key ^ (key >> SHADOW_BITS) ^ (key >> (2 * SHADOW_BITS))) & mask;
   for (int n = 0; n < SHADOW_PROBE; n++, i = (i + 1) & mask) {
     shadow_slot *s = &shadow[i];
-    uint64_t k = __atomic_load_n(&s->addr, __ATOMIC_ACQUIRE);
-    if (k == addr) return &s->owner;
+    uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+    if (k == key) return &s->owner;
     if (k == 0) {
       if (!insert) return NULL;
-      if (__atomic_compare_exchange_n(&s->addr, &k, addr, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
-          k == addr)
+      if (__atomic_compare_exchange_n(&s->key, &k, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
+          k == key)
         return &s->owner;
     }
   }
@@ -288,8 +294,12 @@ void rt_share_locked(rt_thread *t, uint64_t addr) {
 /* The fast path of an access of at most 8 bytes: @return 1 when it was buffered or dropped
  * (owned by t), 0 when it goes through the lock; then *prev is the owner to flush first. */
 static int owned_access(rt_thread *t, uint64_t addr, int write, uint64_t pc, uint64_t *prev) {
-  uint64_t *w = shadow_word(addr, 1);
   *prev = 0;
+  /* Shared is for good: a granule this thread saw shared needs no look-up again. */
+  uint64_t key = SHADOW_KEY(addr);
+  size_t sc = (size_t)key & (RT_SHARED_CACHE - 1);
+  if (t->shared[sc] == key) return 0;
+  uint64_t *w = shadow_word(addr, 1);
   if (!w) return 0;
   uint64_t me = t->id + 1, cur = __atomic_load_n(w, __ATOMIC_ACQUIRE);
   if (cur == 0 &&
@@ -297,6 +307,7 @@ static int owned_access(rt_thread *t, uint64_t addr, int write, uint64_t pc, uin
     cur = me;
   if (cur != me) {
     if (cur != OWN_SHARED) *prev = shadow_share(w, me);
+    t->shared[sc] = key;
     return 0;
   }
   size_t slot = (size_t)((addr >> 2) ^ (addr >> 12)) & (RT_SEEN - 1);
