@@ -68,6 +68,8 @@ typedef struct rt_options {
   int stack_depth;      /* frames kept per event's stack (default 8) */
   char *suppressions;   /* suppressions= file, or NULL */
   int owned;            /* owned=yes (default): memory one thread owns skips the event lock */
+  int skip_idle;        /* skip_idle=yes (default): no access recorded while no transaction is
+                         * open, when every checker judges conflict serializability */
 } rt_options;
 
 /**

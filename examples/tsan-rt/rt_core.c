@@ -54,6 +54,8 @@ static struct {
   uint64_t unnamed_code;  /* distinct function entry pcs no symbol table named (pc_lock) */
   uint64_t events, rejected;
   int owned;             /* the owned-memory path is on (owned=yes, no record=, no perturb) */
+  int skip_idle;         /* accesses are skipped while open_txns is 0 (skip_idle_setup) */
+  long open_txns;        /* transactions open in all threads (written under the lock) */
   uint64_t dropped;      /* owned accesses dropped as repeated in their segment (relaxed) */
   char first_reject[300];
   char program[4096];
@@ -158,6 +160,8 @@ void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t ta
 static void push_event(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
                        uint64_t loc) {
   if (!rt_active) return; /* a buffered access flushed after the end of the run */
+  if (kind == ATOM_BEGIN) __atomic_store_n(&g.open_txns, g.open_txns + 1, __ATOMIC_RELEASE);
+  else if (kind == ATOM_END) __atomic_store_n(&g.open_txns, g.open_txns - 1, __ATOMIC_RELEASE);
   atom_event ev = {kind, flags, thread, target, loc};
   g.events++;
   /* A new stack: the session learns its site before a report can name it (rt_stack.c). */
@@ -342,6 +346,41 @@ static int owned_access(rt_thread *t, uint64_t addr, int write, uint64_t pc, uin
 /* Every live thread's buffered accesses (the end of the run; caller holds the lock). */
 static void flush_all(void) {
   for (rt_thread *t = g.threads; t; t = t->next) pend_flush(t);
+}
+
+/* ---- accesses while no transaction is open
+ *
+ * A cycle of transactions (a violation for aerodrome and velodrome, which judge conflict
+ * serializability) leaves a transaction X and comes back into it: every event on it lies, in
+ * the recorded order, between two events of X, so X is open when it happens. An access made
+ * while no transaction is open in any thread is on no cycle. Leaving it out removes no edge
+ * between the other events (conflicts are between pairs of events, not "the last access"),
+ * so every cycle stays and none appears: the verdicts are the same. A hook that reads 0 while
+ * another thread begins a transaction ran, in real time, before that BEGIN was counted: its
+ * access belongs before the BEGIN (an order equivalent to the recorded one, as the owned
+ * buffer's are). Not for the other checkers, which reason about other orders of the events
+ * (the predictive ones) or about every conflicting pair (race-automata, tso): with any of
+ * them attached, every access is recorded. */
+
+/* @return 1 when every attached checker is aerodrome or velodrome (any variant). */
+static int only_serializability_checkers(void) {
+  for (size_t i = 0; i < g.opt.n_checkers; i++) {
+    const char *c = g.opt.checkers[i];
+    size_t n = strcspn(c, ":");
+    if (!(n == 9 && !strncmp(c, "aerodrome", 9)) && !(n == 9 && !strncmp(c, "velodrome", 9)))
+      return 0;
+  }
+  return g.opt.n_checkers > 0;
+}
+
+static void skip_idle_setup(void) {
+  g.skip_idle = g.opt.skip_idle && !g.opt.record && g.opt.schedule != RT_SCHEDULE_PERTURB &&
+                !g.opt.lock_blocks && only_serializability_checkers();
+}
+
+/* @return 1 when an access now is on no cycle (no transaction open anywhere). */
+static int idle(void) {
+  return g.skip_idle && __atomic_load_n(&g.open_txns, __ATOMIC_ACQUIRE) == 0;
 }
 
 /* The owned path at initialization: on unless off by option, recording (a recording keeps
@@ -530,7 +569,7 @@ void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   if (RT_UNLIKELY(rt_busy) || !active()) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  if (t->ignore) return;
+  if (t->ignore || idle()) return;
   uint64_t prev = 0;
   if (g.owned && size <= 8 && owned_access(t, addr, write, pc, &prev)) return;
   uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
@@ -556,7 +595,7 @@ void rt_access_rmw(uint64_t addr, uint64_t size, uint64_t pc) {
   if (RT_UNLIKELY(rt_busy) || !active()) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  if (t->ignore) return;
+  if (t->ignore || idle()) return;
   rt_perturb_access(t, addr, 1, pc);
   rt_busy = 1;
   uint64_t loc = rt_stack_loc(t, pc);
@@ -575,7 +614,7 @@ void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   if (RT_UNLIKELY(rt_busy) || !size || !active()) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  if (t->ignore) return;
+  if (t->ignore || idle()) return;
   uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
   rt_busy = 1;
   uint64_t loc = rt_stack_loc(t, pc);
@@ -956,6 +995,7 @@ static int configure(void) {
   }
   rt_stack_depth = g.opt.stack_depth;
   owned_setup();
+  skip_idle_setup();
   size_t n_decl = g.opt.n_atomic + g.opt.n_ranges;
   if (n_decl) g.matched = calloc(n_decl, 1);
   if (g.opt.n_ranges && !rt_sym_have_lines() && g.opt.verbosity >= 1)

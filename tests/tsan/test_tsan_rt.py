@@ -1090,14 +1090,32 @@ class Owned(Base):
         # memory one thread owns, with no synchronization in between; only the first round's
         # (and sum_up's) are pushed.
         counts = {}
-        for owned in ("yes", "no"):
-            p, doc = self.json_report([self.exe], self.opts + " owned=" + owned, timeout=60)
+        for owned, skip in (("yes", "no"), ("no", "no"), ("no", "yes")):
+            p, doc = self.json_report([self.exe], self.opts + " owned=%s skip_idle=%s" % (owned, skip),
+                                      timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
             self.assertEqual(violations(doc), {"aerodrome": 0, "velodrome": 0})
-            counts[owned] = doc["events"]
-        self.assertLess(counts["yes"], 1000, counts)
-        self.assertGreater(counts["no"], 256000, counts)
+            counts[owned, skip] = doc["events"]
+        self.assertLess(counts["yes", "no"], 1000, counts)
+        self.assertGreater(counts["no", "no"], 256000, counts)
+        # No transaction is open while the threads run: with skip_idle=yes none of their
+        # accesses is recorded.
+        self.assertLess(counts["no", "yes"], 1000, counts)
 
+    def test_skip_idle_only_for_serializability_checkers(self):
+        # A predictive checker reasons about other orders of the events: every access is kept.
+        p, doc = self.json_report([self.exe], "atomic=checked,sum_up owned=no "
+                                  "checkers=aerodrome,commit-node", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreater(doc["events"], 256000)
+
+    def test_violation_found_with_skip_idle_on_and_off(self):
+        # The publication test's cycle lies inside checked(): skip_idle leaves it whole.
+        for skip in ("yes", "no"):
+            with self.subTest(skip_idle=skip):
+                p, doc = self.json_report([self.exe, "publish"],
+                                          self.opts + " owned=yes skip_idle=" + skip, timeout=30)
+                self.assertEqual(violations(doc), {"aerodrome": 1, "velodrome": 1}, doc)
 
 if __name__ == "__main__":
     names = sys.argv[1:]
