@@ -9,6 +9,7 @@ and timed (best of --repeat runs, wall clock; the ratios are taken within this o
             linked with -latomicity-rt, run without ATOMICITY_OPTIONS (the runtime idles)
   rt        the same, run with the program's atomic functions and checkers=aerodrome
   rt-2      the same, checkers=aerodrome,velodrome
+  rt-all    the same as rt with skip_idle=no (every access recorded, the owned-memory path on)
 
 Usage: bench_tsan_rt.py --clang CLANG --rt-dir DIR --demo-src DIR --compute FILE
                        [--extra FILE ...] [--repeat N] [--only NAME ...]"""
@@ -69,9 +70,9 @@ def main():
             out = p
         return best, out
 
-    print("%-10s %9s %9s %9s %9s %9s %8s %10s %8s %9s" % (
-        "program", "plain s", "tsan s", "rt-off s", "rt s", "rt-2 s", "rt/plain", "tsan/plain",
-        "rt/tsan", "events"))
+    print("%-10s %9s %9s %9s %9s %9s %9s %8s %10s %8s %9s" % (
+        "program", "plain s", "tsan s", "rt-off s", "rt s", "rt-2 s", "rt-all s", "rt/plain",
+        "tsan/plain", "rt/tsan", "events"))
     for name, src in programs:
         exes = {}
         for kind, flags in builds.items():
@@ -93,11 +94,13 @@ def main():
             events = int(re.search(r'"events": (\d+)', f.read()).group(1))
         t_rt2, _ = timed([exes["rt"]], dict(env, ATOMICITY_OPTIONS=opts +
                                             " checkers=aerodrome,velodrome verbosity=0"))
+        t_all, _ = timed([exes["rt"]], dict(env, ATOMICITY_OPTIONS=opts +
+                                            " checkers=aerodrome skip_idle=no verbosity=0"))
         if p_rt.stdout != p_plain.stdout:
             print("%s: output differs under the runtime" % name, file=sys.stderr)
             return 1
-        print("%-10s %9.4f %9.4f %9.4f %9.4f %9.4f %8.1f %10.1f %8.1f %9d" % (
-            name, t_plain, t_tsan, t_off, t_rt, t_rt2, t_rt / t_plain, t_tsan / t_plain,
+        print("%-10s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %8.1f %10.1f %8.1f %9d" % (
+            name, t_plain, t_tsan, t_off, t_rt, t_rt2, t_all, t_rt / t_plain, t_tsan / t_plain,
             t_rt / t_tsan, events), flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
