@@ -153,6 +153,8 @@ typedef struct rt_thread {
   struct rt_pend { uint64_t addr, loc; uint32_t kind; } pend[RT_PEND];
   struct { uint64_t addr, seg; uint64_t write; } seen[RT_SEEN];
   uint64_t shared[RT_SHARED_CACHE]; /* granule keys seen shared (rt_core.c, SHADOW_KEY) */
+  uint64_t n_repeats, n_idle; /* accesses not pushed: repeats of owned ones, made while no
+                               * transaction was open (added to the totals at the thread's end) */
 } rt_thread;
 
 /* Functions of the C library the interceptors forward to (dlsym(RTLD_NEXT)). */

@@ -56,7 +56,7 @@ static struct {
   int owned;             /* the owned-memory path is on (owned=yes, no record=, no perturb) */
   int skip_idle;         /* accesses are skipped while open_txns is 0 (skip_idle_setup) */
   long open_txns;        /* transactions open in all threads (written under the lock) */
-  uint64_t dropped;      /* owned accesses dropped as repeated in their segment (relaxed) */
+  uint64_t n_repeats, n_idle; /* accesses not pushed, of threads that ended (under the lock) */
   char first_reject[300];
   char program[4096];
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER, .pc_lock = PTHREAD_MUTEX_INITIALIZER};
@@ -317,7 +317,7 @@ static int owned_access(rt_thread *t, uint64_t addr, int write, uint64_t pc, uin
   size_t slot = (size_t)((addr >> 2) ^ (addr >> 12)) & (RT_SEEN - 1);
   if (t->seen[slot].addr == addr && t->seen[slot].seg == t->seg) {
     if (!write || t->seen[slot].write) {
-      __atomic_fetch_add(&g.dropped, 1, __ATOMIC_RELAXED);
+      __atomic_store_n(&t->n_repeats, t->n_repeats + 1, __ATOMIC_RELAXED); /* read at the end */
       return 1;
     }
     t->seen[slot].write = 1;
@@ -378,9 +378,11 @@ static void skip_idle_setup(void) {
                 !g.opt.lock_blocks && only_serializability_checkers();
 }
 
-/* @return 1 when an access now is on no cycle (no transaction open anywhere). */
-static int idle(void) {
-  return g.skip_idle && __atomic_load_n(&g.open_txns, __ATOMIC_ACQUIRE) == 0;
+/* @return 1 when an access of t now is on no cycle (no transaction open anywhere). */
+static int idle(rt_thread *t) {
+  if (!g.skip_idle || __atomic_load_n(&g.open_txns, __ATOMIC_ACQUIRE) != 0) return 0;
+  __atomic_store_n(&t->n_idle, t->n_idle + 1, __ATOMIC_RELAXED); /* read at the end */
+  return 1;
 }
 
 /* The owned path at initialization: on unless off by option, recording (a recording keeps
@@ -465,6 +467,8 @@ static void thread_end(void *p) {
   rt_perturb_thread_end();
   rt_lock();
   pend_flush(t); /* before it is forgotten: nobody else could find its buffer */
+  g.n_repeats += t->n_repeats;
+  g.n_idle += t->n_idle;
   if (t->txn_depth) rt_push(ATOM_END, t->id, 0, 0);
   t->txn_depth = 0;
   thread_unlink(t);
@@ -569,7 +573,7 @@ void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   if (RT_UNLIKELY(rt_busy) || !active()) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  if (t->ignore || idle()) return;
+  if (t->ignore || idle(t)) return;
   uint64_t prev = 0;
   if (g.owned && size <= 8 && owned_access(t, addr, write, pc, &prev)) return;
   uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
@@ -595,7 +599,7 @@ void rt_access_rmw(uint64_t addr, uint64_t size, uint64_t pc) {
   if (RT_UNLIKELY(rt_busy) || !active()) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  if (t->ignore || idle()) return;
+  if (t->ignore || idle(t)) return;
   rt_perturb_access(t, addr, 1, pc);
   rt_busy = 1;
   uint64_t loc = rt_stack_loc(t, pc);
@@ -614,7 +618,7 @@ void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   if (RT_UNLIKELY(rt_busy) || !size || !active()) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  if (t->ignore || idle()) return;
+  if (t->ignore || idle(t)) return;
   uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
   rt_busy = 1;
   uint64_t loc = rt_stack_loc(t, pc);
@@ -1101,6 +1105,10 @@ static int cmp_thread(const void *a, const void *b) {
  * checkers' end. The caller holds the lock, or is the only thread (the crash child). */
 static void end_check(void) {
   flush_all();
+  for (rt_thread *t = g.threads; t; t = t->next) { /* threads still running: as they are now */
+    g.n_repeats += __atomic_load_n(&t->n_repeats, __ATOMIC_RELAXED);
+    g.n_idle += __atomic_load_n(&t->n_idle, __ATOMIC_RELAXED);
+  }
   size_t n = 0;
   for (rt_thread *t = g.threads; t; t = t->next) n++;
   rt_thread **v = n ? calloc(n, sizeof *v) : NULL;
@@ -1145,9 +1153,10 @@ static size_t end_write(void) {
     fclose(g.report);
     g.report = NULL;
   }
-  if (g.opt.verbosity >= 2 && g.owned)
-    rt_note("%llu accesses to memory owned by one thread were repeats in their segment and "
-            "not pushed", (unsigned long long)__atomic_load_n(&g.dropped, __ATOMIC_RELAXED));
+  if (g.opt.verbosity >= 2 && (g.owned || g.skip_idle))
+    rt_note("accesses not recorded: %llu made while no transaction was open (skip_idle), "
+            "%llu repeats of accesses to memory one thread owned (owned)",
+            (unsigned long long)g.n_idle, (unsigned long long)g.n_repeats);
   if (g.opt.verbosity >= 1) {
     if (g.rejected)
       rt_note("%llu events were ill-formed and dropped; the first: %s",

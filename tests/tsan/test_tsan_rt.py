@@ -1101,6 +1101,12 @@ class Owned(Base):
         # No transaction is open while the threads run: with skip_idle=yes none of their
         # accesses is recorded.
         self.assertLess(counts["no", "yes"], 1000, counts)
+        # verbosity=2 says how many accesses were left out, and why.
+        p = run([self.exe], self.opts + " verbosity=2")
+        m = re.search(r"accesses not recorded: (\d+) made while no transaction was open "
+                      r"\(skip_idle\), (\d+) repeats", p.stderr)
+        self.assertTrue(m, p.stderr)
+        self.assertGreater(int(m.group(1)), 255000, p.stderr)
 
     def test_skip_idle_only_for_serializability_checkers(self):
         # A predictive checker reasons about other orders of the events: every access is kept.
