@@ -67,6 +67,9 @@ typedef struct rt_options {
   int lock_blocks;      /* lock blocks outside atomic functions are units (default 0) */
   int stack_depth;      /* frames kept per event's stack (default 8) */
   char *suppressions;   /* suppressions= file, or NULL */
+  int owned;            /* owned=yes (default): memory one thread owns skips the event lock */
+  int skip_idle;        /* skip_idle=yes (default): no access recorded while no transaction is
+                         * open, when every checker judges conflict serializability */
 } rt_options;
 
 /**
@@ -109,6 +112,9 @@ int rt_sym_system_object(const char *path);
 #define RT_FRAMES 64 /* shadow stack entries kept per thread (deeper frames are not named) */
 #define RT_HOLDS 8   /* locks tracked per thread for learning lock wrappers */
 #define RT_STACK_CACHE 64 /* per-thread (pc, callers) -> stack id cache entries */
+#define RT_PEND 512       /* owned-memory accesses buffered per thread (a power of two) */
+#define RT_SEEN 1024      /* per-thread cache of the owned accesses of the current segment */
+#define RT_SHARED_CACHE 1024 /* per-thread cache of granules seen shared */
 
 typedef struct rt_thread {
   uint64_t id;         /* thread key: 0 = main, then 1, 2, ... in creation order */
@@ -135,6 +141,20 @@ typedef struct rt_thread {
     uint64_t at;   /* the loc its ACQUIRE is named after */
   } holds[RT_HOLDS];
   int n_holds;
+  /* Owned memory (rt_core.c, "owned memory"; doc/tsan-rt.md, "How events are ordered"). seg
+   * counts the events this thread pushed itself: the accesses between two of them form a
+   * segment. pend is a ring written by this thread only (pend_tail, release) and emptied under
+   * the event lock by whichever thread holds it (pend_head): accesses to memory this thread
+   * owns, in program order, not yet pushed. seen: the owned accesses already buffered in this
+   * segment (a read after an access, or a write after a write, to the same address in the same
+   * segment is dropped). */
+  uint64_t seg;
+  uint64_t pend_head, pend_tail;
+  struct rt_pend { uint64_t addr, loc; uint32_t kind; } pend[RT_PEND];
+  struct { uint64_t addr, seg; uint64_t write; } seen[RT_SEEN];
+  uint64_t shared[RT_SHARED_CACHE]; /* granule keys seen shared (rt_core.c, SHADOW_KEY) */
+  uint64_t n_repeats, n_idle; /* accesses not pushed: repeats of owned ones, made while no
+                               * transaction was open (added to the totals at the thread's end) */
 } rt_thread;
 
 /* Functions of the C library the interceptors forward to (dlsym(RTLD_NEXT)). */
@@ -205,6 +225,10 @@ void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc);
 void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
                      uint64_t loc);
 
+/** Before a locked push of an access to @p addr by @p t (caller holds the event lock): the
+ *  address is no longer owned by one thread, and its owner's buffered accesses are pushed
+ *  first (rt_core.c, "owned memory"). Every READ or WRITE pushed outside rt_access calls it. */
+void rt_share_locked(rt_thread *t, uint64_t addr);
 /** Record an access of @p size bytes at @p addr by the calling thread (takes the lock). */
 void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc);
 /** Record a read and then a write of @p size bytes at @p addr (one read-modify-write). */

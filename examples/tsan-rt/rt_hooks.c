@@ -159,6 +159,7 @@ static rt_thread *atomic_enter(void) {
 /* A read (acquire when mo says so) and/or a write (release when mo says so). */
 static void atomic_leave(rt_thread *t, uint64_t addr, int read, int write, int mo, uint64_t pc) {
   if (!t) return;
+  rt_share_locked(t, addr);
   if (read) rt_push_flagged(ATOM_READ, acquire_flag(mo), t->id, addr, pc);
   if (write) rt_push_flagged(ATOM_WRITE, release_flag(mo), t->id, addr, pc);
   rt_unlock();

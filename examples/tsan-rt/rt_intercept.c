@@ -262,6 +262,7 @@ static void sync_access(const void *obj, int acquire, int release, uint64_t pc) 
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
   rt_busy = 1;
   rt_lock();
+  rt_share_locked(t, ADDR(obj));
   if (acquire) rt_push_flagged(ATOM_READ, ATOM_FLAG_ACQUIRE, t->id, ADDR(obj), pc);
   if (release) rt_push_flagged(ATOM_WRITE, ATOM_FLAG_RELEASE, t->id, ADDR(obj), pc);
   rt_unlock();

@@ -148,14 +148,14 @@ static int set_string(char **dst, const char *v, char *err, size_t size, const c
 static const char *const known_keys =
     "atomic, atomic_file, checkers, record, report, format, max_reports, exitcode, eager, "
     "crash_timeout, verbosity, schedule, seed, perturb_wait, perturb_budget, lock_blocks, "
-    "stack_depth, suppressions";
+    "stack_depth, suppressions, owned, skip_idle";
 
 static int is_known(const char *key) {
   static const char *const keys[] = {"atomic", "atomic_file", "checkers", "record", "report",
                                      "format", "max_reports", "exitcode", "eager",
                                      "crash_timeout", "verbosity", "schedule", "seed",
                                      "perturb_wait", "perturb_budget", "lock_blocks",
-                                     "stack_depth", "suppressions"};
+                                     "stack_depth", "suppressions", "owned", "skip_idle"};
   for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
     if (!strcmp(keys[i], key)) return 1;
   return 0;
@@ -204,6 +204,14 @@ static int apply(rt_options *o, const char *key, const char *v, char *err, size_
     if (!strcmp(v, "yes")) o->lock_blocks = 1;
     else if (!strcmp(v, "no")) o->lock_blocks = 0;
     else return fail(err, size, "lock_blocks=%s: expected yes or no", v);
+  } else if (!strcmp(key, "owned")) {
+    if (!strcmp(v, "yes")) o->owned = 1;
+    else if (!strcmp(v, "no")) o->owned = 0;
+    else return fail(err, size, "owned=%s: expected yes or no", v);
+  } else if (!strcmp(key, "skip_idle")) {
+    if (!strcmp(v, "yes")) o->skip_idle = 1;
+    else if (!strcmp(v, "no")) o->skip_idle = 0;
+    else return fail(err, size, "skip_idle=%s: expected yes or no", v);
   } else if (!strcmp(key, "stack_depth")) {
     if (parse_long(v, 1, RT_FRAMES, &x) != 0)
       return fail(err, size, "stack_depth=%s: expected 1..%d (frames)", v, RT_FRAMES);
@@ -250,6 +258,8 @@ int rt_options_parse(rt_options *o, const char *text, char *err, size_t size) {
   o->perturb_wait_ms = 10;
   o->perturb_budget_ms = 250;
   o->stack_depth = 8;
+  o->owned = 1;
+  o->skip_idle = 1;
   if (set_checkers(o, "aerodrome", err, size) != 0) return -1;
   if (!text) return 0;
 

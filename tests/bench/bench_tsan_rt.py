@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""Overhead of tsan-rt (doc/performance.md, "tsan-rt"): each demo and one compute-heavy program,
-built four ways and timed (best of --repeat runs, wall clock):
+"""Overhead of tsan-rt (doc/performance.md, "tsan-rt"): each demo, one compute-heavy program and
+the --extra programs (an FFT-like kernel, a work queue, a compression pipeline), built four ways
+and timed (best of --repeat runs, wall clock; the ratios are taken within this one run):
 
   plain     clang -O1 -fno-inline -g                      (no instrumentation)
   tsan      the same with -fsanitize=thread               (clang's own ThreadSanitizer)
@@ -8,8 +9,10 @@ built four ways and timed (best of --repeat runs, wall clock):
             linked with -latomicity-rt, run without ATOMICITY_OPTIONS (the runtime idles)
   rt        the same, run with the program's atomic functions and checkers=aerodrome
   rt-2      the same, checkers=aerodrome,velodrome
+  rt-all    the same as rt with skip_idle=no (every access recorded, the owned-memory path on)
 
-Usage: bench_tsan_rt.py --clang CLANG --rt-dir DIR --demo-src DIR --compute FILE [--repeat N]"""
+Usage: bench_tsan_rt.py --clang CLANG --rt-dir DIR --demo-src DIR --compute FILE
+                       [--extra FILE ...] [--repeat N] [--only NAME ...]"""
 import argparse
 import os
 import re
@@ -28,7 +31,9 @@ def main():
     ap.add_argument("--rt-dir", required=True)
     ap.add_argument("--demo-src", required=True)
     ap.add_argument("--compute", required=True)
+    ap.add_argument("--extra", action="append", default=[])
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--only", action="append", default=[])
     a = ap.parse_args()
 
     tmp = tempfile.mkdtemp(prefix="bench-tsan-rt-")
@@ -43,6 +48,10 @@ def main():
 
     programs = [(d, os.path.join(a.demo_src, d + ".c")) for d in DEMOS]
     programs.append(("compute", a.compute))
+    for src in a.extra:
+        programs.append((os.path.basename(src)[:-2].replace("tsan_", ""), src))
+    if a.only:
+        programs = [p for p in programs if p[0] in a.only]
 
     def opts_of(src):
         with open(src) as f:
@@ -61,14 +70,14 @@ def main():
             out = p
         return best, out
 
-    print("%-10s %9s %9s %9s %9s %9s %8s %8s %8s" % (
-        "program", "plain s", "tsan s", "rt-off s", "rt s", "rt-2 s", "rt/plain", "rt/tsan",
-        "events"))
+    print("%-10s %9s %9s %9s %9s %9s %9s %8s %10s %8s %9s" % (
+        "program", "plain s", "tsan s", "rt-off s", "rt s", "rt-2 s", "rt-all s", "rt/plain",
+        "tsan/plain", "rt/tsan", "events"))
     for name, src in programs:
         exes = {}
         for kind, flags in builds.items():
             exe = os.path.join(tmp, name + "-" + kind)
-            cmd = [a.clang] + flags + [src, "-o", exe] + (link_rt if kind == "rt" else [])
+            cmd = [a.clang] + flags + [src, "-o", exe, "-lm"] + (link_rt if kind == "rt" else [])
             subprocess.run(cmd, check=True)
             exes[kind] = exe
         env = dict(os.environ)
@@ -85,11 +94,14 @@ def main():
             events = int(re.search(r'"events": (\d+)', f.read()).group(1))
         t_rt2, _ = timed([exes["rt"]], dict(env, ATOMICITY_OPTIONS=opts +
                                             " checkers=aerodrome,velodrome verbosity=0"))
+        t_all, _ = timed([exes["rt"]], dict(env, ATOMICITY_OPTIONS=opts +
+                                            " checkers=aerodrome skip_idle=no verbosity=0"))
         if p_rt.stdout != p_plain.stdout:
             print("%s: output differs under the runtime" % name, file=sys.stderr)
             return 1
-        print("%-10s %9.4f %9.4f %9.4f %9.4f %9.4f %8.1f %8.1f %8d" % (
-            name, t_plain, t_tsan, t_off, t_rt, t_rt2, t_rt / t_plain, t_rt / t_tsan, events))
+        print("%-10s %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f %8.1f %10.1f %8.1f %9d" % (
+            name, t_plain, t_tsan, t_off, t_rt, t_rt2, t_all, t_rt / t_plain, t_tsan / t_plain,
+            t_rt / t_tsan, events), flush=True)
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -1066,6 +1066,63 @@ class Sync(Base):
                                  p.stderr)
 
 
+class Owned(Base):
+    """Memory one thread owns skips the event lock (doc/tsan-rt.md, "How events are ordered")."""
+
+    def setUp(self):
+        super().setUp()
+        self.exe = self.build(os.path.join(PROGRAMS, "owned.c"), "owned")
+        self.opts = "atomic=checked,sum_up checkers=aerodrome,velodrome"
+
+    def test_write_to_owned_memory_is_ordered_before_its_publication(self):
+        # A's write of x, to memory only A had touched, closes the cycle through checked():
+        # found with the owned path on and off alike.
+        for owned in ("yes", "no"):
+            with self.subTest(owned=owned):
+                p, doc = self.json_report([self.exe, "publish"],
+                                          self.opts + " owned=" + owned, timeout=30)
+                self.assertEqual(p.stdout, "x = 2, sink = 2\n")
+                self.assertEqual(violations(doc), {"aerodrome": 1, "velodrome": 1}, doc)
+                self.assertIn("checked", functions(doc))
+
+    def test_private_memory_pushes_almost_no_events(self):
+        # 2 threads x 1000 rounds x 64 words, a read and a write each: 256000 accesses, all to
+        # memory one thread owns, with no synchronization in between; only the first round's
+        # (and sum_up's) are pushed.
+        counts = {}
+        for owned, skip in (("yes", "no"), ("no", "no"), ("no", "yes")):
+            p, doc = self.json_report([self.exe], self.opts + " owned=%s skip_idle=%s" % (owned, skip),
+                                      timeout=60)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(violations(doc), {"aerodrome": 0, "velodrome": 0})
+            counts[owned, skip] = doc["events"]
+        self.assertLess(counts["yes", "no"], 1000, counts)
+        self.assertGreater(counts["no", "no"], 256000, counts)
+        # No transaction is open while the threads run: with skip_idle=yes none of their
+        # accesses is recorded.
+        self.assertLess(counts["no", "yes"], 1000, counts)
+        # verbosity=2 says how many accesses were left out, and why.
+        p = run([self.exe], self.opts + " verbosity=2")
+        m = re.search(r"accesses not recorded: (\d+) made while no transaction was open "
+                      r"\(skip_idle\), (\d+) repeats", p.stderr)
+        self.assertTrue(m, p.stderr)
+        self.assertGreater(int(m.group(1)), 255000, p.stderr)
+
+    def test_skip_idle_only_for_serializability_checkers(self):
+        # A predictive checker reasons about other orders of the events: every access is kept.
+        p, doc = self.json_report([self.exe], "atomic=checked,sum_up owned=no "
+                                  "checkers=aerodrome,commit-node", timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertGreater(doc["events"], 256000)
+
+    def test_violation_found_with_skip_idle_on_and_off(self):
+        # The publication test's cycle lies inside checked(): skip_idle leaves it whole.
+        for skip in ("yes", "no"):
+            with self.subTest(skip_idle=skip):
+                p, doc = self.json_report([self.exe, "publish"],
+                                          self.opts + " owned=yes skip_idle=" + skip, timeout=30)
+                self.assertEqual(violations(doc), {"aerodrome": 1, "velodrome": 1}, doc)
+
 if __name__ == "__main__":
     names = sys.argv[1:]
     suite = unittest.TestSuite()
