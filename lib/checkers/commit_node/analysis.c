@@ -14,6 +14,17 @@
 
 /* ---- inter-edges (004 Figs. 3 and 5) -------------------------------------------------- */
 
+/* Inter-edges between the same two units are kept only as far as the decision can tell them
+ * apart. What it reads of the edges between units U and V is: whether there is one or more than
+ * one (a bundle of two or more is a cycle of the unit graph, so it lies inside one biconnected
+ * component; a single edge may be a bridge), and, for each node of U (of V), its earliest edge
+ * to V (to U): the attachment nodes of the commit-node test, the incidence it picks first, the
+ * tree edges of the component search and the edges of a report's cycle path all come from
+ * such earliest edges. So an edge is kept iff it is the first edge of one of its endpoints
+ * towards the other endpoint's unit (keys node << 32 | other unit in attach_seen); a later
+ * edge with both keys seen changes neither the components, nor a verdict, nor a report. This
+ * also drops exact duplicates. A read that conflicts with every write of a long concurrent
+ * transaction thus costs one edge per node and unit, not one per write. */
 static int add_edge(commit_node *c, uint32_t a, uint32_t b) {
   if (a == b) return 0;
   if (a > b) {
@@ -21,12 +32,16 @@ static int add_edge(commit_node *c, uint32_t a, uint32_t b) {
     a = b;
     b = x;
   }
-  uint64_t key = ((uint64_t)a << 32) | b;
+  uint64_t ka = (uint64_t)a << 32 | c->nodes[b].unit, kb = (uint64_t)b << 32 | c->nodes[a].unit;
   uint32_t v;
-  if (atom__u64map_get(&c->edge_seen, key, &v)) return 0;
+  int new_a = !atom__u64map_get(&c->attach_seen, ka, &v);
+  int new_b = !atom__u64map_get(&c->attach_seen, kb, &v);
+  if (!new_a && !new_b) return 0;
   if (c->ne >= c->max_edges || c->ne >= UINT32_MAX - 1) return ATOM_ELIMIT;
   if (ATOM__GROW(c->mem, c->edges, c->ecap, c->ne + 1)) return ATOM_ENOMEM;
-  if (atom__u64map_put(&c->edge_seen, c->mem, key, (uint32_t)c->ne)) return ATOM_ENOMEM;
+  if ((new_a && atom__u64map_put(&c->attach_seen, c->mem, ka, 1)) ||
+      (new_b && atom__u64map_put(&c->attach_seen, c->mem, kb, 1)))
+    return ATOM_ENOMEM;
   c->edges[c->ne++] = (cn_edge){a, b};
   return 0;
 }

@@ -136,7 +136,7 @@ typedef struct commit_node {
   atom__u64map dedup; /* tree hash -> first unit with it */
   cn_edge *edges;
   size_t ne, ecap;
-  atom__u64map edge_seen;
+  atom__u64map attach_seen; /* node << 32 | other unit: that node has an edge to that unit */
   cn_relvar *rel; /* per variable */
   size_t rel_cap;
   uint64_t work, work_done, work_total; /* end-of-run progress (tick) */
