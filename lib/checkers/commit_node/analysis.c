@@ -32,7 +32,20 @@ static int add_edge(commit_node *c, uint32_t a, uint32_t b) {
     a = b;
     b = x;
   }
-  uint64_t ka = (uint64_t)a << 32 | c->nodes[b].unit, kb = (uint64_t)b << 32 | c->nodes[a].unit;
+  uint32_t ua = c->nodes[a].unit, ub = c->nodes[b].unit;
+  if (c->attach_bits) { /* node * units + unit */
+    uint64_t ia = (uint64_t)a * c->nu + ub, ib = (uint64_t)b * c->nu + ua;
+    uint64_t ma = 1ull << (ia & 63), mb = 1ull << (ib & 63);
+    int new_a = !(c->attach_bits[ia >> 6] & ma), new_b = !(c->attach_bits[ib >> 6] & mb);
+    if (!new_a && !new_b) return 0;
+    if (c->ne >= c->max_edges || c->ne >= UINT32_MAX - 1) return ATOM_ELIMIT;
+    if (ATOM__GROW(c->mem, c->edges, c->ecap, c->ne + 1)) return ATOM_ENOMEM;
+    c->attach_bits[ia >> 6] |= ma;
+    c->attach_bits[ib >> 6] |= mb;
+    c->edges[c->ne++] = (cn_edge){a, b};
+    return 0;
+  }
+  uint64_t ka = (uint64_t)a << 32 | ub, kb = (uint64_t)b << 32 | ua;
   uint32_t v;
   int new_a = !atom__u64map_get(&c->attach_seen, ka, &v);
   int new_b = !atom__u64map_get(&c->attach_seen, kb, &v);
@@ -656,9 +669,17 @@ int atom__cn_analyze(commit_node *c) {
   size_t *off = NULL, nv = 0;
   if ((rc = group_leaves(c, &ids, &off, &nv))) return rc;
   c->work_total = nv + c->nu;
+  /* The seen (node, unit) pairs of add_edge: a bit per pair while that is at most
+   * ATTACH_BITS_MAX bits, else (or without the memory) a map entry per pair seen. */
+  size_t nbits = (size_t)c->nn * c->nu, nwords = nbits / 64 + 1;
+  if (c->nn && nbits / c->nn == c->nu && nbits <= ATTACH_BITS_MAX)
+    c->attach_bits = atom__mem_calloc(c->mem, nwords, sizeof *c->attach_bits);
   for (size_t v = 0; v < nv && !rc; v++, c->work_done = v)
     rc = c->view ? view_edges(c, ids, off[v], off[v + 1])
                  : conflict_edges(c, ids, off[v], off[v + 1]);
+  if (c->attach_bits) atom__mem_free(c->mem, c->attach_bits, nwords * sizeof *c->attach_bits);
+  c->attach_bits = NULL;
+  atom__u64map_free(&c->attach_seen, c->mem);
   atom__mem_free(c->mem, ids, (off[nv] ? off[nv] : 1) * sizeof *ids);
   atom__mem_free(c->mem, off, (nv + 2) * sizeof *off);
   if (rc == ATOM_ELIMIT)
