@@ -182,6 +182,9 @@ typedef struct block {
    * Allocated at the first finding (2 * FINDING_CACHE words: findings, then pairs); NULL
    * without memory, which only makes the lookups slower. */
   uint64_t *recent;
+  const char *kind_of_hash; /* fresh(): the kind whose hash kind_hash is */
+  uint64_t kind_hash;
+  uint32_t last_grp; /* the group of the last finding (an index in grp, checked before use) */
   /* One report per pair of transactions: findings of two units (patterns, 2-blocks, fork/join
    * orders) are grouped by the pair of begin locations and reported together at the end of the
    * pair analysis (atom__block_group_emit). */

@@ -66,7 +66,13 @@ int atom__block_undecided(block *b, const char *msg) {
 static int fresh(block *b, const char *kind, uint64_t lo, uint64_t hi, const atom_ev *evs,
                  size_t ne, uint64_t pattern) {
   uint64_t h = 0x51;
-  for (const char *p = kind; *p; p++) h = atom__hash_mix(h, (unsigned char)*p);
+  if (kind == b->kind_of_hash) { /* the kinds are a few constant strings: hash each once */
+    h = b->kind_hash;
+  } else {
+    for (const char *p = kind; *p; p++) h = atom__hash_mix(h, (unsigned char)*p);
+    b->kind_of_hash = kind;
+    b->kind_hash = h;
+  }
   h = atom__hash_mix(atom__hash_mix(h, lo), hi);
   h = atom__hash_mix(h, pattern);
   for (size_t i = 0; i < ne; i++) h = atom__hash_mix(h, evs[i].loc);
@@ -108,23 +114,27 @@ int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_
   if (b->unit[units[1]].begin_index > last) last = b->unit[units[1]].begin_index;
   for (size_t i = 0; i < ne; i++)
     if (evs[i].index > last) last = evs[i].index;
-  uint32_t at;
-  atom__idindex_probe p;
-  atom__idindex_start(&b->grp_of, atom__hash_mix(atom__hash_mix(0xb10c, lo), hi), &p);
-  while ((at = atom__idindex_next(&b->grp_of, &p)) != ATOM__IDINDEX_END)
-    if (b->grp[at].loc[0] == lo && b->grp[at].loc[1] == hi) break;
+  uint32_t at = b->last_grp;
   pair_group *g;
-  if (at == ATOM__IDINDEX_END) {
-    if (b->grp_n >= UINT32_MAX - 1 || ATOM__GROW(b->mem, b->grp, b->grp_cap, b->grp_n + 1) ||
-        atom__idindex_add(&b->grp_of, b->mem, &p, (uint32_t)b->grp_n))
-      return ATOM_ENOMEM;
-    at = (uint32_t)b->grp_n++;
-    g = &b->grp[at];
-    memset(g, 0, sizeof *g);
-    g->loc[0] = lo;
-    g->loc[1] = hi;
-    g->last = UINT64_MAX;
+  /* most findings belong to the same pair of begin locations as the one before */
+  if (at >= b->grp_n || b->grp[at].loc[0] != lo || b->grp[at].loc[1] != hi) {
+    atom__idindex_probe p;
+    atom__idindex_start(&b->grp_of, atom__hash_mix(atom__hash_mix(0xb10c, lo), hi), &p);
+    while ((at = atom__idindex_next(&b->grp_of, &p)) != ATOM__IDINDEX_END)
+      if (b->grp[at].loc[0] == lo && b->grp[at].loc[1] == hi) break;
+    if (at == ATOM__IDINDEX_END) {
+      if (b->grp_n >= UINT32_MAX - 1 || ATOM__GROW(b->mem, b->grp, b->grp_cap, b->grp_n + 1) ||
+          atom__idindex_add(&b->grp_of, b->mem, &p, (uint32_t)b->grp_n))
+        return ATOM_ENOMEM;
+      at = (uint32_t)b->grp_n++;
+      g = &b->grp[at];
+      memset(g, 0, sizeof *g);
+      g->loc[0] = lo;
+      g->loc[1] = hi;
+      g->last = UINT64_MAX;
+    }
   }
+  b->last_grp = at;
   g = &b->grp[at];
   if (distinct || g->findings == 0) {
     g->findings++;
