@@ -512,6 +512,17 @@ static int graph_build(commit_node *c, cn_graph *g) {
   size_t n1 = ne ? ne : 1;
   g->ea = atom__mem_alloc(c->mem, n1 * sizeof *g->ea);
   g->eb = atom__mem_alloc(c->mem, n1 * sizeof *g->eb);
+  if (g->ea && g->eb) {
+    /* The inter-edges move into the graph: their array goes before the rest is allocated, so
+     * that the two are not held at once (c->ne stays, for the stats). */
+    for (size_t i = 0; i < c->ne; i++) {
+      g->ea[i] = c->edges[i].a;
+      g->eb[i] = c->edges[i].b;
+    }
+    atom__mem_free(c->mem, c->edges, c->ecap * sizeof *c->edges);
+    c->edges = NULL;
+    c->ecap = 0;
+  }
   g->block = atom__mem_alloc(c->mem, n1 * sizeof *g->block);
   g->off = atom__mem_calloc(c->mem, g->nv + 2, sizeof *g->off);
   g->inc = atom__mem_alloc(c->mem, 2 * n1 * sizeof *g->inc);
@@ -527,11 +538,7 @@ static int graph_build(commit_node *c, cn_graph *g) {
     return ATOM_ENOMEM;
   }
   g->ne = n1; /* allocation size, for graph_free */
-  size_t k = 0;
-  for (size_t i = 0; i < c->ne; i++, k++) {
-    g->ea[k] = c->edges[i].a;
-    g->eb[k] = c->edges[i].b;
-  }
+  size_t k = c->ne; /* the inter-edges are in place */
   for (size_t i = 0; i < c->nl; i++) {
     const cn_unit *ua = &c->units[c->links[i].a.unit], *ub = &c->units[c->links[i].b.unit];
     if (ua->first == NONE || ub->first == NONE) continue;
