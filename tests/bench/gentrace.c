@@ -1,10 +1,11 @@
 /* gentrace: write a synthetic STD trace for the benchmarks.
  *
- *   gentrace --events N --threads T --vars V --locks L --txn-len K --kind 2pl|racy
+ *   gentrace --events N --threads T --vars V --locks L --txn-len K --kind 2pl|racy|pool
  *            --seed S [--alive A] -o FILE
  *
  * 2pl: two-phase-locked transactions (conflict serializable); racy: unprotected random
- * accesses in transactions. --alive A: thread T1 forks the others in waves of A and joins each
+ * accesses in transactions; pool: a thread pool whose workers take an item from a locked queue
+ * and run a long transaction on a shared table (tracegen.h). --alive A: thread T1 forks the others in waves of A and joins each
  * wave before the next (many threads, few alive at once). Names: T<i>, V<i>, L<i>. FILE "-"
  * is standard output.
  */
@@ -17,7 +18,7 @@
 
 static void usage(FILE *f) {
   fputs("usage: gentrace [--events N] [--threads T] [--vars V] [--locks L] [--txn-len K]\n"
-        "                [--kind 2pl|racy] [--seed S] [--alive A] [-o FILE]\n"
+        "                [--kind 2pl|racy|pool] [--seed S] [--alive A] [-o FILE]\n"
         "defaults: --events 1000000 --threads 4 --vars 128 --locks 8 --txn-len 8 --kind 2pl\n"
         "          --seed 1 -o -\n",
         f);
@@ -95,6 +96,7 @@ int main(int argc, char **argv) {
     else if (strcmp(a, "--kind") == 0) {
       if (strcmp(v, "2pl") == 0) p.kind = TG_2PL;
       else if (strcmp(v, "racy") == 0) p.kind = TG_RACY;
+      else if (strcmp(v, "pool") == 0) p.kind = TG_POOL;
       else bad = 1;
     } else if (tg_parse_u64(v, &x) != 0) bad = 1;
     else if (strcmp(a, "--events") == 0) p.events = x;
@@ -129,7 +131,8 @@ int main(int argc, char **argv) {
     return 2;
   }
   put_str(&o, "# gentrace ", 11);
-  put_str(&o, p.kind == TG_2PL ? "2pl" : "racy", p.kind == TG_2PL ? 3 : 4);
+  const char *kind = p.kind == TG_2PL ? "2pl" : p.kind == TG_RACY ? "racy" : "pool";
+  put_str(&o, kind, strlen(kind));
   put_str(&o, " seed ", 6);
   put_u64(&o, p.seed);
   put_str(&o, "\n", 1);

@@ -47,7 +47,9 @@ int tg_new_alive(tg_gen **out, const tg_params *p, unsigned alive, const char **
   else if (p->txn_len < 1 || p->txn_len > 100000) *why = "txn-len must be in 1..100000";
   else if (p->kind == TG_2PL && (p->locks < 1 || p->vars < p->locks))
     *why = "2pl needs 1 <= locks <= vars";
-  else if (p->kind != TG_2PL && p->kind != TG_RACY) *why = "unknown kind";
+  else if (p->kind == TG_POOL && (p->locks < 2 || p->vars < 5 + p->locks))
+    *why = "pool needs locks >= 2 and vars >= 5 + locks";
+  else if (p->kind != TG_2PL && p->kind != TG_RACY && p->kind != TG_POOL) *why = "unknown kind";
   else if (alive && alive >= p->threads - 1) *why = "alive must be below threads - 1";
   if (*why) return -1;
   tg_gen *g = calloc(1, sizeof *g);
@@ -55,7 +57,8 @@ int tg_new_alive(tg_gen **out, const tg_params *p, unsigned alive, const char **
   g->p = *p;
   g->alive = alive;
   g->rng = p->seed * 0x2545f4914f6cdd1dull + 1;
-  g->plan_cap = p->txn_len + 6;
+  /* pool: a segment of at least 8 accesses adds two lock operations; 16 covers the rest */
+  g->plan_cap = p->kind == TG_POOL ? p->txn_len + p->txn_len / 4 + 16 : p->txn_len + 6;
   g->plan = calloc((size_t)p->threads * g->plan_cap, sizeof *g->plan);
   g->plan_len = calloc(p->threads, sizeof *g->plan_len);
   g->plan_pos = calloc(p->threads, sizeof *g->plan_pos);
@@ -105,13 +108,56 @@ static void put(atom_event *e, uint32_t kind, unsigned t, uint64_t target, unsig
   e->loc = slot + 1; /* a small set of "program locations": the slot in the transaction */
 }
 
+enum { POOL_COUNTERS = 4, POOL_FIRST_TABLE = 2 + POOL_COUNTERS };
+
+/* The thread-pool transaction (tracegen.h). Locations: 1..4 the queue, 8..23 locked
+ * accesses, 24..39 plain ones, 40..41 the counter, 42.. the item lock operations. */
+static unsigned plan_pool(tg_gen *g, unsigned t, atom_event *pl) {
+  const tg_params *p = &g->p;
+  unsigned n = 1;
+  put(&pl[n++], ATOM_ACQUIRE, t, 1, 0), pl[n - 1].loc = 1;
+  put(&pl[n++], ATOM_READ, t, 1, 0), pl[n - 1].loc = 2;
+  put(&pl[n++], ATOM_WRITE, t, 1, 0), pl[n - 1].loc = 3;
+  put(&pl[n++], ATOM_RELEASE, t, 1, 0), pl[n - 1].loc = 4;
+  unsigned table = p->vars + 1 - POOL_FIRST_TABLE, items = p->locks - 1;
+  for (unsigned done = 0; done < p->txn_len;) {
+    unsigned seg = 8 + below(g, 32);
+    if (seg > p->txn_len - done) seg = p->txn_len - done;
+    if (below(g, 2)) { /* under item lock l: variables v with v mod items == l - 2 */
+      unsigned l = 2 + below(g, items), r = l - 2;
+      unsigned first = POOL_FIRST_TABLE + (r + items - POOL_FIRST_TABLE % items) % items;
+      unsigned count = first <= p->vars ? (p->vars - first) / items + 1 : 0;
+      put(&pl[n++], ATOM_ACQUIRE, t, l, 0), pl[n - 1].loc = 42;
+      for (unsigned k = 0; k < seg; k++, n++) {
+        unsigned v = count ? first + items * below(g, count) : 1;
+        put(&pl[n], below(g, 10) < 3 ? ATOM_WRITE : ATOM_READ, t, v, 0);
+        pl[n].loc = 8 + k % 16;
+      }
+      put(&pl[n++], ATOM_RELEASE, t, l, 0), pl[n - 1].loc = 43;
+    } else {
+      for (unsigned k = 0; k < seg; k++, n++) {
+        put(&pl[n], below(g, 16) ? ATOM_READ : ATOM_WRITE, t,
+            POOL_FIRST_TABLE + below(g, table), 0);
+        pl[n].loc = 24 + k % 16;
+      }
+    }
+    done += seg;
+  }
+  unsigned c = 2 + below(g, POOL_COUNTERS);
+  put(&pl[n++], ATOM_READ, t, c, 0), pl[n - 1].loc = 40;
+  put(&pl[n++], ATOM_WRITE, t, c, 0), pl[n - 1].loc = 41;
+  return n;
+}
+
 /* Plan thread t's next transaction. */
 static void plan_txn(tg_gen *g, unsigned t) {
   const tg_params *p = &g->p;
   atom_event *pl = g->plan + (size_t)t * g->plan_cap;
   unsigned n = 0;
   put(&pl[n], ATOM_BEGIN, t, 0, n), n++;
-  if (p->kind == TG_RACY) {
+  if (p->kind == TG_POOL) {
+    n = plan_pool(g, t, pl);
+  } else if (p->kind == TG_RACY) {
     for (unsigned k = 0; k < p->txn_len; k++, n++)
       put(&pl[n], below(g, 10) < 3 ? ATOM_WRITE : ATOM_READ, t, 1 + below(g, p->vars), n);
   } else {

@@ -113,6 +113,8 @@ static void block_release(block *b) {
   atom__periods_destroy(&b->periods);
   atom__periods_init(&b->periods, b->mem);
   atom__u64map_free(&b->seen, b->mem);
+  atom__mem_free(b->mem, b->recent, 2 * FINDING_CACHE * sizeof *b->recent);
+  b->recent = NULL; /* it only caches what the maps held */
   atom__mem_free(b->mem, b->grp, b->grp_cap * sizeof *b->grp);
   b->grp = NULL;
   b->grp_n = b->grp_cap = 0;
@@ -139,12 +141,13 @@ static int block_stats(void *self, atom_checker_counters *out) {
 
 static int block_create(void **self, atom_env *env) {
   int scope_all = 0;
-  uint64_t max_il = 100000, max_work = BLOCK_MAX_WORK;
+  uint64_t max_il = 100000, max_work = BLOCK_MAX_WORK, max_2blk = BLOCK_MAX_2BLOCKS;
   static const char *const scopes[] = {"pairs", "all", NULL};
   int lock_blocks = 1;
   int rc = atom__arg_choice(env, "scope", scopes, &scope_all);
   if (!rc) rc = atom__arg_count(env, "max_interleavings", 1ull << 48, "2^48", &max_il);
   if (!rc) rc = atom__arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
+  if (!rc) rc = atom__arg_count(env, "max_2blocks", 1ull << 62, "2^62", &max_2blk);
   if (!rc) rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks);
   if (rc) return rc;
   block *b = ATOM__NEW_STATE(env, block, own_mem);
@@ -156,6 +159,7 @@ static int block_create(void **self, atom_env *env) {
   b->lock_blocks = lock_blocks;
   b->max_il = max_il;
   b->max_work = max_work;
+  b->max_2blk = max_2blk;
   atom__periods_init(&b->periods, mem);
   atom__ls_init(&b->ls, mem);
   atom__rb_init(&b->rb, mem);
@@ -166,8 +170,8 @@ static int block_create(void **self, atom_env *env) {
   return 0;
 }
 
-static const char *const block_keys[] = {"scope", "max_interleavings", "max_work", "lock_blocks",
-                                         NULL};
+static const char *const block_keys[] = {"scope",       "max_interleavings", "max_work",
+                                         "max_2blocks", "lock_blocks",       NULL};
 
 const atom_checker atom__checker_block = {
     ATOM_CHECKER_ABI_VERSION,

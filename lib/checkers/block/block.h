@@ -138,6 +138,8 @@ typedef struct tuple_origin {
  * held for good. */
 enum { SITE_WORDS = 8 };
 
+#define FINDING_CACHE 4096u
+
 typedef struct block {
   atom_env *env;
   atom__mem *mem;    /* &own_mem */
@@ -146,6 +148,8 @@ typedef struct block {
   int lock_blocks; /* a lock block outside transactions is a unit (004 §2); else unary events */
   uint64_t max_il;
   uint64_t max_work;  /* scope=all: steps of all groups together */
+  uint64_t max_2blk;  /* 2-blocks (candidates: pairs of UR/FW events) of all units together */
+  uint64_t used_2blk; /* candidates of the units whose 2-blocks were built */
   uint64_t events;    /* 1 + the largest event index seen: where an end-of-run bound stops */
   uint64_t undecided; /* pairs and groups a bound left undecided */
   char undecided_why[400]; /* the first one's reason */
@@ -172,6 +176,15 @@ typedef struct block {
   uint8_t *unit_bad; /* this unit is in a reported pair */
   size_t unit_bad_cap;
   atom__u64map seen; /* findings made so far (fresh()): a repeat is not a new interleaving */
+  /* Recently seen findings and unit pairs, direct-mapped by hash (0: empty): the pair loops
+   * meet the same few hundred thousand findings millions of times, and a hit here saves a
+   * probe of the large maps (a cache miss each). Only ever holds keys already in those maps.
+   * Allocated at the first finding (2 * FINDING_CACHE words: findings, then pairs); NULL
+   * without memory, which only makes the lookups slower. */
+  uint64_t *recent;
+  const char *kind_of_hash; /* fresh(): the kind whose hash kind_hash is */
+  uint64_t kind_hash;
+  uint32_t last_grp; /* the group of the last finding (an index in grp, checked before use) */
   /* One report per pair of transactions: findings of two units (patterns, 2-blocks, fork/join
    * orders) are grouped by the pair of begin locations and reported together at the end of the
    * pair analysis (atom__block_group_emit). */
@@ -193,6 +206,12 @@ typedef struct block {
 /* Default max_work: steps (search steps plus serializability-test steps) of all the groups of
  * scope=all together; about a second or two of search (doc/limits.md). */
 #define BLOCK_MAX_WORK 100000000ull
+
+/* Default max_2blocks: the 2-blocks of a unit are the pairs of its uninitialized reads and
+ * final writes on two variables, quadratic in the variables it touches (a transaction of 2 000
+ * accesses to 1 000 shared variables makes half a million). About 60 bytes each while the
+ * pairs are analysed, so the default holds the tuples below about 130 MB (doc/limits.md). */
+#define BLOCK_MAX_2BLOCKS 2097152ull
 
 /* A group of findings of one pair of transactions (findings.c): keyed by the two begin
  * locations, it shows its smallest finding (earliest last event) and counts the others. */

@@ -66,13 +66,25 @@ int atom__block_undecided(block *b, const char *msg) {
 static int fresh(block *b, const char *kind, uint64_t lo, uint64_t hi, const atom_ev *evs,
                  size_t ne, uint64_t pattern) {
   uint64_t h = 0x51;
-  for (const char *p = kind; *p; p++) h = atom__hash_mix(h, (unsigned char)*p);
+  if (kind == b->kind_of_hash) { /* the kinds are a few constant strings: hash each once */
+    h = b->kind_hash;
+  } else {
+    for (const char *p = kind; *p; p++) h = atom__hash_mix(h, (unsigned char)*p);
+    b->kind_of_hash = kind;
+    b->kind_hash = h;
+  }
   h = atom__hash_mix(atom__hash_mix(h, lo), hi);
   h = atom__hash_mix(h, pattern);
   for (size_t i = 0; i < ne; i++) h = atom__hash_mix(h, evs[i].loc);
+  uint64_t dummy = 0, *slot = b->recent ? &b->recent[(h ^ h >> 29) & (FINDING_CACHE - 1)] : &dummy;
+  if (*slot == h && h) return 0;
   uint32_t v;
-  if (atom__u64map_get(&b->seen, h, &v)) return 0;
-  (void)atom__u64map_put(&b->seen, b->mem, h, 1); /* on failure a repeat counts once more */
+  if (atom__u64map_get(&b->seen, h, &v)) {
+    *slot = h;
+    return 0;
+  }
+  /* on failure a repeat counts once more */
+  if (atom__u64map_put(&b->seen, b->mem, h, 1) == 0) *slot = h;
   return 1;
 }
 
@@ -94,6 +106,7 @@ void atom__block_mark_bad(block *b, uint32_t u) {
 /* Record a finding of units[0], units[1] (different threads). */
 int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_t units[2],
                    const atom_ev *evs, size_t ne, uint64_t pattern) {
+  if (!b->recent) b->recent = atom__mem_calloc(b->mem, 2 * FINDING_CACHE, sizeof *b->recent);
   uint64_t la = b->unit[units[0]].begin_loc, lb = b->unit[units[1]].begin_loc;
   uint64_t lo = la < lb ? la : lb, hi = la < lb ? lb : la;
   int distinct = fresh(b, kind, lo, hi, evs, ne, pattern);
@@ -101,23 +114,27 @@ int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_
   if (b->unit[units[1]].begin_index > last) last = b->unit[units[1]].begin_index;
   for (size_t i = 0; i < ne; i++)
     if (evs[i].index > last) last = evs[i].index;
-  uint32_t at;
-  atom__idindex_probe p;
-  atom__idindex_start(&b->grp_of, atom__hash_mix(atom__hash_mix(0xb10c, lo), hi), &p);
-  while ((at = atom__idindex_next(&b->grp_of, &p)) != ATOM__IDINDEX_END)
-    if (b->grp[at].loc[0] == lo && b->grp[at].loc[1] == hi) break;
+  uint32_t at = b->last_grp;
   pair_group *g;
-  if (at == ATOM__IDINDEX_END) {
-    if (b->grp_n >= UINT32_MAX - 1 || ATOM__GROW(b->mem, b->grp, b->grp_cap, b->grp_n + 1) ||
-        atom__idindex_add(&b->grp_of, b->mem, &p, (uint32_t)b->grp_n))
-      return ATOM_ENOMEM;
-    at = (uint32_t)b->grp_n++;
-    g = &b->grp[at];
-    memset(g, 0, sizeof *g);
-    g->loc[0] = lo;
-    g->loc[1] = hi;
-    g->last = UINT64_MAX;
+  /* most findings belong to the same pair of begin locations as the one before */
+  if (at >= b->grp_n || b->grp[at].loc[0] != lo || b->grp[at].loc[1] != hi) {
+    atom__idindex_probe p;
+    atom__idindex_start(&b->grp_of, atom__hash_mix(atom__hash_mix(0xb10c, lo), hi), &p);
+    while ((at = atom__idindex_next(&b->grp_of, &p)) != ATOM__IDINDEX_END)
+      if (b->grp[at].loc[0] == lo && b->grp[at].loc[1] == hi) break;
+    if (at == ATOM__IDINDEX_END) {
+      if (b->grp_n >= UINT32_MAX - 1 || ATOM__GROW(b->mem, b->grp, b->grp_cap, b->grp_n + 1) ||
+          atom__idindex_add(&b->grp_of, b->mem, &p, (uint32_t)b->grp_n))
+        return ATOM_ENOMEM;
+      at = (uint32_t)b->grp_n++;
+      g = &b->grp[at];
+      memset(g, 0, sizeof *g);
+      g->loc[0] = lo;
+      g->loc[1] = hi;
+      g->last = UINT64_MAX;
+    }
   }
+  b->last_grp = at;
   g = &b->grp[at];
   if (distinct || g->findings == 0) {
     g->findings++;
@@ -134,11 +151,16 @@ int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_
   /* The pair of units is the key: their begin locations decide the group. */
   uint32_t u = units[0] < units[1] ? units[0] : units[1], v = units[0] ^ units[1] ^ u;
   uint64_t pk = (uint64_t)u << 32 | v;
+  uint64_t dummy = 0, *slot = b->recent ? &b->recent[FINDING_CACHE + (atom__hash_mix(0x9a1, pk) &
+                                                                       (FINDING_CACHE - 1))]
+                                         : &dummy;
+  if (*slot == pk + 1) return 0; /* + 1: 0 marks an empty slot */
   uint32_t seen;
   if (!atom__u64map_get(&b->grp_pair, pk, &seen)) {
     if (atom__u64map_put(&b->grp_pair, b->mem, pk, 1)) return ATOM_ENOMEM;
     g->pairs++;
   }
+  *slot = pk + 1;
   return 0;
 }
 

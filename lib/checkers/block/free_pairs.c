@@ -29,20 +29,49 @@ static int id_before(const block_keyset *t, uint32_t a, uint32_t b) {
   return a < b;
 }
 
-/* Bottom-up merge sort of tuple ids (qsort has no context argument, and the keys are long). */
-static void sort_ids(const block_keyset *t, uint32_t *ids, uint32_t *tmp, size_t n) {
+/* A prefix of sort_key() in one word, within one type of tuple: (variable, site) of a block
+ * or an access, (smaller variable, larger variable) of a 2-block. Each type is sorted apart. */
+static uint64_t sort_prefix(const block_keyset *t, uint32_t id) {
+  const uint32_t *k = keyset_key(t, id);
+  if (k[KEY_TYPE] != TUPLE_2BLOCK) return (uint64_t)k[KEY_X] << 32 | k[KEY_SITE]; /* Y is 0 */
+  uint32_t lo = k[KEY_X] < k[KEY_Y] ? k[KEY_X] : k[KEY_Y];
+  return (uint64_t)lo << 32 | (k[KEY_X] ^ k[KEY_Y] ^ lo);
+}
+
+/* Bottom-up merge sort of tuple ids of one type (qsort has no context argument, and the keys
+ * are long). The prefixes, kept beside the ids, decide most comparisons without touching the
+ * keys (a cache miss each); equal prefixes compare the whole key. key and ktmp: n words each,
+ * tmp: n ids. */
+static void sort_ids(const block_keyset *t, uint32_t *ids, uint32_t *tmp, uint64_t *key,
+                     uint64_t *ktmp, size_t n) {
+  for (size_t i = 0; i < n; i++) key[i] = sort_prefix(t, ids[i]);
   uint32_t *src = ids, *dst = tmp;
+  uint64_t *ks = key, *kd = ktmp;
   for (size_t w = 1; w < n; w *= 2) {
     for (size_t lo = 0; lo < n; lo += 2 * w) {
       size_t mid = lo + w < n ? lo + w : n, hi = lo + 2 * w < n ? lo + 2 * w : n;
       size_t i = lo, j = mid, k = lo;
-      while (i < mid && j < hi) dst[k++] = id_before(t, src[j], src[i]) ? src[j++] : src[i++];
-      while (i < mid) dst[k++] = src[i++];
-      while (j < hi) dst[k++] = src[j++];
+      while (i < mid && j < hi) {
+        int right = ks[j] != ks[i] ? ks[j] < ks[i] : id_before(t, src[j], src[i]);
+        size_t from = right ? j++ : i++;
+        kd[k] = ks[from];
+        dst[k++] = src[from];
+      }
+      for (; i < mid; i++, k++) {
+        kd[k] = ks[i];
+        dst[k] = src[i];
+      }
+      for (; j < hi; j++, k++) {
+        kd[k] = ks[j];
+        dst[k] = src[j];
+      }
     }
     uint32_t *x = src;
     src = dst;
     dst = x;
+    uint64_t *y = ks;
+    ks = kd;
+    kd = y;
   }
   if (src != ids) memcpy(ids, src, n * sizeof *ids);
 }
@@ -197,21 +226,38 @@ int atom__block_free_pairs(block *b) {
   if (!n) return 0;
   uint32_t *ids = atom__mem_alloc(b->mem, n * sizeof *ids);
   uint32_t *tmp = atom__mem_alloc(b->mem, n * sizeof *tmp);
-  if (!ids || !tmp) {
-    atom__mem_free(b->mem, ids, n * sizeof *ids);
-    atom__mem_free(b->mem, tmp, n * sizeof *tmp);
-    return ATOM_ENOMEM;
+  uint64_t *key = atom__mem_alloc(b->mem, n * sizeof *key);
+  uint64_t *ktmp = atom__mem_alloc(b->mem, n * sizeof *ktmp);
+  int rc = 0;
+  if (!ids || !tmp || !key || !ktmp) {
+    rc = ATOM_ENOMEM;
+    goto out;
   }
-  size_t n1 = 0;
-  for (size_t i = 0; i < n; i++) {
-    ids[i] = (uint32_t)i;
-    n1 += keyset_key(&b->tup, (uint32_t)i)[KEY_TYPE] != TUPLE_2BLOCK;
-  }
-  sort_ids(&b->tup, ids, tmp, n);
+  /* blocks, then accesses, then 2-blocks, each type sorted apart (the order within a type
+   * does not matter: the sort is total) */
+  size_t at[4] = {0, 0, 0, 0}; /* at[t]: where type t begins */
+  for (size_t i = 0; i < n; i++) at[keyset_key(&b->tup, (uint32_t)i)[KEY_TYPE]]++;
+  at[3] = at[1] + at[2];
+  at[2] = at[1];
+  at[1] = 0;
+  size_t n1 = at[3];
+  for (size_t i = 0; i < n; i++) ids[at[keyset_key(&b->tup, (uint32_t)i)[KEY_TYPE]]++] = (uint32_t)i;
+  size_t nblk = at[1];
+  sort_ids(&b->tup, ids, tmp, key, ktmp, nblk);
+  sort_ids(&b->tup, ids + nblk, tmp, key, ktmp, n1 - nblk);
+  sort_ids(&b->tup, ids + n1, tmp, key, ktmp, n - n1);
   atom__mem_free(b->mem, tmp, n * sizeof *tmp);
-  int rc = pairs_1var(b, ids, n1);
+  atom__mem_free(b->mem, key, n * sizeof *key);
+  atom__mem_free(b->mem, ktmp, n * sizeof *ktmp);
+  tmp = NULL;
+  key = ktmp = NULL;
+  rc = pairs_1var(b, ids, n1);
   b->work_base = n1;
   if (!rc) rc = pairs_2blk(b, ids + n1, n - n1);
+out:
   atom__mem_free(b->mem, ids, n * sizeof *ids);
+  atom__mem_free(b->mem, tmp, n * sizeof *tmp);
+  atom__mem_free(b->mem, key, n * sizeof *key);
+  atom__mem_free(b->mem, ktmp, n * sizeof *ktmp);
   return rc;
 }

@@ -1,6 +1,8 @@
 /* block: the tuples of every unit -- blocks (B1-B3), accesses, and 2-blocks (2B1-2B2) of
  * uninitialized reads and final writes (000 §5.1, §5.3) -- each kept once per site and content
  * in a keyset, with the held-lock sets that decide feasibility. */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -125,15 +127,36 @@ static int unit_tuples(block *b, unit_scan *sc, uint32_t u) {
   const block_record *r = unit_log(b, un);
   uint32_t stamp = u + 1, site = un->site;
   int rc;
-  /* B3 needs the final write of each variable: a first pass. */
+  /* B3 needs the final write of each variable: a first pass. It also counts the unit's
+   * uninitialized reads (a variable whose first access is a read) and final writes. */
+  uint64_t nurfw = 0;
   for (uint32_t p = 0; p < un->len; p++) {
     if (rec_kind(&r[p]) > REC_WRITE || !shared_var(b, r[p].target)) continue;
     var_scan *v = &sc->v[r[p].target];
     if (v->stamp != stamp) {
       v->stamp = stamp;
       v->fw = v->last_w = v->last_r = v->first_ur = NONE32;
+      nurfw += rec_kind(&r[p]) == REC_READ;
     }
-    if (rec_kind(&r[p]) == REC_WRITE) v->fw = p;
+    if (rec_kind(&r[p]) == REC_WRITE) {
+      nurfw += v->fw == NONE32;
+      v->fw = p;
+    }
+  }
+  /* max_2blocks: the 2-blocks (2B1) are at most the pairs of those events. A unit whose pairs
+   * do not fit what is left of the bound gets none: its blocks and accesses are still built
+   * (UP1-UP4 stay exact), the pairs of 2-blocks with it are undecided. */
+  uint64_t cand = nurfw * (nurfw - (nurfw > 0)) / 2;
+  int two_blocks = cand <= b->max_2blk - b->used_2blk;
+  if (two_blocks) {
+    b->used_2blk += cand;
+  } else {
+    char msg[300];
+    snprintf(msg, sizeof msg, "max_2blocks=%" PRIu64 " reached: the transaction beginning at "
+             "event %" PRIu64 " has %" PRIu64 " uninitialized reads and final writes, up to %"
+             PRIu64 " 2-blocks, so its 2-blocks were not checked against other transactions "
+             "(its blocks were)", b->max_2blk, un->begin_index, nurfw, cand);
+    if ((rc = atom__block_undecided(b, msg))) return rc;
   }
   held_clear(&sc->h);
   size_t nl = 0;
@@ -184,7 +207,7 @@ static int unit_tuples(block *b, unit_scan *sc, uint32_t u) {
       }
     }
     /* 2B1: pairs of (first) uninitialized reads and final writes on different variables. */
-    if ((ur && v->first_ur == p) || fw) {
+    if (two_blocks && ((ur && v->first_ur == p) || fw)) {
       for (size_t i = 0; i < nl; i++) {
         const urfw_event *e = &sc->l[i];
         if (e->var == x) continue;

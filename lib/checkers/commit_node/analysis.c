@@ -14,6 +14,17 @@
 
 /* ---- inter-edges (004 Figs. 3 and 5) -------------------------------------------------- */
 
+/* Inter-edges between the same two units are kept only as far as the decision can tell them
+ * apart. What it reads of the edges between units U and V is: whether there is one or more than
+ * one (a bundle of two or more is a cycle of the unit graph, so it lies inside one biconnected
+ * component; a single edge may be a bridge), and, for each node of U (of V), its earliest edge
+ * to V (to U): the attachment nodes of the commit-node test, the incidence it picks first, the
+ * tree edges of the component search and the edges of a report's cycle path all come from
+ * such earliest edges. So an edge is kept iff it is the first edge of one of its endpoints
+ * towards the other endpoint's unit (keys node << 32 | other unit in attach_seen); a later
+ * edge with both keys seen changes neither the components, nor a verdict, nor a report. This
+ * also drops exact duplicates. A read that conflicts with every write of a long concurrent
+ * transaction thus costs one edge per node and unit, not one per write. */
 static int add_edge(commit_node *c, uint32_t a, uint32_t b) {
   if (a == b) return 0;
   if (a > b) {
@@ -21,12 +32,29 @@ static int add_edge(commit_node *c, uint32_t a, uint32_t b) {
     a = b;
     b = x;
   }
-  uint64_t key = ((uint64_t)a << 32) | b;
+  uint32_t ua = c->nodes[a].unit, ub = c->nodes[b].unit;
+  if (c->attach_bits) { /* node * units + unit */
+    uint64_t ia = (uint64_t)a * c->nu + ub, ib = (uint64_t)b * c->nu + ua;
+    uint64_t ma = 1ull << (ia & 63), mb = 1ull << (ib & 63);
+    int new_a = !(c->attach_bits[ia >> 6] & ma), new_b = !(c->attach_bits[ib >> 6] & mb);
+    if (!new_a && !new_b) return 0;
+    if (c->ne >= c->max_edges || c->ne >= UINT32_MAX - 1) return ATOM_ELIMIT;
+    if (ATOM__GROW(c->mem, c->edges, c->ecap, c->ne + 1)) return ATOM_ENOMEM;
+    c->attach_bits[ia >> 6] |= ma;
+    c->attach_bits[ib >> 6] |= mb;
+    c->edges[c->ne++] = (cn_edge){a, b};
+    return 0;
+  }
+  uint64_t ka = (uint64_t)a << 32 | ub, kb = (uint64_t)b << 32 | ua;
   uint32_t v;
-  if (atom__u64map_get(&c->edge_seen, key, &v)) return 0;
+  int new_a = !atom__u64map_get(&c->attach_seen, ka, &v);
+  int new_b = !atom__u64map_get(&c->attach_seen, kb, &v);
+  if (!new_a && !new_b) return 0;
   if (c->ne >= c->max_edges || c->ne >= UINT32_MAX - 1) return ATOM_ELIMIT;
   if (ATOM__GROW(c->mem, c->edges, c->ecap, c->ne + 1)) return ATOM_ENOMEM;
-  if (atom__u64map_put(&c->edge_seen, c->mem, key, (uint32_t)c->ne)) return ATOM_ENOMEM;
+  if ((new_a && atom__u64map_put(&c->attach_seen, c->mem, ka, 1)) ||
+      (new_b && atom__u64map_put(&c->attach_seen, c->mem, kb, 1)))
+    return ATOM_ENOMEM;
   c->edges[c->ne++] = (cn_edge){a, b};
   return 0;
 }
@@ -484,6 +512,17 @@ static int graph_build(commit_node *c, cn_graph *g) {
   size_t n1 = ne ? ne : 1;
   g->ea = atom__mem_alloc(c->mem, n1 * sizeof *g->ea);
   g->eb = atom__mem_alloc(c->mem, n1 * sizeof *g->eb);
+  if (g->ea && g->eb) {
+    /* The inter-edges move into the graph: their array goes before the rest is allocated, so
+     * that the two are not held at once (c->ne stays, for the stats). */
+    for (size_t i = 0; i < c->ne; i++) {
+      g->ea[i] = c->edges[i].a;
+      g->eb[i] = c->edges[i].b;
+    }
+    atom__mem_free(c->mem, c->edges, c->ecap * sizeof *c->edges);
+    c->edges = NULL;
+    c->ecap = 0;
+  }
   g->block = atom__mem_alloc(c->mem, n1 * sizeof *g->block);
   g->off = atom__mem_calloc(c->mem, g->nv + 2, sizeof *g->off);
   g->inc = atom__mem_alloc(c->mem, 2 * n1 * sizeof *g->inc);
@@ -499,11 +538,7 @@ static int graph_build(commit_node *c, cn_graph *g) {
     return ATOM_ENOMEM;
   }
   g->ne = n1; /* allocation size, for graph_free */
-  size_t k = 0;
-  for (size_t i = 0; i < c->ne; i++, k++) {
-    g->ea[k] = c->edges[i].a;
-    g->eb[k] = c->edges[i].b;
-  }
+  size_t k = c->ne; /* the inter-edges are in place */
   for (size_t i = 0; i < c->nl; i++) {
     const cn_unit *ua = &c->units[c->links[i].a.unit], *ub = &c->units[c->links[i].b.unit];
     if (ua->first == NONE || ub->first == NONE) continue;
@@ -641,9 +676,17 @@ int atom__cn_analyze(commit_node *c) {
   size_t *off = NULL, nv = 0;
   if ((rc = group_leaves(c, &ids, &off, &nv))) return rc;
   c->work_total = nv + c->nu;
+  /* The seen (node, unit) pairs of add_edge: a bit per pair while that is at most
+   * ATTACH_BITS_MAX bits, else (or without the memory) a map entry per pair seen. */
+  size_t nbits = (size_t)c->nn * c->nu, nwords = nbits / 64 + 1;
+  if (c->nn && nbits / c->nn == c->nu && nbits <= ATTACH_BITS_MAX)
+    c->attach_bits = atom__mem_calloc(c->mem, nwords, sizeof *c->attach_bits);
   for (size_t v = 0; v < nv && !rc; v++, c->work_done = v)
     rc = c->view ? view_edges(c, ids, off[v], off[v + 1])
                  : conflict_edges(c, ids, off[v], off[v + 1]);
+  if (c->attach_bits) atom__mem_free(c->mem, c->attach_bits, nwords * sizeof *c->attach_bits);
+  c->attach_bits = NULL;
+  atom__u64map_free(&c->attach_seen, c->mem);
   atom__mem_free(c->mem, ids, (off[nv] ? off[nv] : 1) * sizeof *ids);
   atom__mem_free(c->mem, off, (nv + 2) * sizeof *off);
   if (rc == ATOM_ELIMIT)

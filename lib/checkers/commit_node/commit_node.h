@@ -16,6 +16,10 @@
 
 #define NONE UINT32_MAX
 
+/* At most this many bits (32 MiB) for the (node, unit) pairs that have an inter-edge; beyond,
+ * a map holds the pairs seen (analysis.c, add_edge). */
+#define ATTACH_BITS_MAX ((size_t)1 << 28)
+
 enum { K_ROOT, K_LOCK, K_READ, K_WRITE, K_FORK, K_JOIN };
 enum { U_TXN, U_LOCK, U_PLAIN };
 
@@ -136,7 +140,8 @@ typedef struct commit_node {
   atom__u64map dedup; /* tree hash -> first unit with it */
   cn_edge *edges;
   size_t ne, ecap;
-  atom__u64map edge_seen;
+  atom__u64map attach_seen; /* node << 32 | other unit: that node has an edge to that unit */
+  uint64_t *attach_bits;    /* the same as bits (node * nu + unit), when they fit; else NULL */
   cn_relvar *rel; /* per variable */
   size_t rel_cap;
   uint64_t work, work_done, work_total; /* end-of-run progress (tick) */
