@@ -29,6 +29,7 @@
  * event as well as the transaction. A report hands over the cycle's edges in cycle order, each
  * with its two events, the closing one flagged; an edge between consecutive transactions of one
  * thread is left out, as the report stores them as one run (report_cycle). */
+#include <stdint.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -62,24 +63,43 @@ typedef struct vd_thread {
   atom_ev fork_ev;      /* the FORK that made `forker` */
 } vd_thread;
 
+/* A reader since the last write, with its read (whose kind is READ and whose target is the
+ * variable, so only the rest is kept). 32 bytes. */
 typedef struct vd_reader {
   atom__dg_node txn;
-  uint32_t thread;
-  uint32_t pad;
-  atom_ev ev; /* the read */
+  uint64_t index, loc;
+  uint32_t thread, flags;
 } vd_reader;
 
-/* Readers since the last write: at most one entry per thread (its latest transaction, which
- * program order puts after the thread's earlier ones). One entry inline, more on the heap. */
+/* The event flags a variable keeps in 16 bits (w_flags). */
+_Static_assert((ATOM_EV_SYNTHETIC | ATOM_EV_ACQUIRE | ATOM_EV_RELEASE) <= 0xffffu,
+               "velodrome keeps an access's flags in 16 bits");
+
+/* Readers' layout in vd_var::mode: none or one inline, or out of line (r.many). */
+enum { VD_R0 = 0, VD_R1 = 1, VD_RMANY = 2 };
+
+/* One variable, one cache line (64 bytes; the array is 64-byte aligned, grow_vars): the last
+ * writer and its write (kind WRITE and target the variable are implied), and the readers since
+ * the last write: at most one entry per thread (its latest transaction, which program order
+ * puts after the thread's earlier ones), the first inline, more out of line once a second
+ * thread reads before the next write (the out-of-line array is then kept for good). */
 typedef struct vd_var {
   atom__dg_node writer;
-  atom_ev wev; /* the writer's write */
-  uint32_t nr, cap;
+  uint64_t w_index, w_loc;
+  uint32_t w_thread;
+  uint16_t w_flags;
+  uint16_t mode; /* VD_R0, VD_R1 (r.one) or VD_RMANY (r.many) */
   union {
     vd_reader one;
-    vd_reader *many;
+    struct {
+      vd_reader *p; /* owned, cap entries (instance allocator) */
+      uint32_t nr, cap;
+    } many;
   } r;
 } vd_var;
+
+_Static_assert(sizeof(vd_var) == 64, "vd_var is one cache line");
+#define VD_ALIGN 64
 
 typedef struct vd_lock {
   atom__dg_node rel;
@@ -100,14 +120,40 @@ typedef struct velodrome {
   atom__dg g;
   vd_thread *th;
   size_t th_cap;
-  vd_var *var;
+  vd_var *var;   /* var_cap entries, 64-byte aligned inside var_raw */
   size_t var_cap;
+  void *var_raw; /* what the allocator returned: var_cap * 64 + VD_ALIGN bytes (owned) */
   vd_lock *lock; /* last releaser of each lock */
   size_t lock_cap;
   atom__report_build rb; /* report scratch, reused from one report to the next */
 } velodrome;
 
-static inline vd_reader *readers(vd_var *x) { return x->cap <= 1 ? &x->r.one : x->r.many; }
+/* The readers of x and their number. */
+static inline vd_reader *readers(vd_var *x, uint32_t *nr) {
+  if (x->mode == VD_RMANY) {
+    *nr = x->r.many.nr;
+    return x->r.many.p;
+  }
+  *nr = x->mode;
+  return &x->r.one;
+}
+
+static inline void set_nreaders(vd_var *x, uint32_t n) {
+  if (x->mode == VD_RMANY) x->r.many.nr = n;
+  else x->mode = (uint16_t)n;
+}
+
+/* The events that label edges, rebuilt from what a variable keeps of them. */
+static inline atom_ev write_ev(const vd_var *x, uint32_t var) {
+  return (atom_ev){ATOM_WRITE, x->w_thread, var, x->w_flags,
+                   x->w_index, x->w_loc};
+}
+static inline atom_ev read_ev(const vd_reader *r, uint32_t var) {
+  return (atom_ev){ATOM_READ, r->thread, var, r->flags, r->index, r->loc};
+}
+static inline vd_reader reader_of(atom__dg_node h, const atom_ev *ev) {
+  return (vd_reader){h, ev->index, ev->loc, ev->thread, ev->flags};
+}
 
 static int vd_create(void **self, atom_env *env) {
   velodrome *v = ATOM__NEW_STATE(env, velodrome, own_mem);
@@ -126,9 +172,9 @@ static void vd_destroy(void *self) {
   velodrome *v = self;
   if (!v) return;
   for (size_t i = 0; i < v->var_cap; i++)
-    if (v->var[i].cap > 1)
-      atom__mem_free(v->mem, v->var[i].r.many, v->var[i].cap * sizeof(vd_reader));
-  atom__mem_free(v->mem, v->var, v->var_cap * sizeof *v->var);
+    if (v->var[i].mode == VD_RMANY)
+      atom__mem_free(v->mem, v->var[i].r.many.p, v->var[i].r.many.cap * sizeof(vd_reader));
+  if (v->var_raw) atom__mem_free(v->mem, v->var_raw, v->var_cap * sizeof *v->var + VD_ALIGN);
   atom__mem_free(v->mem, v->th, v->th_cap * sizeof *v->th);
   atom__mem_free(v->mem, v->lock, v->lock_cap * sizeof *v->lock);
   atom__rb_free(&v->rb);
@@ -181,17 +227,44 @@ static int report_cycle(velodrome *v, const vd_label *closing) {
   return atom__rb_submit(rb, v->env, "conflict-cycle", closing->to.index, 0, NULL, 0);
 }
 
-/* Add u -> h for the conflict of event @p from (in u) with ev (in h); a cycle is reported.
- * Errors are remembered in *err (the first one wins) so that the event is still applied in full
- * and the state stays coherent. */
-static void edge(velodrome *v, atom__dg_node u, const atom_ev *from, atom__dg_node h,
-                 const atom_ev *ev, int *err) {
-  /* the usual no-ops (a collected source, the same transaction) before the label is built */
-  if (u == h || !atom__dg_alive(&v->g, u)) return;
-  vd_label lb = {*from, *ev};
-  int rc = atom__dg_add_edge_labeled(&v->g, u, h, &lb);
-  if (rc == 1) rc = report_cycle(v, &lb);
+/* Should u -> h be offered to the graph? Not when it is a no-op there (a collected or absent
+ * source or target, the same transaction) nor a repeat the graph spots at once (most edges
+ * are repeats): those are answered here, before a label is built. */
+static inline int edge_needed(const velodrome *v, atom__dg_node u, atom__dg_node h) {
+  return u != h && h != ATOM__DG_NONE && atom__dg_alive(&v->g, u) &&
+         !atom__dg_edge_recent(&v->g, u, h);
+}
+
+/* Add u -> h labelled @p lb (the conflict of lb->from in u with lb->to in h); a cycle is
+ * reported. Errors are remembered in *err (the first one wins) so that the event is still
+ * applied in full and the state stays coherent. */
+static void edge_add(velodrome *v, atom__dg_node u, const vd_label *lb, atom__dg_node h,
+                     int *err) {
+  int rc = atom__dg_add_edge_labeled(&v->g, u, h, lb);
+  if (rc == 1) rc = report_cycle(v, lb);
   if (rc < 0 && !*err) *err = rc;
+}
+
+/* The edge from an event kept as an atom_ev (lock release, fork, a joined thread's end). */
+static inline void edge(velodrome *v, atom__dg_node u, const atom_ev *from, atom__dg_node h,
+                        const atom_ev *ev, int *err) {
+  if (!edge_needed(v, u, h)) return;
+  vd_label lb = {*from, *ev};
+  edge_add(v, u, &lb, h, err);
+}
+
+/* The edges from x's last writer and from its readers. */
+static inline void edge_from_writer(velodrome *v, const vd_var *x, atom__dg_node h,
+                                    const atom_ev *ev, int *err) {
+  if (!edge_needed(v, x->writer, h)) return;
+  vd_label lb = {write_ev(x, ev->target), *ev};
+  edge_add(v, x->writer, &lb, h, err);
+}
+static inline void edge_from_reader(velodrome *v, const vd_reader *r, atom__dg_node h,
+                                    const atom_ev *ev, int *err) {
+  if (!edge_needed(v, r->txn, h)) return;
+  vd_label lb = {read_ev(r, ev->target), *ev};
+  edge_add(v, r->txn, &lb, h, err);
 }
 
 static int ensure_thread(velodrome *v, uint32_t t) {
@@ -242,8 +315,9 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
     vd_var *x = &v->var[ev->target];
     if (atom__dg_alive(g, x->writer)) return 1;
     if (ev->kind == ATOM_WRITE) {
-      const vd_reader *r = readers(x);
-      for (uint32_t i = 0; i < x->nr; i++)
+      uint32_t nr;
+      const vd_reader *r = readers(x, &nr);
+      for (uint32_t i = 0; i < nr; i++)
         if (atom__dg_alive(g, r[i].txn)) return 1;
     }
     return 0;
@@ -259,35 +333,65 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
 
 /* Record that transaction h (NONE: a collected or node-less one) read x in thread t by ev. */
 static int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h, const atom_ev *ev) {
-  vd_reader *r = readers(x);
-  if (x->nr && r[x->nr - 1].thread == t) { /* the usual case: same reader again */
-    if (r[x->nr - 1].txn != h) { /* the first read of h labels its edges (first label kept) */
-      r[x->nr - 1].txn = h;
-      r[x->nr - 1].ev = *ev;
-    }
+  uint32_t nr;
+  vd_reader *r = readers(x, &nr);
+  if (nr && r[nr - 1].thread == t) { /* the usual case: same reader again */
+    if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels its edges */
     return 0;
   }
   /* Drop this thread's older entry (program order covers it) and collected readers. */
   uint32_t k = 0;
-  for (uint32_t i = 0; i < x->nr; i++)
+  for (uint32_t i = 0; i < nr; i++)
     if (r[i].thread != t && atom__dg_alive(&v->g, r[i].txn)) r[k++] = r[i];
-  x->nr = k;
+  set_nreaders(x, k);
   if (h == ATOM__DG_NONE) return 0;
-  if (k == x->cap || x->cap == 0) {
-    if (x->cap == 0) {
-      x->cap = 1;
-    } else {
-      uint32_t ncap = x->cap * 2 < 4 ? 4 : x->cap * 2;
-      vd_reader *m = atom__mem_alloc(v->mem, ncap * sizeof *m);
-      if (!m) return ATOM_ENOMEM;
-      memcpy(m, r, k * sizeof *m);
-      if (x->cap > 1) atom__mem_free(v->mem, x->r.many, x->cap * sizeof *m);
-      x->r.many = m;
-      x->cap = ncap;
+  if (x->mode != VD_RMANY) {
+    if (k == 0) {
+      x->r.one = reader_of(h, ev);
+      x->mode = VD_R1;
+      return 0;
     }
-    r = readers(x);
+    /* a second thread reads before the next write: out of line from now on */
+    vd_reader *m = atom__mem_alloc(v->mem, 4 * sizeof *m);
+    if (!m) return ATOM_ENOMEM;
+    m[0] = x->r.one;
+    x->r.many.p = m;
+    x->r.many.nr = 1;
+    x->r.many.cap = 4;
+    x->mode = VD_RMANY;
+  } else if (k == x->r.many.cap) {
+    uint32_t cap = x->r.many.cap;
+    if (cap > UINT32_MAX / 2) return ATOM_ENOMEM;
+    vd_reader *m = atom__mem_realloc(v->mem, x->r.many.p, cap * sizeof *m, 2 * cap * sizeof *m);
+    if (!m) return ATOM_ENOMEM;
+    x->r.many.p = m;
+    x->r.many.cap = 2 * cap;
   }
-  r[x->nr++] = (vd_reader){h, t, 0, *ev};
+  x->r.many.p[x->r.many.nr++] = reader_of(h, ev);
+  return 0;
+}
+
+/* Room for variable ids below @p need. The array is 64-byte aligned so that a variable is one
+ * cache line (the allocator promises less): var_raw holds cap * 64 + VD_ALIGN bytes and the
+ * array starts at its first aligned address. Grown by realloc (no second copy alive at once);
+ * when the new block's alignment differs, the entries are moved to the new aligned start. */
+static int grow_vars(velodrome *v, size_t need) {
+  size_t cap = v->var_cap ? v->var_cap : 64;
+  while (cap < need) {
+    if (cap > (SIZE_MAX - VD_ALIGN) / 2 / sizeof(vd_var)) return ATOM_ENOMEM;
+    cap *= 2;
+  }
+  size_t old_bytes = v->var_raw ? v->var_cap * sizeof(vd_var) + VD_ALIGN : 0;
+  size_t old_off = v->var_raw ? (size_t)((char *)v->var - (char *)v->var_raw) : 0;
+  char *raw = atom__mem_realloc(v->mem, v->var_raw, old_bytes, cap * sizeof(vd_var) + VD_ALIGN);
+  if (!raw) return ATOM_ENOMEM;
+  size_t off = (VD_ALIGN - (uintptr_t)raw % VD_ALIGN) % VD_ALIGN;
+  if (off != old_off && v->var_cap) memmove(raw + off, raw + old_off, v->var_cap * sizeof(vd_var));
+  vd_var *a = (vd_var *)(raw + off);
+  memset(a + v->var_cap, 0, (cap - v->var_cap) * sizeof *a);
+  v->var_raw = raw;
+  v->var = a;
+  v->var_cap = cap;
   return 0;
 }
 
@@ -297,8 +401,7 @@ static inline int grow_for(velodrome *v, const atom_ev *ev) {
   switch (ev->kind) {
   case ATOM_READ:
   case ATOM_WRITE:
-    if (ev->target >= v->var_cap && ATOM__GROW(v->mem, v->var, v->var_cap, (size_t)ev->target + 1))
-      return ATOM_ENOMEM;
+    if (ev->target >= v->var_cap && grow_vars(v, (size_t)ev->target + 1)) return ATOM_ENOMEM;
     return 0;
   case ATOM_ACQUIRE:
   case ATOM_RELEASE:
@@ -347,19 +450,24 @@ static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const 
   switch (ev->kind) {
   case ATOM_READ: {
     vd_var *x = &v->var[ev->target];
-    edge(v, x->writer, &x->wev, h, ev, err);
+    edge_from_writer(v, x, h, ev, err);
     if ((rc = add_reader(v, x, t, h, ev)) < 0 && !*err) *err = rc;
     break;
   }
   case ATOM_WRITE: {
     vd_var *x = &v->var[ev->target];
-    edge(v, x->writer, &x->wev, h, ev, err);
-    vd_reader *r = readers(x);
-    for (uint32_t i = 0; i < x->nr; i++) edge(v, r[i].txn, &r[i].ev, h, ev, err);
-    x->nr = 0;
+    uint32_t nr;
+    vd_reader *r = readers(x, &nr);
+    if (x->writer == h && nr == 0) break; /* h writes x again: nothing changes */
+    edge_from_writer(v, x, h, ev, err);
+    for (uint32_t i = 0; i < nr; i++) edge_from_reader(v, &r[i], h, ev, err);
+    set_nreaders(x, 0);
     if (x->writer != h) { /* the transaction's first write labels its edges */
       x->writer = h;
-      x->wev = *ev;
+      x->w_index = ev->index;
+      x->w_loc = ev->loc;
+      x->w_thread = ev->thread;
+      x->w_flags = (uint16_t)ev->flags;
     }
     break;
   }
