@@ -111,6 +111,11 @@ typedef struct vd_lock {
  * (atom_env_report); the transactions are all handed over so that the session can count the
  * runs. */
 #define VD_MAX_EDGES 128
+
+/* Work off the per-event path (a new edge, a new reader thread, events other than accesses)
+ * stays out of line, so that the common case runs in a small function. */
+#define VD_NOINLINE __attribute__((noinline))
+#define VD_LIKELY(x) __builtin_expect(!!(x), 1)
 #define VD_MAX_VARS 16
 
 typedef struct velodrome {
@@ -238,8 +243,8 @@ static inline int edge_needed(const velodrome *v, atom__dg_node u, atom__dg_node
 /* Add u -> h labelled @p lb (the conflict of lb->from in u with lb->to in h); a cycle is
  * reported. Errors are remembered in *err (the first one wins) so that the event is still
  * applied in full and the state stays coherent. */
-static void edge_add(velodrome *v, atom__dg_node u, const vd_label *lb, atom__dg_node h,
-                     int *err) {
+static VD_NOINLINE void edge_add(velodrome *v, atom__dg_node u, const vd_label *lb,
+                                 atom__dg_node h, int *err) {
   int rc = atom__dg_add_edge_labeled(&v->g, u, h, lb);
   if (rc == 1) rc = report_cycle(v, lb);
   if (rc < 0 && !*err) *err = rc;
@@ -331,14 +336,11 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
   }
 }
 
-/* Record that transaction h (NONE: a collected or node-less one) read x in thread t by ev. */
-static int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h, const atom_ev *ev) {
+/* add_reader when thread t is not the latest reader of x. */
+static VD_NOINLINE int add_reader_thread(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
+                                         const atom_ev *ev) {
   uint32_t nr;
   vd_reader *r = readers(x, &nr);
-  if (nr && r[nr - 1].thread == t) { /* the usual case: same reader again */
-    if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels its edges */
-    return 0;
-  }
   /* Drop this thread's older entry (program order covers it) and collected readers. */
   uint32_t k = 0;
   for (uint32_t i = 0; i < nr; i++)
@@ -369,6 +371,18 @@ static int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h, cons
   }
   x->r.many.p[x->r.many.nr++] = reader_of(h, ev);
   return 0;
+}
+
+/* Record that transaction h (NONE: a collected or node-less one) read x in thread t by ev. */
+static inline int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
+                             const atom_ev *ev) {
+  uint32_t nr;
+  vd_reader *r = readers(x, &nr);
+  if (VD_LIKELY(nr && r[nr - 1].thread == t)) { /* the usual case: same reader again */
+    if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels its edges */
+    return 0;
+  }
+  return add_reader_thread(v, x, t, h, ev);
 }
 
 /* Room for variable ids below @p need. The array is 64-byte aligned so that a variable is one
@@ -491,8 +505,8 @@ static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const 
   }
 }
 
-static int vd_event(void *self, const atom_ev *ev) {
-  velodrome *v = self;
+/* Any event (vd_event takes the usual ones itself). */
+static VD_NOINLINE int vd_event_full(velodrome *v, const atom_ev *ev) {
   uint32_t t = ev->thread;
   if (ensure_thread(v, t)) return ATOM_ENOMEM;
   vd_thread *th = &v->th[t];
@@ -525,6 +539,24 @@ static int vd_event(void *self, const atom_ev *ev) {
   /* A unary transaction ends with its event; collected at once if nothing leads into it. */
   if (unary) atom__dg_complete(&v->g, h);
   return err;
+}
+
+/* The usual event, an access inside a transaction that has its node (cur is set only then),
+ * of a thread and a variable seen before, is answered here: the same steps as vd_event_full
+ * without its dispatch on the kind, growth checks and transaction bookkeeping. */
+static int vd_event(void *self, const atom_ev *ev) {
+  velodrome *v = self;
+  uint32_t t = ev->thread;
+  if (VD_LIKELY((ev->kind == ATOM_READ || ev->kind == ATOM_WRITE) && t < v->th_cap &&
+                ev->target < v->var_cap)) {
+    atom__dg_node h = v->th[t].cur;
+    if (VD_LIKELY(h != ATOM__DG_NONE)) {
+      int err = 0;
+      apply_event(v, t, h, ev, &err);
+      return err;
+    }
+  }
+  return vd_event_full(v, ev);
 }
 
 static const char *const vd_keys[] = {NULL};
