@@ -51,8 +51,17 @@ typedef struct vd_label {
   atom_ev from, to;
 } vd_label;
 
+/* Entries of a thread's known-predecessor set (a power of two). */
+#define VD_NPRED 8
+
 typedef struct vd_thread {
   atom__dg_node cur;    /* node of the open transaction (NONE outside one) */
+  /* Nodes u for which offering u -> cur is known to be a no-op: the edge is in the graph (it
+   * stays while cur is open: an edge goes only with one of its ends) or u is collected (a handle
+   * never comes back alive). Direct-mapped by the node index; NONE (0) in an empty entry is
+   * true of it as well. Cleared whenever cur changes. It lets the common access skip the
+   * graph: one load and one compare in place of the liveness and duplicate tests. */
+  atom__dg_node pred[VD_NPRED];
   atom__dg_node last;   /* the thread's most recent transaction: program-order source */
   atom__dg_node forker; /* transaction that forked the thread, until its first transaction */
   uint64_t begin_index;
@@ -243,11 +252,22 @@ static inline int edge_needed(const velodrome *v, atom__dg_node u, atom__dg_node
 /* Add u -> h labelled @p lb (the conflict of lb->from in u with lb->to in h); a cycle is
  * reported. Errors are remembered in *err (the first one wins) so that the event is still
  * applied in full and the state stays coherent. */
-static VD_NOINLINE void edge_add(velodrome *v, atom__dg_node u, const vd_label *lb,
-                                 atom__dg_node h, int *err) {
+static VD_NOINLINE int edge_add(velodrome *v, atom__dg_node u, const vd_label *lb,
+                                atom__dg_node h, int *err) {
   int rc = atom__dg_add_edge_labeled(&v->g, u, h, lb);
+  if (rc == 0) return 0;
   if (rc == 1) rc = report_cycle(v, lb);
   if (rc < 0 && !*err) *err = rc;
+  return 1;
+}
+
+/* Remember in @p known (a thread's pred set, or NULL) that offering u -> its open transaction
+ * is a no-op from now on. */
+static inline void note_pred(atom__dg_node *known, atom__dg_node u) {
+  if (known) known[(uint32_t)u & (VD_NPRED - 1)] = u;
+}
+static inline int is_pred(const atom__dg_node *known, atom__dg_node u) {
+  return known[(uint32_t)u & (VD_NPRED - 1)] == u;
 }
 
 /* The edge from an event kept as an atom_ev (lock release, fork, a joined thread's end). */
@@ -258,18 +278,24 @@ static inline void edge(velodrome *v, atom__dg_node u, const atom_ev *from, atom
   edge_add(v, u, &lb, h, err);
 }
 
-/* The edges from x's last writer and from its readers. */
+/* The edges from x's last writer and from its readers; @p known is the pred set of h (h is
+ * the thread's open transaction) or NULL. An edge that closed a cycle was not inserted: it is
+ * not remembered, so that offering it again searches (and reports) again, as before. */
 static inline void edge_from_writer(velodrome *v, const vd_var *x, atom__dg_node h,
-                                    const atom_ev *ev, int *err) {
-  if (!edge_needed(v, x->writer, h)) return;
-  vd_label lb = {write_ev(x, ev->target), *ev};
-  edge_add(v, x->writer, &lb, h, err);
+                                    const atom_ev *ev, int *err, atom__dg_node *known) {
+  if (edge_needed(v, x->writer, h)) {
+    vd_label lb = {write_ev(x, ev->target), *ev};
+    if (edge_add(v, x->writer, &lb, h, err)) return;
+  }
+  note_pred(known, x->writer);
 }
 static inline void edge_from_reader(velodrome *v, const vd_reader *r, atom__dg_node h,
-                                    const atom_ev *ev, int *err) {
-  if (!edge_needed(v, r->txn, h)) return;
-  vd_label lb = {read_ev(r, ev->target), *ev};
-  edge_add(v, r->txn, &lb, h, err);
+                                    const atom_ev *ev, int *err, atom__dg_node *known) {
+  if (edge_needed(v, r->txn, h)) {
+    vd_label lb = {read_ev(r, ev->target), *ev};
+    if (edge_add(v, r->txn, &lb, h, err)) return;
+  }
+  note_pred(known, r->txn);
 }
 
 static int ensure_thread(velodrome *v, uint32_t t) {
@@ -443,9 +469,10 @@ static inline atom__dg_node performing_txn(velodrome *v, vd_thread *th, uint32_t
   int rc;
   if (th->in_txn) {
     /* Normally created at BEGIN; retried here if that ran out of memory. */
-    if (th->cur == ATOM__DG_NONE &&
-        (rc = new_txn(v, t, 0, th->begin_index, th->begin_loc, ev, &th->cur)) < 0)
-      *err = rc;
+    if (th->cur == ATOM__DG_NONE) {
+      memset(th->pred, 0, sizeof th->pred);
+      if ((rc = new_txn(v, t, 0, th->begin_index, th->begin_loc, ev, &th->cur)) < 0) *err = rc;
+    }
     return th->cur;
   }
   if (unary_has_pred(v, th, ev) && (rc = new_txn(v, t, 1, ev->index, ev->loc, ev, &h)) < 0)
@@ -459,12 +486,12 @@ static inline atom__dg_node performing_txn(velodrome *v, vd_thread *th, uint32_t
 
 /* The edges into h that ev makes, and the state it leaves for later events. */
 static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const atom_ev *ev,
-                               int *err) {
+                               int *err, atom__dg_node *known) {
   int rc;
   switch (ev->kind) {
   case ATOM_READ: {
     vd_var *x = &v->var[ev->target];
-    edge_from_writer(v, x, h, ev, err);
+    edge_from_writer(v, x, h, ev, err, known);
     if ((rc = add_reader(v, x, t, h, ev)) < 0 && !*err) *err = rc;
     break;
   }
@@ -473,8 +500,8 @@ static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const 
     uint32_t nr;
     vd_reader *r = readers(x, &nr);
     if (x->writer == h && nr == 0) break; /* h writes x again: nothing changes */
-    edge_from_writer(v, x, h, ev, err);
-    for (uint32_t i = 0; i < nr; i++) edge_from_reader(v, &r[i], h, ev, err);
+    edge_from_writer(v, x, h, ev, err, known);
+    for (uint32_t i = 0; i < nr; i++) edge_from_reader(v, &r[i], h, ev, err, known);
     set_nreaders(x, 0);
     if (x->writer != h) { /* the transaction's first write labels its edges */
       x->writer = h;
@@ -518,6 +545,7 @@ static VD_NOINLINE int vd_event_full(velodrome *v, const atom_ev *ev) {
     th->begin_index = ev->index;
     th->begin_loc = ev->loc;
     th->cur = ATOM__DG_NONE;
+    memset(th->pred, 0, sizeof th->pred);
     return new_txn(v, t, 0, ev->index, ev->loc, ev, &th->cur);
   case ATOM_END:
     if (th->in_txn && th->cur == th->last) th->last_ev = *ev;
@@ -535,25 +563,66 @@ static VD_NOINLINE int vd_event_full(velodrome *v, const atom_ev *ev) {
 
   int err = 0, unary = !th->in_txn;
   atom__dg_node h = performing_txn(v, th, t, ev, &err);
-  apply_event(v, t, h, ev, &err);
+  apply_event(v, t, h, ev, &err, !unary && h != ATOM__DG_NONE ? th->pred : NULL);
   /* A unary transaction ends with its event; collected at once if nothing leads into it. */
   if (unary) atom__dg_complete(&v->g, h);
   return err;
 }
 
-/* The usual event, an access inside a transaction that has its node (cur is set only then),
- * of a thread and a variable seen before, is answered here: the same steps as vd_event_full
- * without its dispatch on the kind, growth checks and transaction bookkeeping. */
+/* An access inside a transaction that has its node h (cur is set only then), of a thread and
+ * a variable seen before, in full: vd_event_full's steps without its dispatch on the kind,
+ * growth checks and transaction bookkeeping. */
+static VD_NOINLINE int vd_access(velodrome *v, vd_thread *th, uint32_t t, atom__dg_node h,
+                                 const atom_ev *ev) {
+  int err = 0;
+  apply_event(v, t, h, ev, &err, th->pred);
+  return err;
+}
+
+/* Is offering u -> h, h the open transaction of the thread whose pred set is @p known, a no-op
+ * known without asking the graph about edges: u is h, a known predecessor, or collected? */
+static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom__dg_node u,
+                            atom__dg_node h) {
+  return u == h || is_pred(known, u) || !atom__dg_alive(&v->g, u);
+}
+
+/* The usual event, an access inside a transaction that has its node, of a thread and a
+ * variable seen before, whose edges are all no-ops (from h itself, from a node of the thread's
+ * pred set or from a collected one), is answered here with a few loads and compares and no
+ * call, making the stores vd_access would make: a read when x has at most one reader (the
+ * thread itself, or a collected transaction: add_reader_thread would drop it), a write when x's
+ * only reader, if any, is such a node too. Anything else takes vd_access or vd_event_full. */
 static int vd_event(void *self, const atom_ev *ev) {
   velodrome *v = self;
   uint32_t t = ev->thread;
-  if (VD_LIKELY((ev->kind == ATOM_READ || ev->kind == ATOM_WRITE) && t < v->th_cap &&
-                ev->target < v->var_cap)) {
-    atom__dg_node h = v->th[t].cur;
+  if (VD_LIKELY(t < v->th_cap && ev->target < v->var_cap &&
+                (ev->kind == ATOM_READ || ev->kind == ATOM_WRITE))) {
+    vd_thread *th = &v->th[t];
+    atom__dg_node h = th->cur;
     if (VD_LIKELY(h != ATOM__DG_NONE)) {
-      int err = 0;
-      apply_event(v, t, h, ev, &err);
-      return err;
+      vd_var *x = &v->var[ev->target];
+      if (x->mode != VD_RMANY && pred_noop(v, th->pred, x->writer, h)) {
+        if (ev->kind == ATOM_READ) {
+          if (x->mode == VD_R0 ||
+              (x->r.one.thread == t ? x->r.one.txn != h : !atom__dg_alive(&v->g, x->r.one.txn))) {
+            x->r.one = reader_of(h, ev); /* h's first read labels its edges */
+            x->mode = VD_R1;
+            return 0;
+          }
+          if (x->r.one.thread == t) return 0; /* h read x before */
+        } else if (x->mode == VD_R0 || pred_noop(v, th->pred, x->r.one.txn, h)) {
+          x->mode = VD_R0;
+          if (x->writer != h) { /* the transaction's first write labels its edges */
+            x->writer = h;
+            x->w_index = ev->index;
+            x->w_loc = ev->loc;
+            x->w_thread = ev->thread;
+            x->w_flags = (uint16_t)ev->flags;
+          }
+          return 0;
+        }
+      }
+      return vd_access(v, th, t, h, ev);
     }
   }
   return vd_event_full(v, ev);
