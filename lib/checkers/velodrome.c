@@ -52,7 +52,7 @@ typedef struct vd_label {
 } vd_label;
 
 /* Entries of a thread's known-predecessor set (a power of two). */
-#define VD_NPRED 8
+#define VD_NPRED 16
 
 typedef struct vd_thread {
   atom__dg_node cur;    /* node of the open transaction (NONE outside one) */
@@ -70,7 +70,10 @@ typedef struct vd_thread {
   uint32_t pad;
   atom_ev last_ev;      /* the latest event of `last` seen: its BEGIN, END or only event */
   atom_ev fork_ev;      /* the FORK that made `forker` */
+  uint64_t pad2[2];     /* a power-of-two size: the per-event index is a shift */
 } vd_thread;
+
+_Static_assert(sizeof(vd_thread) == 256, "vd_thread is 256 bytes");
 
 /* A reader since the last write, with its read (whose kind is READ and whose target is the
  * variable, so only the rest is kept). 32 bytes. */
@@ -512,9 +515,15 @@ static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const 
     }
     break;
   }
-  case ATOM_ACQUIRE:
-    edge(v, v->lock[ev->target].rel, &v->lock[ev->target].ev, h, ev, err);
+  case ATOM_ACQUIRE: {
+    const vd_lock *l = &v->lock[ev->target];
+    if (edge_needed(v, l->rel, h)) {
+      vd_label lb = {l->ev, *ev};
+      if (edge_add(v, l->rel, &lb, h, err)) break;
+    }
+    note_pred(known, l->rel);
     break;
+  }
   case ATOM_RELEASE:
     v->lock[ev->target].rel = h;
     v->lock[ev->target].ev = *ev;
@@ -569,9 +578,9 @@ static VD_NOINLINE int vd_event_full(velodrome *v, const atom_ev *ev) {
   return err;
 }
 
-/* An access inside a transaction that has its node h (cur is set only then), of a thread and
- * a variable seen before, in full: vd_event_full's steps without its dispatch on the kind,
- * growth checks and transaction bookkeeping. */
+/* An access or an acquire inside a transaction that has its node h (cur is set only then), of
+ * a thread and a variable or lock seen before, in full: vd_event_full's steps without its
+ * dispatch on the kind, growth checks and transaction bookkeeping. */
 static VD_NOINLINE int vd_access(velodrome *v, vd_thread *th, uint32_t t, atom__dg_node h,
                                  const atom_ev *ev) {
   int err = 0;
@@ -586,43 +595,60 @@ static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom
   return u == h || is_pred(known, u) || !atom__dg_alive(&v->g, u);
 }
 
-/* The usual event, an access inside a transaction that has its node, of a thread and a
- * variable seen before, whose edges are all no-ops (from h itself, from a node of the thread's
- * pred set or from a collected one), is answered here with a few loads and compares and no
- * call, making the stores vd_access would make: a read when x has at most one reader (the
- * thread itself, or a collected transaction: add_reader_thread would drop it), a write when x's
- * only reader, if any, is such a node too. Anything else takes vd_access or vd_event_full. */
+/* The usual event, an access, acquire or release inside a transaction that has its node, of a
+ * thread and a variable or lock seen before, whose edges are all no-ops (from h itself, from a
+ * node of the thread's pred set or from a collected one), is answered here with a few loads and
+ * compares and no call, making the stores vd_access would make: a read when x has at most one
+ * reader (the thread itself, or a collected transaction: add_reader_thread would drop it), a
+ * write when x's only reader, if any, is such a node too, an acquire whose last releaser is
+ * such a node, any release. Anything else takes vd_access or vd_event_full. */
 static int vd_event(void *self, const atom_ev *ev) {
   velodrome *v = self;
   uint32_t t = ev->thread;
-  if (VD_LIKELY(t < v->th_cap && ev->target < v->var_cap &&
-                (ev->kind == ATOM_READ || ev->kind == ATOM_WRITE))) {
+  if (VD_LIKELY(t < v->th_cap)) {
     vd_thread *th = &v->th[t];
     atom__dg_node h = th->cur;
     if (VD_LIKELY(h != ATOM__DG_NONE)) {
-      vd_var *x = &v->var[ev->target];
-      if (x->mode != VD_RMANY && pred_noop(v, th->pred, x->writer, h)) {
-        if (ev->kind == ATOM_READ) {
-          if (x->mode == VD_R0 ||
-              (x->r.one.thread == t ? x->r.one.txn != h : !atom__dg_alive(&v->g, x->r.one.txn))) {
-            x->r.one = reader_of(h, ev); /* h's first read labels its edges */
-            x->mode = VD_R1;
+      switch (ev->kind) {
+      case ATOM_READ:
+      case ATOM_WRITE: {
+        if (ev->target >= v->var_cap) break;
+        vd_var *x = &v->var[ev->target];
+        if (x->mode != VD_RMANY && pred_noop(v, th->pred, x->writer, h)) {
+          if (ev->kind == ATOM_READ) {
+            if (x->mode == VD_R0 || (x->r.one.thread == t ? x->r.one.txn != h
+                                                          : !atom__dg_alive(&v->g, x->r.one.txn))) {
+              x->r.one = reader_of(h, ev); /* h's first read labels its edges */
+              x->mode = VD_R1;
+              return 0;
+            }
+            if (x->r.one.thread == t) return 0; /* h read x before */
+          } else if (x->mode == VD_R0 || pred_noop(v, th->pred, x->r.one.txn, h)) {
+            x->mode = VD_R0;
+            if (x->writer != h) { /* the transaction's first write labels its edges */
+              x->writer = h;
+              x->w_index = ev->index;
+              x->w_loc = ev->loc;
+              x->w_thread = ev->thread;
+              x->w_flags = (uint16_t)ev->flags;
+            }
             return 0;
           }
-          if (x->r.one.thread == t) return 0; /* h read x before */
-        } else if (x->mode == VD_R0 || pred_noop(v, th->pred, x->r.one.txn, h)) {
-          x->mode = VD_R0;
-          if (x->writer != h) { /* the transaction's first write labels its edges */
-            x->writer = h;
-            x->w_index = ev->index;
-            x->w_loc = ev->loc;
-            x->w_thread = ev->thread;
-            x->w_flags = (uint16_t)ev->flags;
-          }
-          return 0;
         }
+        return vd_access(v, th, t, h, ev);
       }
-      return vd_access(v, th, t, h, ev);
+      case ATOM_ACQUIRE:
+        if (ev->target >= v->lock_cap) break;
+        if (pred_noop(v, th->pred, v->lock[ev->target].rel, h)) return 0;
+        return vd_access(v, th, t, h, ev);
+      case ATOM_RELEASE:
+        if (ev->target >= v->lock_cap) break;
+        v->lock[ev->target].rel = h;
+        v->lock[ev->target].ev = *ev;
+        return 0;
+      default:
+        break;
+      }
     }
   }
   return vd_event_full(v, ev);
