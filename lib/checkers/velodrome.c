@@ -598,9 +598,9 @@ static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom
 /* The usual event, an access, acquire or release inside a transaction that has its node, of a
  * thread and a variable or lock seen before, whose edges are all no-ops (from h itself, from a
  * node of the thread's pred set or from a collected one), is answered here with a few loads and
- * compares and no call, making the stores vd_access would make: a read when x has at most one
- * reader (the thread itself, or a collected transaction: add_reader_thread would drop it), a
- * write when x's only reader, if any, is such a node too, an acquire whose last releaser is
+ * compares and no call, making the stores vd_access would make: a read when x's last reader is
+ * the thread itself, or x has no reader, or one collected one (add_reader_thread would drop
+ * it); a write when x has no reader or one that is such a node too (inline or out of line); an acquire whose last releaser is
  * such a node, any release. Anything else takes vd_access or vd_event_full. */
 static int vd_event(void *self, const atom_ev *ev) {
   velodrome *v = self;
@@ -614,17 +614,22 @@ static int vd_event(void *self, const atom_ev *ev) {
       case ATOM_WRITE: {
         if (ev->target >= v->var_cap) break;
         vd_var *x = &v->var[ev->target];
-        if (x->mode != VD_RMANY && pred_noop(v, th->pred, x->writer, h)) {
+        if (pred_noop(v, th->pred, x->writer, h)) {
+          uint32_t nr;
+          vd_reader *r = readers(x, &nr);
           if (ev->kind == ATOM_READ) {
-            if (x->mode == VD_R0 || (x->r.one.thread == t ? x->r.one.txn != h
-                                                          : !atom__dg_alive(&v->g, x->r.one.txn))) {
-              x->r.one = reader_of(h, ev); /* h's first read labels its edges */
-              x->mode = VD_R1;
+            /* add_reader's outcome when x has no reader, or only t's, or only a collected one */
+            if (nr == 0 || (nr == 1 && r[0].thread != t && !atom__dg_alive(&v->g, r[0].txn))) {
+              r[0] = reader_of(h, ev);
+              set_nreaders(x, 1);
               return 0;
             }
-            if (x->r.one.thread == t) return 0; /* h read x before */
-          } else if (x->mode == VD_R0 || pred_noop(v, th->pred, x->r.one.txn, h)) {
-            x->mode = VD_R0;
+            if (r[nr - 1].thread == t) {
+              if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels */
+              return 0;
+            }
+          } else if (nr == 0 || (nr == 1 && pred_noop(v, th->pred, r[0].txn, h))) {
+            set_nreaders(x, 0);
             if (x->writer != h) { /* the transaction's first write labels its edges */
               x->writer = h;
               x->w_index = ev->index;
