@@ -541,6 +541,17 @@ static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const 
   }
 }
 
+/* A BEGIN of thread t (th its record): a new transaction and its node. */
+static VD_NOINLINE int vd_begin(velodrome *v, vd_thread *th, uint32_t t, const atom_ev *ev) {
+  if (th->in_txn) atom__dg_complete(&v->g, th->cur); /* cannot happen after normalization */
+  th->in_txn = 1;
+  th->begin_index = ev->index;
+  th->begin_loc = ev->loc;
+  th->cur = ATOM__DG_NONE;
+  memset(th->pred, 0, sizeof th->pred);
+  return new_txn(v, t, 0, ev->index, ev->loc, ev, &th->cur);
+}
+
 /* Any event (vd_event takes the usual ones itself). */
 static VD_NOINLINE int vd_event_full(velodrome *v, const atom_ev *ev) {
   uint32_t t = ev->thread;
@@ -549,13 +560,7 @@ static VD_NOINLINE int vd_event_full(velodrome *v, const atom_ev *ev) {
 
   switch (ev->kind) {
   case ATOM_BEGIN:
-    if (th->in_txn) atom__dg_complete(&v->g, th->cur); /* cannot happen after normalization */
-    th->in_txn = 1;
-    th->begin_index = ev->index;
-    th->begin_loc = ev->loc;
-    th->cur = ATOM__DG_NONE;
-    memset(th->pred, 0, sizeof th->pred);
-    return new_txn(v, t, 0, ev->index, ev->loc, ev, &th->cur);
+    return vd_begin(v, th, t, ev);
   case ATOM_END:
     if (th->in_txn && th->cur == th->last) th->last_ev = *ev;
     if (th->in_txn) atom__dg_complete(&v->g, th->cur);
@@ -588,11 +593,20 @@ static VD_NOINLINE int vd_access(velodrome *v, vd_thread *th, uint32_t t, atom__
   return err;
 }
 
+/* Is u collected (or NONE)? atom__dg_alive() without its bounds test, for vd_event only: every
+ * handle velodrome keeps is NONE or came from the graph, so its index is below vx_used (which
+ * never shrinks), and vx is allocated once a node exists (vd_event asks only while its thread
+ * has an open node). NONE has index 0 and generation 0, which no slot has. */
+static inline int vd_gone(const atom__dg *g, atom__dg_node u) {
+  const atom__dg_vx *p = &g->vx[(uint32_t)u];
+  return p->gen != (uint32_t)(u >> 32) || !(p->flags & ATOM__DG_LIVE);
+}
+
 /* Is offering u -> h, h the open transaction of the thread whose pred set is @p known, a no-op
  * known without asking the graph about edges: u is h, a known predecessor, or collected? */
 static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom__dg_node u,
                             atom__dg_node h) {
-  return u == h || is_pred(known, u) || !atom__dg_alive(&v->g, u);
+  return u == h || is_pred(known, u) || vd_gone(&v->g, u);
 }
 
 /* The usual event, an access, acquire or release inside a transaction that has its node, of a
@@ -600,8 +614,9 @@ static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom
  * node of the thread's pred set or from a collected one), is answered here with a few loads and
  * compares and no call, making the stores vd_access would make: a read when x's last reader is
  * the thread itself, or x has no reader, or one collected one (add_reader_thread would drop
- * it); a write when x has no reader or one that is such a node too (inline or out of line); an acquire whose last releaser is
- * such a node, any release. Anything else takes vd_access or vd_event_full. */
+ * it); a write when x has no reader or one that is such a node too (inline or out of line);
+ * an acquire whose last releaser is such a node; any release; an END. A BEGIN goes straight
+ * to vd_begin. Anything else takes vd_access or vd_event_full. */
 static int vd_event(void *self, const atom_ev *ev) {
   velodrome *v = self;
   uint32_t t = ev->thread;
@@ -619,7 +634,7 @@ static int vd_event(void *self, const atom_ev *ev) {
           vd_reader *r = readers(x, &nr);
           if (ev->kind == ATOM_READ) {
             /* add_reader's outcome when x has no reader, or only t's, or only a collected one */
-            if (nr == 0 || (nr == 1 && r[0].thread != t && !atom__dg_alive(&v->g, r[0].txn))) {
+            if (nr == 0 || (nr == 1 && r[0].thread != t && vd_gone(&v->g, r[0].txn))) {
               r[0] = reader_of(h, ev);
               set_nreaders(x, 1);
               return 0;
@@ -651,9 +666,17 @@ static int vd_event(void *self, const atom_ev *ev) {
         v->lock[ev->target].rel = h;
         v->lock[ev->target].ev = *ev;
         return 0;
+      case ATOM_END: /* vd_event_full's END, knowing that the thread is in a transaction */
+        if (h == th->last) th->last_ev = *ev;
+        th->in_txn = 0;
+        th->cur = ATOM__DG_NONE;
+        atom__dg_complete(&v->g, h);
+        return 0;
       default:
         break;
       }
+    } else if (ev->kind == ATOM_BEGIN) {
+      return vd_begin(v, th, t, ev);
     }
   }
   return vd_event_full(v, ev);
