@@ -52,7 +52,7 @@ typedef struct vd_label {
 } vd_label;
 
 /* Entries of a thread's known-predecessor set (a power of two). */
-#define VD_NPRED 16
+#define VD_NPRED 8
 
 typedef struct vd_thread {
   atom__dg_node cur;    /* node of the open transaction (NONE outside one) */
@@ -70,7 +70,7 @@ typedef struct vd_thread {
   uint32_t pad;
   atom_ev last_ev;      /* the latest event of `last` seen: its BEGIN, END or only event */
   atom_ev fork_ev;      /* the FORK that made `forker` */
-  uint64_t pad2[2];     /* a power-of-two size: the per-event index is a shift */
+  uint64_t pad2[10];    /* a power-of-two size: the per-event index is a shift */
 } vd_thread;
 
 _Static_assert(sizeof(vd_thread) == 256, "vd_thread is 256 bytes");
