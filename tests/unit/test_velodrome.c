@@ -494,6 +494,33 @@ START_TEST(corpus_cycles) {
 }
 END_TEST
 
+/* An edge that closed a cycle was not inserted, so offering it again searches and reports
+ * again: the in-line path must not take its source for a known predecessor. Events 5, 6 and 7
+ * each offer T2 -> T1 (T2 wrote y); event 9 reads T1's own write. */
+START_TEST(closing_edge_offered_again) {
+  atom_session *s = velodrome_session();
+  enum { T1 = 1, T2 = 2, X = 10, Y = 11 };
+  ck_assert_int_eq(atom_begin(s, T1, 0), 0);
+  ck_assert_int_eq(atom_begin(s, T2, 1), 0);
+  ck_assert_int_eq(atom_write(s, T1, X, 2), 0);
+  ck_assert_int_eq(atom_read(s, T2, X, 3), 0);
+  ck_assert_int_eq(atom_write(s, T2, Y, 4), 0);
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  ck_assert_int_eq(atom_read(s, T1, Y, 5), 0);
+  ck_assert_int_eq(atom_read(s, T1, Y, 6), 0);
+  ck_assert_int_eq(atom_write(s, T1, Y, 7), 0);
+  ck_assert_int_eq(atom_end(s, T2, 8), 0);
+  ck_assert_int_eq(atom_read(s, T1, Y, 9), 0);
+  ck_assert_int_eq(atom_end(s, T1, 10), 0);
+  ck_assert_int_eq(atom_finish(s), 0);
+  ck_assert_uint_eq(atom_report_count(s), 1);
+  const atom_report *r = atom_report_get(s, 0);
+  ck_assert_uint_eq(atom_report_event_index(r), 5);
+  ck_assert_uint_eq(atom_report_occurrences(r), 3);
+  atom_session_free(s);
+}
+END_TEST
+
 /* 003 §2 conflict (e) rel -> acq, with unary transactions in the cycle, built by hand. */
 START_TEST(report_contents) {
   atom_session *s = velodrome_session();
@@ -974,6 +1001,7 @@ Suite *atom_test_suite_velodrome(void) {
   tcase_add_test(c, memory_flat_2pl);
   tcase_add_test(c, memory_flat_with_open_transaction);
   tcase_add_test(c, unary_events_cost_no_nodes);
+  tcase_add_test(c, closing_edge_offered_again);
   tcase_add_test(c, random_against_reference);
   tcase_add_test(c, many_readers_against_reference);
   tcase_add_test(c, many_variables_memory);
