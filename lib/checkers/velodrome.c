@@ -29,6 +29,7 @@
  * event as well as the transaction. A report hands over the cycle's edges in cycle order, each
  * with its two events, the closing one flagged; an edge between consecutive transactions of one
  * thread is left out, as the report stores them as one run (report_cycle). */
+#include <stdint.h>
 #include <string.h>
 
 #include "atomicity/error.h"
@@ -50,8 +51,17 @@ typedef struct vd_label {
   atom_ev from, to;
 } vd_label;
 
+/* Entries of a thread's known-predecessor set (a power of two). */
+#define VD_NPRED 8
+
 typedef struct vd_thread {
   atom__dg_node cur;    /* node of the open transaction (NONE outside one) */
+  /* Nodes u for which offering u -> cur is known to be a no-op: the edge is in the graph (it
+   * stays while cur is open: an edge goes only with one of its ends) or u is collected (a handle
+   * never comes back alive). Direct-mapped by the node index; NONE (0) in an empty entry is
+   * true of it as well. Cleared whenever cur changes. It lets the common access skip the
+   * graph: one load and one compare in place of the liveness and duplicate tests. */
+  atom__dg_node pred[VD_NPRED];
   atom__dg_node last;   /* the thread's most recent transaction: program-order source */
   atom__dg_node forker; /* transaction that forked the thread, until its first transaction */
   uint64_t begin_index;
@@ -60,26 +70,48 @@ typedef struct vd_thread {
   uint32_t pad;
   atom_ev last_ev;      /* the latest event of `last` seen: its BEGIN, END or only event */
   atom_ev fork_ev;      /* the FORK that made `forker` */
+  uint64_t pad2[10];    /* a power-of-two size: the per-event index is a shift */
 } vd_thread;
 
+_Static_assert(sizeof(vd_thread) == 256, "vd_thread is 256 bytes");
+
+/* A reader since the last write, with its read (whose kind is READ and whose target is the
+ * variable, so only the rest is kept). 32 bytes. */
 typedef struct vd_reader {
   atom__dg_node txn;
-  uint32_t thread;
-  uint32_t pad;
-  atom_ev ev; /* the read */
+  uint64_t index, loc;
+  uint32_t thread, flags;
 } vd_reader;
 
-/* Readers since the last write: at most one entry per thread (its latest transaction, which
- * program order puts after the thread's earlier ones). One entry inline, more on the heap. */
+/* The event flags a variable keeps in 16 bits (w_flags). */
+_Static_assert((ATOM_EV_SYNTHETIC | ATOM_EV_ACQUIRE | ATOM_EV_RELEASE) <= 0xffffu,
+               "velodrome keeps an access's flags in 16 bits");
+
+/* Readers' layout in vd_var::mode: none or one inline, or out of line (r.many). */
+enum { VD_R0 = 0, VD_R1 = 1, VD_RMANY = 2 };
+
+/* One variable, one cache line (64 bytes; the array is 64-byte aligned, grow_vars): the last
+ * writer and its write (kind WRITE and target the variable are implied), and the readers since
+ * the last write: at most one entry per thread (its latest transaction, which program order
+ * puts after the thread's earlier ones), the first inline, more out of line once a second
+ * thread reads before the next write (the out-of-line array is then kept for good). */
 typedef struct vd_var {
   atom__dg_node writer;
-  atom_ev wev; /* the writer's write */
-  uint32_t nr, cap;
+  uint64_t w_index, w_loc;
+  uint32_t w_thread;
+  uint16_t w_flags;
+  uint16_t mode; /* VD_R0, VD_R1 (r.one) or VD_RMANY (r.many) */
   union {
     vd_reader one;
-    vd_reader *many;
+    struct {
+      vd_reader *p; /* owned, cap entries (instance allocator) */
+      uint32_t nr, cap;
+    } many;
   } r;
 } vd_var;
+
+_Static_assert(sizeof(vd_var) == 64, "vd_var is one cache line");
+#define VD_ALIGN 64
 
 typedef struct vd_lock {
   atom__dg_node rel;
@@ -91,6 +123,11 @@ typedef struct vd_lock {
  * (atom_env_report); the transactions are all handed over so that the session can count the
  * runs. */
 #define VD_MAX_EDGES 128
+
+/* Work off the per-event path (a new edge, a new reader thread, events other than accesses)
+ * stays out of line, so that the common case runs in a small function. */
+#define VD_NOINLINE __attribute__((noinline))
+#define VD_LIKELY(x) __builtin_expect(!!(x), 1)
 #define VD_MAX_VARS 16
 
 typedef struct velodrome {
@@ -100,14 +137,40 @@ typedef struct velodrome {
   atom__dg g;
   vd_thread *th;
   size_t th_cap;
-  vd_var *var;
+  vd_var *var;   /* var_cap entries, 64-byte aligned inside var_raw */
   size_t var_cap;
+  void *var_raw; /* what the allocator returned: var_cap * 64 + VD_ALIGN bytes (owned) */
   vd_lock *lock; /* last releaser of each lock */
   size_t lock_cap;
   atom__report_build rb; /* report scratch, reused from one report to the next */
 } velodrome;
 
-static inline vd_reader *readers(vd_var *x) { return x->cap <= 1 ? &x->r.one : x->r.many; }
+/* The readers of x and their number. */
+static inline vd_reader *readers(vd_var *x, uint32_t *nr) {
+  if (x->mode == VD_RMANY) {
+    *nr = x->r.many.nr;
+    return x->r.many.p;
+  }
+  *nr = x->mode;
+  return &x->r.one;
+}
+
+static inline void set_nreaders(vd_var *x, uint32_t n) {
+  if (x->mode == VD_RMANY) x->r.many.nr = n;
+  else x->mode = (uint16_t)n;
+}
+
+/* The events that label edges, rebuilt from what a variable keeps of them. */
+static inline atom_ev write_ev(const vd_var *x, uint32_t var) {
+  return (atom_ev){ATOM_WRITE, x->w_thread, var, x->w_flags,
+                   x->w_index, x->w_loc};
+}
+static inline atom_ev read_ev(const vd_reader *r, uint32_t var) {
+  return (atom_ev){ATOM_READ, r->thread, var, r->flags, r->index, r->loc};
+}
+static inline vd_reader reader_of(atom__dg_node h, const atom_ev *ev) {
+  return (vd_reader){h, ev->index, ev->loc, ev->thread, ev->flags};
+}
 
 static int vd_create(void **self, atom_env *env) {
   velodrome *v = ATOM__NEW_STATE(env, velodrome, own_mem);
@@ -126,9 +189,9 @@ static void vd_destroy(void *self) {
   velodrome *v = self;
   if (!v) return;
   for (size_t i = 0; i < v->var_cap; i++)
-    if (v->var[i].cap > 1)
-      atom__mem_free(v->mem, v->var[i].r.many, v->var[i].cap * sizeof(vd_reader));
-  atom__mem_free(v->mem, v->var, v->var_cap * sizeof *v->var);
+    if (v->var[i].mode == VD_RMANY)
+      atom__mem_free(v->mem, v->var[i].r.many.p, v->var[i].r.many.cap * sizeof(vd_reader));
+  if (v->var_raw) atom__mem_free(v->mem, v->var_raw, v->var_cap * sizeof *v->var + VD_ALIGN);
   atom__mem_free(v->mem, v->th, v->th_cap * sizeof *v->th);
   atom__mem_free(v->mem, v->lock, v->lock_cap * sizeof *v->lock);
   atom__rb_free(&v->rb);
@@ -181,17 +244,61 @@ static int report_cycle(velodrome *v, const vd_label *closing) {
   return atom__rb_submit(rb, v->env, "conflict-cycle", closing->to.index, 0, NULL, 0);
 }
 
-/* Add u -> h for the conflict of event @p from (in u) with ev (in h); a cycle is reported.
- * Errors are remembered in *err (the first one wins) so that the event is still applied in full
- * and the state stays coherent. */
-static void edge(velodrome *v, atom__dg_node u, const atom_ev *from, atom__dg_node h,
-                 const atom_ev *ev, int *err) {
-  /* the usual no-ops (a collected source, the same transaction) before the label is built */
-  if (u == h || !atom__dg_alive(&v->g, u)) return;
-  vd_label lb = {*from, *ev};
-  int rc = atom__dg_add_edge_labeled(&v->g, u, h, &lb);
-  if (rc == 1) rc = report_cycle(v, &lb);
+/* Should u -> h be offered to the graph? Not when it is a no-op there (a collected or absent
+ * source or target, the same transaction) nor a repeat the graph spots at once (most edges
+ * are repeats): those are answered here, before a label is built. */
+static inline int edge_needed(const velodrome *v, atom__dg_node u, atom__dg_node h) {
+  return u != h && h != ATOM__DG_NONE && atom__dg_alive(&v->g, u) &&
+         !atom__dg_edge_recent(&v->g, u, h);
+}
+
+/* Add u -> h labelled @p lb (the conflict of lb->from in u with lb->to in h); a cycle is
+ * reported. Errors are remembered in *err (the first one wins) so that the event is still
+ * applied in full and the state stays coherent. */
+static VD_NOINLINE int edge_add(velodrome *v, atom__dg_node u, const vd_label *lb,
+                                atom__dg_node h, int *err) {
+  int rc = atom__dg_add_edge_labeled(&v->g, u, h, lb);
+  if (rc == 0) return 0;
+  if (rc == 1) rc = report_cycle(v, lb);
   if (rc < 0 && !*err) *err = rc;
+  return 1;
+}
+
+/* Remember in @p known (a thread's pred set, or NULL) that offering u -> its open transaction
+ * is a no-op from now on. */
+static inline void note_pred(atom__dg_node *known, atom__dg_node u) {
+  if (known) known[(uint32_t)u & (VD_NPRED - 1)] = u;
+}
+static inline int is_pred(const atom__dg_node *known, atom__dg_node u) {
+  return known[(uint32_t)u & (VD_NPRED - 1)] == u;
+}
+
+/* The edge from an event kept as an atom_ev (lock release, fork, a joined thread's end). */
+static inline void edge(velodrome *v, atom__dg_node u, const atom_ev *from, atom__dg_node h,
+                        const atom_ev *ev, int *err) {
+  if (!edge_needed(v, u, h)) return;
+  vd_label lb = {*from, *ev};
+  edge_add(v, u, &lb, h, err);
+}
+
+/* The edges from x's last writer and from its readers; @p known is the pred set of h (h is
+ * the thread's open transaction) or NULL. An edge that closed a cycle was not inserted: it is
+ * not remembered, so that offering it again searches (and reports) again, as before. */
+static inline void edge_from_writer(velodrome *v, const vd_var *x, atom__dg_node h,
+                                    const atom_ev *ev, int *err, atom__dg_node *known) {
+  if (edge_needed(v, x->writer, h)) {
+    vd_label lb = {write_ev(x, ev->target), *ev};
+    if (edge_add(v, x->writer, &lb, h, err)) return;
+  }
+  note_pred(known, x->writer);
+}
+static inline void edge_from_reader(velodrome *v, const vd_reader *r, atom__dg_node h,
+                                    const atom_ev *ev, int *err, atom__dg_node *known) {
+  if (edge_needed(v, r->txn, h)) {
+    vd_label lb = {read_ev(r, ev->target), *ev};
+    if (edge_add(v, r->txn, &lb, h, err)) return;
+  }
+  note_pred(known, r->txn);
 }
 
 static int ensure_thread(velodrome *v, uint32_t t) {
@@ -242,8 +349,9 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
     vd_var *x = &v->var[ev->target];
     if (atom__dg_alive(g, x->writer)) return 1;
     if (ev->kind == ATOM_WRITE) {
-      const vd_reader *r = readers(x);
-      for (uint32_t i = 0; i < x->nr; i++)
+      uint32_t nr;
+      const vd_reader *r = readers(x, &nr);
+      for (uint32_t i = 0; i < nr; i++)
         if (atom__dg_alive(g, r[i].txn)) return 1;
     }
     return 0;
@@ -257,37 +365,76 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
   }
 }
 
-/* Record that transaction h (NONE: a collected or node-less one) read x in thread t by ev. */
-static int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h, const atom_ev *ev) {
-  vd_reader *r = readers(x);
-  if (x->nr && r[x->nr - 1].thread == t) { /* the usual case: same reader again */
-    if (r[x->nr - 1].txn != h) { /* the first read of h labels its edges (first label kept) */
-      r[x->nr - 1].txn = h;
-      r[x->nr - 1].ev = *ev;
-    }
-    return 0;
-  }
+/* add_reader when thread t is not the latest reader of x. */
+static VD_NOINLINE int add_reader_thread(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
+                                         const atom_ev *ev) {
+  uint32_t nr;
+  vd_reader *r = readers(x, &nr);
   /* Drop this thread's older entry (program order covers it) and collected readers. */
   uint32_t k = 0;
-  for (uint32_t i = 0; i < x->nr; i++)
+  for (uint32_t i = 0; i < nr; i++)
     if (r[i].thread != t && atom__dg_alive(&v->g, r[i].txn)) r[k++] = r[i];
-  x->nr = k;
+  set_nreaders(x, k);
   if (h == ATOM__DG_NONE) return 0;
-  if (k == x->cap || x->cap == 0) {
-    if (x->cap == 0) {
-      x->cap = 1;
-    } else {
-      uint32_t ncap = x->cap * 2 < 4 ? 4 : x->cap * 2;
-      vd_reader *m = atom__mem_alloc(v->mem, ncap * sizeof *m);
-      if (!m) return ATOM_ENOMEM;
-      memcpy(m, r, k * sizeof *m);
-      if (x->cap > 1) atom__mem_free(v->mem, x->r.many, x->cap * sizeof *m);
-      x->r.many = m;
-      x->cap = ncap;
+  if (x->mode != VD_RMANY) {
+    if (k == 0) {
+      x->r.one = reader_of(h, ev);
+      x->mode = VD_R1;
+      return 0;
     }
-    r = readers(x);
+    /* a second thread reads before the next write: out of line from now on */
+    vd_reader *m = atom__mem_alloc(v->mem, 4 * sizeof *m);
+    if (!m) return ATOM_ENOMEM;
+    m[0] = x->r.one;
+    x->r.many.p = m;
+    x->r.many.nr = 1;
+    x->r.many.cap = 4;
+    x->mode = VD_RMANY;
+  } else if (k == x->r.many.cap) {
+    uint32_t cap = x->r.many.cap;
+    if (cap > UINT32_MAX / 2) return ATOM_ENOMEM;
+    vd_reader *m = atom__mem_realloc(v->mem, x->r.many.p, cap * sizeof *m, 2 * cap * sizeof *m);
+    if (!m) return ATOM_ENOMEM;
+    x->r.many.p = m;
+    x->r.many.cap = 2 * cap;
   }
-  r[x->nr++] = (vd_reader){h, t, 0, *ev};
+  x->r.many.p[x->r.many.nr++] = reader_of(h, ev);
+  return 0;
+}
+
+/* Record that transaction h (NONE: a collected or node-less one) read x in thread t by ev. */
+static inline int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
+                             const atom_ev *ev) {
+  uint32_t nr;
+  vd_reader *r = readers(x, &nr);
+  if (VD_LIKELY(nr && r[nr - 1].thread == t)) { /* the usual case: same reader again */
+    if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels its edges */
+    return 0;
+  }
+  return add_reader_thread(v, x, t, h, ev);
+}
+
+/* Room for variable ids below @p need. The array is 64-byte aligned so that a variable is one
+ * cache line (the allocator promises less): var_raw holds cap * 64 + VD_ALIGN bytes and the
+ * array starts at its first aligned address. Grown by realloc (no second copy alive at once);
+ * when the new block's alignment differs, the entries are moved to the new aligned start. */
+static int grow_vars(velodrome *v, size_t need) {
+  size_t cap = v->var_cap ? v->var_cap : 64;
+  while (cap < need) {
+    if (cap > (SIZE_MAX - VD_ALIGN) / 2 / sizeof(vd_var)) return ATOM_ENOMEM;
+    cap *= 2;
+  }
+  size_t old_bytes = v->var_raw ? v->var_cap * sizeof(vd_var) + VD_ALIGN : 0;
+  size_t old_off = v->var_raw ? (size_t)((char *)v->var - (char *)v->var_raw) : 0;
+  char *raw = atom__mem_realloc(v->mem, v->var_raw, old_bytes, cap * sizeof(vd_var) + VD_ALIGN);
+  if (!raw) return ATOM_ENOMEM;
+  size_t off = (VD_ALIGN - (uintptr_t)raw % VD_ALIGN) % VD_ALIGN;
+  if (off != old_off && v->var_cap) memmove(raw + off, raw + old_off, v->var_cap * sizeof(vd_var));
+  vd_var *a = (vd_var *)(raw + off);
+  memset(a + v->var_cap, 0, (cap - v->var_cap) * sizeof *a);
+  v->var_raw = raw;
+  v->var = a;
+  v->var_cap = cap;
   return 0;
 }
 
@@ -297,8 +444,7 @@ static inline int grow_for(velodrome *v, const atom_ev *ev) {
   switch (ev->kind) {
   case ATOM_READ:
   case ATOM_WRITE:
-    if (ev->target >= v->var_cap && ATOM__GROW(v->mem, v->var, v->var_cap, (size_t)ev->target + 1))
-      return ATOM_ENOMEM;
+    if (ev->target >= v->var_cap && grow_vars(v, (size_t)ev->target + 1)) return ATOM_ENOMEM;
     return 0;
   case ATOM_ACQUIRE:
   case ATOM_RELEASE:
@@ -326,9 +472,10 @@ static inline atom__dg_node performing_txn(velodrome *v, vd_thread *th, uint32_t
   int rc;
   if (th->in_txn) {
     /* Normally created at BEGIN; retried here if that ran out of memory. */
-    if (th->cur == ATOM__DG_NONE &&
-        (rc = new_txn(v, t, 0, th->begin_index, th->begin_loc, ev, &th->cur)) < 0)
-      *err = rc;
+    if (th->cur == ATOM__DG_NONE) {
+      memset(th->pred, 0, sizeof th->pred);
+      if ((rc = new_txn(v, t, 0, th->begin_index, th->begin_loc, ev, &th->cur)) < 0) *err = rc;
+    }
     return th->cur;
   }
   if (unary_has_pred(v, th, ev) && (rc = new_txn(v, t, 1, ev->index, ev->loc, ev, &h)) < 0)
@@ -342,30 +489,41 @@ static inline atom__dg_node performing_txn(velodrome *v, vd_thread *th, uint32_t
 
 /* The edges into h that ev makes, and the state it leaves for later events. */
 static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const atom_ev *ev,
-                               int *err) {
+                               int *err, atom__dg_node *known) {
   int rc;
   switch (ev->kind) {
   case ATOM_READ: {
     vd_var *x = &v->var[ev->target];
-    edge(v, x->writer, &x->wev, h, ev, err);
+    edge_from_writer(v, x, h, ev, err, known);
     if ((rc = add_reader(v, x, t, h, ev)) < 0 && !*err) *err = rc;
     break;
   }
   case ATOM_WRITE: {
     vd_var *x = &v->var[ev->target];
-    edge(v, x->writer, &x->wev, h, ev, err);
-    vd_reader *r = readers(x);
-    for (uint32_t i = 0; i < x->nr; i++) edge(v, r[i].txn, &r[i].ev, h, ev, err);
-    x->nr = 0;
+    uint32_t nr;
+    vd_reader *r = readers(x, &nr);
+    if (x->writer == h && nr == 0) break; /* h writes x again: nothing changes */
+    edge_from_writer(v, x, h, ev, err, known);
+    for (uint32_t i = 0; i < nr; i++) edge_from_reader(v, &r[i], h, ev, err, known);
+    set_nreaders(x, 0);
     if (x->writer != h) { /* the transaction's first write labels its edges */
       x->writer = h;
-      x->wev = *ev;
+      x->w_index = ev->index;
+      x->w_loc = ev->loc;
+      x->w_thread = ev->thread;
+      x->w_flags = (uint16_t)ev->flags;
     }
     break;
   }
-  case ATOM_ACQUIRE:
-    edge(v, v->lock[ev->target].rel, &v->lock[ev->target].ev, h, ev, err);
+  case ATOM_ACQUIRE: {
+    const vd_lock *l = &v->lock[ev->target];
+    if (edge_needed(v, l->rel, h)) {
+      vd_label lb = {l->ev, *ev};
+      if (edge_add(v, l->rel, &lb, h, err)) break;
+    }
+    note_pred(known, l->rel);
     break;
+  }
   case ATOM_RELEASE:
     v->lock[ev->target].rel = h;
     v->lock[ev->target].ev = *ev;
@@ -383,20 +541,26 @@ static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const 
   }
 }
 
-static int vd_event(void *self, const atom_ev *ev) {
-  velodrome *v = self;
+/* A BEGIN of thread t (th its record): a new transaction and its node. */
+static VD_NOINLINE int vd_begin(velodrome *v, vd_thread *th, uint32_t t, const atom_ev *ev) {
+  if (th->in_txn) atom__dg_complete(&v->g, th->cur); /* cannot happen after normalization */
+  th->in_txn = 1;
+  th->begin_index = ev->index;
+  th->begin_loc = ev->loc;
+  th->cur = ATOM__DG_NONE;
+  memset(th->pred, 0, sizeof th->pred);
+  return new_txn(v, t, 0, ev->index, ev->loc, ev, &th->cur);
+}
+
+/* Any event (vd_event takes the usual ones itself). */
+static VD_NOINLINE int vd_event_full(velodrome *v, const atom_ev *ev) {
   uint32_t t = ev->thread;
   if (ensure_thread(v, t)) return ATOM_ENOMEM;
   vd_thread *th = &v->th[t];
 
   switch (ev->kind) {
   case ATOM_BEGIN:
-    if (th->in_txn) atom__dg_complete(&v->g, th->cur); /* cannot happen after normalization */
-    th->in_txn = 1;
-    th->begin_index = ev->index;
-    th->begin_loc = ev->loc;
-    th->cur = ATOM__DG_NONE;
-    return new_txn(v, t, 0, ev->index, ev->loc, ev, &th->cur);
+    return vd_begin(v, th, t, ev);
   case ATOM_END:
     if (th->in_txn && th->cur == th->last) th->last_ev = *ev;
     if (th->in_txn) atom__dg_complete(&v->g, th->cur);
@@ -413,10 +577,109 @@ static int vd_event(void *self, const atom_ev *ev) {
 
   int err = 0, unary = !th->in_txn;
   atom__dg_node h = performing_txn(v, th, t, ev, &err);
-  apply_event(v, t, h, ev, &err);
+  apply_event(v, t, h, ev, &err, !unary && h != ATOM__DG_NONE ? th->pred : NULL);
   /* A unary transaction ends with its event; collected at once if nothing leads into it. */
   if (unary) atom__dg_complete(&v->g, h);
   return err;
+}
+
+/* An access or an acquire inside a transaction that has its node h (cur is set only then), of
+ * a thread and a variable or lock seen before, in full: vd_event_full's steps without its
+ * dispatch on the kind, growth checks and transaction bookkeeping. */
+static VD_NOINLINE int vd_access(velodrome *v, vd_thread *th, uint32_t t, atom__dg_node h,
+                                 const atom_ev *ev) {
+  int err = 0;
+  apply_event(v, t, h, ev, &err, th->pred);
+  return err;
+}
+
+/* Is u collected (or NONE)? atom__dg_alive() without its bounds test, for vd_event only: every
+ * handle velodrome keeps is NONE or came from the graph, so its index is below vx_used (which
+ * never shrinks), and vx is allocated once a node exists (vd_event asks only while its thread
+ * has an open node). NONE has index 0 and generation 0, which no slot has. */
+static inline int vd_gone(const atom__dg *g, atom__dg_node u) {
+  const atom__dg_vx *p = &g->vx[(uint32_t)u];
+  return p->gen != (uint32_t)(u >> 32) || !(p->flags & ATOM__DG_LIVE);
+}
+
+/* Is offering u -> h, h the open transaction of the thread whose pred set is @p known, a no-op
+ * known without asking the graph about edges: u is h, a known predecessor, or collected? */
+static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom__dg_node u,
+                            atom__dg_node h) {
+  return u == h || is_pred(known, u) || vd_gone(&v->g, u);
+}
+
+/* The usual event, an access, acquire or release inside a transaction that has its node, of a
+ * thread and a variable or lock seen before, whose edges are all no-ops (from h itself, from a
+ * node of the thread's pred set or from a collected one), is answered here with a few loads and
+ * compares and no call, making the stores vd_access would make: a read when x's last reader is
+ * the thread itself, or x has no reader, or one collected one (add_reader_thread would drop
+ * it); a write when x has no reader or one that is such a node too (inline or out of line);
+ * an acquire whose last releaser is such a node; any release; an END. A BEGIN goes straight
+ * to vd_begin. Anything else takes vd_access or vd_event_full. */
+static int vd_event(void *self, const atom_ev *ev) {
+  velodrome *v = self;
+  uint32_t t = ev->thread;
+  if (VD_LIKELY(t < v->th_cap)) {
+    vd_thread *th = &v->th[t];
+    atom__dg_node h = th->cur;
+    if (VD_LIKELY(h != ATOM__DG_NONE)) {
+      switch (ev->kind) {
+      case ATOM_READ:
+      case ATOM_WRITE: {
+        if (ev->target >= v->var_cap) break;
+        vd_var *x = &v->var[ev->target];
+        if (pred_noop(v, th->pred, x->writer, h)) {
+          uint32_t nr;
+          vd_reader *r = readers(x, &nr);
+          if (ev->kind == ATOM_READ) {
+            /* add_reader's outcome when x has no reader, or only t's, or only a collected one */
+            if (nr == 0 || (nr == 1 && r[0].thread != t && vd_gone(&v->g, r[0].txn))) {
+              r[0] = reader_of(h, ev);
+              set_nreaders(x, 1);
+              return 0;
+            }
+            if (r[nr - 1].thread == t) {
+              if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels */
+              return 0;
+            }
+          } else if (nr == 0 || (nr == 1 && pred_noop(v, th->pred, r[0].txn, h))) {
+            set_nreaders(x, 0);
+            if (x->writer != h) { /* the transaction's first write labels its edges */
+              x->writer = h;
+              x->w_index = ev->index;
+              x->w_loc = ev->loc;
+              x->w_thread = ev->thread;
+              x->w_flags = (uint16_t)ev->flags;
+            }
+            return 0;
+          }
+        }
+        return vd_access(v, th, t, h, ev);
+      }
+      case ATOM_ACQUIRE:
+        if (ev->target >= v->lock_cap) break;
+        if (pred_noop(v, th->pred, v->lock[ev->target].rel, h)) return 0;
+        return vd_access(v, th, t, h, ev);
+      case ATOM_RELEASE:
+        if (ev->target >= v->lock_cap) break;
+        v->lock[ev->target].rel = h;
+        v->lock[ev->target].ev = *ev;
+        return 0;
+      case ATOM_END: /* vd_event_full's END, knowing that the thread is in a transaction */
+        if (h == th->last) th->last_ev = *ev;
+        th->in_txn = 0;
+        th->cur = ATOM__DG_NONE;
+        atom__dg_complete(&v->g, h);
+        return 0;
+      default:
+        break;
+      }
+    } else if (ev->kind == ATOM_BEGIN) {
+      return vd_begin(v, th, t, ev);
+    }
+  }
+  return vd_event_full(v, ev);
 }
 
 static const char *const vd_keys[] = {NULL};

@@ -162,6 +162,18 @@ static inline int atom__dg_add_edge(atom__dg *g, atom__dg_node u, atom__dg_node 
   return atom__dg_add_edge_labeled(g, u, v, NULL);
 }
 
+/* A cheap, partial duplicate test for u -> v, both live: 1 if the edge is v's newest in-edge
+ * or u's newest out-edge (the usual repeat: one transaction reading many variables of
+ * another), else 0, which says nothing. atom__dg_add_edge_labeled() makes this test first; a
+ * caller that builds a payload for each edge it offers can make it before building one. */
+static inline int atom__dg_edge_recent(const atom__dg *g, atom__dg_node u, atom__dg_node v) {
+  uint32_t ui = (uint32_t)u, vi = (uint32_t)v;
+  uint32_t e = g->vx[vi].in_head;
+  if (e != UINT32_MAX && g->e[e].src == ui) return 1;
+  e = g->vx[ui].out_head;
+  return e != UINT32_MAX && g->e[e].dst == vi;
+}
+
 /* The payload of the edge from node i to node i + 1 of the last cycle (atom__dg_cycle), for
  * i + 1 < its length, or NULL (no payloads, or i out of range). The closing edge, from the last
  * node to the first, was not inserted: its payload is the one the caller passed. Valid until the

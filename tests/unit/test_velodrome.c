@@ -494,6 +494,33 @@ START_TEST(corpus_cycles) {
 }
 END_TEST
 
+/* An edge that closed a cycle was not inserted, so offering it again searches and reports
+ * again: the in-line path must not take its source for a known predecessor. Events 5, 6 and 7
+ * each offer T2 -> T1 (T2 wrote y); event 9 reads T1's own write. */
+START_TEST(closing_edge_offered_again) {
+  atom_session *s = velodrome_session();
+  enum { T1 = 1, T2 = 2, X = 10, Y = 11 };
+  ck_assert_int_eq(atom_begin(s, T1, 0), 0);
+  ck_assert_int_eq(atom_begin(s, T2, 1), 0);
+  ck_assert_int_eq(atom_write(s, T1, X, 2), 0);
+  ck_assert_int_eq(atom_read(s, T2, X, 3), 0);
+  ck_assert_int_eq(atom_write(s, T2, Y, 4), 0);
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  ck_assert_int_eq(atom_read(s, T1, Y, 5), 0);
+  ck_assert_int_eq(atom_read(s, T1, Y, 6), 0);
+  ck_assert_int_eq(atom_write(s, T1, Y, 7), 0);
+  ck_assert_int_eq(atom_end(s, T2, 8), 0);
+  ck_assert_int_eq(atom_read(s, T1, Y, 9), 0);
+  ck_assert_int_eq(atom_end(s, T1, 10), 0);
+  ck_assert_int_eq(atom_finish(s), 0);
+  ck_assert_uint_eq(atom_report_count(s), 1);
+  const atom_report *r = atom_report_get(s, 0);
+  ck_assert_uint_eq(atom_report_event_index(r), 5);
+  ck_assert_uint_eq(atom_report_occurrences(r), 3);
+  atom_session_free(s);
+}
+END_TEST
+
 /* 003 §2 conflict (e) rel -> acq, with unary transactions in the cycle, built by hand. */
 START_TEST(report_contents) {
   atom_session *s = velodrome_session();
@@ -776,11 +803,13 @@ END_TEST
 
 /* ---- against the brute-force reference ------------------------------------------------------ */
 
-START_TEST(random_against_reference) {
-  size_t violations = 0, runs = 0, edges_checked = 0;
-  for (uint64_t seed = 1; seed <= 3000; seed++) {
-    rt_params p;
-    rt_params_random(&p, seed, 28);
+/* Run velodrome on the trace of (p, seed) and compare with the reference: the verdict, the
+ * first violation, and every reported cycle and edge. Counts violations and edges checked. */
+static void against_reference(const rt_params *pp, uint64_t seed, size_t *violations_out,
+                              size_t *edges_out) {
+  size_t violations = 0, edges_checked = 0;
+  {
+    rt_params p = *pp;
     atom_event *ev = NULL;
     size_t n = 0;
     CHECK(rt_generate(&p, seed, &ev, &n) == 0);
@@ -848,12 +877,72 @@ START_TEST(random_against_reference) {
     atom_session_free(s);
     ref_trace_free(rt);
     free(ev);
+  }
+  *violations_out += violations;
+  *edges_out += edges_checked;
+}
+
+START_TEST(random_against_reference) {
+  size_t violations = 0, runs = 0, edges_checked = 0;
+  for (uint64_t seed = 1; seed <= 3000; seed++) {
+    rt_params p;
+    rt_params_random(&p, seed, 28);
+    against_reference(&p, seed, &violations, &edges_checked);
     runs++;
   }
   CHECK(runs == 3000);
   CHECK(violations > 100); /* the generator does produce violations */
   CHECK(violations < 2900);
   CHECK(edges_checked >= 2 * violations);
+}
+END_TEST
+
+/* Many variables and many readers: 3-8 threads, 8-64 variables, mostly reads, so that a
+ * variable often has several readers at once (its readers out of line) and a thread meets a
+ * variable it read before; against the reference as above. */
+START_TEST(many_readers_against_reference) {
+  size_t violations = 0, edges_checked = 0;
+  for (uint64_t seed = 1; seed <= 600; seed++) {
+    rt_params p;
+    rt_params_random(&p, seed ^ 0x77, 60);
+    rt_rng r;
+    rt_rng_seed(&r, seed);
+    p.threads = 3 + (unsigned)rt_rng_below(&r, 6);
+    p.vars = 8 + (unsigned)rt_rng_below(&r, 57);
+    p.events = 40 + (size_t)rt_rng_below(&r, 40);
+    p.p_write = 0.1 + 0.2 * (double)rt_rng_below(&r, 3) / 2.0;
+    p.p_fork = 0.4;
+    p.p_root = 0.6;
+    against_reference(&p, seed, &violations, &edges_checked);
+  }
+  CHECK(violations > 30);
+  CHECK(violations < 590);
+  CHECK(edges_checked >= 2 * violations);
+}
+END_TEST
+
+/* 10^5 variables touched once each (a transaction of thread 1 writes ten, one of thread 2 then
+ * reads them): the checker keeps a 64-byte slot per variable id, in an array grown by
+ * doubling to 131 072 slots, so its peak stays under 9 MB (90 bytes a variable), and the
+ * graph is empty at the end. */
+START_TEST(many_variables_memory) {
+  enum { NV = 100000 };
+  atom_session *s = velodrome_session();
+  for (uint64_t x = 0; x < NV; x += 10) {
+    CHECK(atom_begin(s, 1, 1) == 0);
+    for (uint64_t k = x; k < x + 10; k++) CHECK(atom_write(s, 1, k, 2) == 0);
+    CHECK(atom_end(s, 1, 3) == 0);
+    CHECK(atom_begin(s, 2, 4) == 0);
+    for (uint64_t k = x; k < x + 10; k++) CHECK(atom_read(s, 2, k, 5) == 0);
+    CHECK(atom_end(s, 2, 6) == 0);
+  }
+  atom_checker_stats st = vstats(s);
+  ck_assert_msg(st.peak_bytes < 9000000u, "peak %llu bytes for %d variables",
+                (unsigned long long)st.peak_bytes, (int)NV);
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  CHECK(atom_finish(s) == 0);
+  ck_assert_uint_eq(vstats(s).nodes, 0);
+  atom_session_free(s);
 }
 END_TEST
 
@@ -912,7 +1001,10 @@ Suite *atom_test_suite_velodrome(void) {
   tcase_add_test(c, memory_flat_2pl);
   tcase_add_test(c, memory_flat_with_open_transaction);
   tcase_add_test(c, unary_events_cost_no_nodes);
+  tcase_add_test(c, closing_edge_offered_again);
   tcase_add_test(c, random_against_reference);
+  tcase_add_test(c, many_readers_against_reference);
+  tcase_add_test(c, many_variables_memory);
   tcase_add_test(c, session_out_of_memory);
   suite_add_tcase(s, c);
   return s;
