@@ -813,6 +813,86 @@ START_TEST(test_random_vs_reference) {
 }
 END_TEST
 
+/* Shapes that exercise the per-variable clocks (doc/checkers/aerodrome.md, "Variable
+ * clocks"): one writer and many readers (R_x and chR_x joined from many threads while W_x keeps
+ * one writer's clock), many readers and few writes, and many variables with clocks wider than
+ * the inline ones and slots added while transactions are open (the END's reservation shortcut,
+ * nslot_b). All against the brute-force reference. */
+START_TEST(test_shapes_vs_reference) {
+  size_t violations = 0, cycles = 0, cases = 600;
+  for (uint64_t seed = 1; seed <= cases; seed++) {
+    rt_params p;
+    rt_params_random(&p, seed * 104729, 48);
+    const char *shape;
+    switch (seed % 3) {
+      case 0: /* single writer: only thread 1 writes */
+        shape = "single-writer";
+        p.threads = 3 + (unsigned)(seed % 6);
+        p.p_write = 0.5;
+        break;
+      case 1: /* many readers */
+        shape = "many-readers";
+        p.threads = 5 + (unsigned)(seed % 4);
+        p.p_write = 0.1;
+        break;
+      default: /* many variables, wide clocks, threads forked while others are in a txn */
+        shape = "many-vars";
+        p.threads = 5 + (unsigned)(seed % 4);
+        p.vars = 8 + (unsigned)(seed % 40);
+        p.p_root = 0.3;
+        p.p_fork = 0.2;
+        break;
+    }
+    atom_event *ev;
+    size_t n;
+    ck_assert_int_eq(rt_generate(&p, seed, &ev, &n), 0);
+    if (seed % 3 == 0)
+      for (size_t i = 0; i < n; i++)
+        if (ev[i].kind == ATOM_WRITE && ev[i].thread != 1) ev[i].kind = ATOM_READ;
+    check_vs_reference(shape, seed, ev, n, &violations, &cycles);
+  }
+  ck_assert_uint_gt(violations, cases / 30);
+  ck_assert_uint_lt(violations, cases - cases / 30);
+  ck_assert_uint_ge(cycles, 2 * violations);
+}
+END_TEST
+
+/* 10^5 variables, each written once inside a transaction by one of 8 threads (clocks wider
+ * than the inline ones): the checker's memory per variable is its record, its last write and
+ * W_x (doc/checkers/aerodrome.md, "Variable clocks"), under a stated bound. */
+START_TEST(test_many_vars_memory) {
+  enum { THREADS = 8, VARS = 100000 };
+  atom_session *s;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_session_attach(s, "aerodrome"), 0);
+  uint64_t loc = 0;
+  for (uint64_t t = 1; t <= THREADS; t++) { /* every thread alive: clocks 8 wide */
+    ck_assert_int_eq(atom_begin(s, t, loc++), 0);
+    ck_assert_int_eq(atom_end(s, t, loc++), 0);
+  }
+  atom_checker_stats a = {.version = ATOM_CHECKER_STATS_VERSION};
+  ck_assert_int_eq(atom_checker_stats_get(s, 0, &a), 0);
+  for (uint64_t x = 0; x < VARS; x++) {
+    uint64_t t = 1 + x % THREADS;
+    ck_assert_int_eq(atom_begin(s, t, loc++), 0);
+    ck_assert_int_eq(atom_write(s, t, 1000 + x, loc++), 0);
+    ck_assert_int_eq(atom_end(s, t, loc++), 0);
+  }
+  atom_checker_stats b = {.version = ATOM_CHECKER_STATS_VERSION};
+  ck_assert_int_eq(atom_checker_stats_get(s, 0, &b), 0);
+  uint64_t per_var = (b.bytes - a.bytes) / VARS, peak = (b.peak_bytes - a.bytes) / VARS;
+  fprintf(stderr, "# aerodrome: %llu bytes per variable (peak %llu)\n",
+          (unsigned long long)per_var, (unsigned long long)peak);
+  /* 128 (the record) + 48 (its last write) + 32 (W_x, 8 components; R_x and chR_x are not
+   * allocated for a variable nobody reads) + the arrays' growth: 262 on 64-bit Linux */
+  ck_assert_msg(per_var <= 280 && peak <= 400, "%llu bytes per variable, peak %llu",
+                (unsigned long long)per_var, (unsigned long long)peak);
+  ck_assert_int_eq(atom_finish(s), 0);
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  atom_session_free(s);
+}
+END_TEST
+
 /* Fork/join waves: threads come and go, so the optimized variant recycles the clock slots of
  * joined threads (doc/checkers/aerodrome.md, "Slots") while the basic one gives every thread its
  * own component. Both must agree with the brute-force reference, and every reported cycle must
@@ -1046,12 +1126,14 @@ Suite *atom_test_suite_aerodrome(void) {
   tcase_add_test(mem, test_learned_overflow);
   tcase_add_test(mem, test_provenance_memory_bounded);
   tcase_add_test(mem, test_waves_clock_width);
+  tcase_add_test(mem, test_many_vars_memory);
   suite_add_tcase(s, mem);
   TCase *x = tcase_create("random");
   tcase_set_timeout(x, 120);
   tcase_add_test(x, test_learned_lists);
   tcase_add_test(x, test_random_vs_reference);
   tcase_add_test(x, test_waves_vs_reference);
+  tcase_add_test(x, test_shapes_vs_reference);
   suite_add_tcase(s, x);
   return s;
 }

@@ -223,6 +223,41 @@ static void release_slot(aero *a, uint32_t u) {
   a->clocks--;
 }
 
+/* Variable clocks. R_x and chR_x are read and joined together (a read joins C_t into both, an
+ * END that updates R_x updates chR_x, a write reads chR_x(t) and joins R_x): wider than
+ * ATOM__VC_INLINE, they live in one block of 2 * cap components, R_x's storage first, so that
+ * they share cache lines and one allocation. The block belongs to R_x (r.u.heap), both clocks
+ * keep cap equal, var_reserve_r is their only growth, var_free frees it. W_x is a clock of its
+ * own (a variable only written pays for no read clocks). Each is as wide as the slots in use
+ * when it first grows: the widest clock it can receive, so growth is rare. */
+AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n) {
+  uint32_t old = v->r.cap;
+  uint64_t ncap = n;
+  if (old > ATOM__VC_INLINE && ncap < (uint64_t)old + old / 2) ncap = (uint64_t)old + old / 2;
+  if (ncap > UINT32_MAX / 2 || ncap * 2 > SIZE_MAX / sizeof(atom__vc_t)) return ATOM_ENOMEM;
+  atom__vc_t *blk = atom__mem_alloc(a->mem, (size_t)ncap * 2 * sizeof(atom__vc_t));
+  if (!blk) return ATOM_ENOMEM;
+  memset(blk, 0, (size_t)ncap * 2 * sizeof(atom__vc_t));
+  atom__vc_t *oldblk = old > ATOM__VC_INLINE ? v->r.u.heap : NULL;
+  atom__vc *c[2] = {&v->r, &v->chr};
+  for (uint32_t i = 0; i < 2; i++) {
+    memcpy(blk + i * ncap, atom__vc_cdata(c[i]), (size_t)c[i]->len * sizeof(atom__vc_t));
+    c[i]->u.heap = blk + i * ncap;
+    c[i]->cap = (uint32_t)ncap;
+  }
+  atom__mem_free(a->mem, oldblk, (size_t)old * 2 * sizeof(atom__vc_t));
+  return 0;
+}
+
+/* Release a variable's clocks; they are ⊥ afterwards. */
+static void var_free(aero *a, avar *v) {
+  atom__vc_free(a->mem, &v->w);
+  if (v->r.cap > ATOM__VC_INLINE)
+    atom__mem_free(a->mem, v->r.u.heap, (size_t)v->r.cap * 2 * sizeof(atom__vc_t));
+  atom__vc_init(&v->r);
+  atom__vc_init(&v->chr);
+}
+
 static int ensure_vars_slow(aero *a, uint32_t id) {
   if (id < a->n_var) return 0;
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_VAR);
@@ -298,6 +333,7 @@ static int on_begin(aero *a, const atom_ev *ev) {
   th->begin_index = ev->index;
   th->begin_loc = ev->loc;
   th->n_rlog = 0;
+  th->nslot_b = a->n_slot;
   a->open_b[ts] = th->b;
   a->n_active++;
   if (a->basic)
@@ -415,9 +451,7 @@ static void aero_destroy(void *self) {
   }
   for (uint32_t x = 0; x < a->n_var; x++) {
     avar *v = &a->var[x];
-    atom__vc_free(m, &v->w);
-    atom__vc_free(m, &v->r);
-    atom__vc_free(m, &v->chr);
+    var_free(a, v);
     if (a->vbasic) {
       avar_basic *vb = &a->vbasic[x];
       for (uint32_t u = 0; u < vb->n_rt; u++) {

@@ -142,6 +142,8 @@ typedef struct athread { /* hot fields first */
   uint32_t active;      /* inside a transaction */
   uint32_t seq;         /* transactions begun so far */
   uint32_t overflow;    /* its learned list could not grow: END scans everything */
+  uint32_t nslot_b;     /* a->n_slot at the BEGIN of its open transaction: every clock in its
+                           learned list has room for that many components (see opt_end) */
   uint64_t ver;         /* bumped whenever c changes */
   kent *known;          /* open transactions c knows (validated lazily) */
   size_t n_known, cap_known;
@@ -406,6 +408,24 @@ static inline int reserve(aero *a, atom__vc *c, uint32_t n) {
 }
 
 static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
+
+AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n);
+
+/* Room for n components, and for as many as there are slots, in a variable's clocks (see
+ * "Variable clocks" in aerodrome.c): var_reserve_w for W_x, var_reserve_r for R_x and chR_x,
+ * which share one block (an access that touches both misses the cache once). The width of
+ * the slots in use is what any clock can receive (see nslot_b). Only these grow a variable's
+ * clocks: the atom__vc operations on them must find the room reserved. 0 or ATOM_ENOMEM
+ * (unchanged). */
+static inline int var_reserve_w(aero *a, avar *v, uint32_t n) {
+  n = max_u32(n, a->n_slot);
+  return n <= v->w.cap ? 0 : atom__vc_reserve(a->mem, &v->w, n);
+}
+static inline int var_reserve_r(aero *a, avar *v, uint32_t n) {
+  n = max_u32(n, a->n_slot);
+  return n <= v->r.cap ? 0 : atom__aero_rclk_grow(a, v, n);
+}
+
 
 static inline int kent_valid(const aero *a, kent e) {
   const athread *o = &a->thr[e.t];
