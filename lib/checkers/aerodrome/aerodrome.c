@@ -246,7 +246,66 @@ AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n) {
     c[i]->cap = (uint32_t)ncap;
   }
   atom__mem_free(a->mem, oldblk, (size_t)old * 2 * sizeof(atom__vc_t));
+  if (old > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)old * 2 * sizeof(atom__vc_t);
+  a->vclk_bytes += (size_t)ncap * 2 * sizeof(atom__vc_t);
   return 0;
+}
+
+AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n) {
+  uint32_t old = v->w.cap;
+  int err = atom__vc_reserve(a->mem, &v->w, n);
+  if (err) return err;
+  if (old > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)old * sizeof(atom__vc_t);
+  a->vclk_bytes += (size_t)v->w.cap * sizeof(atom__vc_t);
+  return 0;
+}
+
+/* Whether clock x knows some open transaction: the only thing any test asks of a variable
+ * clock (see "Dropping variable clocks"). */
+static int knows_open(const aero *a, const atom__vc *x) {
+  const atom__vc_t *d = atom__vc_cdata(x);
+  for (uint32_t s = 0; s < x->len; s++)
+    if (d[s] >= a->open_b[s]) return 1; /* open_b is NO_TXN for a slot without one */
+  return 0;
+}
+
+/* Dropping variable clocks (optimized variant). Every test on a component s of a clock that is
+ * not a thread's own component is X(s) >= b for the open transaction of s's owner (knows(),
+ * the crossing test of thread_join, END, register_*): a value below the b of the transaction
+ * open now reads as "knows nothing of it", and stays so, since the owner's next BEGIN value
+ * is above every value of s anywhere (only the owner raises its own component). So a variable
+ * clock that knows no open transaction is, for every later event, the same as ⊥: joined into
+ * a thread clock it raises no component to a b, stored or joined over it gives the same
+ * knowledge, and its provenance records are about ended transactions (they read as empty).
+ * Such clocks are freed (⊥ inline). The shortcuts that claim equality with a thread clock
+ * (w_from, r_from: "W_x is C_u at version ver", "R_x ⊒ C_u at ver") are dropped with them; the
+ * others claim only W_x ⊑ C_t or R_x ⊑ C_t, which ⊥ keeps. chR_x ⊑ R_x, so R_x knowing
+ * nothing open says the same of chR_x. Learned lists may still name a dropped clock: END
+ * re-checks X(t) >= b before it touches one. Not in variant=basic, whose ⊑ tests compare
+ * every component. The sweep runs at the start of an event, when the clock bytes have doubled
+ * since the last one, so it costs O(1) amortized per byte allocated. */
+AERO_RARE void atom__aero_var_sweep(aero *a) {
+  for (uint32_t x = 0; x < a->n_var; x++) {
+    avar *v = &a->var[x];
+    /* inline clocks free no memory, but are reset too: one path for every width */
+    if (v->w.len && !knows_open(a, &v->w)) {
+      if (v->w.cap > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)v->w.cap * sizeof(atom__vc_t);
+      atom__vc_free(a->mem, &v->w);
+      v->w_from = NIL;
+    }
+    if ((v->r.len || v->chr.len) && !knows_open(a, &v->r)) {
+      if (v->r.cap > ATOM__VC_INLINE) {
+        a->vclk_bytes -= (size_t)v->r.cap * 2 * sizeof(atom__vc_t);
+        atom__mem_free(a->mem, v->r.u.heap, (size_t)v->r.cap * 2 * sizeof(atom__vc_t));
+      }
+      atom__vc_init(&v->r);
+      atom__vc_init(&v->chr);
+      v->r_from = NIL;
+    }
+  }
+  a->sweep_at = a->sweep_min == 1                ? 1 /* every event (tests) */
+                : 2 * a->vclk_bytes > a->sweep_min ? 2 * a->vclk_bytes
+                                                   : a->sweep_min;
 }
 
 /* Release a variable's clocks; they are ⊥ afterwards. */
@@ -382,6 +441,7 @@ static int aero_on_event(void *self, const atom_ev *ev) {
   int err;
   a->rep_err = 0;
   if (a->node_bytes >= a->collect_at) atom__aero_pn_collect(a);
+  if (a->vclk_bytes >= a->sweep_at) atom__aero_var_sweep(a);
   if ((err = ensure_threads(a, t)) != 0 || (err = take_slot(a, t)) != 0) return err;
   switch (ev->kind) {
     case ATOM_READ:
@@ -488,10 +548,11 @@ static int aero_create(void **self, atom_env *env) {
   /* variant=optimized (or opt, the default) or basic */
   static const char *const variants[] = {"optimized", "opt", "basic", NULL};
   int variant = 0;
-  uint64_t max_threads = 16384;
+  uint64_t max_threads = 16384, sweep = VAR_SWEEP_MIN;
   int rc;
   if ((rc = atom__arg_choice(env, "variant", variants, &variant)) ||
-      (rc = atom__arg_count(env, "max_threads", (uint64_t)1 << 24, "16777216", &max_threads)))
+      (rc = atom__arg_count(env, "max_threads", (uint64_t)1 << 24, "16777216", &max_threads)) ||
+      (rc = atom__arg_count(env, "sweep", (uint64_t)1 << 40, "1099511627776", &sweep)))
     return rc;
   int basic = variant == 2;
   aero *a = ATOM__NEW_STATE(env, aero, own_mem);
@@ -502,6 +563,8 @@ static int aero_create(void **self, atom_env *env) {
   a->basic = basic;
   a->max_threads = (uint32_t)max_threads;
   a->collect_at = PN_COLLECT_MIN;
+  a->sweep_min = (size_t)sweep;
+  a->sweep_at = basic ? SIZE_MAX : a->sweep_min; /* see atom__aero_var_sweep */
   a->free_slot = NIL;
   atom__rb_init(&a->rb, m);
   *self = a;
@@ -516,7 +579,7 @@ static int aero_stats(void *self, atom_checker_counters *out) {
   return 0;
 }
 
-static const char *const aero_arg_keys[] = {"variant", "max_threads", NULL};
+static const char *const aero_arg_keys[] = {"variant", "max_threads", "sweep", NULL};
 
 const atom_checker atom__checker_aerodrome = {
     .abi_version = ATOM_CHECKER_ABI_VERSION,

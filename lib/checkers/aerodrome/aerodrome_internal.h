@@ -253,6 +253,9 @@ typedef struct aero {
   uint64_t n_nodes;  /* provenance nodes held, live or not */
   size_t node_bytes; /* bytes of those nodes */
   size_t collect_at; /* node_bytes at which the next event starts with atom__aero_pn_collect */
+  size_t vclk_bytes; /* heap bytes of variable clocks (optimized variant) */
+  size_t sweep_at;   /* vclk_bytes at which the next event starts with atom__aero_var_sweep */
+  size_t sweep_min;  /* the least sweep_at (argument sweep; 0: every event) */
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
   cyc *cy;           /* report scratch */
@@ -410,6 +413,9 @@ static inline int reserve(aero *a, atom__vc *c, uint32_t n) {
 static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
 
 AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n);
+AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n);
+AERO_RARE void atom__aero_var_sweep(aero *a);
+#define VAR_SWEEP_MIN ((size_t)1 << 20) /* bytes of variable clocks before the first sweep */
 
 /* Room for n components, and for as many as there are slots, in a variable's clocks (see
  * "Variable clocks" in aerodrome.c): var_reserve_w for W_x, var_reserve_r for R_x and chR_x,
@@ -419,7 +425,7 @@ AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n);
  * (unchanged). */
 static inline int var_reserve_w(aero *a, avar *v, uint32_t n) {
   n = max_u32(n, a->n_slot);
-  return n <= v->w.cap ? 0 : atom__vc_reserve(a->mem, &v->w, n);
+  return n <= v->w.cap ? 0 : atom__aero_wclk_grow(a, v, n);
 }
 static inline int var_reserve_r(aero *a, avar *v, uint32_t n) {
   n = max_u32(n, a->n_slot);
