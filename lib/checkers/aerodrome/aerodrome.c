@@ -282,11 +282,19 @@ static int knows_open(const aero *a, const atom__vc *x) {
  * others claim only W_x ⊑ C_t or R_x ⊑ C_t, which ⊥ keeps. chR_x ⊑ R_x, so R_x knowing
  * nothing open says the same of chR_x. Learned lists may still name a dropped clock: END
  * re-checks X(t) >= b before it touches one. Not in variant=basic, whose ⊑ tests compare
- * every component. The sweep runs at the start of an event, when the clock bytes have doubled
- * since the last one, so it costs O(1) amortized per byte allocated. */
+ * every component. A variable accessed since the last sweep keeps its clocks until the next
+ * (freeing them would only make its next access allocate again). The sweep runs at the start
+ * of an event, once the clock bytes have grown
+ * since the last one by what it kept, by VAR_SWEEP_PER_VAR per variable and by the argument
+ * sweep: its O(variables) visit is paid for by the bytes allocated in between. */
 AERO_RARE void atom__aero_var_sweep(aero *a) {
+  int all = a->sweep_min == 1; /* tests: drop every clock that can be dropped */
   for (uint32_t x = 0; x < a->n_var; x++) {
     avar *v = &a->var[x];
+    if (v->hot && !all) { /* accessed since the last sweep: likely again soon, keep it */
+      v->hot = 0;
+      continue;
+    }
     /* inline clocks free no memory, but are reset too: one path for every width */
     if (v->w.len && !knows_open(a, &v->w)) {
       if (v->w.cap > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)v->w.cap * sizeof(atom__vc_t);
@@ -303,9 +311,12 @@ AERO_RARE void atom__aero_var_sweep(aero *a) {
       v->r_from = NIL;
     }
   }
-  a->sweep_at = a->sweep_min == 1                ? 1 /* every event (tests) */
-                : 2 * a->vclk_bytes > a->sweep_min ? 2 * a->vclk_bytes
-                                                   : a->sweep_min;
+  /* The next sweep when the clocks have grown by what this one kept, and by at least
+   * VAR_SWEEP_PER_VAR bytes per variable (the sweep visits them all) and sweep_min. */
+  size_t live = a->vclk_bytes, step = (size_t)a->n_var * VAR_SWEEP_PER_VAR;
+  if (step < live) step = live;
+  if (step < a->sweep_min) step = a->sweep_min;
+  a->sweep_at = a->sweep_min == 1 ? 1 /* every event (tests) */ : live + step;
 }
 
 /* Release a variable's clocks; they are ⊥ afterwards. */

@@ -167,6 +167,8 @@ typedef struct avar { /* what every access touches first (two cache lines), then
   /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
   uint32_t w_from, r_from;
   uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
+  uint32_t hot;      /* accessed since the last atom__aero_var_sweep (which keeps its clocks'
+                        storage: they will likely be stored to again) */
   uint64_t w_ver, r_ver;
   uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
   atom__vc r, chr;  /* R_x, chR_x (optimized) */
@@ -416,6 +418,7 @@ AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n);
 AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n);
 AERO_RARE void atom__aero_var_sweep(aero *a);
 #define VAR_SWEEP_MIN ((size_t)1 << 20) /* bytes of variable clocks before the first sweep */
+#define VAR_SWEEP_PER_VAR 32u            /* bytes allocated per variable between two sweeps */
 
 /* Room for n components, and for as many as there are slots, in a variable's clocks (see
  * "Variable clocks" in aerodrome.c): var_reserve_w for W_x, var_reserve_r for R_x and chR_x,

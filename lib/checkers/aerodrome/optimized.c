@@ -110,6 +110,7 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
     v->r_from = t;
     v->r_ver = th->ver;
   }
+  v->hot = 1;
   return 0;
 }
 
@@ -156,6 +157,7 @@ int atom__aero_opt_write(aero *a, const atom_ev *ev) {
   v->w_seen = SEEN_BIT(t);
   v->lastw = t;
   v->rd_other = 0;
+  v->hot = 1;
   a->wlast[x] = cur_aev(a, ev);
   return 0;
 }
