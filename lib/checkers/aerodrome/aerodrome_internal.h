@@ -167,8 +167,6 @@ typedef struct avar { /* what every access touches first (two cache lines), then
   /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
   uint32_t w_from, r_from;
   uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
-  uint32_t hot;      /* accessed since the last atom__aero_var_sweep (which keeps its clocks'
-                        storage: they will likely be stored to again) */
   uint64_t w_ver, r_ver;
   uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
   atom__vc r, chr;  /* R_x, chR_x (optimized) */
@@ -178,6 +176,8 @@ typedef struct avar { /* what every access touches first (two cache lines), then
                        read by another thread that taught it (PN_HOLD) or an END that did
                        (PN_END); ro: its own read) in the optimized one */
   uint32_t nslot;
+  uint32_t hot;     /* accessed since the last atom__aero_var_sweep (which keeps its clocks:
+                       they will likely be stored to again); last, so that avar stays 128 bytes */
 } avar;
 
 /* What variant=basic keeps per variable besides avar (allocated in that variant only). */
