@@ -223,6 +223,111 @@ static void release_slot(aero *a, uint32_t u) {
   a->clocks--;
 }
 
+/* Variable clocks. R_x and chR_x are read and joined together (a read joins C_t into both, an
+ * END that updates R_x updates chR_x, a write reads chR_x(t) and joins R_x): wider than
+ * ATOM__VC_INLINE, they live in one block of 2 * cap components, R_x's storage first, so that
+ * they share cache lines and one allocation. The block belongs to R_x (r.u.heap), both clocks
+ * keep cap equal, var_reserve_r is their only growth, var_free frees it. W_x is a clock of its
+ * own (a variable only written pays for no read clocks). Each is as wide as the slots in use
+ * when it first grows: the widest clock it can receive, so growth is rare. */
+AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n) {
+  uint32_t old = v->r.cap;
+  uint64_t ncap = n;
+  if (old > ATOM__VC_INLINE && ncap < (uint64_t)old + old / 2) ncap = (uint64_t)old + old / 2;
+  if (ncap > UINT32_MAX / 2 || ncap * 2 > SIZE_MAX / sizeof(atom__vc_t)) return ATOM_ENOMEM;
+  atom__vc_t *blk = atom__mem_alloc(a->mem, (size_t)ncap * 2 * sizeof(atom__vc_t));
+  if (!blk) return ATOM_ENOMEM;
+  memset(blk, 0, (size_t)ncap * 2 * sizeof(atom__vc_t));
+  atom__vc_t *oldblk = old > ATOM__VC_INLINE ? v->r.u.heap : NULL;
+  atom__vc *c[2] = {&v->r, &v->chr};
+  for (uint32_t i = 0; i < 2; i++) {
+    memcpy(blk + i * ncap, atom__vc_cdata(c[i]), (size_t)c[i]->len * sizeof(atom__vc_t));
+    c[i]->u.heap = blk + i * ncap;
+    c[i]->cap = (uint32_t)ncap;
+  }
+  atom__mem_free(a->mem, oldblk, (size_t)old * 2 * sizeof(atom__vc_t));
+  if (old > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)old * 2 * sizeof(atom__vc_t);
+  a->vclk_bytes += (size_t)ncap * 2 * sizeof(atom__vc_t);
+  return 0;
+}
+
+AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n) {
+  uint32_t old = v->w.cap;
+  int err = atom__vc_reserve(a->mem, &v->w, n);
+  if (err) return err;
+  if (old > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)old * sizeof(atom__vc_t);
+  a->vclk_bytes += (size_t)v->w.cap * sizeof(atom__vc_t);
+  return 0;
+}
+
+/* Whether clock x knows some open transaction: the only thing any test asks of a variable
+ * clock (see "Dropping variable clocks"). */
+static int knows_open(const aero *a, const atom__vc *x) {
+  const atom__vc_t *d = atom__vc_cdata(x);
+  for (uint32_t s = 0; s < x->len; s++)
+    if (d[s] >= a->open_b[s]) return 1; /* open_b is NO_TXN for a slot without one */
+  return 0;
+}
+
+/* Dropping variable clocks (optimized variant). Every test on a component s of a clock that is
+ * not a thread's own component is X(s) >= b for the open transaction of s's owner (knows(),
+ * the crossing test of thread_join, END, register_*): a value below the b of the transaction
+ * open now reads as "knows nothing of it", and stays so, since the owner's next BEGIN value
+ * is above every value of s anywhere (only the owner raises its own component). So a variable
+ * clock that knows no open transaction is, for every later event, the same as ⊥: joined into
+ * a thread clock it raises no component to a b, stored or joined over it gives the same
+ * knowledge, and its provenance records are about ended transactions (they read as empty).
+ * Such clocks are freed (⊥ inline). The shortcuts that claim equality with a thread clock
+ * (w_from, r_from: "W_x is C_u at version ver", "R_x ⊒ C_u at ver") are dropped with them; the
+ * others claim only W_x ⊑ C_t or R_x ⊑ C_t, which ⊥ keeps. chR_x ⊑ R_x, so R_x knowing
+ * nothing open says the same of chR_x. Learned lists may still name a dropped clock: END
+ * re-checks X(t) >= b before it touches one. Not in variant=basic, whose ⊑ tests compare
+ * every component. A variable accessed since the last sweep keeps its clocks until the next
+ * (freeing them would only make its next access allocate again). The sweep runs at the start
+ * of an event, once the clock bytes have grown
+ * since the last one by what it kept, by VAR_SWEEP_PER_VAR per variable and by the argument
+ * sweep: its O(variables) visit is paid for by the bytes allocated in between. */
+AERO_RARE void atom__aero_var_sweep(aero *a) {
+  int all = a->sweep_min == 1; /* tests: drop every clock that can be dropped */
+  for (uint32_t x = 0; x < a->n_var; x++) {
+    avar *v = &a->var[x];
+    if (v->hot && !all) { /* accessed since the last sweep: likely again soon, keep it */
+      v->hot = 0;
+      continue;
+    }
+    /* inline clocks free no memory, but are reset too: one path for every width */
+    if (v->w.len && !knows_open(a, &v->w)) {
+      if (v->w.cap > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)v->w.cap * sizeof(atom__vc_t);
+      atom__vc_free(a->mem, &v->w);
+      v->w_from = NIL;
+    }
+    if ((v->r.len || v->chr.len) && !knows_open(a, &v->r)) {
+      if (v->r.cap > ATOM__VC_INLINE) {
+        a->vclk_bytes -= (size_t)v->r.cap * 2 * sizeof(atom__vc_t);
+        atom__mem_free(a->mem, v->r.u.heap, (size_t)v->r.cap * 2 * sizeof(atom__vc_t));
+      }
+      atom__vc_init(&v->r);
+      atom__vc_init(&v->chr);
+      v->r_from = NIL;
+    }
+  }
+  /* The next sweep when the clocks have grown by what this one kept, and by at least
+   * VAR_SWEEP_PER_VAR bytes per variable (the sweep visits them all) and sweep_min. */
+  size_t live = a->vclk_bytes, step = (size_t)a->n_var * VAR_SWEEP_PER_VAR;
+  if (step < live) step = live;
+  if (step < a->sweep_min) step = a->sweep_min;
+  a->sweep_at = a->sweep_min == 1 ? 1 /* every event (tests) */ : live + step;
+}
+
+/* Release a variable's clocks; they are ⊥ afterwards. */
+static void var_free(aero *a, avar *v) {
+  atom__vc_free(a->mem, &v->w);
+  if (v->r.cap > ATOM__VC_INLINE)
+    atom__mem_free(a->mem, v->r.u.heap, (size_t)v->r.cap * 2 * sizeof(atom__vc_t));
+  atom__vc_init(&v->r);
+  atom__vc_init(&v->chr);
+}
+
 static int ensure_vars_slow(aero *a, uint32_t id) {
   if (id < a->n_var) return 0;
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_VAR);
@@ -298,6 +403,7 @@ static int on_begin(aero *a, const atom_ev *ev) {
   th->begin_index = ev->index;
   th->begin_loc = ev->loc;
   th->n_rlog = 0;
+  th->nslot_b = a->n_slot;
   a->open_b[ts] = th->b;
   a->n_active++;
   if (a->basic)
@@ -346,6 +452,7 @@ static int aero_on_event(void *self, const atom_ev *ev) {
   int err;
   a->rep_err = 0;
   if (a->node_bytes >= a->collect_at) atom__aero_pn_collect(a);
+  if (a->vclk_bytes >= a->sweep_at) atom__aero_var_sweep(a);
   if ((err = ensure_threads(a, t)) != 0 || (err = take_slot(a, t)) != 0) return err;
   switch (ev->kind) {
     case ATOM_READ:
@@ -415,9 +522,7 @@ static void aero_destroy(void *self) {
   }
   for (uint32_t x = 0; x < a->n_var; x++) {
     avar *v = &a->var[x];
-    atom__vc_free(m, &v->w);
-    atom__vc_free(m, &v->r);
-    atom__vc_free(m, &v->chr);
+    var_free(a, v);
     if (a->vbasic) {
       avar_basic *vb = &a->vbasic[x];
       for (uint32_t u = 0; u < vb->n_rt; u++) {
@@ -454,10 +559,11 @@ static int aero_create(void **self, atom_env *env) {
   /* variant=optimized (or opt, the default) or basic */
   static const char *const variants[] = {"optimized", "opt", "basic", NULL};
   int variant = 0;
-  uint64_t max_threads = 16384;
+  uint64_t max_threads = 16384, sweep = VAR_SWEEP_MIN;
   int rc;
   if ((rc = atom__arg_choice(env, "variant", variants, &variant)) ||
-      (rc = atom__arg_count(env, "max_threads", (uint64_t)1 << 24, "16777216", &max_threads)))
+      (rc = atom__arg_count(env, "max_threads", (uint64_t)1 << 24, "16777216", &max_threads)) ||
+      (rc = atom__arg_count(env, "sweep", (uint64_t)1 << 40, "1099511627776", &sweep)))
     return rc;
   int basic = variant == 2;
   aero *a = ATOM__NEW_STATE(env, aero, own_mem);
@@ -468,6 +574,8 @@ static int aero_create(void **self, atom_env *env) {
   a->basic = basic;
   a->max_threads = (uint32_t)max_threads;
   a->collect_at = PN_COLLECT_MIN;
+  a->sweep_min = (size_t)sweep;
+  a->sweep_at = basic ? SIZE_MAX : a->sweep_min; /* see atom__aero_var_sweep */
   a->free_slot = NIL;
   atom__rb_init(&a->rb, m);
   *self = a;
@@ -482,7 +590,7 @@ static int aero_stats(void *self, atom_checker_counters *out) {
   return 0;
 }
 
-static const char *const aero_arg_keys[] = {"variant", "max_threads", NULL};
+static const char *const aero_arg_keys[] = {"variant", "max_threads", "sweep", NULL};
 
 const atom_checker atom__checker_aerodrome = {
     .abi_version = ATOM_CHECKER_ABI_VERSION,

@@ -142,6 +142,8 @@ typedef struct athread { /* hot fields first */
   uint32_t active;      /* inside a transaction */
   uint32_t seq;         /* transactions begun so far */
   uint32_t overflow;    /* its learned list could not grow: END scans everything */
+  uint32_t nslot_b;     /* a->n_slot at the BEGIN of its open transaction: every clock in its
+                           learned list has room for that many components (see opt_end) */
   uint64_t ver;         /* bumped whenever c changes */
   kent *known;          /* open transactions c knows (validated lazily) */
   size_t n_known, cap_known;
@@ -174,6 +176,8 @@ typedef struct avar { /* what every access touches first (two cache lines), then
                        read by another thread that taught it (PN_HOLD) or an END that did
                        (PN_END); ro: its own read) in the optimized one */
   uint32_t nslot;
+  uint32_t hot;     /* accessed since the last atom__aero_var_sweep (which keeps its clocks:
+                       they will likely be stored to again); last, so that avar stays 128 bytes */
 } avar;
 
 /* What variant=basic keeps per variable besides avar (allocated in that variant only). */
@@ -251,6 +255,9 @@ typedef struct aero {
   uint64_t n_nodes;  /* provenance nodes held, live or not */
   size_t node_bytes; /* bytes of those nodes */
   size_t collect_at; /* node_bytes at which the next event starts with atom__aero_pn_collect */
+  size_t vclk_bytes; /* heap bytes of variable clocks (optimized variant) */
+  size_t sweep_at;   /* vclk_bytes at which the next event starts with atom__aero_var_sweep */
+  size_t sweep_min;  /* the least sweep_at (argument sweep; 0: every event) */
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
   cyc *cy;           /* report scratch */
@@ -406,6 +413,28 @@ static inline int reserve(aero *a, atom__vc *c, uint32_t n) {
 }
 
 static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
+
+AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n);
+AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n);
+AERO_RARE void atom__aero_var_sweep(aero *a);
+#define VAR_SWEEP_MIN ((size_t)1 << 20) /* bytes of variable clocks before the first sweep */
+#define VAR_SWEEP_PER_VAR 32u            /* bytes allocated per variable between two sweeps */
+
+/* Room for n components, and for as many as there are slots, in a variable's clocks (see
+ * "Variable clocks" in aerodrome.c): var_reserve_w for W_x, var_reserve_r for R_x and chR_x,
+ * which share one block (an access that touches both misses the cache once). The width of
+ * the slots in use is what any clock can receive (see nslot_b). Only these grow a variable's
+ * clocks: the atom__vc operations on them must find the room reserved. 0 or ATOM_ENOMEM
+ * (unchanged). */
+static inline int var_reserve_w(aero *a, avar *v, uint32_t n) {
+  n = max_u32(n, a->n_slot);
+  return n <= v->w.cap ? 0 : atom__aero_wclk_grow(a, v, n);
+}
+static inline int var_reserve_r(aero *a, avar *v, uint32_t n) {
+  n = max_u32(n, a->n_slot);
+  return n <= v->r.cap ? 0 : atom__aero_rclk_grow(a, v, n);
+}
+
 
 static inline int kent_valid(const aero *a, kent e) {
   const athread *o = &a->thr[e.t];

@@ -40,7 +40,7 @@ int atom__aero_basic_write(aero *a, const atom_ev *ev) {
   const avar_basic *vb = &a->vbasic[x];
   uint32_t len = max_u32(th->c.len, v->w.len);
   for (uint32_t u = 0; u < vb->n_rt; u++) len = max_u32(len, vb->rt[u].len);
-  if (reserve(a, &th->c, len) || reserve(a, &v->w, len)) return ATOM_ENOMEM;
+  if (reserve(a, &th->c, len) || var_reserve_w(a, v, len)) return ATOM_ENOMEM;
   aev me = cur_aev(a, ev);
   if (v->lastw != t) { /* lines 28-29 */
     if (basic_knows(a, &v->w, t)) {
@@ -124,7 +124,7 @@ static inline int basic_end_one(aero *a, uint32_t t, atom__vc *x, const aev *sto
   if (!atom__vc_leq(&th->cb, x)) return 0;
   if (reserve_only) {
     if (owner) (void)vslot_room(a, owner, a->n_thr - 1);
-    return reserve(a, x, th->c.len);
+    return owner ? var_reserve_w(a, owner, th->c.len) : reserve(a, x, th->c.len);
   }
   basic_end_learn(a, t, x, store, e, owner, made);
   atom__vc_join(a->mem, x, &th->c, NULL);

@@ -88,7 +88,7 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
   uint32_t len = th->c.len;
   if (join_w) len = max_u32(len, v->w.len);
   if ((join_w && (reserve(a, &th->c, len) || known_reserve(a, th))) ||
-      (store_r && (reserve(a, &v->r, len) || reserve(a, &v->chr, len))))
+      (store_r && var_reserve_r(a, v, len)))
     return ATOM_ENOMEM;
 
   if (v->lastw != t) {
@@ -110,6 +110,7 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
     v->r_from = t;
     v->r_ver = th->ver;
   }
+  v->hot = 1;
   return 0;
 }
 
@@ -124,7 +125,7 @@ int atom__aero_opt_write(aero *a, const atom_ev *ev) {
   if (join_w) len = max_u32(len, v->w.len);
   if (join_r) len = max_u32(len, v->r.len);
   if (((join_w || join_r) && (reserve(a, &th->c, len) || known_reserve(a, th))) ||
-      reserve(a, &v->w, len))
+      var_reserve_w(a, v, len))
     return ATOM_ENOMEM;
 
   if (v->lastw != t) {
@@ -156,6 +157,7 @@ int atom__aero_opt_write(aero *a, const atom_ev *ev) {
   v->w_seen = SEEN_BIT(t);
   v->lastw = t;
   v->rd_other = 0;
+  v->hot = 1;
   a->wlast[x] = cur_aev(a, ev);
   return 0;
 }
@@ -184,7 +186,7 @@ int atom__aero_opt_release(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, l = ev->target;
   athread *th = &a->thr[t];
   alock *k = &a->lock[l];
-  if (reserve(a, &k->l, th->c.len)) return ATOM_ENOMEM;
+  if (reserve(a, &k->l, max_u32(th->c.len, a->n_slot))) return ATOM_ENOMEM; /* see nslot_b */
   /* lines 17-18 */
   if (!(k->l_from == t && k->l_ver == th->ver)) {
     register_from(a, th, (reg){REG_L, l}, &k->l);
@@ -278,7 +280,8 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t
   atom__vc *x = reg_clock(a, r);
   if (atom__vc_get(x, ts) < b) return; /* see "Optimized END" */
   if (nk) opt_end_learn(a, t, r, x, nk, made);
-  atom__vc_join(a->mem, x, ct, NULL); /* cannot fail: reserved */
+  ATOM__ASSERT(ct->len <= x->cap); /* reserved (see atom__aero_opt_end): the join cannot grow */
+  atom__vc_join(a->mem, x, ct, NULL);
   if (r.kind == REG_W) {
     avar *v = &a->var[r.id];
     v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
@@ -295,9 +298,9 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t
 static int opt_end_reserve(aero *a, reg r, uint32_t t, uint32_t ts, uint32_t len) {
   atom__vc *x = reg_clock(a, r);
   if (atom__vc_get(x, ts) < a->thr[t].b) return 0;
-  if (reserve(a, x, len)) return ATOM_ENOMEM;
-  if (r.kind == REG_R && reserve(a, &a->var[r.id].chr, len)) return ATOM_ENOMEM;
-  return 0;
+  return r.kind == REG_L   ? reserve(a, x, max_u32(len, a->n_slot))
+         : r.kind == REG_W ? var_reserve_w(a, &a->var[r.id], len)
+                           : var_reserve_r(a, &a->var[r.id], len);
 }
 
 int atom__aero_opt_end(aero *a, const atom_ev *ev) {
@@ -317,8 +320,13 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
     if (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])) return ATOM_ENOMEM;
     a->knowers[nw++] = u;
   }
-  if (len <= ATOM__VC_INLINE) {
-    /* every clock has room for ATOM__VC_INLINE components: nothing to reserve */
+  if (!th->overflow && (a->n_slot <= ATOM__VC_INLINE || a->n_slot == th->nslot_b)) {
+    /* Nothing to reserve: every clock has room for ATOM__VC_INLINE components, and a clock
+     * in the learned list was stored (or updated at an END) after t's BEGIN, by a store that
+     * reserved room for every slot of that time, at least th->nslot_b = a->n_slot >= len.
+     * The clocks updated here then have room for every slot in use, so the invariant holds
+     * for the other open transactions they are registered with below (their BEGIN was no
+     * later than now). Otherwise (slots were added since the BEGIN) the loops reserve. */
   } else if (th->overflow) {
     for (uint32_t x = 0; x < a->n_var; x++)
       if (opt_end_reserve(a, (reg){REG_W, x}, t, ts, len) ||
