@@ -61,8 +61,11 @@ int main(int argc, char **argv) {
          "txn-len %u, seed %llu; best of %u\n",
          atom_version(), p.kind == TG_2PL ? "2pl" : "racy", p.threads, p.vars, p.locks,
          p.txn_len, (unsigned long long)p.seed, repeat);
-  printf("%-26s %10s %9s %9s %8s %12s %12s %8s\n", "checker", "events", "seconds", "Mev/s",
-         "ns/ev", "peak_bytes", "bytes_end", "reports");
+  printf("%-26s %10s %9s %9s %8s %7s %12s %12s %8s\n", "checker", "events", "seconds", "Mev/s",
+         "ns/ev", "x_null", "peak_bytes", "bytes_end", "reports");
+  /* x_null: the time per event over that of the `null` checker on the same length, measured in
+   * this run (the session's own cost is the floor every checker is compared to). */
+  double null_ns[MAX_LIST] = {0};
   int status = 0;
   for (size_t c = 0; c < nspecs; c++)
     for (size_t l = 0; l < nlens; l++) {
@@ -85,9 +88,13 @@ int main(int argc, char **argv) {
       }
       r = best;
       double secs = best.push_s + best.finish_s;
-      printf("%-26s %10llu %9.3f %9.2f %8.1f %12llu %12llu %8zu\n", specs[c],
-             (unsigned long long)best.events, secs, (double)best.events / secs / 1e6,
-             secs * 1e9 / (double)best.events, (unsigned long long)best.after.peak_bytes,
+      double ns = secs * 1e9 / (double)best.events;
+      if (strcmp(specs[c], "null") == 0) null_ns[l] = ns;
+      char ratio[16] = "-";
+      if (null_ns[l] > 0) snprintf(ratio, sizeof ratio, "%.2f", ns / null_ns[l]);
+      printf("%-26s %10llu %9.3f %9.2f %8.1f %7s %12llu %12llu %8zu\n", specs[c],
+             (unsigned long long)best.events, secs, (double)best.events / secs / 1e6, ns, ratio,
+             (unsigned long long)best.after.peak_bytes,
              (unsigned long long)best.after.bytes, best.reports);
       fflush(stdout);
     }
