@@ -427,7 +427,7 @@ ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
  *   checkers without on_events get each event in attach order, as atom_push does, and then
  *   each checker with on_events gets the whole block (the order of checkers for one event
  *   was never promised; reports of one checker keep their order).
- * - What goes into a block (block_take): only events whose validation is known to pass and
+ * - What goes into a block (block_fill): only events whose validation is known to pass and
  *   that need nothing at dispatch time beyond the event itself: READ, WRITE, ACQUIRE,
  *   RELEASE, BEGIN, END and FENCE without flags, of a known thread, with a known target. Any
  *   other event ends the block: the block is dispatched, then the event takes the single
@@ -440,7 +440,7 @@ ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
  *     (a JOIN may close the child's transaction with a synthetic END, dispatched at once)
  *     take the single path; so does every event while a checker reads store buffers
  *     (ATOM_CHECKER_PROP_STORE_BUFFER: it sees the buffer as of each event), and a WRITE
- *     while store buffers are kept (growing one may fail). A drain with no reader of the
+ *     that finds its thread's store buffer full (growing it may fail). A drain with no reader of the
  *     buffers (ACQUIRE, RELEASE, FENCE) empties it at validation: only COMMIT validation,
  *     later in event order, looks at it.
  * - Checker errors. ATOM_ENOMEM and ATOM_ELIMIT disable the checker at the failing event's
@@ -462,80 +462,121 @@ static inline int lookup(const atom__intern *in, uint64_t key, uint32_t *id) {
   return atom__u64map_get(&in->map, key, id);
 }
 
-/* Validate e into the block if it is an event a block may hold (see above) and return 1;
- * else return 0 having changed nothing. The block has room. */
-static inline int block_take(atom_session *s, const atom_event *e) {
-  uint32_t kind = e->kind, t, x = 0;
-  if (e->flags || !lookup(&s->ids[ATOM_SPACE_THREAD], e->thread, &t)) return 0;
-  atom__thread *th = &s->threads[t];
-  if (th->joined) return 0;
-  int forward = 1;
-  switch (kind) {
-    case ATOM_READ:
-      if (!lookup(&s->ids[ATOM_SPACE_VAR], e->target, &x)) return 0;
-      break;
-    case ATOM_WRITE:
-      if (s->track_pending || !lookup(&s->ids[ATOM_SPACE_VAR], e->target, &x)) return 0;
-      break;
-    case ATOM_BEGIN:
-      if (th->depth == UINT32_MAX) return 0;
+/* The first 8 bytes of an atom_event (kind, flags) of @p kind with flags 0, read as one
+ * integer in this machine's byte order (a constant once inlined). */
+static inline uint64_t kind_word(uint32_t kind) {
+  const uint32_t w[2] = {kind, 0};
+  uint64_t v;
+  memcpy(&v, w, sizeof v);
+  return v;
+}
+
+/* Validate events from ev[0] on into the block while they are events a block may hold (see
+ * above) and the block has room; return how many were taken. The first event not taken is
+ * left untouched. No key is interned here, so the tables cannot move: their addresses are
+ * held in locals (registers) for the whole run, and the block's length, kinds and the next
+ * index too, written back at the end. */
+static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
+  const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD], *vid = &s->ids[ATOM_SPACE_VAR],
+                     *lid = &s->ids[ATOM_SPACE_LOCK];
+  atom__thread *const threads = s->threads;
+  atom__lock *const locks = s->locks;
+  atom_ev *const block = s->block;
+  const int track_pending = s->track_pending;
+  uint32_t wanted = 0; /* kinds with a subscriber */
+  for (uint32_t k = ATOM_READ; k <= ATOM_COMMIT; k++)
+    if (s->n_subs[k]) wanted |= ATOM_KIND_BIT(k);
+  size_t len = s->block_len, room = ATOM__BLOCK - len;
+  uint64_t index = s->next_index;
+  uint32_t kinds = s->block_kinds;
+  if (n > room) n = room;
+  size_t i = 0;
+  for (; i < n; i++) {
+    const atom_event *e = &ev[i];
+    /* kind and flags in one load: with flags 0 it equals the kind, so every comparison with a
+     * kind below also checks flags == 0, and an event with flags falls to the last else */
+    uint64_t kf;
+    memcpy(&kf, e, sizeof kf);
+    uint32_t kind, t, x = 0; /* kind: set by the branch that knows it */
+    if (!lookup(tid, e->thread, &t)) break;
+    atom__thread *th = &threads[t];
+    if (th->joined) break;
+    int forward = 1;
+    /* the accesses first: most events are */
+    if (kf == kind_word(ATOM_READ)) {
+      kind = ATOM_READ;
+      if (!lookup(vid, e->target, &x)) break;
+    } else if (kf == kind_word(ATOM_WRITE)) {
+      kind = ATOM_WRITE;
+      if (!lookup(vid, e->target, &x)) break;
+      if (track_pending) {
+        /* into the store buffer, if it has room (growing it may fail: the single path) */
+        if (th->pending_len == th->pending_cap) break;
+        th->pending_var[(th->pending_head + th->pending_len++) & (th->pending_cap - 1)] = x;
+      }
+    } else if (kf == kind_word(ATOM_BEGIN)) {
+      kind = ATOM_BEGIN;
+      if (th->depth == UINT32_MAX) break;
       if (th->depth++) {
         forward = 0; /* inner BEGIN */
       } else {
-        th->begin_index = s->next_index;
+        th->begin_index = index;
         th->begin_loc = e->loc;
       }
-      break;
-    case ATOM_END:
-      if (!th->depth) return 0;
+    } else if (kf == kind_word(ATOM_END)) {
+      kind = ATOM_END;
+      if (!th->depth) break;
       forward = !--th->depth;
-      break;
-    case ATOM_ACQUIRE: {
-      if (!lookup(&s->ids[ATOM_SPACE_LOCK], e->target, &x)) return 0;
-      atom__lock *lk = &s->locks[x];
+    } else if (kf == kind_word(ATOM_ACQUIRE)) {
+      kind = ATOM_ACQUIRE;
+      if (!lookup(lid, e->target, &x)) break;
+      atom__lock *lk = &locks[x];
       if (lk->holder_plus1 == t + 1) {
-        if (lk->depth == UINT32_MAX) return 0;
+        if (lk->depth == UINT32_MAX) break;
         lk->depth++; /* re-entrant: swallowed, and no drain (as push_one) */
         forward = 0;
-        break;
+      } else {
+        if (lk->holder_plus1) break;
+        lk->holder_plus1 = t + 1;
+        lk->depth = 1;
+        if (track_pending) pending_drain(th);
       }
-      if (lk->holder_plus1) return 0;
-      lk->holder_plus1 = t + 1;
-      lk->depth = 1;
-      if (s->track_pending) pending_drain(th);
-      break;
-    }
-    case ATOM_RELEASE: {
-      if (!lookup(&s->ids[ATOM_SPACE_LOCK], e->target, &x)) return 0;
-      atom__lock *lk = &s->locks[x];
-      if (lk->holder_plus1 != t + 1) return 0;
+    } else if (kf == kind_word(ATOM_RELEASE)) {
+      kind = ATOM_RELEASE;
+      if (!lookup(lid, e->target, &x)) break;
+      atom__lock *lk = &locks[x];
+      if (lk->holder_plus1 != t + 1) break;
       if (--lk->depth) {
         forward = 0;
-        break;
+      } else {
+        lk->holder_plus1 = 0;
+        if (track_pending) pending_drain(th);
       }
-      lk->holder_plus1 = 0;
-      if (s->track_pending) pending_drain(th);
-      break;
+    } else if (kf == kind_word(ATOM_FENCE)) {
+      kind = ATOM_FENCE;
+      if (track_pending) pending_drain(th);
+    } else {
+      break; /* FORK, JOIN, COMMIT, an unknown kind, flags */
     }
-    case ATOM_FENCE:
-      if (s->track_pending) pending_drain(th);
-      break;
-    default:
-      return 0; /* FORK, JOIN, COMMIT, an unknown kind */
+    th->started = 1;
+    /* Written always (block[len] is in the block: len < ATOM__BLOCK here) and kept only when
+     * forwarded to a subscriber: no branch on what the trace does. */
+    atom_ev *o = &block[len];
+    o->kind = kind;
+    o->thread = t;
+    o->target = x;
+    o->flags = 0;
+    o->index = index;
+    o->loc = e->loc;
+    uint32_t keep = (uint32_t)forward & (wanted >> kind);
+    len += keep;
+    kinds |= keep << kind;
+    index++;
   }
-  uint64_t index = s->next_index++;
-  th->started = 1;
-  if (forward && s->n_subs[kind]) {
-    atom_ev *ev = &s->block[s->block_len++];
-    ev->kind = kind;
-    ev->thread = t;
-    ev->target = x;
-    ev->flags = 0;
-    ev->index = index;
-    ev->loc = e->loc;
-    s->block_kinds |= ATOM_KIND_BIT(kind);
-  }
-  return 1;
+  s->block_len = len;
+  s->block_kinds = kinds;
+  s->next_index = index;
+  return i;
 }
 
 /* The first error of a block in event order, with its message (later checkers may overwrite
@@ -589,7 +630,9 @@ static int block_flush(atom_session *s) {
   s->block_len = 0;
   /* The checkers that take one event at a time, event by event (as atom__dispatch). */
   int skip = s->any_batched;
-  for (size_t i = 0; i < n; i++) {
+  uint32_t loop_kinds = s->loop_kinds;
+  for (size_t i = 0; i < n && (s->block_kinds & loop_kinds); i++) {
+    if (!(loop_kinds & ATOM_KIND_BIT(s->block[i].kind))) continue;
     block_error_note(&be, dispatch_subs(s, &s->block[i], skip), s->block[i].index);
     if (s->free_pending) {
       s->free_index = s->block[i].index; /* the later events are never dispatched */
@@ -618,11 +661,15 @@ static int push_blocks(atom_session *s, const atom_event *ev, size_t n, size_t *
   size_t i = 0;
   s->free_index = UINT64_MAX;
   while (i < n) {
-    if (batch && block_take(s, &ev[i])) {
-      i++;
-      if (s->block_len == ATOM__BLOCK && ((err = block_flush(s)) || s->free_pending)) break;
-      continue;
+    if (batch) {
+      i += block_fill(s, ev + i, n - i);
+      if (s->block_len == ATOM__BLOCK) {
+        if ((err = block_flush(s)) || s->free_pending) break;
+        continue;
+      }
+      if (i == n) break;
     }
+    /* ev[i] needs the single path: the block before it first */
     if ((err = block_flush(s)) || s->free_pending) break;
     err = push_one(s, &ev[i++]);
     if (err || s->free_pending) break;
