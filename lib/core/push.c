@@ -440,9 +440,9 @@ ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
  *     (a JOIN may close the child's transaction with a synthetic END, dispatched at once)
  *     take the single path; so does every event while a checker reads store buffers
  *     (ATOM_CHECKER_PROP_STORE_BUFFER: it sees the buffer as of each event), and a WRITE
- *     that finds its thread's store buffer full (growing it may fail). A drain with no reader of the
- *     buffers (ACQUIRE, RELEASE, FENCE) empties it at validation: only COMMIT validation,
- *     later in event order, looks at it.
+ *     that finds its thread's store buffer full (growing it may fail). A drain with no
+ *     reader of the buffers (ACQUIRE, RELEASE, FENCE) empties it at validation: only COMMIT
+ *     validation, later in event order, looks at it.
  * - Checker errors. ATOM_ENOMEM and ATOM_ELIMIT disable the checker at the failing event's
  *   index, as atom_push does; the rest of the block still reaches the other checkers. Another
  *   error is returned after the whole block was dispatched (the session took its events, so

@@ -299,6 +299,74 @@ START_TEST(enomem_in_a_block) {
 }
 END_TEST
 
+/* A session freed from a report callback while a checker with on_events takes a block: the
+ * call returns ATOM_ESTATE after that block, and done counts up to its end. */
+static int rp_create(void **self, atom_env *env) {
+  *self = env;
+  return 0;
+}
+static int rp_on_event(void *self, const atom_ev *ev) {
+  atom_txn_ref txn = {ev->thread, 1, ev->index, ev->loc};
+  atom_report_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.kind = "test-read";
+  spec.event_index = ev->index;
+  spec.txns = &txn;
+  spec.n_txns = 1;
+  spec.signature_extra = ev->index;
+  return atom_env_report(self, &spec);
+}
+static int rp_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
+  for (size_t i = 0; i < n; i++) {
+    int rc = rp_on_event(self, &ev[i]);
+    if (rc) {
+      *failed = i;
+      return rc;
+    }
+  }
+  return 0;
+}
+static void rp_destroy(void *self) { (void)self; }
+
+typedef struct free_ctx {
+  atom_session *s;
+  int reports;
+} free_ctx;
+static void free_on_report(const atom_report *r, void *payload) {
+  free_ctx *c = payload;
+  (void)r;
+  if (++c->reports == 10) atom_session_free(c->s); /* deferred to the end of the push */
+}
+
+START_TEST(freed_during_a_block) {
+  for (int batched = 0; batched < 2; batched++) {
+    atom_checker vt;
+    ck_assert_int_eq(atom_checker_init(&vt, ATOM_CHECKER_ABI_VERSION), 0);
+    vt.event_mask = ATOM_KIND_BIT(ATOM_READ);
+    vt.name = "reporter";
+    vt.create = rp_create;
+    vt.on_event = rp_on_event;
+    vt.destroy = rp_destroy;
+    if (batched) vt.on_events = rp_on_events;
+    free_ctx c = {NULL, 0};
+    atom_options o;
+    ck_assert_int_eq(atom_options_init(&o, ATOM_OPTIONS_VERSION), 0);
+    o.on_report = free_on_report;
+    o.report_payload = &c;
+    ck_assert_int_eq(atom_session_new(&c.s, &o), 0);
+    ck_assert_int_eq(atom_session_attach_checker(c.s, &vt, NULL), 0);
+    atom_event ev[100];
+    for (int i = 0; i < 100; i++) ev[i] = (atom_event){ATOM_READ, 0, 1, 7, (uint64_t)i};
+    size_t done = 0;
+    /* event 0 interns the keys (single path, report 1); events 1..99 are one block */
+    ck_assert_int_eq(atom_push_many(c.s, ev, 100, &done), ATOM_ESTATE);
+    ck_assert_uint_eq(c.reports, 10);
+    ck_assert_uint_eq(done, batched ? 100 : 10); /* the whole block, or up to event 9 */
+  }
+}
+END_TEST
+
 Suite *atom_test_suite_batch(void) {
   Suite *s = suite_create("batch");
   TCase *tc = tcase_create("batch");
@@ -308,6 +376,7 @@ Suite *atom_test_suite_batch(void) {
   tcase_add_test(tc, one_call_per_block);
   tcase_add_test(tc, checker_error_in_a_block);
   tcase_add_test(tc, enomem_in_a_block);
+  tcase_add_test(tc, freed_during_a_block);
   suite_add_tcase(s, tc);
   return s;
 }
