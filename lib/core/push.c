@@ -483,7 +483,9 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
   atom__lock *const locks = s->locks;
   atom_ev *const block = s->block;
   const int track_pending = s->track_pending;
-  const uint32_t wanted = s->sub_kinds; /* kinds with a subscriber */
+  uint32_t wanted = 0; /* kinds with a subscriber */
+  for (uint32_t k = ATOM_READ; k <= ATOM_COMMIT; k++)
+    if (s->n_subs[k]) wanted |= ATOM_KIND_BIT(k);
   size_t len = s->block_len, room = ATOM__BLOCK - len;
   uint64_t index = s->next_index;
   uint32_t kinds = s->block_kinds;

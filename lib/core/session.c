@@ -176,7 +176,6 @@ static int subscribe(atom_session *s, atom_env *env) {
     s->subs[k] = grown;
     s->n_subs[k] = n + 1;
   }
-  s->sub_kinds |= mask;
   if (env->vt->on_events)
     s->any_batched = 1;
   else

@@ -143,7 +143,6 @@ struct atom_session {
   atom__sub *subs[ATOM_KIND_MAX_ + 1];
   size_t n_subs[ATOM_KIND_MAX_ + 1];
   int any_batched;          /* some env has on_events */
-  uint32_t sub_kinds;       /* ATOM_KIND_BIT of the kinds some env takes */
   uint32_t loop_kinds;      /* ATOM_KIND_BIT of the kinds some env without on_events takes */
 
   /* The block being built by atom_push_many (empty between calls): block_len events of the
