@@ -503,16 +503,23 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
     if (th->joined) break;
     int forward = 1;
     /* the accesses first: most events are */
-    if (kf == kind_word(ATOM_READ)) {
-      kind = ATOM_READ;
-      if (!lookup(vid, e->target, &x)) break;
-    } else if (kf == kind_word(ATOM_WRITE)) {
-      kind = ATOM_WRITE;
+    if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
+      /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
+       * and a mispredicted branch costs more than this whole path */
+      kind = e->kind;
       if (!lookup(vid, e->target, &x)) break;
       if (track_pending) {
-        /* into the store buffer, if it has room (growing it may fail: the single path) */
-        if (th->pending_len == th->pending_cap) break;
-        th->pending_var[(th->pending_head + th->pending_len++) & (th->pending_cap - 1)] = x;
+        /* A WRITE goes into the store buffer if it has room (growing it may fail: the single
+         * path). The slot after the pending writes is written for a READ too, which does not
+         * count it: that slot holds nothing. */
+        size_t plen = th->pending_len, pcap = th->pending_cap;
+        uint32_t is_write = kind == ATOM_WRITE;
+        if (plen == pcap) {
+          if (is_write) break;
+        } else {
+          th->pending_var[(th->pending_head + plen) & (pcap - 1)] = x;
+        }
+        th->pending_len = plen + is_write;
       }
     } else if (kf == kind_word(ATOM_BEGIN)) {
       kind = ATOM_BEGIN;

@@ -174,14 +174,23 @@ static atom_event *trace(uint64_t seed, size_t *n) {
   rt_rng r;
   rt_rng_seed(&r, seed * 7 + 1);
   for (size_t i = 0; i < *n; i++) {
-    if (!rt_rng_chance(&r, 0.03)) continue;
+    if (!rt_rng_chance(&r, 0.05)) continue;
     atom_event *e = &ev[i];
     switch (rt_rng_below(&r, 7)) {
       case 0: e->kind = 11 + (uint32_t)rt_rng_below(&r, 3); break;
       case 1: e->flags = 1 + (uint32_t)rt_rng_below(&r, 2); break;
       case 2: e->kind = ATOM_RELEASE; e->target = 1 + rt_rng_below(&r, 3); break;
       case 3: e->kind = ATOM_END; break;
-      case 4: e->kind = ATOM_COMMIT; e->target = 1 + rt_rng_below(&r, 4); break;
+      case 4: /* a COMMIT of the thread's last or first write before it: the store buffer */
+        e->kind = ATOM_COMMIT;
+        e->target = 1 + rt_rng_below(&r, 4);
+        for (size_t j = i, first = rt_rng_chance(&r, 0.5); j-- > 0;) {
+          if (ev[j].thread != e->thread || ev[j].kind != ATOM_WRITE) continue;
+          e->target = ev[j].target;
+          if (!first) break;
+        }
+        e->flags = 0;
+        break;
       case 5: e->kind = ATOM_FORK; e->target = 1 + rt_rng_below(&r, 4); break;
       default: e->thread = 1 + rt_rng_below(&r, 5); break;
     }
