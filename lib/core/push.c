@@ -502,7 +502,7 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
     atom__thread *th = &threads[t];
     if (th->joined) break;
     int forward = 1;
-    /* the accesses first: most events are */
+    /* the accesses first: most events are accesses */
     if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
       /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
        * and a mispredicted branch costs more than this whole path */
