@@ -167,7 +167,11 @@ ATOM_API int atom_push(atom_session *s, const atom_event *ev);
 /**
  * Push @p n events in order. Stops at the first error and returns it; @p done (may be NULL)
  * receives the number of events consumed, including the failing one. ATOM_EREENTRANT from a
- * callback of @p s (nothing consumed).
+ * callback of @p s (nothing consumed). Since 0.4 the events are validated into blocks and each
+ * block dispatched at once (doc/api.md, "Events"): the same as pushing them one by one, except
+ * that an error a checker returns (other than ATOM_ENOMEM and ATOM_ELIMIT, which disable it)
+ * is returned once the rest of its block was dispatched, @p done then counting up to the end
+ * of that block (at most 255 events past the failing one; they are pushed).
  * @since 0.1
  */
 ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, size_t *done);

@@ -13,6 +13,15 @@ static int null_on_event(void *self, const atom_ev *ev) {
   return 0;
 }
 
+/* The block form: nothing to do either, and one call per block instead of one per event. */
+static int null_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
+  (void)self;
+  (void)ev;
+  (void)n;
+  (void)failed;
+  return 0;
+}
+
 static void null_destroy(void *self) { (void)self; }
 
 const atom_checker atom__checker_null = {
@@ -27,4 +36,5 @@ const atom_checker atom__checker_null = {
     .destroy = null_destroy,
     .stats = NULL,
     .properties = ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_SOUND,
+    .on_events = null_on_events,
 };

@@ -116,13 +116,15 @@ static int checker_failed(const atom__sub *sub, const atom_ev *ev, int err) {
   return 0;
 }
 
-int atom__dispatch(atom_session *s, const atom_ev *ev) {
+/* Hand ev to its kind's subscribers, in attach order; skip_batched leaves out those that take
+ * blocks (they get ev with the rest of its block). Returns the first error to pass on. */
+static inline int dispatch_subs(atom_session *s, const atom_ev *ev, int skip_batched) {
   const atom__sub *sub = s->subs[ev->kind];
   size_t n = s->n_subs[ev->kind];
   int first_err = 0;
   int profile = s->opt.flags & ATOM_PROFILE;
   for (size_t i = 0; i < n; i++) {
-    if (sub[i].env->disabled) continue;
+    if (sub[i].env->disabled || (skip_batched && sub[i].batched)) continue;
     uint64_t t0 = profile ? now_ns() : 0;
     int err = sub[i].on_event(sub[i].self, ev);
     if (profile) sub[i].env->time_ns += now_ns() - t0;
@@ -132,6 +134,8 @@ int atom__dispatch(atom_session *s, const atom_ev *ev) {
   }
   return first_err;
 }
+
+int atom__dispatch(atom_session *s, const atom_ev *ev) { return dispatch_subs(s, ev, 0); }
 
 int atom__close_transaction(atom_session *s, uint32_t t, uint64_t index) {
   atom__thread *th = &s->threads[t];
@@ -413,6 +417,276 @@ ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
   return err;
 }
 
+/* ---- blocks ----
+ *
+ * atom_push_many validates a run of events into s->block and dispatches the block at once:
+ * one call per block to a checker with on_events, and the block event by event, in order, to
+ * the others. Every semantic of single pushes is kept, as follows.
+ *
+ * - Order. Each checker gets the events of its kinds in event order. Within a block the
+ *   checkers without on_events get each event in attach order, as atom_push does, and then
+ *   each checker with on_events gets the whole block (the order of checkers for one event
+ *   was never promised; reports of one checker keep their order).
+ * - What goes into a block (block_fill): only events whose validation is known to pass and
+ *   that need nothing at dispatch time beyond the event itself: READ, WRITE, ACQUIRE,
+ *   RELEASE, BEGIN, END and FENCE without flags, of a known thread, with a known target. Any
+ *   other event ends the block: the block is dispatched, then the event takes the single
+ *   path (push_one) and is dispatched at once. So:
+ *   - an ill-formed event reaches push_one, which rejects it exactly as atom_push does,
+ *     after every event before it was dispatched;
+ *   - a new key is interned only with the block empty, so atom_env_count() and the id
+ *     tables are, for every event of a block, what they were when it was validated;
+ *   - COMMIT (the checkers may ask for its write, during its dispatch only), FORK and JOIN
+ *     (a JOIN may close the child's transaction with a synthetic END, dispatched at once)
+ *     take the single path; so does every event while a checker reads store buffers
+ *     (ATOM_CHECKER_PROP_STORE_BUFFER: it sees the buffer as of each event), and a WRITE
+ *     that finds its thread's store buffer full (growing it may fail). A drain with no
+ *     reader of the buffers (ACQUIRE, RELEASE, FENCE) empties it at validation: only COMMIT
+ *     validation, later in event order, looks at it.
+ * - Checker errors. ATOM_ENOMEM and ATOM_ELIMIT disable the checker at the failing event's
+ *   index, as atom_push does; the rest of the block still reaches the other checkers. Another
+ *   error is returned after the whole block was dispatched (the session took its events, so
+ *   every checker must see them): the first one in event order, with its message; `done`
+ *   then counts the events up to the end of that block (doc/api.md).
+ * - A session freed from a callback: nothing more is dispatched; `done` counts the events up
+ *   to the one being dispatched (for a checker taking the whole block: the whole block).
+ * - ATOM_PROFILE times each checker's share of the block. */
+
+/* The dense id of an interned key, without interning (1 if found). */
+static inline int lookup(const atom__intern *in, uint64_t key, uint32_t *id) {
+  if (key < in->direct_cap) {
+    uint32_t v = in->direct[key];
+    *id = v - 1;
+    return v != 0;
+  }
+  return atom__u64map_get(&in->map, key, id);
+}
+
+/* The first 8 bytes of an atom_event (kind, flags) of @p kind with flags 0, read as one
+ * integer in this machine's byte order (a constant once inlined). */
+static inline uint64_t kind_word(uint32_t kind) {
+  const uint32_t w[2] = {kind, 0};
+  uint64_t v;
+  memcpy(&v, w, sizeof v);
+  return v;
+}
+
+/* Validate events from ev[0] on into the block while they are events a block may hold (see
+ * above) and the block has room; return how many were taken. The first event not taken is
+ * left untouched. No key is interned here, so the tables cannot move: their addresses are
+ * held in locals (registers) for the whole run, and the block's length, kinds and the next
+ * index too, written back at the end. */
+static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
+  const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD], *vid = &s->ids[ATOM_SPACE_VAR],
+                     *lid = &s->ids[ATOM_SPACE_LOCK];
+  atom__thread *const threads = s->threads;
+  atom__lock *const locks = s->locks;
+  atom_ev *const block = s->block;
+  const int track_pending = s->track_pending;
+  uint32_t wanted = 0; /* kinds with a subscriber */
+  for (uint32_t k = ATOM_READ; k <= ATOM_COMMIT; k++)
+    if (s->n_subs[k]) wanted |= ATOM_KIND_BIT(k);
+  size_t len = s->block_len, room = ATOM__BLOCK - len;
+  uint64_t index = s->next_index;
+  uint32_t kinds = s->block_kinds;
+  if (n > room) n = room;
+  size_t i = 0;
+  for (; i < n; i++) {
+    const atom_event *e = &ev[i];
+    /* kind and flags in one load: with flags 0 it equals the kind, so every comparison with a
+     * kind below also checks flags == 0, and an event with flags falls to the last else */
+    uint64_t kf;
+    memcpy(&kf, e, sizeof kf);
+    uint32_t kind, t, x = 0; /* kind: set by the branch that knows it */
+    if (!lookup(tid, e->thread, &t)) break;
+    atom__thread *th = &threads[t];
+    if (th->joined) break;
+    int forward = 1;
+    /* the accesses first: most events are accesses */
+    if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
+      /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
+       * and a mispredicted branch costs more than this whole path */
+      kind = e->kind;
+      if (!lookup(vid, e->target, &x)) break;
+      if (track_pending) {
+        /* A WRITE goes into the store buffer if it has room (growing it may fail: the single
+         * path). The slot after the pending writes is written for a READ too, which does not
+         * count it: that slot holds nothing. */
+        size_t plen = th->pending_len, pcap = th->pending_cap;
+        uint32_t is_write = kind == ATOM_WRITE;
+        if (plen == pcap) {
+          if (is_write) break;
+        } else {
+          th->pending_var[(th->pending_head + plen) & (pcap - 1)] = x;
+        }
+        th->pending_len = plen + is_write;
+      }
+    } else if (kf == kind_word(ATOM_BEGIN)) {
+      kind = ATOM_BEGIN;
+      if (th->depth == UINT32_MAX) break;
+      if (th->depth++) {
+        forward = 0; /* inner BEGIN */
+      } else {
+        th->begin_index = index;
+        th->begin_loc = e->loc;
+      }
+    } else if (kf == kind_word(ATOM_END)) {
+      kind = ATOM_END;
+      if (!th->depth) break;
+      forward = !--th->depth;
+    } else if (kf == kind_word(ATOM_ACQUIRE)) {
+      kind = ATOM_ACQUIRE;
+      if (!lookup(lid, e->target, &x)) break;
+      atom__lock *lk = &locks[x];
+      if (lk->holder_plus1 == t + 1) {
+        if (lk->depth == UINT32_MAX) break;
+        lk->depth++; /* re-entrant: swallowed, and no drain (as push_one) */
+        forward = 0;
+      } else {
+        if (lk->holder_plus1) break;
+        lk->holder_plus1 = t + 1;
+        lk->depth = 1;
+        if (track_pending) pending_drain(th);
+      }
+    } else if (kf == kind_word(ATOM_RELEASE)) {
+      kind = ATOM_RELEASE;
+      if (!lookup(lid, e->target, &x)) break;
+      atom__lock *lk = &locks[x];
+      if (lk->holder_plus1 != t + 1) break;
+      if (--lk->depth) {
+        forward = 0;
+      } else {
+        lk->holder_plus1 = 0;
+        if (track_pending) pending_drain(th);
+      }
+    } else if (kf == kind_word(ATOM_FENCE)) {
+      kind = ATOM_FENCE;
+      if (track_pending) pending_drain(th);
+    } else {
+      break; /* FORK, JOIN, COMMIT, an unknown kind, flags */
+    }
+    th->started = 1;
+    /* Written always (block[len] is in the block: len < ATOM__BLOCK here) and kept only when
+     * forwarded to a subscriber: no branch on what the trace does. */
+    atom_ev *o = &block[len];
+    o->kind = kind;
+    o->thread = t;
+    o->target = x;
+    o->flags = 0;
+    o->index = index;
+    o->loc = e->loc;
+    uint32_t keep = (uint32_t)forward & (wanted >> kind);
+    len += keep;
+    kinds |= keep << kind;
+    index++;
+  }
+  s->block_len = len;
+  s->block_kinds = kinds;
+  s->next_index = index;
+  return i;
+}
+
+/* The first error of a block in event order, with its message (later checkers may overwrite
+ * the thread's last-error message before the block is over). */
+typedef struct block_error {
+  int err;
+  uint64_t index;
+  char msg[512];
+} block_error;
+
+static void block_error_note(block_error *be, int err, uint64_t index) {
+  if (!err || (be->err && be->index <= index)) return;
+  be->err = err;
+  be->index = index;
+  snprintf(be->msg, sizeof be->msg, "%s", atom_last_error());
+}
+
+/* The block to env's on_events: the events of its kinds, the rest of the block after an
+ * error other than ENOMEM/ELIMIT (on_event would have had them too). */
+static void block_to_checker(atom_session *s, atom_env *env, const atom_ev *ev, size_t n,
+                             block_error *be) {
+  const atom_checker *vt = env->vt;
+  if (s->block_kinds & ~vt->event_mask) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+      if (vt->event_mask & ATOM_KIND_BIT(ev[i].kind)) s->block_scratch[m++] = ev[i];
+    ev = s->block_scratch;
+    n = m;
+  }
+  while (n && !env->disabled && !s->free_pending) {
+    size_t at = n;
+    int err = vt->on_events(env->self, ev, n, &at);
+    if (!err) break;
+    if (at >= n) at = n - 1;
+    err = atom__env_rc(env, "on_events", err);
+    if (err == ATOM_ENOMEM || err == ATOM_ELIMIT)
+      atom__env_disable(env, ev[at].index, err);
+    else
+      block_error_note(be, err, ev[at].index);
+    ev += at + 1;
+    n -= at + 1;
+  }
+}
+
+/* Dispatch the block and empty it. Returns the first error in event order (0 if none). */
+static int block_flush(atom_session *s) {
+  size_t n = s->block_len;
+  if (!n) return 0;
+  block_error be;
+  be.err = 0;
+  s->block_len = 0;
+  /* The checkers that take one event at a time, event by event (as atom__dispatch). */
+  int skip = s->any_batched;
+  uint32_t loop_kinds = s->loop_kinds;
+  for (size_t i = 0; i < n && (s->block_kinds & loop_kinds); i++) {
+    if (!(loop_kinds & ATOM_KIND_BIT(s->block[i].kind))) continue;
+    block_error_note(&be, dispatch_subs(s, &s->block[i], skip), s->block[i].index);
+    if (s->free_pending) {
+      s->free_index = s->block[i].index; /* the later events are never dispatched */
+      break;
+    }
+  }
+  for (size_t i = 0; skip && i < s->n_envs && !s->free_pending; i++) {
+    atom_env *env = s->envs[i];
+    if (!env->vt->on_events || env->disabled || !(env->vt->event_mask & s->block_kinds))
+      continue;
+    int profile = s->opt.flags & ATOM_PROFILE;
+    uint64_t t0 = profile ? now_ns() : 0;
+    block_to_checker(s, env, s->block, n, &be);
+    if (profile) env->time_ns += now_ns() - t0;
+  }
+  s->block_kinds = 0;
+  if (be.err) atom__error(be.err, "%s", be.msg);
+  return be.err;
+}
+
+/* atom_push_many's work: *done is set to the number of events taken (see "blocks" above for
+ * a session freed during a block). */
+static int push_blocks(atom_session *s, const atom_event *ev, size_t n, size_t *done) {
+  int err = 0, batch = !s->keep_pending_src;
+  uint64_t base = s->next_index; /* every event taken, accepted or not, uses one index */
+  size_t i = 0;
+  s->free_index = UINT64_MAX;
+  while (i < n) {
+    if (batch) {
+      i += block_fill(s, ev + i, n - i);
+      if (s->block_len == ATOM__BLOCK) {
+        if ((err = block_flush(s)) || s->free_pending) break;
+        continue;
+      }
+      if (i == n) break;
+    }
+    /* ev[i] needs the single path: the block before it first */
+    if ((err = block_flush(s)) || s->free_pending) break;
+    err = push_one(s, &ev[i++]);
+    if (err || s->free_pending) break;
+  }
+  if (!err && !s->free_pending) err = block_flush(s);
+  *done = i;
+  if (s->free_pending && s->free_index != UINT64_MAX) *done = (size_t)(s->free_index - base) + 1;
+  return err;
+}
+
 ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, size_t *done) {
   if (done) *done = 0;
   if (!s || (!ev && n)) return atom__error(ATOM_EINVAL, "atom_push_many: NULL argument");
@@ -422,7 +696,7 @@ ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, siz
   atom__call_begin(s);
   int err = check_pushable(s);
   size_t i = 0;
-  while (!err && i < n && !s->free_pending) err = push_one(s, &ev[i++]);
+  if (!err) err = push_blocks(s, ev, n, &i);
   if (atom__call_end(s, threadsafe)) err = atom__freed_error("atom_push_many");
   if (done) *done = i;
   return err;

@@ -47,7 +47,8 @@ ATOM_API const atom_checker *atom_checker_builtin(size_t i) {
 size_t atom__checker_size(unsigned version) {
   switch (version) {
   case 1: return offsetof(atom_checker, properties); /* 0.1 */
-  case 2: return sizeof(atom_checker);               /* 0.3: properties */
+  case 2: return offsetof(atom_checker, on_events);  /* 0.3: properties */
+  case 3: return sizeof(atom_checker);               /* 0.4: on_events */
   default: return 0;
   }
 }

@@ -172,9 +172,14 @@ static int subscribe(atom_session *s, atom_env *env) {
     grown[n].on_event = env->vt->on_event;
     grown[n].self = env->self;
     grown[n].env = env;
+    grown[n].batched = env->vt->on_events != NULL;
     s->subs[k] = grown;
     s->n_subs[k] = n + 1;
   }
+  if (env->vt->on_events)
+    s->any_batched = 1;
+  else
+    s->loop_kinds |= mask;
   if (mask & ATOM_KIND_BIT(ATOM_COMMIT)) {
     s->track_pending = 1;
     if (env->vt->properties & ATOM_CHECKER_PROP_STORE_BUFFER) s->keep_pending_src = 1;

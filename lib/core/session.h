@@ -103,7 +103,12 @@ typedef struct atom__sub {
   int (*on_event)(void *self, const atom_ev *ev);
   void *self;
   atom_env *env;
+  int batched;              /* it has on_events: a block reaches it whole, not event by event */
 } atom__sub;
+
+/* Events atom_push_many() validated and not yet dispatched (push.c, "blocks"): a block is
+ * dispatched when full, before an event it cannot hold, and before the call returns. */
+#define ATOM__BLOCK 256u
 
 struct atom_session {
   atom_options opt;
@@ -137,6 +142,19 @@ struct atom_session {
   size_t n_envs, envs_cap;
   atom__sub *subs[ATOM_KIND_MAX_ + 1];
   size_t n_subs[ATOM_KIND_MAX_ + 1];
+  int any_batched;          /* some env has on_events */
+  uint32_t loop_kinds;      /* ATOM_KIND_BIT of the kinds some env without on_events takes */
+
+  /* The block being built by atom_push_many (empty between calls): block_len events of the
+   * kinds in block_kinds (ATOM_KIND_BIT), each with a subscriber. block_scratch holds the
+   * events of one checker's kinds when it does not want them all. When the session is freed
+   * from a callback during a block, free_index is the index of the event being dispatched
+   * then (UINT64_MAX: not known to the event, a checker was taking the whole block). */
+  atom_ev block[ATOM__BLOCK];
+  atom_ev block_scratch[ATOM__BLOCK];
+  size_t block_len;
+  uint32_t block_kinds;
+  uint64_t free_index;
 
   atom__names names;
   atom__locations locations; /* described locs (location.c) */

@@ -66,7 +66,8 @@ int main(void) {
   PIN(offsetof(atom_checker, destroy), 56);
   PIN(offsetof(atom_checker, stats), 64);
   PIN(offsetof(atom_checker, properties), 72);
-  PIN(sizeof(atom_checker), 80);
+  PIN(offsetof(atom_checker, on_events), 80);
+  PIN(sizeof(atom_checker), 88);
 
   PIN(sizeof(atom_ev), 32);
   PIN(offsetof(atom_ev, index), 16);
@@ -89,7 +90,7 @@ int main(void) {
 
   /* Pinned constants */
   PIN(ATOM_OPTIONS_VERSION, 3);
-  PIN(ATOM_CHECKER_ABI_VERSION, 2);
+  PIN(ATOM_CHECKER_ABI_VERSION, 3);
   PIN(ATOM_OUTPUT_OPTIONS_VERSION, 1);
   PIN(ATOM_FORMAT_TEXT, 1);
   PIN(ATOM_FORMAT_JSON, 2);

@@ -129,7 +129,7 @@ static void rec_destroy(void *self) {
 static const atom_checker recorder_checker = {
     ATOM_CHECKER_ABI_VERSION, 0x7fe /* every kind, 1..10 */, "pictured",
     "reports the cycles a test planned", NULL, rec_create, rec_event, rec_finish, rec_destroy,
-    NULL, ATOM_CHECKER_PROP_AT_FINISH};
+    NULL, ATOM_CHECKER_PROP_AT_FINISH, NULL};
 
 /* ---- scenarios ---- */
 

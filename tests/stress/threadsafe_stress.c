@@ -68,7 +68,7 @@ static void rec_destroy(void *self) {
 
 static const atom_checker recorder_checker = {
     ATOM_CHECKER_ABI_VERSION, 0x7feu, "recorder", "records the serialized order", NULL,
-    rec_create, rec_event, NULL, rec_destroy, NULL, 0};
+    rec_create, rec_event, NULL, rec_destroy, NULL, 0, NULL};
 
 typedef struct producer {
   atom_session *s;

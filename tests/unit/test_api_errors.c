@@ -76,8 +76,8 @@ START_TEST(attaching) {
          "given twice");
   EXPECT(atom_session_attach_checker(s, NULL, NULL), ATOM_EINVAL, "NULL argument");
   atom_checker vt = tu_recorder_checker;
-  vt.abi_version = 3;
-  EXPECT(atom_session_attach_checker(s, &vt, NULL), ATOM_EINVAL, "unknown checker vtable version 3");
+  vt.abi_version = 4;
+  EXPECT(atom_session_attach_checker(s, &vt, NULL), ATOM_EINVAL, "unknown checker vtable version 4");
   vt = tu_recorder_checker;
   vt.destroy = NULL;
   EXPECT(atom_session_attach_checker(s, &vt, NULL), ATOM_EINVAL, "a required member is NULL");

@@ -852,7 +852,7 @@ static void ev_destroy(void *self) { free(self); }
 static const char *const ev_keys[] = {"loc", "flags", NULL};
 static const atom_checker ev_checker = {
     ATOM_CHECKER_ABI_VERSION, ATOM_KIND_BIT(ATOM_READ), "evidence-plugin", "test", ev_keys,
-    ev_create, ev_event, ev_finish, ev_destroy, NULL, 0};
+    ev_create, ev_event, ev_finish, ev_destroy, NULL, 0, NULL};
 
 /* The report of checker ci (exactly one). */
 static const atom_report *only_report_of(const atom_session *s, size_t ci) {

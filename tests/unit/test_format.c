@@ -80,7 +80,7 @@ static const atom_checker scripted_checker = {
     ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE) | ATOM_KIND_BIT(ATOM_ACQUIRE) |
         ATOM_KIND_BIT(ATOM_RELEASE) | ATOM_KIND_BIT(ATOM_BEGIN) | ATOM_KIND_BIT(ATOM_END),
     "scripted", "reports what the test planned", NULL, scripted_create, scripted_event,
-    scripted_finish, scripted_destroy, NULL, 0};
+    scripted_finish, scripted_destroy, NULL, 0, NULL};
 
 /* One pushed event: kind, thread, target, loc, flags. */
 typedef struct step {

@@ -29,7 +29,7 @@ static int empty_event(void *self, const atom_ev *ev) {
 static void empty_destroy(void *self) { (void)self; }
 static const atom_checker empty_checker = {
     ATOM_CHECKER_ABI_VERSION, ATOM_KIND_BIT(ATOM_READ), "empty-reporter", "test", NULL,
-    empty_create, empty_event, NULL, empty_destroy, NULL, 0};
+    empty_create, empty_event, NULL, empty_destroy, NULL, 0, NULL};
 
 /* The second report has the signature of the first, so the core compares two signatures of
  * zero locations (a memcmp on a NULL array under UBSan before the fix). */
@@ -73,7 +73,7 @@ static void coded_destroy(void *self) { free(self); }
 static const char *const coded_keys[] = {"create", "event", "finish", NULL};
 static const atom_checker coded_checker = {
     ATOM_CHECKER_ABI_VERSION, ATOM_KIND_BIT(ATOM_READ), "coded", "test", coded_keys,
-    coded_create, coded_event, coded_finish, coded_destroy, NULL, 0};
+    coded_create, coded_event, coded_finish, coded_destroy, NULL, 0, NULL};
 
 /* A stale message that must not survive a checker failure. */
 static void make_stale_error(void) {

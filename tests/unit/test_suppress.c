@@ -63,7 +63,7 @@ static const atom_checker lister_checker = {
     ATOM_CHECKER_ABI_VERSION,
     ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE) | ATOM_KIND_BIT(ATOM_BEGIN),
     "cyclefinder", "test", NULL, lister_create, lister_event, lister_finish, lister_destroy,
-    NULL, 0};
+    NULL, 0, NULL};
 
 /* T1's transaction at loc 10 reads x at 11 and y at 12, T2's at loc 20 writes both at 21 and
  * 22. */

@@ -85,8 +85,11 @@ typedef struct atom_checker_counters {
   uint64_t clocks; /**< vector clocks held */
 } atom_checker_counters;
 
-/** The current version of atom_checker (1: the 0.1 layout; 2 appends properties, @since 0.3). */
-#define ATOM_CHECKER_ABI_VERSION 2
+/**
+ * The current version of atom_checker (1: the 0.1 layout; 2 appends properties, @since 0.3;
+ * 3 appends on_events, @since 0.4).
+ */
+#define ATOM_CHECKER_ABI_VERSION 3
 
 /** @name atom_checker::properties: what a checker decides and when (--list-checkers). @since 0.3 */
 /** @{ */
@@ -116,7 +119,7 @@ typedef struct atom_checker_counters {
  * vtable and the strings it points to must outlive every session it is attached to.
  */
 typedef struct atom_checker {
-  uint32_t abi_version;          /**< ATOM_CHECKER_ABI_VERSION (1 and 2 are accepted) */
+  uint32_t abi_version;          /**< ATOM_CHECKER_ABI_VERSION (1, 2 and 3 are accepted) */
   uint32_t event_mask;           /**< OR of ATOM_KIND_BIT(kind) for the kinds it wants */
   const char *name;              /**< "aerodrome"; names the checker in reports and errors */
   const char *summary;           /**< one line */
@@ -181,6 +184,29 @@ typedef struct atom_checker {
   int (*stats)(void *self, atom_checker_counters *out);
   /* ---- version 2 (@since 0.3) ---- */
   uint32_t properties;           /**< ATOM_CHECKER_PROP_* bits; 0 = unknown */
+  /* ---- version 3 (@since 0.4) ---- */
+  /**
+   * Optional (NULL): a block of normalized events at once, the batch form of on_event. The
+   * session calls it from atom_push_many() (and atom_trace_feed(), which is built on it) with
+   * the events of up to a few hundred consecutive pushes, in event order, only of the kinds
+   * in event_mask; on_event is still required and still called for single events (atom_push,
+   * the per-kind helpers, the closing ENDs of atom_finish and of a JOIN). Calling on_events
+   * must be exactly the same as calling on_event on each event in turn. @p ev is valid only
+   * during the call.
+   *
+   * When a block reaches the checker, the session has already validated the events that
+   * follow in the block (so atom_session_stats() from a report callback may count them); the
+   * ids of the block were all interned before its first event (a block never interns a new
+   * key), so atom_env_count() and the rest of atom_env_* answer as they would in on_event.
+   *
+   * @return 0 when every event was taken; else the negative ATOM_E* code of the first event
+   *         that failed, with *@p failed set to its position in @p ev (0 .. @p n - 1). The
+   *         events before it were taken and the ones after it were not: the code then means
+   *         what it means for on_event at that event (ATOM_ENOMEM and ATOM_ELIMIT disable
+   *         the checker there; after another code the session hands the rest of the block
+   *         in a new call). A position not below @p n is read as @p n - 1.
+   */
+  int (*on_events)(void *self, const atom_ev *ev, size_t n, size_t *failed);
 } atom_checker;
 
 /**

@@ -1,0 +1,391 @@
+/* Batch dispatch: atom_push_many in blocks of any size is the same as atom_push event by
+ * event, for every built-in checker and for test checkers with and without on_events: the
+ * same reports, statuses, events received and error codes (with their messages), also with
+ * ill-formed events inside a block and a checker that runs out of memory inside a block. */
+#include <check.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "randtrace.h"
+#include "util.h"
+
+Suite *atom_test_suite_batch(void);
+
+/* ---- a recorder that takes blocks ---- */
+
+static size_t block_calls; /* on_events calls, so that a test sees batching really happen */
+
+static int blockrec_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
+  block_calls++;
+  for (size_t i = 0; i < n; i++) {
+    int rc = tu_recorder_checker.on_event(self, &ev[i]);
+    if (rc) {
+      *failed = i;
+      return rc;
+    }
+  }
+  return 0;
+}
+
+/* The recorder with on_events; mask_subset: only some kinds (the session filters the block). */
+static atom_checker blockrec_vtable(int mask_subset) {
+  atom_checker vt = tu_recorder_checker;
+  vt.abi_version = ATOM_CHECKER_ABI_VERSION;
+  vt.on_events = blockrec_on_events;
+  if (mask_subset)
+    vt.event_mask = ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE) |
+                    ATOM_KIND_BIT(ATOM_END) | ATOM_KIND_BIT(ATOM_JOIN);
+  return vt;
+}
+
+/* ---- one run, summed up as text ---- */
+
+typedef struct text {
+  char *s;
+  size_t len, cap;
+} text;
+
+static void add(text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void add(text *t, const char *fmt, ...) {
+  char line[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(line, sizeof line, fmt, ap);
+  va_end(ap);
+  ck_assert_int_ge(n, 0);
+  size_t len = strlen(line);
+  if (t->len + len + 1 > t->cap) {
+    t->cap = (t->len + len + 1) * 2;
+    t->s = realloc(t->s, t->cap);
+    ck_assert_ptr_nonnull(t->s);
+  }
+  memcpy(t->s + t->len, line, len + 1);
+  t->len += len;
+}
+
+/* Which checkers a run attaches. */
+enum { WITH_TSO = 1, FAIL_RECORDERS = 2 };
+
+static atom_session *new_session(int config, unsigned fail_a, unsigned fail_b) {
+  atom_session *s = NULL;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  static const char *const builtins[] = {"aerodrome", "aerodrome:variant=basic", "velodrome",
+                                         "commit-node", "commit-node:mode=view", "block",
+                                         "reduction", "race-automata", "null", NULL};
+  char args[64];
+  atom_checker all = blockrec_vtable(0), some = blockrec_vtable(1);
+  /* recorders before, between and after the built-ins; with FAIL_RECORDERS one of each kind
+   * runs out of memory at its fail_a-th / fail_b-th event */
+  snprintf(args, sizeof args, "fail_at=%u", (config & FAIL_RECORDERS) ? fail_a : 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, args), 0);
+  snprintf(args, sizeof args, "fail_at=%u", (config & FAIL_RECORDERS) ? fail_b : 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &all, args), 0);
+  for (int i = 0; builtins[i]; i++) ck_assert_int_eq(atom_session_attach(s, builtins[i]), 0);
+  if (config & WITH_TSO) ck_assert_int_eq(atom_session_attach(s, "tso"), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &some, NULL), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, "note=last"), 0);
+  return s;
+}
+
+/* Everything observable after the run: the result of each push that failed (event, code,
+ * message), atom_finish's, then per checker its status, its reports in order and, for the
+ * recorders, every event they received. */
+static void sum_up(atom_session *s, text *t, int finish_rc) {
+  add(t, "finish %d\n", finish_rc);
+  atom_session_stats st = {ATOM_SESSION_STATS_VERSION, 0, 0, 0, 0, 0, 0, 0};
+  ck_assert_int_eq(atom_session_stats_get(s, &st), 0);
+  add(t, "events %llu rejected %llu ids %llu %llu %llu\n", (unsigned long long)st.events,
+      (unsigned long long)st.rejected, (unsigned long long)st.threads,
+      (unsigned long long)st.vars, (unsigned long long)st.locks);
+  for (size_t c = 0; c < atom_checker_count(s); c++) {
+    atom_checker_status cs;
+    cs.version = ATOM_CHECKER_STATUS_VERSION;
+    ck_assert_int_eq(atom_checker_status_get(s, c, &cs), 0);
+    add(t, "checker %zu %s: state %u at %llu error %d %s\n", c, atom_checker_name(s, c),
+        (unsigned)cs.state, (unsigned long long)cs.stopped_at, (int)cs.error,
+        cs.reason ? cs.reason : "");
+    for (size_t i = 0; i < atom_report_count(s); i++) {
+      const atom_report *r = atom_report_get(s, i);
+      if (atom_report_checker_index(r) != c) continue;
+      add(t, "  %s @%llu x%llu %llx %s\n", atom_report_kind(r),
+          (unsigned long long)atom_report_event_index(r),
+          (unsigned long long)atom_report_occurrences(r),
+          (unsigned long long)atom_report_fingerprint(r), atom_report_message(r));
+    }
+    if (strcmp(atom_checker_name(s, c), "recorder") == 0) {
+      const tu_recorder *rec = tu_recorder_of(s, c);
+      add(t, "  recorded %zu finished %d\n", rec->count, rec->finished);
+      for (size_t i = 0; i < rec->count; i++) {
+        const atom_ev *e = &rec->events[i];
+        add(t, "  %u %u %u %u %llu %llu\n", e->kind, e->thread, e->target, e->flags,
+            (unsigned long long)e->index, (unsigned long long)e->loc);
+      }
+    }
+  }
+}
+
+static void run_single(const atom_event *ev, size_t n, int config, unsigned fa, unsigned fb,
+                       text *t) {
+  atom_session *s = new_session(config, fa, fb);
+  for (size_t i = 0; i < n; i++) {
+    int rc = atom_push(s, &ev[i]);
+    if (rc) add(t, "push %zu: %d %s\n", i, rc, atom_last_error());
+  }
+  sum_up(s, t, atom_finish(s));
+  atom_session_free(s);
+}
+
+/* The same events through atom_push_many in calls of random sizes (1 to 700). */
+static void run_many(const atom_event *ev, size_t n, int config, unsigned fa, unsigned fb,
+                     uint64_t seed, text *t) {
+  atom_session *s = new_session(config, fa, fb);
+  rt_rng r;
+  rt_rng_seed(&r, seed);
+  size_t pos = 0;
+  while (pos < n) {
+    size_t want = 1 + (size_t)rt_rng_below(&r, rt_rng_chance(&r, 0.3) ? 8 : 700);
+    if (want > n - pos) want = n - pos;
+    size_t done = 0;
+    int rc = atom_push_many(s, ev + pos, want, &done);
+    ck_assert_uint_le(done, want);
+    if (rc) {
+      /* a rejection: done counts the rejected event, which is the last one taken */
+      ck_assert_uint_ge(done, 1);
+      add(t, "push %zu: %d %s\n", pos + done - 1, rc, atom_last_error());
+    } else {
+      ck_assert_uint_eq(done, want);
+    }
+    pos += done;
+  }
+  sum_up(s, t, atom_finish(s));
+  atom_session_free(s);
+}
+
+/* A random trace with some events made ill-formed or odd (unknown kind, flags, a lock nobody
+ * holds, an END too many, a COMMIT, a FORK of a running thread), same seed, same trace. */
+static atom_event *trace(uint64_t seed, size_t *n) {
+  rt_params p;
+  rt_params_random(&p, seed, 400);
+  if (seed % 3 == 0) rt_params_sync(&p, seed);
+  atom_event *ev = NULL;
+  ck_assert_int_eq(rt_generate(&p, seed, &ev, n), 0);
+  rt_rng r;
+  rt_rng_seed(&r, seed * 7 + 1);
+  for (size_t i = 0; i < *n; i++) {
+    if (!rt_rng_chance(&r, 0.05)) continue;
+    atom_event *e = &ev[i];
+    switch (rt_rng_below(&r, 7)) {
+      case 0: e->kind = 11 + (uint32_t)rt_rng_below(&r, 3); break;
+      case 1: e->flags = 1 + (uint32_t)rt_rng_below(&r, 2); break;
+      case 2: e->kind = ATOM_RELEASE; e->target = 1 + rt_rng_below(&r, 3); break;
+      case 3: e->kind = ATOM_END; break;
+      case 4: /* a COMMIT of the thread's last or first write before it: the store buffer */
+        e->kind = ATOM_COMMIT;
+        e->target = 1 + rt_rng_below(&r, 4);
+        for (size_t j = i, first = rt_rng_chance(&r, 0.5); j-- > 0;) {
+          if (ev[j].thread != e->thread || ev[j].kind != ATOM_WRITE) continue;
+          e->target = ev[j].target;
+          if (!first) break;
+        }
+        e->flags = 0;
+        break;
+      case 5: e->kind = ATOM_FORK; e->target = 1 + rt_rng_below(&r, 4); break;
+      default: e->thread = 1 + rt_rng_below(&r, 5); break;
+    }
+  }
+  return ev;
+}
+
+static void compare(uint64_t seed, int config) {
+  size_t n = 0;
+  atom_event *ev = trace(seed, &n);
+  /* the recorders that fail run out of memory somewhere in the middle */
+  unsigned fa = 1 + (unsigned)(seed % (n + 1)), fb = 1 + (unsigned)((seed * 31) % (n / 2 + 1));
+  text one = {0}, many = {0};
+  run_single(ev, n, config, fa, fb, &one);
+  run_many(ev, n, config, fa, fb, seed ^ 0x9e3779b97f4a7c15ull, &many);
+  if (strcmp(one.s, many.s) != 0) {
+    size_t at = 0;
+    while (one.s[at] == many.s[at]) at++;
+    while (at && one.s[at - 1] != '\n') at--;
+    ck_abort_msg("seed %llu config %d: push_many differs from push at\n%.300s\n---\n%.300s",
+                 (unsigned long long)seed, config, one.s + at, many.s + at);
+  }
+  free(one.s);
+  free(many.s);
+  free(ev);
+}
+
+START_TEST(push_many_is_push) {
+  size_t calls0 = block_calls;
+  for (uint64_t seed = 1; seed <= 150; seed++) compare(seed, seed % 2 ? FAIL_RECORDERS : 0);
+  ck_assert_uint_gt(block_calls, calls0); /* blocks were really dispatched */
+}
+END_TEST
+
+START_TEST(push_many_is_push_with_store_buffers) {
+  for (uint64_t seed = 1000; seed <= 1060; seed++)
+    compare(seed, WITH_TSO | (seed % 2 ? FAIL_RECORDERS : 0));
+}
+END_TEST
+
+/* A block is one call to a checker with on_events, not one per event. */
+START_TEST(one_call_per_block) {
+  atom_session *s = NULL;
+  ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  atom_checker vt = blockrec_vtable(0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &vt, NULL), 0);
+  atom_event ev[200];
+  for (int i = 0; i < 200; i++) ev[i] = (atom_event){ATOM_READ, 0, 1, 7, (uint64_t)i};
+  size_t done = 0;
+  block_calls = 0;
+  /* the first event interns thread 1 and variable 7 (single path), the rest is one block */
+  ck_assert_int_eq(atom_push_many(s, ev, 200, &done), 0);
+  ck_assert_uint_eq(done, 200);
+  ck_assert_uint_eq(block_calls, 1);
+  ck_assert_uint_eq(tu_recorder_of(s, 0)->count, 200);
+  atom_session_free(s);
+}
+END_TEST
+
+/* A checker error other than ENOMEM/ELIMIT in a block: the whole block is dispatched (the
+ * session took it), the call returns the error with the failing checker's message, and done
+ * counts the block (doc/api.md, atom_push_many). */
+START_TEST(checker_error_in_a_block) {
+  for (int batched = 0; batched < 2; batched++) {
+    atom_session *s = NULL;
+    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+    atom_checker vt = batched ? blockrec_vtable(0) : tu_recorder_checker;
+    char args[64];
+    snprintf(args, sizeof args, "fail_at=50,fail_code=%d", ATOM_ECALLBACK);
+    ck_assert_int_eq(atom_session_attach_checker(s, &vt, args), 0);
+    ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, NULL), 0);
+    /* READs: the recorders take COMMIT, so the session keeps store buffers and every WRITE
+     * would take the single path */
+    atom_event ev[100];
+    for (int i = 0; i < 100; i++) ev[i] = (atom_event){ATOM_READ, 0, 1, 7, (uint64_t)i};
+    ck_assert_int_eq(atom_push(s, &ev[0]), 0); /* interns the keys: the rest is one block */
+    size_t done = 0;
+    ck_assert_int_eq(atom_push_many(s, ev + 1, 99, &done), ATOM_ECALLBACK);
+    ck_assert_uint_eq(done, 99);
+    ck_assert_ptr_nonnull(strstr(atom_last_error(), "recorder"));
+    ck_assert_uint_eq(tu_recorder_of(s, 0)->count, 49); /* fails from its 50th event on */
+    ck_assert_uint_eq(tu_recorder_of(s, 1)->count, 100);
+    atom_checker_status cs;
+    cs.version = ATOM_CHECKER_STATUS_VERSION;
+    ck_assert_int_eq(atom_checker_status_get(s, 0, &cs), 0);
+    ck_assert_uint_eq(cs.state, ATOM_CHECKER_COMPLETE); /* not disabled: it keeps receiving */
+    atom_session_free(s);
+  }
+}
+END_TEST
+
+/* ENOMEM inside a block disables the checker at that event's index; the others go on. */
+START_TEST(enomem_in_a_block) {
+  for (int batched = 0; batched < 2; batched++) {
+    atom_session *s = NULL;
+    ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+    atom_checker vt = batched ? blockrec_vtable(0) : tu_recorder_checker;
+    ck_assert_int_eq(atom_session_attach_checker(s, &vt, "fail_at=30"), 0);
+    ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, NULL), 0);
+    atom_event ev[100];
+    for (int i = 0; i < 100; i++) ev[i] = (atom_event){ATOM_READ, 0, 1, 7, (uint64_t)i};
+    size_t done = 0;
+    ck_assert_int_eq(atom_push_many(s, ev, 100, &done), 0);
+    ck_assert_uint_eq(done, 100);
+    atom_checker_status cs;
+    cs.version = ATOM_CHECKER_STATUS_VERSION;
+    ck_assert_int_eq(atom_checker_status_get(s, 0, &cs), 0);
+    ck_assert_uint_eq(cs.state, ATOM_CHECKER_DISABLED);
+    ck_assert_uint_eq(cs.stopped_at, 29);
+    ck_assert_int_eq(cs.error, ATOM_ENOMEM);
+    ck_assert_uint_eq(tu_recorder_of(s, 0)->count, 29);
+    ck_assert_uint_eq(tu_recorder_of(s, 1)->count, 100);
+    atom_session_free(s);
+  }
+}
+END_TEST
+
+/* A session freed from a report callback while a checker with on_events takes a block: the
+ * call returns ATOM_ESTATE after that block, and done counts up to its end. */
+static int rp_create(void **self, atom_env *env) {
+  *self = env;
+  return 0;
+}
+static int rp_on_event(void *self, const atom_ev *ev) {
+  atom_txn_ref txn = {ev->thread, 1, ev->index, ev->loc};
+  atom_report_spec spec;
+  memset(&spec, 0, sizeof spec);
+  spec.version = ATOM_REPORT_SPEC_VERSION;
+  spec.kind = "test-read";
+  spec.event_index = ev->index;
+  spec.txns = &txn;
+  spec.n_txns = 1;
+  spec.signature_extra = ev->index;
+  return atom_env_report(self, &spec);
+}
+static int rp_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
+  for (size_t i = 0; i < n; i++) {
+    int rc = rp_on_event(self, &ev[i]);
+    if (rc) {
+      *failed = i;
+      return rc;
+    }
+  }
+  return 0;
+}
+static void rp_destroy(void *self) { (void)self; }
+
+typedef struct free_ctx {
+  atom_session *s;
+  int reports;
+} free_ctx;
+static void free_on_report(const atom_report *r, void *payload) {
+  free_ctx *c = payload;
+  (void)r;
+  if (++c->reports == 10) atom_session_free(c->s); /* deferred to the end of the push */
+}
+
+START_TEST(freed_during_a_block) {
+  for (int batched = 0; batched < 2; batched++) {
+    atom_checker vt;
+    ck_assert_int_eq(atom_checker_init(&vt, ATOM_CHECKER_ABI_VERSION), 0);
+    vt.event_mask = ATOM_KIND_BIT(ATOM_READ);
+    vt.name = "reporter";
+    vt.create = rp_create;
+    vt.on_event = rp_on_event;
+    vt.destroy = rp_destroy;
+    if (batched) vt.on_events = rp_on_events;
+    free_ctx c = {NULL, 0};
+    atom_options o;
+    ck_assert_int_eq(atom_options_init(&o, ATOM_OPTIONS_VERSION), 0);
+    o.on_report = free_on_report;
+    o.report_payload = &c;
+    ck_assert_int_eq(atom_session_new(&c.s, &o), 0);
+    ck_assert_int_eq(atom_session_attach_checker(c.s, &vt, NULL), 0);
+    atom_event ev[100];
+    for (int i = 0; i < 100; i++) ev[i] = (atom_event){ATOM_READ, 0, 1, 7, (uint64_t)i};
+    size_t done = 0;
+    /* event 0 interns the keys (single path, report 1); events 1..99 are one block */
+    ck_assert_int_eq(atom_push_many(c.s, ev, 100, &done), ATOM_ESTATE);
+    ck_assert_uint_eq(c.reports, 10);
+    ck_assert_uint_eq(done, batched ? 100 : 10); /* the whole block, or up to event 9 */
+  }
+}
+END_TEST
+
+Suite *atom_test_suite_batch(void) {
+  Suite *s = suite_create("batch");
+  TCase *tc = tcase_create("batch");
+  tcase_set_timeout(tc, 60);
+  tcase_add_test(tc, push_many_is_push);
+  tcase_add_test(tc, push_many_is_push_with_store_buffers);
+  tcase_add_test(tc, one_call_per_block);
+  tcase_add_test(tc, checker_error_in_a_block);
+  tcase_add_test(tc, enomem_in_a_block);
+  tcase_add_test(tc, freed_during_a_block);
+  suite_add_tcase(s, tc);
+  return s;
+}
