@@ -18,18 +18,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "pipe_turns.h"
+
 static int to_a[2], to_b[2], fin[2];
 int x, y, sink;
-
-static void pass(int fd) {
-  char c = 0;
-  if (write(fd, &c, 1) != 1) perror("write");
-}
-
-static void await(int fd) {
-  char c;
-  if (read(fd, &c, 1) != 1) perror("read");
-}
 
 void checked(void) {
   y = 1;          /* B writes y (B's own so far) */
