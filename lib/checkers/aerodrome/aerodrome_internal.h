@@ -34,6 +34,17 @@
 #define AERO_HOT inline
 #endif
 
+/* The lowest set bit of m != 0. */
+#if defined(__GNUC__) || defined(__clang__)
+#define AERO_CTZ64(m) ((uint32_t)__builtin_ctzll(m))
+#else
+static inline uint32_t AERO_CTZ64(uint64_t m) {
+  uint32_t j = 0;
+  while (!(m & 1u)) m >>= 1, j++;
+  return j;
+}
+#endif
+
 #define NIL UINT32_MAX
 #define NO_TXN ATOM__VC_MAX  /* open_b[] of a thread without an open transaction */
 #define SEEN_BIT(t) ((t) < 64 ? (uint64_t)1 << (t) : 0)
@@ -145,6 +156,9 @@ typedef struct athread { /* hot fields first */
   uint32_t nslot_b;     /* a->n_slot at the BEGIN of its open transaction: every clock in its
                            learned list has room for that many components (see opt_end) */
   uint64_t ver;         /* bumped whenever c changes */
+  uint64_t kmask;       /* slots < 64 whose owner's clock learned its open transaction (set
+                           by thread_join's crossing test, cleared at BEGIN): END joins into
+                           those only (see atom__aero_opt_end) */
   kent *known;          /* open transactions c knows (validated lazily) */
   size_t n_known, cap_known;
   reg *learned;         /* clocks that learned its open transaction */
@@ -466,6 +480,7 @@ static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const s
     if (s[i] > d[i]) {
       if (d[i] < ob[i] && s[i] >= ob[i]) { /* slot i's owner has an open transaction */
         uint32_t o = a->slots[i].owner;
+        a->thr[o].kmask |= SEEN_BIT(th->slot);
         if (!a->basic) th->known[th->n_known++] = (kent){o, a->thr[o].seq};
         atom__aero_learn_thread(a, u, i, sd);
       }

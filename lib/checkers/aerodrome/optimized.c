@@ -314,7 +314,16 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
    * clocks that can know t's transaction are those of threads holding a slot (a joined
    * thread performs no event again: its clock is never read). */
   uint32_t nw = 0; /* the threads whose clock knows t's transaction, in a->knowers */
-  for (uint32_t s = 0; s < a->n_slot; s++) {
+  /* A thread clock learns t's open transaction only by a join whose crossing test marks its
+   * slot in th->kmask (thread_join): with every slot below 64 the marked slots are a superset
+   * of the knowers (a mark may be stale: its slot changed owner), so only those are tested.
+   * Otherwise every slot is. */
+  uint64_t cand = a->n_slot <= 64 ? th->kmask : 0;
+  for (uint32_t s = 0; a->n_slot <= 64 ? cand != 0 : s < a->n_slot; s++) {
+    if (a->n_slot <= 64) {
+      s = AERO_CTZ64(cand);
+      cand &= cand - 1;
+    }
     uint32_t u = a->slots[s].owner;
     if (u == NIL || u == t || atom__vc_get(&a->thr[u].c, ts) < th->b) continue;
     if (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])) return ATOM_ENOMEM;
