@@ -428,6 +428,29 @@ static inline int reserve(aero *a, atom__vc *c, uint32_t n) {
 
 static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
 
+/* R_x ⊔= src and chR_x ⊔= src[0/skip] in one pass (skip = NIL: chR_x ⊔= src), room reserved
+ * (var_reserve_r: both have cap >= src->len). The two clocks are distinct storage (the two
+ * halves of R_x's block, or each inline) and src is a thread clock, so the pointers do not
+ * alias and the loop has no per-component branch: the compiler vectorizes it without
+ * run-time overlap checks. */
+static inline void rjoin(avar *v, const atom__vc *src, uint32_t skip) {
+  uint32_t n = src->len;
+  atom__vc_t *restrict r = atom__vc_data(&v->r);
+  atom__vc_t *restrict h = atom__vc_data(&v->chr);
+  const atom__vc_t *restrict s = atom__vc_cdata(src);
+  atom__vc_t keep = skip < n ? h[skip] : 0;
+  for (uint32_t i = 0; i < n; i++) {
+    atom__vc_t y = s[i], x = r[i], z = h[i];
+    r[i] = y > x ? y : x;
+    h[i] = y > z ? y : z;
+  }
+  if (skip < n) h[skip] = keep;
+  if (n > v->r.len) v->r.len = n;
+  /* the skipped component alone does not lengthen chR_x (as atom__vc_join_except) */
+  if (skip != NIL && n == skip + 1) n = skip;
+  if (n > v->chr.len) v->chr.len = n;
+}
+
 AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n);
 AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n);
 AERO_RARE void atom__aero_var_sweep(aero *a);

@@ -105,8 +105,7 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
   }
   if (!(v->r_from == t && v->r_ver == th->ver)) {
     register_read(a, t, x, ev);
-    atom__vc_join(a->mem, &v->r, &th->c, NULL);          /* cannot fail: reserved */
-    atom__vc_join_except(a->mem, &v->chr, &th->c, th->slot); /* cannot fail: reserved */
+    rjoin(v, &th->c, th->slot); /* reserved */
     v->r_from = t;
     v->r_ver = th->ver;
   }
@@ -281,13 +280,15 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t
   if (atom__vc_get(x, ts) < b) return; /* see "Optimized END" */
   if (nk) opt_end_learn(a, t, r, x, nk, made);
   ATOM__ASSERT(ct->len <= x->cap); /* reserved (see atom__aero_opt_end): the join cannot grow */
+  if (r.kind == REG_R) { /* R_x and chR_x (same capacity) */
+    rjoin(&a->var[r.id], ct, NIL);
+    return;
+  }
   atom__vc_join(a->mem, x, ct, NULL);
   if (r.kind == REG_W) {
     avar *v = &a->var[r.id];
     v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
     v->w_seen = 0;
-  } else if (r.kind == REG_R) {
-    atom__vc_join(a->mem, &a->var[r.id].chr, ct, NULL);
   } else {
     alock *k = &a->lock[r.id];
     k->l_from = NIL;
