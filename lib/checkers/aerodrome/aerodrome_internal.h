@@ -428,6 +428,16 @@ static inline int reserve(aero *a, atom__vc *c, uint32_t n) {
 
 static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
 
+/* dst ⊔= src for a variable or lock clock dst and a thread clock src (distinct storage), room
+ * reserved: a loop without overlap checks or a per-component branch (vectorized). */
+static inline void xjoin(atom__vc *dst, const atom__vc *src) {
+  uint32_t n = src->len;
+  atom__vc_t *restrict d = atom__vc_data(dst);
+  const atom__vc_t *restrict s = atom__vc_cdata(src);
+  for (uint32_t i = 0; i < n; i++) d[i] = s[i] > d[i] ? s[i] : d[i];
+  if (n > dst->len) dst->len = n;
+}
+
 /* R_x ⊔= src and chR_x ⊔= src[0/skip] in one pass (skip = NIL: chR_x ⊔= src), room reserved
  * (var_reserve_r: both have cap >= src->len). The two clocks are distinct storage (the two
  * halves of R_x's block, or each inline) and src is a thread clock, so the pointers do not

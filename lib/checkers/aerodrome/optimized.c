@@ -284,7 +284,7 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t
     rjoin(&a->var[r.id], ct, NIL);
     return;
   }
-  atom__vc_join(a->mem, x, ct, NULL);
+  xjoin(x, ct);
   if (r.kind == REG_W) {
     avar *v = &a->var[r.id];
     v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
