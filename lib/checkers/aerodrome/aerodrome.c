@@ -404,6 +404,7 @@ static int on_begin(aero *a, const atom_ev *ev) {
   th->begin_loc = ev->loc;
   th->n_rlog = 0;
   th->nslot_b = a->n_slot;
+  th->kmask = 0;
   a->open_b[ts] = th->b;
   a->n_active++;
   if (a->basic)

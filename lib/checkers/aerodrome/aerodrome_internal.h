@@ -34,6 +34,17 @@
 #define AERO_HOT inline
 #endif
 
+/* The lowest set bit of m != 0. */
+#if defined(__GNUC__) || defined(__clang__)
+#define AERO_CTZ64(m) ((uint32_t)__builtin_ctzll(m))
+#else
+static inline uint32_t AERO_CTZ64(uint64_t m) {
+  uint32_t j = 0;
+  while (!(m & 1u)) m >>= 1, j++;
+  return j;
+}
+#endif
+
 #define NIL UINT32_MAX
 #define NO_TXN ATOM__VC_MAX  /* open_b[] of a thread without an open transaction */
 #define SEEN_BIT(t) ((t) < 64 ? (uint64_t)1 << (t) : 0)
@@ -145,6 +156,9 @@ typedef struct athread { /* hot fields first */
   uint32_t nslot_b;     /* a->n_slot at the BEGIN of its open transaction: every clock in its
                            learned list has room for that many components (see opt_end) */
   uint64_t ver;         /* bumped whenever c changes */
+  uint64_t kmask;       /* slots < 64 whose owner's clock learned its open transaction (set
+                           by thread_join's crossing test, cleared at BEGIN): END joins into
+                           those only (see atom__aero_opt_end) */
   kent *known;          /* open transactions c knows (validated lazily) */
   size_t n_known, cap_known;
   reg *learned;         /* clocks that learned its open transaction */
@@ -414,6 +428,39 @@ static inline int reserve(aero *a, atom__vc *c, uint32_t n) {
 
 static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
 
+/* dst ⊔= src for a variable or lock clock dst and a thread clock src (distinct storage), room
+ * reserved: a loop without overlap checks or a per-component branch (vectorized). */
+static inline void xjoin(atom__vc *dst, const atom__vc *src) {
+  uint32_t n = src->len;
+  atom__vc_t *restrict d = atom__vc_data(dst);
+  const atom__vc_t *restrict s = atom__vc_cdata(src);
+  for (uint32_t i = 0; i < n; i++) d[i] = s[i] > d[i] ? s[i] : d[i];
+  if (n > dst->len) dst->len = n;
+}
+
+/* R_x ⊔= src and chR_x ⊔= src[0/skip] in one pass (skip = NIL: chR_x ⊔= src), room reserved
+ * (var_reserve_r: both have cap >= src->len). The two clocks are distinct storage (the two
+ * halves of R_x's block, or each inline) and src is a thread clock, so the pointers do not
+ * alias and the loop has no per-component branch: the compiler vectorizes it without
+ * run-time overlap checks. */
+static inline void rjoin(avar *v, const atom__vc *src, uint32_t skip) {
+  uint32_t n = src->len;
+  atom__vc_t *restrict r = atom__vc_data(&v->r);
+  atom__vc_t *restrict h = atom__vc_data(&v->chr);
+  const atom__vc_t *restrict s = atom__vc_cdata(src);
+  atom__vc_t keep = skip < n ? h[skip] : 0;
+  for (uint32_t i = 0; i < n; i++) {
+    atom__vc_t y = s[i], x = r[i], z = h[i];
+    r[i] = y > x ? y : x;
+    h[i] = y > z ? y : z;
+  }
+  if (skip < n) h[skip] = keep;
+  if (n > v->r.len) v->r.len = n;
+  /* the skipped component alone does not lengthen chR_x (as atom__vc_join_except) */
+  if (skip != NIL && n == skip + 1) n = skip;
+  if (n > v->chr.len) v->chr.len = n;
+}
+
 AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n);
 AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n);
 AERO_RARE void atom__aero_var_sweep(aero *a);
@@ -462,17 +509,23 @@ static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const s
   const atom__vc_t *ob = a->open_b;
   uint32_t n = src->len;
   int grew = 0;
+  /* Most joins raise no component, or few: first a test without a branch per component (the
+   * compiler vectorizes it), then the loop with the crossing test only if something grows. */
+  unsigned any = 0;
+  for (uint32_t i = 0; i < n; i++) any |= s[i] > d[i];
+  if (!any) n = 0;
   for (uint32_t i = 0; i < n; i++)
     if (s[i] > d[i]) {
       if (d[i] < ob[i] && s[i] >= ob[i]) { /* slot i's owner has an open transaction */
         uint32_t o = a->slots[i].owner;
+        a->thr[o].kmask |= SEEN_BIT(th->slot);
         if (!a->basic) th->known[th->n_known++] = (kent){o, a->thr[o].seq};
         atom__aero_learn_thread(a, u, i, sd);
       }
       d[i] = s[i];
       grew = 1;
     }
-  if (n > th->c.len) th->c.len = n;
+  if (src->len > th->c.len) th->c.len = src->len;
   if (grew) th->ver++;
 }
 

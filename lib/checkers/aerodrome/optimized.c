@@ -105,8 +105,7 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
   }
   if (!(v->r_from == t && v->r_ver == th->ver)) {
     register_read(a, t, x, ev);
-    atom__vc_join(a->mem, &v->r, &th->c, NULL);          /* cannot fail: reserved */
-    atom__vc_join_except(a->mem, &v->chr, &th->c, th->slot); /* cannot fail: reserved */
+    rjoin(v, &th->c, th->slot); /* reserved */
     v->r_from = t;
     v->r_ver = th->ver;
   }
@@ -281,13 +280,15 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t
   if (atom__vc_get(x, ts) < b) return; /* see "Optimized END" */
   if (nk) opt_end_learn(a, t, r, x, nk, made);
   ATOM__ASSERT(ct->len <= x->cap); /* reserved (see atom__aero_opt_end): the join cannot grow */
-  atom__vc_join(a->mem, x, ct, NULL);
+  if (r.kind == REG_R) { /* R_x and chR_x (same capacity) */
+    rjoin(&a->var[r.id], ct, NIL);
+    return;
+  }
+  xjoin(x, ct);
   if (r.kind == REG_W) {
     avar *v = &a->var[r.id];
     v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
     v->w_seen = 0;
-  } else if (r.kind == REG_R) {
-    atom__vc_join(a->mem, &a->var[r.id].chr, ct, NULL);
   } else {
     alock *k = &a->lock[r.id];
     k->l_from = NIL;
@@ -314,7 +315,16 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
    * clocks that can know t's transaction are those of threads holding a slot (a joined
    * thread performs no event again: its clock is never read). */
   uint32_t nw = 0; /* the threads whose clock knows t's transaction, in a->knowers */
-  for (uint32_t s = 0; s < a->n_slot; s++) {
+  /* A thread clock learns t's open transaction only by a join whose crossing test marks its
+   * slot in th->kmask (thread_join): with every slot below 64 the marked slots are a superset
+   * of the knowers (a mark may be stale: its slot changed owner), so only those are tested.
+   * Otherwise every slot is. */
+  uint64_t cand = a->n_slot <= 64 ? th->kmask : 0;
+  for (uint32_t s = 0; a->n_slot <= 64 ? cand != 0 : s < a->n_slot; s++) {
+    if (a->n_slot <= 64) {
+      s = AERO_CTZ64(cand);
+      cand &= cand - 1;
+    }
     uint32_t u = a->slots[s].owner;
     if (u == NIL || u == t || atom__vc_get(&a->thr[u].c, ts) < th->b) continue;
     if (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])) return ATOM_ENOMEM;
