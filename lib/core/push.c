@@ -452,10 +452,12 @@ ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
  *   to the one being dispatched (for a checker taking the whole block: the whole block).
  * - ATOM_PROFILE times each checker's share of the block. */
 
-/* The dense id of an interned key, without interning (1 if found). */
-static inline int lookup(const atom__intern *in, uint64_t key, uint32_t *id) {
-  if (key < in->direct_cap) {
-    uint32_t v = in->direct[key];
+/* The dense id of an interned key, without interning (1 if found), from a direct table held
+ * in locals (dir, cap) and the hash map for the other keys. */
+static inline int lookup(const uint32_t *dir, size_t cap, const atom__intern *in, uint64_t key,
+                         uint32_t *id) {
+  if (key < cap) {
+    uint32_t v = dir[key];
     *id = v - 1;
     return v != 0;
   }
@@ -473,12 +475,17 @@ static inline uint64_t kind_word(uint32_t kind) {
 
 /* Validate events from ev[0] on into the block while they are events a block may hold (see
  * above) and the block has room; return how many were taken. The first event not taken is
- * left untouched. No key is interned here, so the tables cannot move: their addresses are
- * held in locals (registers) for the whole run, and the block's length, kinds and the next
- * index too, written back at the end. */
+ * left untouched. No key is interned here and no thread is joined, so nothing moves and a
+ * thread that passed the checks once passes them for the whole call: the direct tables'
+ * addresses and sizes are copied into locals (the compiler cannot keep s's fields in registers
+ * across the stores below), and the thread of the previous event is kept with its key, so a
+ * run of events of one thread looks it up once. The block's length, kinds and the next index
+ * are written back at the end. */
 static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
   const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD], *vid = &s->ids[ATOM_SPACE_VAR],
                      *lid = &s->ids[ATOM_SPACE_LOCK];
+  const uint32_t *const tdir = tid->direct, *const vdir = vid->direct, *const ldir = lid->direct;
+  const size_t tcap = tid->direct_cap, vcap = vid->direct_cap, lcap = lid->direct_cap;
   atom__thread *const threads = s->threads;
   atom__lock *const locks = s->locks;
   atom_ev *const block = s->block;
@@ -490,24 +497,33 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
   uint64_t index = s->next_index;
   uint32_t kinds = s->block_kinds;
   if (n > room) n = room;
-  size_t i = 0;
-  for (; i < n; i++) {
-    const atom_event *e = &ev[i];
+  if (!n) return 0;
+  /* The thread of the previous event taken: its key (first: a key that is not ev[0]'s), id and
+   * state. */
+  uint64_t tkey = ev[0].thread + 1;
+  uint32_t t = 0;
+  atom__thread *th = NULL;
+  const atom_event *e = ev, *const end = ev + n;
+  for (; e != end; e++) {
     /* kind and flags in one load: with flags 0 it equals the kind, so every comparison with a
      * kind below also checks flags == 0, and an event with flags falls to the last else */
     uint64_t kf;
     memcpy(&kf, e, sizeof kf);
-    uint32_t kind, t, x = 0; /* kind: set by the branch that knows it */
-    if (!lookup(tid, e->thread, &t)) break;
-    atom__thread *th = &threads[t];
-    if (th->joined) break;
+    uint32_t kind, x = 0; /* kind: set by the branch that knows it */
+    if (e->thread != tkey) {
+      uint32_t nt;
+      if (!lookup(tdir, tcap, tid, e->thread, &nt) || threads[nt].joined) break;
+      tkey = e->thread;
+      t = nt;
+      th = &threads[nt];
+    }
     int forward = 1;
     /* the accesses first: most events are accesses */
     if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
       /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
        * and a mispredicted branch costs more than this whole path */
       kind = e->kind;
-      if (!lookup(vid, e->target, &x)) break;
+      if (!lookup(vdir, vcap, vid, e->target, &x)) break;
       if (track_pending) {
         /* A WRITE goes into the store buffer if it has room (growing it may fail: the single
          * path). The slot after the pending writes is written for a READ too, which does not
@@ -536,7 +552,7 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
       forward = !--th->depth;
     } else if (kf == kind_word(ATOM_ACQUIRE)) {
       kind = ATOM_ACQUIRE;
-      if (!lookup(lid, e->target, &x)) break;
+      if (!lookup(ldir, lcap, lid, e->target, &x)) break;
       atom__lock *lk = &locks[x];
       if (lk->holder_plus1 == t + 1) {
         if (lk->depth == UINT32_MAX) break;
@@ -550,7 +566,7 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
       }
     } else if (kf == kind_word(ATOM_RELEASE)) {
       kind = ATOM_RELEASE;
-      if (!lookup(lid, e->target, &x)) break;
+      if (!lookup(ldir, lcap, lid, e->target, &x)) break;
       atom__lock *lk = &locks[x];
       if (lk->holder_plus1 != t + 1) break;
       if (--lk->depth) {
@@ -583,7 +599,7 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
   s->block_len = len;
   s->block_kinds = kinds;
   s->next_index = index;
-  return i;
+  return (size_t)(e - ev);
 }
 
 /* The first error of a block in event order, with its message (later checkers may overwrite
