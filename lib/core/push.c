@@ -481,7 +481,10 @@ static inline uint64_t kind_word(uint32_t kind) {
  * across the stores below), and the thread of the previous event is kept with its key, so a
  * run of events of one thread looks it up once. The block's length, kinds and the next index
  * are written back at the end. */
-static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
+static inline __attribute__((always_inline)) size_t block_fill_with(atom_session *s,
+                                                                    const atom_event *ev,
+                                                                    size_t n,
+                                                                    const int track_pending) {
   const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD], *vid = &s->ids[ATOM_SPACE_VAR],
                      *lid = &s->ids[ATOM_SPACE_LOCK];
   const uint32_t *const tdir = tid->direct, *const vdir = vid->direct, *const ldir = lid->direct;
@@ -489,15 +492,12 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
   atom__thread *const threads = s->threads;
   atom__lock *const locks = s->locks;
   atom_ev *const block = s->block;
-  const int track_pending = s->track_pending;
-  uint32_t wanted = 0; /* kinds with a subscriber */
-  for (uint32_t k = ATOM_READ; k <= ATOM_COMMIT; k++)
-    if (s->n_subs[k]) wanted |= ATOM_KIND_BIT(k);
-  size_t len = s->block_len, room = ATOM__BLOCK - len;
+  size_t room = ATOM__BLOCK - s->block_len;
   uint64_t index = s->next_index;
   uint32_t kinds = s->block_kinds;
   if (n > room) n = room;
   if (!n) return 0;
+  atom_ev *o = block + s->block_len; /* where the next event goes */
   /* The thread of the previous event taken: its key (first: a key that is not ev[0]'s), id and
    * state. */
   uint64_t tkey = ev[0].thread + 1;
@@ -523,6 +523,7 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
       /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
        * and a mispredicted branch costs more than this whole path */
       kind = e->kind;
+      kinds |= ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE);
       if (!lookup(vdir, vcap, vid, e->target, &x)) break;
       if (track_pending) {
         /* A WRITE goes into the store buffer if it has room (growing it may fail: the single
@@ -539,6 +540,7 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
       }
     } else if (kf == kind_word(ATOM_BEGIN)) {
       kind = ATOM_BEGIN;
+      kinds |= ATOM_KIND_BIT(ATOM_BEGIN);
       if (th->depth == UINT32_MAX) break;
       if (th->depth++) {
         forward = 0; /* inner BEGIN */
@@ -548,10 +550,12 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
       }
     } else if (kf == kind_word(ATOM_END)) {
       kind = ATOM_END;
+      kinds |= ATOM_KIND_BIT(ATOM_END);
       if (!th->depth) break;
       forward = !--th->depth;
     } else if (kf == kind_word(ATOM_ACQUIRE)) {
       kind = ATOM_ACQUIRE;
+      kinds |= ATOM_KIND_BIT(ATOM_ACQUIRE);
       if (!lookup(ldir, lcap, lid, e->target, &x)) break;
       atom__lock *lk = &locks[x];
       if (lk->holder_plus1 == t + 1) {
@@ -566,6 +570,7 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
       }
     } else if (kf == kind_word(ATOM_RELEASE)) {
       kind = ATOM_RELEASE;
+      kinds |= ATOM_KIND_BIT(ATOM_RELEASE);
       if (!lookup(ldir, lcap, lid, e->target, &x)) break;
       atom__lock *lk = &locks[x];
       if (lk->holder_plus1 != t + 1) break;
@@ -577,29 +582,29 @@ static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
       }
     } else if (kf == kind_word(ATOM_FENCE)) {
       kind = ATOM_FENCE;
+      kinds |= ATOM_KIND_BIT(ATOM_FENCE);
       if (track_pending) pending_drain(th);
     } else {
       break; /* FORK, JOIN, COMMIT, an unknown kind, flags */
     }
     th->started = 1;
-    /* Written always (block[len] is in the block: len < ATOM__BLOCK here) and kept only when
-     * forwarded to a subscriber: no branch on what the trace does. */
-    atom_ev *o = &block[len];
-    o->kind = kind;
-    o->thread = t;
-    o->target = x;
-    o->flags = 0;
-    o->index = index;
-    o->loc = e->loc;
-    uint32_t keep = (uint32_t)forward & (wanted >> kind);
-    len += keep;
-    kinds |= keep << kind;
+    /* Written always (o is in the block: fewer than ATOM__BLOCK events are in it here) and
+     * kept only when forwarded: no branch on what the trace does. An event of a kind nobody
+     * takes is kept too (dropping it cost more per event than the flush's filter by kind). */
+    *o = (atom_ev){kind, t, x, 0, index, e->loc};
+    o += forward;
     index++;
   }
-  s->block_len = len;
+  s->block_len = (size_t)(o - block);
   s->block_kinds = kinds;
   s->next_index = index;
   return (size_t)(e - ev);
+}
+
+/* block_fill_with, compiled once for each value of s->track_pending (a constant then: one
+ * test and one register less on the accesses' path). */
+static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
+  return s->track_pending ? block_fill_with(s, ev, n, 1) : block_fill_with(s, ev, n, 0);
 }
 
 /* The first error of a block in event order, with its message (later checkers may overwrite

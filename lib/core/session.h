@@ -146,7 +146,8 @@ struct atom_session {
   uint32_t loop_kinds;      /* ATOM_KIND_BIT of the kinds some env without on_events takes */
 
   /* The block being built by atom_push_many (empty between calls): block_len events of the
-   * kinds in block_kinds (ATOM_KIND_BIT), each with a subscriber. block_scratch holds the
+   * kinds in block_kinds (ATOM_KIND_BIT; a superset: it may name a kind the block lost to a
+   * swallowed or refused event, and READ with WRITE go in together). block_scratch holds the
    * events of one checker's kinds when it does not want them all. When the session is freed
    * from a callback during a block, free_index is the index of the event being dispatched
    * then (UINT64_MAX: not known to the event, a checker was taking the whole block). */
