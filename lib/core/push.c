@@ -406,14 +406,16 @@ static int check_pushable(atom_session *s) {
 
 ATOM_API int atom_push(atom_session *s, const atom_event *ev) {
   if (!s || !ev) return atom__error(ATOM_EINVAL, "atom_push: NULL argument");
-  /* Before the mutex: with ATOM_THREADSAFE the callback's thread holds it already. */
-  if (atom__reentered(s)) return atom__reentrant_error("atom_push");
+  /* Before the mutex: with ATOM_THREADSAFE the callback's thread holds it already. The
+   * thread's marker is fetched once for the check and the call's start. */
+  uintptr_t me = atom__self_marker();
+  if (atom__reentered_as(s, me)) return atom__reentrant_error("atom_push");
   int threadsafe = s->opt.flags & ATOM_THREADSAFE;
   if (threadsafe) pthread_mutex_lock(&s->lock);
-  atom__call_begin(s);
+  atom__call_begin_as(s, me);
   int err = check_pushable(s);
   if (!err) err = push_one(s, ev);
-  if (atom__call_end(s, threadsafe)) err = atom__freed_error("atom_push");
+  if (atom__call_end_inline(s, threadsafe)) err = atom__freed_error("atom_push");
   return err;
 }
 

@@ -202,6 +202,23 @@ int atom__reentered(const atom_session *s);
 int atom__reentrant_error(const char *fn);
 void atom__call_begin(atom_session *s);
 int atom__call_end(atom_session *s, int unlock);
+/* The same for a hot call (atom_push): the calling thread's marker fetched once
+ * (atom__self_marker: a thread-local access, a function call in a shared library), then
+ * compared and stored in line. atom__reentered_as(s, atom__self_marker()) is
+ * atom__reentered(s); atom__call_begin_as likewise. */
+uintptr_t atom__self_marker(void);
+static inline int atom__reentered_as(const atom_session *s, uintptr_t me) {
+  return atomic_load_explicit(&s->busy_owner, memory_order_relaxed) == me;
+}
+static inline void atom__call_begin_as(atom_session *s, uintptr_t me) {
+  atomic_store_explicit(&s->busy_owner, me, memory_order_relaxed);
+}
+/* atom__call_end with its common case in line: no mutex to release, no session to free. */
+static inline int atom__call_end_inline(atom_session *s, int unlock) {
+  if (unlock || s->free_pending) return atom__call_end(s, unlock);
+  atomic_store_explicit(&s->busy_owner, 0, memory_order_relaxed);
+  return 0;
+}
 /* ATOM_ESTATE: the session was freed by a callback during fn (returned after atom__call_end). */
 int atom__freed_error(const char *fn);
 
