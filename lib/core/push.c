@@ -500,11 +500,6 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
   if (n > room) n = room;
   if (!n) return 0;
   atom_ev *o = block + s->block_len; /* where the next event goes */
-  /* The thread of the previous event taken: its key (first: a key that is not ev[0]'s), id and
-   * state. */
-  uint64_t tkey = ev[0].thread + 1;
-  uint32_t t = 0;
-  atom__thread *th = NULL;
   const atom_event *e = ev, *const end = ev + n;
   for (; e != end; e++) {
     /* kind and flags in one load: with flags 0 it equals the kind, so every comparison with a
@@ -512,13 +507,14 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
     uint64_t kf;
     memcpy(&kf, e, sizeof kf);
     uint32_t kind, x = 0; /* kind: set by the branch that knows it */
-    if (e->thread != tkey) {
-      uint32_t nt;
-      if (!lookup(tdir, tcap, tid, e->thread, &nt) || threads[nt].joined) break;
-      tkey = e->thread;
-      t = nt;
-      th = &threads[nt];
-    }
+    /* The thread looked up for every event: keeping the previous event's thread and
+     * skipping the lookup when it is the same saved 3 instructions an event but mispredicted
+     * the test on traces that switch threads every few events (0.37 more mispredictions an
+     * event, slower in time). */
+    uint32_t t;
+    if (!lookup(tdir, tcap, tid, e->thread, &t)) break;
+    atom__thread *th = &threads[t];
+    if (th->joined) break;
     int forward = 1;
     /* the accesses first: most events are accesses */
     if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
