@@ -589,7 +589,14 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
     /* Written always (o is in the block: fewer than ATOM__BLOCK events are in it here) and
      * kept only when forwarded: no branch on what the trace does. An event of a kind nobody
      * takes is kept too (dropping it cost more per event than the flush's filter by kind). */
-    *o = (atom_ev){kind, t, x, 0, index, e->loc};
+    /* flags not written: 0 in every slot of the block since the session was zeroed, and
+     * only this loop writes the block (the checkers get it const) */
+    ATOM__ASSERT(o->flags == 0);
+    o->kind = kind;
+    o->thread = t;
+    o->target = x;
+    o->index = index;
+    o->loc = e->loc;
     o += forward;
     index++;
   }
