@@ -682,6 +682,42 @@ static int vd_event(void *self, const atom_ev *ev) {
   return vd_event_full(v, ev);
 }
 
+/* How many events ahead vd_events prefetches the slot of an accessed variable (0: none). */
+#ifndef VD_PREFETCH_AHEAD
+#define VD_PREFETCH_AHEAD 8
+#endif
+
+/* The block form: vd_event on each event in turn, exactly (the position of the first failure
+ * in *failed, the events after it not taken). With a block at hand the slot of the variable an
+ * access a few events later touches is fetched ahead (a hint: a slot that moves as the table
+ * grows, or a target not seen yet, only wastes the fetch), so that with many variables its
+ * cache miss overlaps the work on the events before it. */
+static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
+  velodrome *v = self;
+  size_t i = 0;
+#if VD_PREFETCH_AHEAD > 0
+  /* Any event's target is taken as a variable here: a lock's or a BEGIN's (0) names a slot
+   * that is fetched for nothing, cheaper than testing the kind. */
+  for (; i + VD_PREFETCH_AHEAD < n; i++) {
+    uint32_t x = ev[i + VD_PREFETCH_AHEAD].target;
+    if (x < v->var_cap) __builtin_prefetch(&v->var[x], 1);
+    int err = vd_event(v, &ev[i]);
+    if (err) {
+      *failed = i;
+      return err;
+    }
+  }
+#endif
+  for (; i < n; i++) {
+    int err = vd_event(v, &ev[i]);
+    if (err) {
+      *failed = i;
+      return err;
+    }
+  }
+  return 0;
+}
+
 static const char *const vd_keys[] = {NULL};
 
 const atom_checker atom__checker_velodrome = {
@@ -698,4 +734,5 @@ const atom_checker atom__checker_velodrome = {
     vd_destroy,
     vd_stats,
     .properties = ATOM_CHECKER_PROP_ONLINE | ATOM_CHECKER_PROP_SOUND | ATOM_CHECKER_PROP_COMPLETE,
+    .on_events = vd_events,
 };

@@ -21,6 +21,8 @@ static _Thread_local char thread_marker;
 
 static uintptr_t self_marker(void) { return (uintptr_t)&thread_marker; }
 
+uintptr_t atom__self_marker(void) { return self_marker(); }
+
 int atom__reentered(const atom_session *s) {
   return atomic_load_explicit(&s->busy_owner, memory_order_relaxed) == self_marker();
 }

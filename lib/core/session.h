@@ -146,7 +146,8 @@ struct atom_session {
   uint32_t loop_kinds;      /* ATOM_KIND_BIT of the kinds some env without on_events takes */
 
   /* The block being built by atom_push_many (empty between calls): block_len events of the
-   * kinds in block_kinds (ATOM_KIND_BIT), each with a subscriber. block_scratch holds the
+   * kinds in block_kinds (ATOM_KIND_BIT; a superset: it may name a kind the block lost to a
+   * swallowed or refused event, and READ with WRITE go in together). block_scratch holds the
    * events of one checker's kinds when it does not want them all. When the session is freed
    * from a callback during a block, free_index is the index of the event being dispatched
    * then (UINT64_MAX: not known to the event, a checker was taking the whole block). */
@@ -201,6 +202,23 @@ int atom__reentered(const atom_session *s);
 int atom__reentrant_error(const char *fn);
 void atom__call_begin(atom_session *s);
 int atom__call_end(atom_session *s, int unlock);
+/* The same for a hot call (atom_push): the calling thread's marker fetched once
+ * (atom__self_marker: a thread-local access, a function call in a shared library), then
+ * compared and stored in line. atom__reentered_as(s, atom__self_marker()) is
+ * atom__reentered(s); atom__call_begin_as likewise. */
+uintptr_t atom__self_marker(void);
+static inline int atom__reentered_as(const atom_session *s, uintptr_t me) {
+  return atomic_load_explicit(&s->busy_owner, memory_order_relaxed) == me;
+}
+static inline void atom__call_begin_as(atom_session *s, uintptr_t me) {
+  atomic_store_explicit(&s->busy_owner, me, memory_order_relaxed);
+}
+/* atom__call_end with its common case in line: no mutex to release, no session to free. */
+static inline int atom__call_end_inline(atom_session *s, int unlock) {
+  if (unlock || s->free_pending) return atom__call_end(s, unlock);
+  atomic_store_explicit(&s->busy_owner, 0, memory_order_relaxed);
+  return 0;
+}
 /* ATOM_ESTATE: the session was freed by a callback during fn (returned after atom__call_end). */
 int atom__freed_error(const char *fn);
 
