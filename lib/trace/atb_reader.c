@@ -423,7 +423,7 @@ int atom__atb_open(atom_trace_reader *r, const unsigned char *data, size_t size,
       atom__mem_free(&r->mem, a, sizeof *a);
       return ATOM_ENOMEM;
     }
-    memcpy(a->buf, head, have);
+    if (have) memcpy(a->buf, head, have); /* head is NULL when nothing was sniffed yet */
     a->data = a->buf;
     a->avail = have;
   }

@@ -108,7 +108,7 @@ static int slot_reserve(atom__trace_par *p, slot *s, size_t need) {
 static void cut_file(atom_trace_reader *r, atom__trace_par *p, slot *s) {
   size_t len = 0;
   if (slot_reserve(p, s, p->chunk + p->carry_len + 1)) goto oom;
-  memcpy(s->buf, p->carry, p->carry_len);
+  if (p->carry_len) memcpy(s->buf, p->carry, p->carry_len); /* carry is NULL before any */
   len = p->carry_len;
   p->carry_len = 0;
   size_t scan = 0; /* bytes already known to hold no '\n' */
