@@ -576,25 +576,35 @@ START_TEST(long_lines) {
 }
 END_TEST
 
+static uint64_t xs(uint64_t *x) {
+  *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
+  return *x;
+}
+
+/* Copy the n bytes of seed into buf (room for n) and damage them: 1 to 4 bytes (by iter)
+ * replaced by a byte of the format's alphabet or any byte, and on odd iterations the text cut
+ * anywhere. @return the damaged length. */
+static size_t damage(char *buf, const char *seed, size_t n, int iter, uint64_t *x) {
+  static const char alphabet[] = "|()# \t\r\n\0\x01\x80xr(w)01";
+  memcpy(buf, seed, n);
+  for (int e = 0, edits = 1 + iter % 4; e < edits; e++) {
+    xs(x);
+    size_t at = (size_t)(*x % n);
+    buf[at] = (*x >> 32) & 1 ? alphabet[(*x >> 40) % (sizeof alphabet - 1)] : (char)(*x >> 48);
+  }
+  if (iter & 1) n = (size_t)((*x >> 20) % (n + 1)); /* cut anywhere */
+  return n;
+}
+
 /* Random damage to a valid trace: never a crash, and every outcome is an event or a clean
  * EPARSE whose names obey the name rules. */
 START_TEST(random_garbage) {
   static const char seed[] =
       "t1|begin|1\nt1|r(x)|2\nt2|acq(l)|3\nt2|fork(t3)|4\n# c\nt3|commit(y)|5\nt1|end|6\n";
-  static const char alphabet[] = "|()# \t\r\n\0\x01\x80xr(w)01";
-  char buf[sizeof seed + 16];
+  char buf[sizeof seed];
   uint64_t x = 0x2545F4914F6CDD1DULL;
   for (int iter = 0; iter < 3000; iter++) {
-    size_t n = sizeof seed - 1;
-    memcpy(buf, seed, n);
-    int edits = 1 + iter % 4;
-    for (int e = 0; e < edits; e++) {
-      x ^= x << 13, x ^= x >> 7, x ^= x << 17;
-      size_t at = (size_t)(x % n);
-      char c = (x >> 32) & 1 ? alphabet[(x >> 40) % (sizeof alphabet - 1)] : (char)(x >> 48);
-      buf[at] = c;
-    }
-    if (iter & 1) n = (size_t)((x >> 20) % (n + 1)); /* cut anywhere */
+    size_t n = damage(buf, seed, sizeof seed - 1, iter, &x);
     atom_trace_reader *r;
     ck_assert_int_eq(atom_trace_reader_open_memory(&r, buf, n, "g"), 0);
     atom_event ev;
@@ -1240,8 +1250,6 @@ END_TEST
 
 /* ---- the word-at-a-time line parser ---------------------------------------------------- */
 
-static uint64_t xs(uint64_t *x);
-
 /* A generated trace and the events it must give, built side by side: the oracle interns names
  * in first-use order per space, as doc/trace-format.md says, with no code shared with the
  * reader. */
@@ -1487,11 +1495,6 @@ static void ck_same_outcome(const full_outcome *a, const full_outcome *b, const 
   ck_assert_msg(strcmp(a->names, b->names) == 0, "%s: names or directives differ", what);
 }
 
-static uint64_t xs(uint64_t *x) {
-  *x ^= *x << 13, *x ^= *x >> 7, *x ^= *x << 17;
-  return *x;
-}
-
 /* A random trace of about `lines` lines: every operation, short and long names, comments,
  * blank lines, CR LF line ends, blanks around fields, "#name" directives; with `bom` a byte
  * order mark first; with `bad_at` > 0 a malformed line there; with `unterminated` no line end
@@ -1646,19 +1649,10 @@ START_TEST(parallel_garbage) {
   static const char seed[] =
       "t1|begin|1\nt1|r(x)|2\nt2|acq(l)|3\nt2|fork(t3)|4\n# c\n#name var x X\nt3|commit(y)|5\n"
       "t1|end|6\n";
-  static const char alphabet[] = "|()# \t\r\n\0\x01\x80xr(w)01";
-  char buf[sizeof seed + 16];
+  char buf[sizeof seed];
   uint64_t x = 0x9E3779B97F4A7C15ULL;
   for (int iter = 0; iter < 600; iter++) {
-    size_t n = sizeof seed - 1;
-    memcpy(buf, seed, n);
-    int edits = 1 + iter % 4;
-    for (int e = 0; e < edits; e++) {
-      xs(&x);
-      size_t at = (size_t)(x % n);
-      buf[at] = (x >> 32) & 1 ? alphabet[(x >> 40) % (sizeof alphabet - 1)] : (char)(x >> 48);
-    }
-    if (iter & 1) n = (size_t)((x >> 20) % (n + 1)); /* cut anywhere */
+    size_t n = damage(buf, seed, sizeof seed - 1, iter, &x);
     full_outcome ref, par;
     read_full(VIA_MEMORY, buf, n, 1, 0, &ref);
     read_full(VIA_MEMORY, buf, n, 2, 1 + (size_t)(x >> 56) % 8, &par);
