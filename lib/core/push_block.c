@@ -54,6 +54,17 @@ static inline int lookup(const uint32_t *dir, size_t cap, const atom__intern *in
   return atom__u64map_get(&in->map, key, id);
 }
 
+/* The same as id + 1, 0 if not found: the direct table's own value, widened before any
+ * arithmetic, so that &a[id] is a + (id + 1) * size - size and the "- size" folds into the
+ * displacement of every access through it (with a 32-bit id - 1 it cannot: the subtraction
+ * wraps at 2^32). */
+static inline size_t lookup_plus1(const uint32_t *dir, size_t cap, const atom__intern *in,
+                                  uint64_t key) {
+  uint32_t id;
+  if (key < cap) return dir[key];
+  return atom__u64map_get(&in->map, key, &id) ? (size_t)id + 1 : 0;
+}
+
 /* The first 8 bytes of an atom_event (kind, flags) of @p kind with flags 0, read as one
  * integer in this machine's byte order (a constant once inlined). */
 static inline uint64_t kind_word(uint32_t kind) {
@@ -99,11 +110,11 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
      * skipping the lookup when it is the same saved 3 instructions an event but mispredicted
      * the test on traces that switch threads every few events (0.37 more mispredictions an
      * event, slower in time). */
-    uint32_t t;
-    if (!lookup(tdir, tcap, tid, e->thread, &t)) break;
-    atom__thread *th = &threads[t];
+    size_t t1 = lookup_plus1(tdir, tcap, tid, e->thread); /* the thread's id + 1 */
+    if (!t1) break;
+    atom__thread *th = &threads[t1 - 1];
     if (th->joined) break;
-    int forward = 1;
+    size_t forward = 1; /* as wide as a pointer: o += forward needs no widening */
     /* the accesses first: most events are accesses */
     if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
       /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
@@ -116,7 +127,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
          * path). The slot after the pending writes is written for a READ too, which does not
          * count it: that slot holds nothing. */
         size_t plen = th->pending_len, pcap = th->pending_cap;
-        uint32_t is_write = kind == ATOM_WRITE;
+        uint32_t is_write = kind - ATOM_READ; /* READ 1, WRITE 2 */
         if (plen == pcap) {
           if (is_write) break;
         } else {
@@ -144,13 +155,13 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
       kinds |= ATOM_KIND_BIT(ATOM_ACQUIRE);
       if (!lookup(ldir, lcap, lid, e->target, &x)) break;
       atom__lock *lk = &locks[x];
-      if (lk->holder_plus1 == t + 1) {
+      if (lk->holder_plus1 == t1) {
         if (lk->depth == UINT32_MAX) break;
         lk->depth++; /* re-entrant: swallowed, and no drain (as atom__push_one) */
         forward = 0;
       } else {
         if (lk->holder_plus1) break;
-        lk->holder_plus1 = t + 1;
+        lk->holder_plus1 = (uint32_t)t1;
         lk->depth = 1;
         if (track_pending) atom__pending_drain(th);
       }
@@ -159,7 +170,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
       kinds |= ATOM_KIND_BIT(ATOM_RELEASE);
       if (!lookup(ldir, lcap, lid, e->target, &x)) break;
       atom__lock *lk = &locks[x];
-      if (lk->holder_plus1 != t + 1) break;
+      if (lk->holder_plus1 != t1) break;
       if (--lk->depth) {
         forward = 0;
       } else {
@@ -181,7 +192,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
      * only this loop writes the block (the checkers get it const) */
     ATOM__ASSERT(o->flags == 0);
     o->kind = kind;
-    o->thread = t;
+    o->thread = (uint32_t)(t1 - 1);
     o->target = x;
     o->index = index;
     o->loc = e->loc;
