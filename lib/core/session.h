@@ -106,7 +106,7 @@ typedef struct atom__sub {
   int batched;              /* it has on_events: a block reaches it whole, not event by event */
 } atom__sub;
 
-/* Events atom_push_many() validated and not yet dispatched (push.c, "blocks"): a block is
+/* Events atom_push_many() validated and not yet dispatched (push_block.c): a block is
  * dispatched when full, before an event it cannot hold, and before the call returns. */
 #define ATOM__BLOCK 256u
 

@@ -1,0 +1,328 @@
+/* atom_push_many: events validated into blocks and each block dispatched at once. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/push_check.h"
+#include "core/session.h"
+#include "support/assert.h"
+
+/* ---- blocks ----
+ *
+ * atom_push_many validates a run of events into s->block and dispatches the block at once:
+ * one call per block to a checker with on_events, and the block event by event, in order, to
+ * the others. Every semantic of single pushes is kept, as follows.
+ *
+ * - Order. Each checker gets the events of its kinds in event order. Within a block the
+ *   checkers without on_events get each event in attach order, as atom_push does, and then
+ *   each checker with on_events gets the whole block (the order of checkers for one event
+ *   was never promised; reports of one checker keep their order).
+ * - What goes into a block (block_fill): only events whose validation is known to pass and
+ *   that need nothing at dispatch time beyond the event itself: READ, WRITE, ACQUIRE,
+ *   RELEASE, BEGIN, END and FENCE without flags, of a known thread, with a known target. Any
+ *   other event ends the block: the block is dispatched, then the event takes the single
+ *   path (atom__push_one, push.c) and is dispatched at once. So:
+ *   - an ill-formed event reaches atom__push_one, which rejects it exactly as atom_push does,
+ *     after every event before it was dispatched;
+ *   - a new key is interned only with the block empty, so atom_env_count() and the id
+ *     tables are, for every event of a block, what they were when it was validated;
+ *   - COMMIT (the checkers may ask for its write, during its dispatch only), FORK and JOIN
+ *     (a JOIN may close the child's transaction with a synthetic END, dispatched at once)
+ *     take the single path; so does every event while a checker reads store buffers
+ *     (ATOM_CHECKER_PROP_STORE_BUFFER: it sees the buffer as of each event), and a WRITE
+ *     that finds its thread's store buffer full (growing it may fail). A drain with no
+ *     reader of the buffers (ACQUIRE, RELEASE, FENCE) empties it at validation: only COMMIT
+ *     validation, later in event order, looks at it.
+ * - Checker errors. ATOM_ENOMEM and ATOM_ELIMIT disable the checker at the failing event's
+ *   index, as atom_push does; the rest of the block still reaches the other checkers. Another
+ *   error is returned after the whole block was dispatched (the session took its events, so
+ *   every checker must see them): the first one in event order, with its message; `done`
+ *   then counts the events up to the end of that block (doc/api.md).
+ * - A session freed from a callback: nothing more is dispatched; `done` counts the events up
+ *   to the one being dispatched (for a checker taking the whole block: the whole block).
+ * - ATOM_PROFILE times each checker's share of the block. */
+
+/* The dense id of an interned key, without interning (1 if found), from a direct table held
+ * in locals (dir, cap) and the hash map for the other keys. */
+static inline int lookup(const uint32_t *dir, size_t cap, const atom__intern *in, uint64_t key,
+                         uint32_t *id) {
+  if (key < cap) {
+    uint32_t v = dir[key];
+    *id = v - 1;
+    return v != 0;
+  }
+  return atom__u64map_get(&in->map, key, id);
+}
+
+/* The same as id + 1, 0 if not found: the direct table's own value, widened before any
+ * arithmetic, so that &a[id] is a + (id + 1) * size - size and the "- size" folds into the
+ * displacement of every access through it (with a 32-bit id - 1 it cannot: the subtraction
+ * wraps at 2^32). */
+static inline size_t lookup_plus1(const uint32_t *dir, size_t cap, const atom__intern *in,
+                                  uint64_t key) {
+  uint32_t id;
+  if (key < cap) return dir[key];
+  return atom__u64map_get(&in->map, key, &id) ? (size_t)id + 1 : 0;
+}
+
+/* The first 8 bytes of an atom_event (kind, flags) of @p kind with flags 0, read as one
+ * integer in this machine's byte order (a constant once inlined). */
+static inline uint64_t kind_word(uint32_t kind) {
+  const uint32_t w[2] = {kind, 0};
+  uint64_t v;
+  memcpy(&v, w, sizeof v);
+  return v;
+}
+
+/* Validate events from ev[0] on into the block while they are events a block may hold (see
+ * above) and the block has room; return how many were taken. The first event not taken is
+ * left untouched. No key is interned here and no thread is joined, so nothing moves and a
+ * thread that passed the checks once passes them for the whole call: the direct tables'
+ * addresses and sizes are copied into locals (the compiler cannot keep s's fields in registers
+ * across the stores below), and the thread of the previous event is kept with its key, so a
+ * run of events of one thread looks it up once. The block's length, kinds and the next index
+ * are written back at the end. */
+static inline __attribute__((always_inline)) size_t block_fill_with(atom_session *s,
+                                                                    const atom_event *ev,
+                                                                    size_t n,
+                                                                    const int track_pending) {
+  const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD], *vid = &s->ids[ATOM_SPACE_VAR],
+                     *lid = &s->ids[ATOM_SPACE_LOCK];
+  const uint32_t *const tdir = tid->direct, *const vdir = vid->direct, *const ldir = lid->direct;
+  const size_t tcap = tid->direct_cap, vcap = vid->direct_cap, lcap = lid->direct_cap;
+  atom__thread *const threads = s->threads;
+  atom__lock *const locks = s->locks;
+  atom_ev *const block = s->block;
+  size_t room = ATOM__BLOCK - s->block_len;
+  uint64_t index = s->next_index;
+  uint32_t kinds = s->block_kinds;
+  if (n > room) n = room;
+  if (!n) return 0;
+  atom_ev *o = block + s->block_len; /* where the next event goes */
+  const atom_event *e = ev, *const end = ev + n;
+  for (; e != end; e++) {
+    /* kind and flags in one load: with flags 0 it equals the kind, so every comparison with a
+     * kind below also checks flags == 0, and an event with flags falls to the last else */
+    uint64_t kf;
+    memcpy(&kf, e, sizeof kf);
+    uint32_t kind, x = 0; /* kind: set by the branch that knows it */
+    /* The thread looked up for every event: keeping the previous event's thread and
+     * skipping the lookup when it is the same saved 3 instructions an event but mispredicted
+     * the test on traces that switch threads every few events (0.37 more mispredictions an
+     * event, slower in time). */
+    size_t t1 = lookup_plus1(tdir, tcap, tid, e->thread); /* the thread's id + 1 */
+    if (!t1) break;
+    atom__thread *th = &threads[t1 - 1];
+    if (th->joined) break;
+    size_t forward = 1; /* as wide as a pointer: o += forward needs no widening */
+    /* the accesses first: most events are accesses */
+    if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
+      /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
+       * and a mispredicted branch costs more than this whole path */
+      kind = e->kind;
+      kinds |= ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE);
+      if (!lookup(vdir, vcap, vid, e->target, &x)) break;
+      if (track_pending) {
+        /* A WRITE goes into the store buffer if it has room (growing it may fail: the single
+         * path). The slot after the pending writes is written for a READ too, which does not
+         * count it: that slot holds nothing. */
+        size_t plen = th->pending_len, pcap = th->pending_cap;
+        uint32_t is_write = kind - ATOM_READ; /* READ 1, WRITE 2 */
+        if (plen == pcap) {
+          if (is_write) break;
+        } else {
+          th->pending_var[(th->pending_head + plen) & (pcap - 1)] = x;
+        }
+        th->pending_len = plen + is_write;
+      }
+    } else if (kf == kind_word(ATOM_BEGIN)) {
+      kind = ATOM_BEGIN;
+      kinds |= ATOM_KIND_BIT(ATOM_BEGIN);
+      if (th->depth == UINT32_MAX) break;
+      if (th->depth++) {
+        forward = 0; /* inner BEGIN */
+      } else {
+        th->begin_index = index;
+        th->begin_loc = e->loc;
+      }
+    } else if (kf == kind_word(ATOM_END)) {
+      kind = ATOM_END;
+      kinds |= ATOM_KIND_BIT(ATOM_END);
+      if (!th->depth) break;
+      forward = !--th->depth;
+    } else if (kf == kind_word(ATOM_ACQUIRE)) {
+      kind = ATOM_ACQUIRE;
+      kinds |= ATOM_KIND_BIT(ATOM_ACQUIRE);
+      if (!lookup(ldir, lcap, lid, e->target, &x)) break;
+      atom__lock *lk = &locks[x];
+      if (lk->holder_plus1 == t1) {
+        if (lk->depth == UINT32_MAX) break;
+        lk->depth++; /* re-entrant: swallowed, and no drain (as atom__push_one) */
+        forward = 0;
+      } else {
+        if (lk->holder_plus1) break;
+        lk->holder_plus1 = (uint32_t)t1;
+        lk->depth = 1;
+        if (track_pending) atom__pending_drain(th);
+      }
+    } else if (kf == kind_word(ATOM_RELEASE)) {
+      kind = ATOM_RELEASE;
+      kinds |= ATOM_KIND_BIT(ATOM_RELEASE);
+      if (!lookup(ldir, lcap, lid, e->target, &x)) break;
+      atom__lock *lk = &locks[x];
+      if (lk->holder_plus1 != t1) break;
+      if (--lk->depth) {
+        forward = 0;
+      } else {
+        lk->holder_plus1 = 0;
+        if (track_pending) atom__pending_drain(th);
+      }
+    } else if (kf == kind_word(ATOM_FENCE)) {
+      kind = ATOM_FENCE;
+      kinds |= ATOM_KIND_BIT(ATOM_FENCE);
+      if (track_pending) atom__pending_drain(th);
+    } else {
+      break; /* FORK, JOIN, COMMIT, an unknown kind, flags */
+    }
+    th->started = 1;
+    /* Written always (o is in the block: fewer than ATOM__BLOCK events are in it here) and
+     * kept only when forwarded: no branch on what the trace does. An event of a kind nobody
+     * takes is kept too (dropping it cost more per event than the flush's filter by kind). */
+    /* flags not written: 0 in every slot of the block since the session was zeroed, and
+     * only this loop writes the block (the checkers get it const) */
+    ATOM__ASSERT(o->flags == 0);
+    o->kind = kind;
+    o->thread = (uint32_t)(t1 - 1);
+    o->target = x;
+    o->index = index;
+    o->loc = e->loc;
+    o += forward;
+    index++;
+  }
+  s->block_len = (size_t)(o - block);
+  s->block_kinds = kinds;
+  s->next_index = index;
+  return (size_t)(e - ev);
+}
+
+/* block_fill_with, compiled once for each value of s->track_pending (a constant then: one
+ * test and one register less on the accesses' path). */
+static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
+  return s->track_pending ? block_fill_with(s, ev, n, 1) : block_fill_with(s, ev, n, 0);
+}
+
+/* The first error of a block in event order, with its message (later checkers may overwrite
+ * the thread's last-error message before the block is over). */
+typedef struct block_error {
+  int err;
+  uint64_t index;
+  char msg[512];
+} block_error;
+
+static void block_error_note(block_error *be, int err, uint64_t index) {
+  if (!err || (be->err && be->index <= index)) return;
+  be->err = err;
+  be->index = index;
+  snprintf(be->msg, sizeof be->msg, "%s", atom_last_error());
+}
+
+/* The block to env's on_events: the events of its kinds, the rest of the block after an
+ * error other than ENOMEM/ELIMIT (on_event would have had them too). */
+static void block_to_checker(atom_session *s, atom_env *env, const atom_ev *ev, size_t n,
+                             block_error *be) {
+  const atom_checker *vt = env->vt;
+  if (s->block_kinds & ~vt->event_mask) {
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+      if (vt->event_mask & ATOM_KIND_BIT(ev[i].kind)) s->block_scratch[m++] = ev[i];
+    ev = s->block_scratch;
+    n = m;
+  }
+  while (n && !env->disabled && !s->free_pending) {
+    size_t at = n;
+    int err = vt->on_events(env->self, ev, n, &at);
+    if (!err) break;
+    if (at >= n) at = n - 1;
+    err = atom__env_rc(env, "on_events", err);
+    if (err == ATOM_ENOMEM || err == ATOM_ELIMIT)
+      atom__env_disable(env, ev[at].index, err);
+    else
+      block_error_note(be, err, ev[at].index);
+    ev += at + 1;
+    n -= at + 1;
+  }
+}
+
+/* Dispatch the block and empty it. Returns the first error in event order (0 if none). */
+static int block_flush(atom_session *s) {
+  size_t n = s->block_len;
+  if (!n) return 0;
+  block_error be;
+  be.err = 0;
+  s->block_len = 0;
+  /* The checkers that take one event at a time, event by event (as atom__dispatch). */
+  int skip = s->any_batched;
+  uint32_t loop_kinds = s->loop_kinds;
+  for (size_t i = 0; i < n && (s->block_kinds & loop_kinds); i++) {
+    if (!(loop_kinds & ATOM_KIND_BIT(s->block[i].kind))) continue;
+    block_error_note(&be, atom__dispatch_subs(s, &s->block[i], skip), s->block[i].index);
+    if (s->free_pending) {
+      s->free_index = s->block[i].index; /* the later events are never dispatched */
+      break;
+    }
+  }
+  for (size_t i = 0; skip && i < s->n_envs && !s->free_pending; i++) {
+    atom_env *env = s->envs[i];
+    if (!env->vt->on_events || env->disabled || !(env->vt->event_mask & s->block_kinds))
+      continue;
+    int profile = s->opt.flags & ATOM_PROFILE;
+    uint64_t t0 = profile ? atom__now_ns() : 0;
+    block_to_checker(s, env, s->block, n, &be);
+    if (profile) env->time_ns += atom__now_ns() - t0;
+  }
+  s->block_kinds = 0;
+  if (be.err) atom__error(be.err, "%s", be.msg);
+  return be.err;
+}
+
+/* atom_push_many's work: *done is set to the number of events taken (see "blocks" above for
+ * a session freed during a block). */
+static int push_blocks(atom_session *s, const atom_event *ev, size_t n, size_t *done) {
+  int err = 0, batch = !s->keep_pending_src;
+  uint64_t base = s->next_index; /* every event taken, accepted or not, uses one index */
+  size_t i = 0;
+  s->free_index = UINT64_MAX;
+  while (i < n) {
+    if (batch) {
+      i += block_fill(s, ev + i, n - i);
+      if (s->block_len == ATOM__BLOCK) {
+        if ((err = block_flush(s)) || s->free_pending) break;
+        continue;
+      }
+      if (i == n) break;
+    }
+    /* ev[i] needs the single path: the block before it first */
+    if ((err = block_flush(s)) || s->free_pending) break;
+    err = atom__push_one(s, &ev[i++]);
+    if (err || s->free_pending) break;
+  }
+  if (!err && !s->free_pending) err = block_flush(s);
+  *done = i;
+  if (s->free_pending && s->free_index != UINT64_MAX) *done = (size_t)(s->free_index - base) + 1;
+  return err;
+}
+
+ATOM_API int atom_push_many(atom_session *s, const atom_event *ev, size_t n, size_t *done) {
+  if (done) *done = 0;
+  if (!s || (!ev && n)) return atom__error(ATOM_EINVAL, "atom_push_many: NULL argument");
+  if (atom__reentered(s)) return atom__reentrant_error("atom_push_many");
+  int threadsafe = s->opt.flags & ATOM_THREADSAFE;
+  if (threadsafe) pthread_mutex_lock(&s->lock);
+  atom__call_begin(s);
+  int err = atom__check_pushable(s);
+  size_t i = 0;
+  if (!err) err = push_blocks(s, ev, n, &i);
+  if (atom__call_end(s, threadsafe)) err = atom__freed_error("atom_push_many");
+  if (done) *done = i;
+  return err;
+}
