@@ -141,7 +141,7 @@ typedef struct rt_thread {
     uint64_t at;   /* the loc its ACQUIRE is named after */
   } holds[RT_HOLDS];
   int n_holds;
-  /* Owned memory (rt_core.c, "owned memory"; doc/tsan-rt.md, "How events are ordered"). seg
+  /* Owned memory (rt_owned.c; doc/tsan-rt.md, "How events are ordered"). seg
    * counts the events this thread pushed itself: the accesses between two of them form a
    * segment. pend is a ring written by this thread only (pend_tail, release) and emptied under
    * the event lock by whichever thread holds it (pend_head): accesses to memory this thread
@@ -152,7 +152,7 @@ typedef struct rt_thread {
   uint64_t pend_head, pend_tail;
   struct rt_pend { uint64_t addr, loc; uint32_t kind; } pend[RT_PEND];
   struct { uint64_t addr, seg; uint64_t write; } seen[RT_SEEN];
-  uint64_t shared[RT_SHARED_CACHE]; /* granule keys seen shared (rt_core.c, SHADOW_KEY) */
+  uint64_t shared[RT_SHARED_CACHE]; /* granule keys seen shared (rt_owned.c, SHADOW_KEY) */
   uint64_t n_repeats, n_idle; /* accesses not pushed: repeats of owned ones, made while no
                                * transaction was open (added to the totals at the thread's end) */
 } rt_thread;
@@ -220,15 +220,20 @@ void rt_unlock(void);
 /** Push one event (caller holds the lock). Ignored when the runtime is no longer active. */
 void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc);
 
+/** Push one event as it is, without first pushing the calling thread's buffered accesses
+ *  (caller holds the lock): what rt_push_flagged and the owned-memory flush build on. Keeps
+ *  the count of open transactions (rt_open_txns). */
+void rt_push_event(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
+                   uint64_t loc);
+
+/** The live threads, most recently started first (caller holds the event lock). */
+rt_thread *rt_threads(void);
+
 /** As rt_push, with atom_event::flags: ATOM_FLAG_ACQUIRE on a READ, ATOM_FLAG_RELEASE on a
  *  WRITE (caller holds the lock). */
 void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
                      uint64_t loc);
 
-/** Before a locked push of an access to @p addr by @p t (caller holds the event lock): the
- *  address is no longer owned by one thread, and its owner's buffered accesses are pushed
- *  first (rt_core.c, "owned memory"). Every READ or WRITE pushed outside rt_access calls it. */
-void rt_share_locked(rt_thread *t, uint64_t addr);
 /** Record an access of @p size bytes at @p addr by the calling thread (takes the lock). */
 void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc);
 /** Record a read and then a write of @p size bytes at @p addr (one read-modify-write). */
@@ -277,6 +282,50 @@ void rt_thread_start(uint64_t id);                       /* in the child */
 void rt_thread_joined(pthread_t th, uint64_t pc);        /* after a successful join */
 void rt_thread_close_txn(uint64_t pc);                   /* thread ends with frames open */
 void rt_rwlock(void *lock, int write, int acquire, uint64_t pc);
+
+/* ---- rt_owned.c: memory one thread owns (doc/tsan-rt.md, "How events are ordered"). Its
+ * accesses of at most 8 bytes are buffered in the thread's ring (rt_thread.pend) without the
+ * event lock, and pushed in program order under the lock. */
+extern int rt_owned; /* the owned path is on (owned=yes, no record=, no perturb); set once */
+
+/** At initialization: map the ownership table, and turn the path on unless @p o says
+ *  owned=no, record= or schedule=perturb (or the table cannot be mapped). */
+void rt_owned_setup(const rt_options *o);
+/** The fast path of an access of at most 8 bytes by the calling thread @p t (rt_busy clear):
+ *  @return 1 when it was buffered or dropped (the granule is t's), 0 when it goes through the
+ *  lock; then *@p prev is the previous owner (id + 1) whose buffer rt_flush_owner must push
+ *  first, or 0. */
+int rt_owned_access(rt_thread *t, uint64_t addr, int write, uint64_t pc, uint64_t *prev);
+/** Push @p t's buffered accesses in order (caller holds the event lock; @p t is the calling
+ *  thread or a live thread found under the lock). */
+void rt_pend_flush(rt_thread *t);
+/** Push the buffer of the live thread whose owner word is @p owner (id + 1; caller holds the
+ *  event lock). */
+void rt_flush_owner(uint64_t owner);
+/** Push every live thread's buffer (the end of the run; caller holds the event lock). */
+void rt_owned_flush_all(void);
+/** Before a locked push of an access to @p addr by @p t (caller holds the event lock): the
+ *  address is no longer owned by one thread, and its owner's buffered accesses are pushed
+ *  first. Every READ or WRITE pushed outside rt_access calls it. */
+void rt_share_locked(rt_thread *t, uint64_t addr);
+
+/* ---- rt_idle.c: accesses while no transaction is open (skip_idle=yes; doc/tsan-rt.md, "How
+ * events are ordered"): with only aerodrome and velodrome attached, such an access is on no
+ * cycle and is not recorded. */
+extern int rt_skip_idle;  /* on (rt_idle_setup); set once */
+extern long rt_open_txns; /* transactions open in all threads (written under the event lock
+                           * by rt_push_event, read without it) */
+
+/** At initialization: skip_idle is on when @p o asks for it, nothing records or perturbs,
+ *  lock_blocks=no, and every checker is aerodrome or velodrome. */
+void rt_idle_setup(const rt_options *o);
+/** @return 1 when an access of @p t now is on no cycle (no transaction open anywhere), and
+ *  counts it as not recorded. Lock-free: inline in the access hooks. */
+static inline int rt_idle(rt_thread *t) {
+  if (!rt_skip_idle || __atomic_load_n(&rt_open_txns, __ATOMIC_ACQUIRE) != 0) return 0;
+  __atomic_store_n(&t->n_idle, t->n_idle + 1, __ATOMIC_RELAXED); /* read at the end */
+  return 1;
+}
 
 /* ---- rt_core.c: the end of the run, shared with rt_crash.c. */
 enum { RT_END_RUNNING, RT_END_FINISHING, RT_END_DONE }; /* g.end_state */

@@ -12,7 +12,6 @@
 #include <stdio_ext.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -53,9 +52,6 @@ static struct {
   unsigned char *matched; /* per atomic name / range: was it ever entered */
   uint64_t unnamed_code;  /* distinct function entry pcs no symbol table named (pc_lock) */
   uint64_t events, rejected;
-  int owned;             /* the owned-memory path is on (owned=yes, no record=, no perturb) */
-  int skip_idle;         /* accesses are skipped while open_txns is 0 (skip_idle_setup) */
-  long open_txns;        /* transactions open in all threads (written under the lock) */
   uint64_t n_repeats, n_idle; /* accesses not pushed, of threads that ended (under the lock) */
   char first_reject[300];
   char program[4096];
@@ -138,12 +134,6 @@ static int active(void) { return __atomic_load_n(&rt_active, __ATOMIC_ACQUIRE); 
 static void write_json_file(void);
 static void flush_reports(void);
 
-/* Push one event; flags is 0, or ATOM_FLAG_ACQUIRE on a READ / ATOM_FLAG_RELEASE on a WRITE
- * (doc/tsan-rt.md, "Synchronization"). */
-static void push_event(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
-                       uint64_t loc);
-static void pend_flush(rt_thread *t);
-
 void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
                      uint64_t loc) {
   if (!rt_active) return; /* under the lock: finish clears it under the lock too */
@@ -151,17 +141,18 @@ void rt_push_flagged(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t ta
    * its next owned accesses are a new segment (this event may have changed what it knows). */
   rt_thread *self = rt_self;
   if (self && self->id == thread) {
-    pend_flush(self);
+    rt_pend_flush(self);
     self->seg++;
   }
-  push_event(kind, flags, thread, target, loc);
+  rt_push_event(kind, flags, thread, target, loc);
 }
 
-static void push_event(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
-                       uint64_t loc) {
+void rt_push_event(uint32_t kind, uint32_t flags, uint64_t thread, uint64_t target,
+                   uint64_t loc) {
   if (!rt_active) return; /* a buffered access flushed after the end of the run */
-  if (kind == ATOM_BEGIN) __atomic_store_n(&g.open_txns, g.open_txns + 1, __ATOMIC_RELEASE);
-  else if (kind == ATOM_END) __atomic_store_n(&g.open_txns, g.open_txns - 1, __ATOMIC_RELEASE);
+  /* The count skip_idle reads (rt_idle.c), kept here where every BEGIN and END passes. */
+  if (kind == ATOM_BEGIN) __atomic_store_n(&rt_open_txns, rt_open_txns + 1, __ATOMIC_RELEASE);
+  else if (kind == ATOM_END) __atomic_store_n(&rt_open_txns, rt_open_txns - 1, __ATOMIC_RELEASE);
   atom_event ev = {kind, flags, thread, target, loc};
   g.events++;
   /* A new stack: the session learns its site before a report can name it (rt_stack.c). */
@@ -182,221 +173,6 @@ void rt_push(uint32_t kind, uint64_t thread, uint64_t target, uint64_t loc) {
 }
 
 
-/* ---- owned memory
- *
- * An address that only one thread has accessed so far is owned by it: its accesses are
- * buffered in the thread's own ring (rt_thread.pend) without the event lock, and pushed later,
- * in program order, under the lock, by the first of:
- *   - the thread's next event of its own through the lock (a synchronization, a transaction's
- *     begin or end, an access to shared memory, its end): rt_push_flagged flushes first;
- *   - another thread's first access to any address the thread owns (publication): that thread
- *     marks the address shared (a CAS on its shadow word) and, under the lock, flushes the
- *     owner's ring before pushing its own access;
- *   - a full ring, and the end of the run.
- * Why the session still sees a linearization that the checkers judge as they would the
- * locked order (doc/tsan-rt.md, "How events are ordered"): a buffered access e of thread T is
- * pushed later than in the locked order, past events of other threads only. None of these
- * conflicts with e (no other thread has accessed e's address: the first one that does
- * publishes it and flushes e before its own access), and none is ordered after e by
- * happens-before (such an order needs a synchronization of T after e, which flushes e first).
- * Moving an event past independent events of other threads keeps every conflict edge, every
- * program-order edge and every transaction boundary, so the trace is equivalent (commuting
- * independent events) and the checkers, which judge equivalence classes, give the same
- * verdicts.
- * Dropped: within one segment (no event of T through the lock in between), a read of an owned
- * address T already accessed, or a write of one T already wrote. In a segment T's events are
- * only owned accesses, which have no edges from other threads, so the first access has every
- * edge the repeated one has (in: program order, out: the same future conflicts), and it is in
- * the same transaction or, outside transactions, reachable from everything that reaches the
- * repeated one. No cycle (violation) needs the repeated access.
- * Every other access (sizes over 8, read-modify-writes, ranges, atomics) is pushed under the
- * lock and marks its address shared first, so an owned address has had no event of another
- * thread. The shadow map is a fixed table of (address, owner) pairs, never shrunk; an address
- * that finds no slot is shared (the locked path), which is always exact. */
-
-#define SHADOW_BITS 22   /* 4 M slots of 16 bytes: 64 MB of address space, touched as used */
-#define SHADOW_PROBE 32  /* slots tried before an address counts as shared */
-#define OWN_SHARED UINT64_MAX /* owner word: 0 = nobody yet, id + 1 = that thread, or this */
-
-/* Ownership is kept per 8-byte granule (all its bytes have one owner): two threads touching
- * different bytes of one granule make it shared, which is only slower, never inexact. */
-#define SHADOW_KEY(addr) (((addr) >> 3) + 1)
-
-typedef struct shadow_slot {
-  uint64_t key;   /* SHADOW_KEY of the granule; 0 = free; set once by CAS */
-  uint64_t owner; /* 0 -> id + 1 by CAS (the first accessor), then -> OWN_SHARED by CAS */
-} shadow_slot;
-
-static shadow_slot *shadow; /* mmap'ed at initialization when the owned path is on */
-
-/* The owner word of addr, inserting it when absent and @p insert; NULL when the address has
- * no slot (the table region is full: the address is shared). Lock-free. */
-static uint64_t *shadow_word(uint64_t addr, int insert) {
-  size_t mask = ((size_t)1 << SHADOW_BITS) - 1;
-  uint64_t key = SHADOW_KEY(addr);
-  /* Neighbouring granules in neighbouring slots: an array walked in order stays in a few
-   * cache lines of the table (folding the high bits in keeps regions far apart from meeting
-   * slot for slot). */
-  size_t i = (size_t)(key ^ (key >> SHADOW_BITS) ^ (key >> (2 * SHADOW_BITS))) & mask;
-  for (int n = 0; n < SHADOW_PROBE; n++, i = (i + 1) & mask) {
-    shadow_slot *s = &shadow[i];
-    uint64_t k = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-    if (k == key) return &s->owner;
-    if (k == 0) {
-      if (!insert) return NULL;
-      if (__atomic_compare_exchange_n(&s->key, &k, key, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) ||
-          k == key)
-        return &s->owner;
-    }
-  }
-  return NULL;
-}
-
-/* Mark addr shared. @return the previous owner (id + 1) when it was another thread's, whose
- * buffered accesses the caller must flush under the lock before pushing its own; else 0. */
-static uint64_t shadow_share(uint64_t *w, uint64_t me) {
-  uint64_t cur = __atomic_load_n(w, __ATOMIC_ACQUIRE);
-  while (cur != OWN_SHARED &&
-         !__atomic_compare_exchange_n(w, &cur, OWN_SHARED, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-  }
-  return cur != OWN_SHARED && cur != 0 && cur != me ? cur : 0;
-}
-
-/* Push t's buffered accesses, in order (caller holds the lock; t is the calling thread or a
- * live thread found under the lock). The ring has one producer (t) and one consumer at a time
- * (whoever holds the lock). */
-static void pend_flush(rt_thread *t) {
-  uint64_t h = __atomic_load_n(&t->pend_head, __ATOMIC_RELAXED);
-  uint64_t e = __atomic_load_n(&t->pend_tail, __ATOMIC_ACQUIRE);
-  if (h == e) return;
-  for (; h != e; h++) {
-    const struct rt_pend *p = &t->pend[h & (RT_PEND - 1)];
-    push_event(p->kind, 0, t->id, p->addr, p->loc);
-  }
-  __atomic_store_n(&t->pend_head, h, __ATOMIC_RELEASE);
-}
-
-/* Flush the buffer of the live thread whose owner word is @p owner (caller holds the lock). A
- * thread that ended flushed its own buffer. */
-static void flush_owner(uint64_t owner) {
-  for (rt_thread *t = g.threads; t; t = t->next)
-    if (t->id + 1 == owner) {
-      pend_flush(t);
-      return;
-    }
-}
-
-/* Before a locked push of an access to addr by t (caller holds the lock): the address becomes
- * shared, and its owner's buffered accesses go first. */
-void rt_share_locked(rt_thread *t, uint64_t addr) {
-  if (!g.owned) return;
-  uint64_t *w = shadow_word(addr, 1);
-  uint64_t prev = w ? shadow_share(w, t->id + 1) : 0;
-  if (prev) flush_owner(prev);
-}
-
-/* The fast path of an access of at most 8 bytes: @return 1 when it was buffered or dropped
- * (owned by t), 0 when it goes through the lock; then *prev is the owner to flush first. */
-static int owned_access(rt_thread *t, uint64_t addr, int write, uint64_t pc, uint64_t *prev) {
-  *prev = 0;
-  /* Shared is for good: a granule this thread saw shared needs no look-up again. */
-  uint64_t key = SHADOW_KEY(addr);
-  size_t sc = (size_t)key & (RT_SHARED_CACHE - 1);
-  if (t->shared[sc] == key) return 0;
-  uint64_t *w = shadow_word(addr, 1);
-  if (!w) return 0;
-  uint64_t me = t->id + 1, cur = __atomic_load_n(w, __ATOMIC_ACQUIRE);
-  if (cur == 0 &&
-      __atomic_compare_exchange_n(w, &cur, me, 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-    cur = me;
-  if (cur != me) {
-    if (cur != OWN_SHARED) *prev = shadow_share(w, me);
-    t->shared[sc] = key;
-    return 0;
-  }
-  size_t slot = (size_t)((addr >> 2) ^ (addr >> 12)) & (RT_SEEN - 1);
-  if (t->seen[slot].addr == addr && t->seen[slot].seg == t->seg) {
-    if (!write || t->seen[slot].write) {
-      __atomic_store_n(&t->n_repeats, t->n_repeats + 1, __ATOMIC_RELAXED); /* read at the end */
-      return 1;
-    }
-    t->seen[slot].write = 1;
-  } else {
-    t->seen[slot].addr = addr;
-    t->seen[slot].seg = t->seg;
-    t->seen[slot].write = (uint64_t)write;
-  }
-  rt_busy = 1;
-  uint64_t loc = rt_stack_loc(t, pc);
-  uint64_t tail = t->pend_tail;
-  if (tail - __atomic_load_n(&t->pend_head, __ATOMIC_ACQUIRE) == RT_PEND) {
-    rt_lock(); /* full: empty it (not a new segment: nothing new is known) */
-    pend_flush(t);
-    rt_unlock();
-  }
-  struct rt_pend *p = &t->pend[tail & (RT_PEND - 1)];
-  p->addr = addr;
-  p->loc = loc;
-  p->kind = write ? ATOM_WRITE : ATOM_READ;
-  __atomic_store_n(&t->pend_tail, tail + 1, __ATOMIC_RELEASE);
-  rt_busy = 0;
-  return 1;
-}
-
-/* Every live thread's buffered accesses (the end of the run; caller holds the lock). */
-static void flush_all(void) {
-  for (rt_thread *t = g.threads; t; t = t->next) pend_flush(t);
-}
-
-/* ---- accesses while no transaction is open
- *
- * A cycle of transactions (a violation for aerodrome and velodrome, which judge conflict
- * serializability) leaves a transaction X and comes back into it: every event on it lies, in
- * the recorded order, between two events of X, so X is open when it happens. An access made
- * while no transaction is open in any thread is on no cycle. Leaving it out removes no edge
- * between the other events (conflicts are between pairs of events, not "the last access"),
- * so every cycle stays and none appears: the verdicts are the same. A hook that reads 0 while
- * another thread begins a transaction ran, in real time, before that BEGIN was counted: its
- * access belongs before the BEGIN (an order equivalent to the recorded one, as the owned
- * buffer's are). Not for the other checkers, which reason about other orders of the events
- * (the predictive ones) or about every conflicting pair (race-automata, tso): with any of
- * them attached, every access is recorded. */
-
-/* @return 1 when every attached checker is aerodrome or velodrome (any variant). */
-static int only_serializability_checkers(void) {
-  for (size_t i = 0; i < g.opt.n_checkers; i++) {
-    const char *c = g.opt.checkers[i];
-    size_t n = strcspn(c, ":");
-    if (!(n == 9 && !strncmp(c, "aerodrome", 9)) && !(n == 9 && !strncmp(c, "velodrome", 9)))
-      return 0;
-  }
-  return g.opt.n_checkers > 0;
-}
-
-static void skip_idle_setup(void) {
-  g.skip_idle = g.opt.skip_idle && !g.opt.record && g.opt.schedule != RT_SCHEDULE_PERTURB &&
-                !g.opt.lock_blocks && only_serializability_checkers();
-}
-
-/* @return 1 when an access of t now is on no cycle (no transaction open anywhere). */
-static int idle(rt_thread *t) {
-  if (!g.skip_idle || __atomic_load_n(&g.open_txns, __ATOMIC_ACQUIRE) != 0) return 0;
-  __atomic_store_n(&t->n_idle, t->n_idle + 1, __ATOMIC_RELAXED); /* read at the end */
-  return 1;
-}
-
-/* The owned path at initialization: on unless off by option, recording (a recording keeps
- * every access) or perturbing the schedule (which watches every access). */
-static void owned_setup(void) {
-  if (!g.opt.owned || g.opt.record || g.opt.schedule == RT_SCHEDULE_PERTURB) return;
-  size_t bytes = sizeof(shadow_slot) << SHADOW_BITS;
-  void *m = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-  if (m == MAP_FAILED) return; /* every access through the lock: slower, as exact */
-  shadow = m;
-  g.owned = 1;
-}
-
 /* ---- threads */
 
 static void thread_link(rt_thread *t) {
@@ -415,6 +191,8 @@ static void thread_unlink(rt_thread *t) {
   if (t->next) t->next->prev = t->prev;
   t->next = t->prev = NULL;
 }
+
+rt_thread *rt_threads(void) { return g.threads; }
 
 /* The calling thread's stack range, for naming stack addresses (rt_heap.c). */
 static void thread_stack(rt_thread *t) {
@@ -466,7 +244,7 @@ static void thread_end(void *p) {
   rt_busy = 1;
   rt_perturb_thread_end();
   rt_lock();
-  pend_flush(t); /* before it is forgotten: nobody else could find its buffer */
+  rt_pend_flush(t); /* before it is forgotten: nobody else could find its buffer */
   g.n_repeats += t->n_repeats;
   g.n_idle += t->n_idle;
   if (t->txn_depth) rt_push(ATOM_END, t->id, 0, 0);
@@ -573,15 +351,15 @@ void rt_access(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   if (RT_UNLIKELY(rt_busy) || !active()) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  if (t->ignore || idle(t)) return;
+  if (t->ignore || rt_idle(t)) return;
   uint64_t prev = 0;
-  if (g.owned && size <= 8 && owned_access(t, addr, write, pc, &prev)) return;
+  if (rt_owned && size <= 8 && rt_owned_access(t, addr, write, pc, &prev)) return;
   uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
   rt_perturb_access(t, addr, write, pc);
   rt_busy = 1;
   uint64_t loc = rt_stack_loc(t, pc);
   rt_lock();
-  if (prev) flush_owner(prev); /* the owner's accesses to addr come before this one */
+  if (prev) rt_flush_owner(prev); /* the owner's accesses to addr come before this one */
   if (size <= 8) {
     rt_push(kind, t->id, addr, loc);
   } else {
@@ -599,7 +377,7 @@ void rt_access_rmw(uint64_t addr, uint64_t size, uint64_t pc) {
   if (RT_UNLIKELY(rt_busy) || !active()) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  if (t->ignore || idle(t)) return;
+  if (t->ignore || rt_idle(t)) return;
   rt_perturb_access(t, addr, 1, pc);
   rt_busy = 1;
   uint64_t loc = rt_stack_loc(t, pc);
@@ -618,7 +396,7 @@ void rt_range(uint64_t addr, uint64_t size, int write, uint64_t pc) {
   if (RT_UNLIKELY(rt_busy) || !size || !active()) return;
   rt_thread *t = rt_self;
   if (RT_UNLIKELY(!t) && !(t = rt_thread_get())) return;
-  if (t->ignore || idle(t)) return;
+  if (t->ignore || rt_idle(t)) return;
   uint32_t kind = write ? ATOM_WRITE : ATOM_READ;
   rt_busy = 1;
   uint64_t loc = rt_stack_loc(t, pc);
@@ -998,8 +776,8 @@ static int configure(void) {
     }
   }
   rt_stack_depth = g.opt.stack_depth;
-  owned_setup();
-  skip_idle_setup();
+  rt_owned_setup(&g.opt);
+  rt_idle_setup(&g.opt);
   size_t n_decl = g.opt.n_atomic + g.opt.n_ranges;
   if (n_decl) g.matched = calloc(n_decl, 1);
   if (g.opt.n_ranges && !rt_sym_have_lines() && g.opt.verbosity >= 1)
@@ -1104,7 +882,7 @@ static int cmp_thread(const void *a, const void *b) {
 /* Close every open transaction (threads still running or cut off), save the recording, run the
  * checkers' end. The caller holds the lock, or is the only thread (the crash child). */
 static void end_check(void) {
-  flush_all();
+  rt_owned_flush_all();
   for (rt_thread *t = g.threads; t; t = t->next) { /* threads still running: as they are now */
     g.n_repeats += __atomic_load_n(&t->n_repeats, __ATOMIC_RELAXED);
     g.n_idle += __atomic_load_n(&t->n_idle, __ATOMIC_RELAXED);
@@ -1153,7 +931,7 @@ static size_t end_write(void) {
     fclose(g.report);
     g.report = NULL;
   }
-  if (g.opt.verbosity >= 2 && (g.owned || g.skip_idle))
+  if (g.opt.verbosity >= 2 && (rt_owned || rt_skip_idle))
     rt_note("accesses not recorded: %llu made while no transaction was open (skip_idle), "
             "%llu repeats of accesses to memory one thread owned (owned)",
             (unsigned long long)g.n_idle, (unsigned long long)g.n_repeats);
