@@ -194,6 +194,14 @@ static inline int take_slot(aero *a, uint32_t u) {
   return a->thr[u].slot != NIL ? 0 : take_slot_slow(a, u);
 }
 
+/* Room for slot s in th's absorbed-version cache (absorb()): as wide as the slots in use. */
+AERO_RARE void atom__aero_absorb_grow(aero *a, athread *th, uint32_t s) {
+  size_t cap = th->abs_cap, want = max_u32(s + 1, a->n_slot);
+  if (ATOM__GROW(a->mem, th->abs, cap, want)) return;
+  for (size_t k = th->abs_cap; k < cap; k++) th->abs[k] = (seenv){NIL, 0};
+  th->abs_cap = (uint32_t)cap;
+}
+
 /* Thread u was joined: it performs no event again (the session rejects them, ATOM_EJOINED), so
  * its clock is never read again as a thread clock; its slot goes to the free list (optimized
  * variant) with the counters the next owner continues. Its last event and provenance records
@@ -215,6 +223,9 @@ static void release_slot(aero *a, uint32_t u) {
   atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
   atom__mem_free(m, th->learned, th->cap_learned * sizeof *th->learned);
   atom__mem_free(m, th->rlog, th->cap_rlog * sizeof *th->rlog);
+  atom__mem_free(m, th->abs, th->abs_cap * sizeof *th->abs);
+  th->abs = NULL;
+  th->abs_cap = 0;
   th->known = NULL;
   th->learned = NULL;
   th->rlog = NULL;
@@ -550,6 +561,7 @@ static void aero_destroy(void *self) {
     atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
     atom__mem_free(m, th->learned, th->cap_learned * sizeof *th->learned);
     atom__mem_free(m, th->rlog, th->cap_rlog * sizeof *th->rlog);
+    atom__mem_free(m, th->abs, th->abs_cap * sizeof *th->abs);
     atom__aero_ends_free(a, &th->prov);
   }
   for (uint32_t x = 0; x < a->n_var; x++) {

@@ -145,6 +145,12 @@ typedef struct expl {
   int origin;
 } expl;
 
+/* "C_t ⊒ C_thr at version ver" (athread.abs, see absorbed()). */
+typedef struct seenv {
+  uint32_t thr;
+  uint64_t ver;
+} seenv;
+
 typedef struct athread { /* hot fields first */
   atom__vc c;           /* C_t */
   uint32_t slot;        /* its clock component (see "Slots"); NIL before its first event or
@@ -174,6 +180,9 @@ typedef struct athread { /* hot fields first */
   rlog_ent *rlog;       /* reads of its open transaction that taught R_x (at most RLOG_MAX) */
   uint32_t n_rlog, cap_rlog;
   atom__vc cb;          /* C_t^▷ (basic variant) */
+  seenv *abs;           /* per slot s: C_t ⊒ the clock of abs[s].thr at version abs[s].ver
+                           (optimized variant; a cache, see absorbed()); abs_cap allocated */
+  uint32_t abs_cap;
 } athread;
 
 typedef struct avar { /* what every access touches first (two cache lines), then the rest */
@@ -527,6 +536,34 @@ static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const s
     }
   if (src->len > th->c.len) th->c.len = src->len;
   if (grew) th->ver++;
+}
+
+/* Whether C_t (of th) ⊒ C_u at version ver: th absorbed a snapshot of C_u at that version or
+ * later (absorb()). Thread clocks only grow and `ver` counts C_u's changes, so C_u at ver ⊑
+ * C_u at any later version ⊑ C_t. A join from a clock known to be C_u at ver (the w_from and
+ * l_from shortcuts) then raises nothing and is skipped. Entries are per slot of u and name u,
+ * so a slot's next owner never matches its old owner's entry; a joined thread (no slot) never
+ * matches. */
+static inline int absorbed(const aero *a, const athread *th, uint32_t u, uint64_t ver) {
+  if (u >= a->n_thr) return 0; /* NIL: the variable or lock clock is no thread's snapshot */
+  uint32_t s = a->thr[u].slot;  /* NIL and SLOT_GONE are beyond abs_cap */
+  return s < th->abs_cap && th->abs[s].thr == u && th->abs[s].ver >= ver;
+}
+
+AERO_RARE void atom__aero_absorb_grow(aero *a, athread *th, uint32_t s);
+
+/* Note that C_t (of th) ⊒ C_u at version ver (after a join from such a snapshot). Only a
+ * cache: without memory for it nothing is noted. */
+static inline void absorb(aero *a, athread *th, uint32_t u, uint64_t ver) {
+  if (u >= a->n_thr) return;
+  uint32_t s = a->thr[u].slot;
+  if (s >= a->n_slot) return; /* NIL, SLOT_GONE */
+  if (s >= th->abs_cap) {
+    atom__aero_absorb_grow(a, th, s);
+    if (s >= th->abs_cap) return;
+  }
+  seenv *e = &th->abs[s];
+  if (e->thr != u || e->ver < ver) *e = (seenv){u, ver};
 }
 
 /* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. */

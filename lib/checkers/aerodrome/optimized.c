@@ -81,8 +81,13 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
-  /* line 24: the last writer's W_x ⊑ C_t already; w_seen: t joined this W_x before */
+  /* line 24: the last writer's W_x ⊑ C_t already; w_seen: t joined this W_x before;
+   * absorbed: W_x is a snapshot of a clock C_t has absorbed since (the join raises nothing) */
   int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t));
+  if (join_w && absorbed(a, th, v->w_from, v->w_ver)) {
+    join_w = 0;
+    v->w_seen |= SEEN_BIT(t);
+  }
   /* line 26 as §4.3: R_x ⊔= C_t, chR_x ⊔= C_t[0/t]; skip if R_x ⊒ C_t already */
   int store_r = join_w || !(v->r_from == t && v->r_ver == th->ver);
   uint32_t len = th->c.len;
@@ -100,6 +105,7 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
       srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
       thread_join(a, t, &v->w, &sd);
       v->w_seen |= SEEN_BIT(t);
+      absorb(a, th, v->w_from, v->w_ver);
     }
     v->rd_other = 1;
   }
@@ -117,7 +123,8 @@ int atom__aero_opt_write(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
-  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t));
+  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t)) &&
+               !absorbed(a, th, v->w_from, v->w_ver); /* see opt_read */
   /* lines 30-31: R_x ⊑ C_t if t wrote last and nobody else read since (see avar) */
   int join_r = !(v->lastw == t && !v->rd_other);
   uint32_t len = th->c.len;
@@ -167,6 +174,10 @@ int atom__aero_opt_acquire(aero *a, const atom_ev *ev) {
   alock *k = &a->lock[l];
   if (k->lastrel == t || k->lastrel == NIL) return 0; /* line 14 (L_l = ⊥ if never released) */
   int join = !(k->seen & SEEN_BIT(t));
+  if (join && absorbed(a, th, k->l_from, k->l_ver)) { /* L_l ⊑ C_t: see opt_read */
+    join = 0;
+    k->seen |= SEEN_BIT(t);
+  }
   if (join && (reserve(a, &th->c, max_u32(th->c.len, k->l.len)) || known_reserve(a, th)))
     return ATOM_ENOMEM;
   if (knows(a, &k->l, t)) { /* line 15 */
@@ -177,6 +188,7 @@ int atom__aero_opt_acquire(aero *a, const atom_ev *ev) {
     srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, ev};
     thread_join(a, t, &k->l, &sd);
     k->seen |= SEEN_BIT(t);
+    absorb(a, th, k->l_from, k->l_ver);
   }
   return 0;
 }
@@ -285,14 +297,21 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t
     return;
   }
   xjoin(x, ct);
+  /* X changed: the shortcuts no longer hold, except when X was a snapshot of C_t (t stored
+   * it in its transaction): C_t only grows, so X ⊔ C_t is C_t now, at its version. */
+  uint64_t ver = a->thr[t].ver;
   if (r.kind == REG_W) {
     avar *v = &a->var[r.id];
-    v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
-    v->w_seen = 0;
+    int mine = v->w_from == t;
+    v->w_from = mine ? t : NIL;
+    v->w_ver = ver;
+    v->w_seen = mine ? SEEN_BIT(t) : 0;
   } else {
     alock *k = &a->lock[r.id];
-    k->l_from = NIL;
-    k->seen = 0;
+    int mine = k->l_from == t;
+    k->l_from = mine ? t : NIL;
+    k->l_ver = ver;
+    k->seen = mine ? SEEN_BIT(t) : 0;
   }
 }
 
@@ -359,6 +378,7 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
     if (knows(a, &th->c, u)) note(a, atom__aero_report_end(a, ev, t, u));
     srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
     thread_join(a, u, &th->c, &sd);
+    absorb(a, &a->thr[u], t, th->ver);
   }
   /* The other open transactions C_t knows: clocks updated below learn them too. */
   size_t nk = 0;
