@@ -439,11 +439,14 @@ static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
 
 /* dst ⊔= src for a variable or lock clock dst and a thread clock src (distinct storage), room
  * reserved: a loop without overlap checks or a per-component branch (vectorized). */
+static inline void xjoin_n(atom__vc_t *restrict d, const atom__vc_t *restrict s, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) d[i] = s[i] > d[i] ? s[i] : d[i];
+}
 static inline void xjoin(atom__vc *dst, const atom__vc *src) {
   uint32_t n = src->len;
-  atom__vc_t *restrict d = atom__vc_data(dst);
-  const atom__vc_t *restrict s = atom__vc_cdata(src);
-  for (uint32_t i = 0; i < n; i++) d[i] = s[i] > d[i] ? s[i] : d[i];
+  /* restrict on parameters: compilers drop the run-time overlap checks for those, not always
+   * for restrict locals */
+  xjoin_n(atom__vc_data(dst), atom__vc_cdata(src), n);
   if (n > dst->len) dst->len = n;
 }
 
@@ -452,17 +455,19 @@ static inline void xjoin(atom__vc *dst, const atom__vc *src) {
  * halves of R_x's block, or each inline) and src is a thread clock, so the pointers do not
  * alias and the loop has no per-component branch: the compiler vectorizes it without
  * run-time overlap checks. */
-static inline void rjoin(avar *v, const atom__vc *src, uint32_t skip) {
-  uint32_t n = src->len;
-  atom__vc_t *restrict r = atom__vc_data(&v->r);
-  atom__vc_t *restrict h = atom__vc_data(&v->chr);
-  const atom__vc_t *restrict s = atom__vc_cdata(src);
-  atom__vc_t keep = skip < n ? h[skip] : 0;
+static inline void rjoin_n(atom__vc_t *restrict r, atom__vc_t *restrict h,
+                           const atom__vc_t *restrict s, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     atom__vc_t y = s[i], x = r[i], z = h[i];
     r[i] = y > x ? y : x;
     h[i] = y > z ? y : z;
   }
+}
+static inline void rjoin(avar *v, const atom__vc *src, uint32_t skip) {
+  uint32_t n = src->len;
+  atom__vc_t *h = atom__vc_data(&v->chr);
+  atom__vc_t keep = skip < n ? h[skip] : 0;
+  rjoin_n(atom__vc_data(&v->r), h, atom__vc_cdata(src), n); /* restrict: see xjoin */
   if (skip < n) h[skip] = keep;
   if (n > v->r.len) v->r.len = n;
   /* the skipped component alone does not lengthen chR_x (as atom__vc_join_except) */
