@@ -450,6 +450,20 @@ static inline void xjoin(atom__vc *dst, const atom__vc *src) {
   if (n > dst->len) dst->len = n;
 }
 
+/* dst := src for a variable or lock clock dst and a thread clock src (distinct storage), room
+ * reserved: atom__vc_copy without the call, the reservation test and memcpy's dispatch (a
+ * store copies a clock of a few components). */
+static inline void xcopy_n(atom__vc_t *restrict d, const atom__vc_t *restrict s, uint32_t n,
+                           uint32_t old) {
+  for (uint32_t i = 0; i < n; i++) d[i] = s[i];
+  for (uint32_t i = n; i < old; i++) d[i] = 0; /* keeps [len, cap) zero */
+}
+static inline void xcopy(atom__vc *dst, const atom__vc *src) {
+  ATOM__ASSERT(src->len <= dst->cap);
+  xcopy_n(atom__vc_data(dst), atom__vc_cdata(src), src->len, dst->len);
+  dst->len = src->len;
+}
+
 /* R_x ⊔= src and chR_x ⊔= src[0/skip] in one pass (skip = NIL: chR_x ⊔= src), room reserved
  * (var_reserve_r: both have cap >= src->len). The two clocks are distinct storage (the two
  * halves of R_x's block, or each inline) and src is a thread clock, so the pointers do not

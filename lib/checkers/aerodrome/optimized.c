@@ -156,7 +156,7 @@ int atom__aero_opt_write(aero *a, const atom_ev *ev) {
   /* lines 32-33: W_x := C_t, unless W_x is C_t already */
   if (!(v->w_from == t && v->w_ver == th->ver)) {
     register_from(a, th, (reg){REG_W, x}, &v->w);
-    atom__vc_copy(a->mem, &v->w, &th->c); /* cannot fail: reserved */
+    xcopy(&v->w, &th->c); /* reserved */
     v->w_from = t;
     v->w_ver = th->ver;
   }
@@ -201,7 +201,7 @@ int atom__aero_opt_release(aero *a, const atom_ev *ev) {
   /* lines 17-18 */
   if (!(k->l_from == t && k->l_ver == th->ver)) {
     register_from(a, th, (reg){REG_L, l}, &k->l);
-    atom__vc_copy(a->mem, &k->l, &th->c);
+    xcopy(&k->l, &th->c); /* reserved */
     k->l_from = t;
     k->l_ver = th->ver;
   }
