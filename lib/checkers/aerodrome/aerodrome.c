@@ -25,7 +25,8 @@
  *   - X ⊔= C_v at END(v): X learns the open transactions C_v knows.
  * Each thread u keeps the list of open transactions its clock C_u knows ("known"): T of t
  * enters it when a join raises C_u(t) across b_t (tested inside the join loop, which is O(T)
- * anyway) or when u itself begins; entries carry t's transaction number and are validated
+ * anyway); u's own open transaction is not in the list (the stores test it first, as most
+ * threads know no other); entries carry t's transaction number and are validated
  * lazily (T ended = stale). When u stores C_u into a variable or lock clock X that did not
  * know T yet, X is appended to T's "learned" list. Invariant: a clock that knows an open T is
  * in T's learned list. END(t) visits T's list only and, for each X it updates, registers X
@@ -418,10 +419,8 @@ static int on_begin(aero *a, const atom_ev *ev) {
   th->kmask = 0;
   a->open_b[ts] = th->b;
   a->n_active++;
-  if (a->basic)
-    atom__vc_copy(a->mem, &th->cb, &th->c); /* line 36 */
-  else
-    th->known[th->n_known++] = (kent){t, th->seq};
+  /* (its own open transaction is not put in its known list: the stores test it first) */
+  if (a->basic) atom__vc_copy(a->mem, &th->cb, &th->c); /* line 36 */
   return 0;
 }
 

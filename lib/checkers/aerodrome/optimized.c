@@ -25,11 +25,8 @@ static void learn(aero *a, uint32_t t, reg r) {
   o->learned[o->n_learned++] = r;
 }
 
-/* Clock X (about to receive C_u's knowledge) learns the open transactions C_u knows that it
- * did not know: register it with each. Call before the store. Drops the stale entries of
- * u's list on the way (this runs at every store, so the list stays as short as the set of
- * open transactions u knows). */
-static void register_from(aero *a, athread *src, reg r, const atom__vc *x) {
+/* The walk of register_from over the open transactions of other threads src knows. */
+static void register_known(aero *a, athread *src, reg r, const atom__vc *x) {
   size_t k = 0;
   for (size_t i = 0; i < src->n_known; i++) {
     kent e = src->known[i];
@@ -40,10 +37,21 @@ static void register_from(aero *a, athread *src, reg r, const atom__vc *x) {
   src->n_known = k;
 }
 
-/* register_from for R_x at a read by t (before its joins), and provenance: R_x and chR_x
- * learn the open transactions C_t knows; record the read and how C_t knew each (003 §4.3:
- * chR_x learns only from readers other than the transaction's thread). */
-static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
+/* Clock X (about to receive C_u's knowledge) learns the open transactions C_u knows that it
+ * did not know: register it with each. Call before the store. u's own open transaction is not
+ * in its known list (see on_begin): it is tested first, without a walk. Drops the stale
+ * entries of u's list on the way (this runs at every store, so the list stays as short as the
+ * set of open transactions u knows). */
+static inline void register_from(aero *a, uint32_t u, reg r, const atom__vc *x) {
+  athread *src = &a->thr[u];
+  if (src->active && atom__vc_get(x, src->slot) < src->b) learn(a, u, r);
+  if (src->n_known) register_known(a, src, r, x);
+}
+
+/* R_x learns the open transactions of other threads C_t knows (register_read): record the
+ * read and how C_t knew each (003 §4.3: chR_x learns them too, as it learns only from readers
+ * other than the transaction's thread). Out of line: most threads know none. */
+static AERO_RARE void register_read_known(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
   aev me;
@@ -56,13 +64,9 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     atom__vc_t b = a->thr[e.t].b;
     uint32_t ks = slot_of(a, e.t);
     int r_learns = atom__vc_get(&v->r, ks) < b;
-    int c_learns = e.t != t && atom__vc_get(&v->chr, ks) < b;
+    int c_learns = atom__vc_get(&v->chr, ks) < b;
     if (r_learns) learn(a, e.t, (reg){REG_R, x});
     if (!r_learns && !c_learns) continue;
-    if (e.t == t) { /* t's own transaction: R_x learns it from this read (chR_x never does) */
-      rown_origin(a, v, t, ev->index, ev->loc);
-      continue;
-    }
     if (!have_me) {
       me = cur_aev(a, ev);
       have_me = 1;
@@ -75,6 +79,19 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     if (r_learns && c_learns) rown_alias(a, v, e.t); /* the same read taught both */
   }
   th->n_known = k;
+}
+
+/* register_from for R_x at a read by t (before its joins), and provenance: R_x and chR_x
+ * learn the open transactions C_t knows. t's own: R_x learns it from this read (chR_x never
+ * does); the others: register_read_known. */
+static inline void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
+  athread *th = &a->thr[t];
+  avar *v = &a->var[x];
+  if (th->active && atom__vc_get(&v->r, th->slot) < th->b) {
+    learn(a, t, (reg){REG_R, x});
+    rown_origin(a, v, t, ev->index, ev->loc);
+  }
+  if (th->n_known) register_read_known(a, t, x, ev);
 }
 
 int atom__aero_opt_read(aero *a, const atom_ev *ev) {
@@ -155,7 +172,7 @@ int atom__aero_opt_write(aero *a, const atom_ev *ev) {
   }
   /* lines 32-33: W_x := C_t, unless W_x is C_t already */
   if (!(v->w_from == t && v->w_ver == th->ver)) {
-    register_from(a, th, (reg){REG_W, x}, &v->w);
+    register_from(a, t, (reg){REG_W, x}, &v->w);
     xcopy(&v->w, &th->c); /* reserved */
     v->w_from = t;
     v->w_ver = th->ver;
@@ -200,7 +217,7 @@ int atom__aero_opt_release(aero *a, const atom_ev *ev) {
   if (reserve(a, &k->l, max_u32(th->c.len, a->n_slot))) return ATOM_ENOMEM; /* see nslot_b */
   /* lines 17-18 */
   if (!(k->l_from == t && k->l_ver == th->ver)) {
-    register_from(a, th, (reg){REG_L, l}, &k->l);
+    register_from(a, t, (reg){REG_L, l}, &k->l);
     xcopy(&k->l, &th->c); /* reserved */
     k->l_from = t;
     k->l_ver = th->ver;
