@@ -145,6 +145,12 @@ typedef struct expl {
   int origin;
 } expl;
 
+/* "C_t ⊒ C_thr at version ver" (athread.abs, see absorbed()). */
+typedef struct seenv {
+  uint32_t thr;
+  uint64_t ver;
+} seenv;
+
 typedef struct athread { /* hot fields first */
   atom__vc c;           /* C_t */
   uint32_t slot;        /* its clock component (see "Slots"); NIL before its first event or
@@ -174,6 +180,9 @@ typedef struct athread { /* hot fields first */
   rlog_ent *rlog;       /* reads of its open transaction that taught R_x (at most RLOG_MAX) */
   uint32_t n_rlog, cap_rlog;
   atom__vc cb;          /* C_t^▷ (basic variant) */
+  seenv *abs;           /* per slot s: C_t ⊒ the clock of abs[s].thr at version abs[s].ver
+                           (optimized variant; a cache, see absorbed()); abs_cap allocated */
+  uint32_t abs_cap;
 } athread;
 
 typedef struct avar { /* what every access touches first (two cache lines), then the rest */
@@ -430,12 +439,29 @@ static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
 
 /* dst ⊔= src for a variable or lock clock dst and a thread clock src (distinct storage), room
  * reserved: a loop without overlap checks or a per-component branch (vectorized). */
+static inline void xjoin_n(atom__vc_t *restrict d, const atom__vc_t *restrict s, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) d[i] = s[i] > d[i] ? s[i] : d[i];
+}
 static inline void xjoin(atom__vc *dst, const atom__vc *src) {
   uint32_t n = src->len;
-  atom__vc_t *restrict d = atom__vc_data(dst);
-  const atom__vc_t *restrict s = atom__vc_cdata(src);
-  for (uint32_t i = 0; i < n; i++) d[i] = s[i] > d[i] ? s[i] : d[i];
+  /* restrict on parameters: compilers drop the run-time overlap checks for those, not always
+   * for restrict locals */
+  xjoin_n(atom__vc_data(dst), atom__vc_cdata(src), n);
   if (n > dst->len) dst->len = n;
+}
+
+/* dst := src for a variable or lock clock dst and a thread clock src (distinct storage), room
+ * reserved: atom__vc_copy without the call, the reservation test and memcpy's dispatch (a
+ * store copies a clock of a few components). */
+static inline void xcopy_n(atom__vc_t *restrict d, const atom__vc_t *restrict s, uint32_t n,
+                           uint32_t old) {
+  for (uint32_t i = 0; i < n; i++) d[i] = s[i];
+  for (uint32_t i = n; i < old; i++) d[i] = 0; /* keeps [len, cap) zero */
+}
+static inline void xcopy(atom__vc *dst, const atom__vc *src) {
+  ATOM__ASSERT(src->len <= dst->cap);
+  xcopy_n(atom__vc_data(dst), atom__vc_cdata(src), src->len, dst->len);
+  dst->len = src->len;
 }
 
 /* R_x ⊔= src and chR_x ⊔= src[0/skip] in one pass (skip = NIL: chR_x ⊔= src), room reserved
@@ -443,17 +469,19 @@ static inline void xjoin(atom__vc *dst, const atom__vc *src) {
  * halves of R_x's block, or each inline) and src is a thread clock, so the pointers do not
  * alias and the loop has no per-component branch: the compiler vectorizes it without
  * run-time overlap checks. */
-static inline void rjoin(avar *v, const atom__vc *src, uint32_t skip) {
-  uint32_t n = src->len;
-  atom__vc_t *restrict r = atom__vc_data(&v->r);
-  atom__vc_t *restrict h = atom__vc_data(&v->chr);
-  const atom__vc_t *restrict s = atom__vc_cdata(src);
-  atom__vc_t keep = skip < n ? h[skip] : 0;
+static inline void rjoin_n(atom__vc_t *restrict r, atom__vc_t *restrict h,
+                           const atom__vc_t *restrict s, uint32_t n) {
   for (uint32_t i = 0; i < n; i++) {
     atom__vc_t y = s[i], x = r[i], z = h[i];
     r[i] = y > x ? y : x;
     h[i] = y > z ? y : z;
   }
+}
+static inline void rjoin(avar *v, const atom__vc *src, uint32_t skip) {
+  uint32_t n = src->len;
+  atom__vc_t *h = atom__vc_data(&v->chr);
+  atom__vc_t keep = skip < n ? h[skip] : 0;
+  rjoin_n(atom__vc_data(&v->r), h, atom__vc_cdata(src), n); /* restrict: see xjoin */
   if (skip < n) h[skip] = keep;
   if (n > v->r.len) v->r.len = n;
   /* the skipped component alone does not lengthen chR_x (as atom__vc_join_except) */
@@ -527,6 +555,34 @@ static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const s
     }
   if (src->len > th->c.len) th->c.len = src->len;
   if (grew) th->ver++;
+}
+
+/* Whether C_t (of th) ⊒ C_u at version ver: th absorbed a snapshot of C_u at that version or
+ * later (absorb()). Thread clocks only grow and `ver` counts C_u's changes, so C_u at ver ⊑
+ * C_u at any later version ⊑ C_t. A join from a clock known to be C_u at ver (the w_from and
+ * l_from shortcuts) then raises nothing and is skipped. Entries are per slot of u and name u,
+ * so a slot's next owner never matches its old owner's entry; a joined thread (no slot) never
+ * matches. */
+static inline int absorbed(const aero *a, const athread *th, uint32_t u, uint64_t ver) {
+  if (u >= a->n_thr) return 0; /* NIL: the variable or lock clock is no thread's snapshot */
+  uint32_t s = a->thr[u].slot;  /* NIL and SLOT_GONE are beyond abs_cap */
+  return s < th->abs_cap && th->abs[s].thr == u && th->abs[s].ver >= ver;
+}
+
+AERO_RARE void atom__aero_absorb_grow(aero *a, athread *th, uint32_t s);
+
+/* Note that C_t (of th) ⊒ C_u at version ver (after a join from such a snapshot). Only a
+ * cache: without memory for it nothing is noted. */
+static inline void absorb(aero *a, athread *th, uint32_t u, uint64_t ver) {
+  if (u >= a->n_thr) return;
+  uint32_t s = a->thr[u].slot;
+  if (s >= a->n_slot) return; /* NIL, SLOT_GONE */
+  if (s >= th->abs_cap) {
+    atom__aero_absorb_grow(a, th, s);
+    if (s >= th->abs_cap) return;
+  }
+  seenv *e = &th->abs[s];
+  if (e->thr != u || e->ver < ver) *e = (seenv){u, ver};
 }
 
 /* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. */

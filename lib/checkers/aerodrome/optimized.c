@@ -25,11 +25,8 @@ static void learn(aero *a, uint32_t t, reg r) {
   o->learned[o->n_learned++] = r;
 }
 
-/* Clock X (about to receive C_u's knowledge) learns the open transactions C_u knows that it
- * did not know: register it with each. Call before the store. Drops the stale entries of
- * u's list on the way (this runs at every store, so the list stays as short as the set of
- * open transactions u knows). */
-static void register_from(aero *a, athread *src, reg r, const atom__vc *x) {
+/* The walk of register_from over the open transactions of other threads src knows. */
+static void register_known(aero *a, athread *src, reg r, const atom__vc *x) {
   size_t k = 0;
   for (size_t i = 0; i < src->n_known; i++) {
     kent e = src->known[i];
@@ -40,10 +37,21 @@ static void register_from(aero *a, athread *src, reg r, const atom__vc *x) {
   src->n_known = k;
 }
 
-/* register_from for R_x at a read by t (before its joins), and provenance: R_x and chR_x
- * learn the open transactions C_t knows; record the read and how C_t knew each (003 §4.3:
- * chR_x learns only from readers other than the transaction's thread). */
-static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
+/* Clock X (about to receive C_u's knowledge) learns the open transactions C_u knows that it
+ * did not know: register it with each. Call before the store. u's own open transaction is not
+ * in its known list (see on_begin): it is tested first, without a walk. Drops the stale
+ * entries of u's list on the way (this runs at every store, so the list stays as short as the
+ * set of open transactions u knows). */
+static inline void register_from(aero *a, uint32_t u, reg r, const atom__vc *x) {
+  athread *src = &a->thr[u];
+  if (src->active && atom__vc_get(x, src->slot) < src->b) learn(a, u, r);
+  if (src->n_known) register_known(a, src, r, x);
+}
+
+/* R_x learns the open transactions of other threads C_t knows (register_read): record the
+ * read and how C_t knew each (003 §4.3: chR_x learns them too, as it learns only from readers
+ * other than the transaction's thread). Out of line: most threads know none. */
+static AERO_RARE void register_read_known(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
   aev me;
@@ -56,13 +64,9 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
     atom__vc_t b = a->thr[e.t].b;
     uint32_t ks = slot_of(a, e.t);
     int r_learns = atom__vc_get(&v->r, ks) < b;
-    int c_learns = e.t != t && atom__vc_get(&v->chr, ks) < b;
+    int c_learns = atom__vc_get(&v->chr, ks) < b;
     if (r_learns) learn(a, e.t, (reg){REG_R, x});
     if (!r_learns && !c_learns) continue;
-    if (e.t == t) { /* t's own transaction: R_x learns it from this read (chR_x never does) */
-      rown_origin(a, v, t, ev->index, ev->loc);
-      continue;
-    }
     if (!have_me) {
       me = cur_aev(a, ev);
       have_me = 1;
@@ -77,12 +81,30 @@ static void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
   th->n_known = k;
 }
 
+/* register_from for R_x at a read by t (before its joins), and provenance: R_x and chR_x
+ * learn the open transactions C_t knows. t's own: R_x learns it from this read (chR_x never
+ * does); the others: register_read_known. */
+static inline void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
+  athread *th = &a->thr[t];
+  avar *v = &a->var[x];
+  if (th->active && atom__vc_get(&v->r, th->slot) < th->b) {
+    learn(a, t, (reg){REG_R, x});
+    rown_origin(a, v, t, ev->index, ev->loc);
+  }
+  if (th->n_known) register_read_known(a, t, x, ev);
+}
+
 int atom__aero_opt_read(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
-  /* line 24: the last writer's W_x ⊑ C_t already; w_seen: t joined this W_x before */
+  /* line 24: the last writer's W_x ⊑ C_t already; w_seen: t joined this W_x before;
+   * absorbed: W_x is a snapshot of a clock C_t has absorbed since (the join raises nothing) */
   int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t));
+  if (join_w && absorbed(a, th, v->w_from, v->w_ver)) {
+    join_w = 0;
+    v->w_seen |= SEEN_BIT(t);
+  }
   /* line 26 as §4.3: R_x ⊔= C_t, chR_x ⊔= C_t[0/t]; skip if R_x ⊒ C_t already */
   int store_r = join_w || !(v->r_from == t && v->r_ver == th->ver);
   uint32_t len = th->c.len;
@@ -100,6 +122,7 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
       srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
       thread_join(a, t, &v->w, &sd);
       v->w_seen |= SEEN_BIT(t);
+      absorb(a, th, v->w_from, v->w_ver);
     }
     v->rd_other = 1;
   }
@@ -117,7 +140,8 @@ int atom__aero_opt_write(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
-  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t));
+  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t)) &&
+               !absorbed(a, th, v->w_from, v->w_ver); /* see opt_read */
   /* lines 30-31: R_x ⊑ C_t if t wrote last and nobody else read since (see avar) */
   int join_r = !(v->lastw == t && !v->rd_other);
   uint32_t len = th->c.len;
@@ -148,8 +172,8 @@ int atom__aero_opt_write(aero *a, const atom_ev *ev) {
   }
   /* lines 32-33: W_x := C_t, unless W_x is C_t already */
   if (!(v->w_from == t && v->w_ver == th->ver)) {
-    register_from(a, th, (reg){REG_W, x}, &v->w);
-    atom__vc_copy(a->mem, &v->w, &th->c); /* cannot fail: reserved */
+    register_from(a, t, (reg){REG_W, x}, &v->w);
+    xcopy(&v->w, &th->c); /* reserved */
     v->w_from = t;
     v->w_ver = th->ver;
   }
@@ -167,6 +191,10 @@ int atom__aero_opt_acquire(aero *a, const atom_ev *ev) {
   alock *k = &a->lock[l];
   if (k->lastrel == t || k->lastrel == NIL) return 0; /* line 14 (L_l = ⊥ if never released) */
   int join = !(k->seen & SEEN_BIT(t));
+  if (join && absorbed(a, th, k->l_from, k->l_ver)) { /* L_l ⊑ C_t: see opt_read */
+    join = 0;
+    k->seen |= SEEN_BIT(t);
+  }
   if (join && (reserve(a, &th->c, max_u32(th->c.len, k->l.len)) || known_reserve(a, th)))
     return ATOM_ENOMEM;
   if (knows(a, &k->l, t)) { /* line 15 */
@@ -177,6 +205,7 @@ int atom__aero_opt_acquire(aero *a, const atom_ev *ev) {
     srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, ev};
     thread_join(a, t, &k->l, &sd);
     k->seen |= SEEN_BIT(t);
+    absorb(a, th, k->l_from, k->l_ver);
   }
   return 0;
 }
@@ -188,8 +217,8 @@ int atom__aero_opt_release(aero *a, const atom_ev *ev) {
   if (reserve(a, &k->l, max_u32(th->c.len, a->n_slot))) return ATOM_ENOMEM; /* see nslot_b */
   /* lines 17-18 */
   if (!(k->l_from == t && k->l_ver == th->ver)) {
-    register_from(a, th, (reg){REG_L, l}, &k->l);
-    atom__vc_copy(a->mem, &k->l, &th->c);
+    register_from(a, t, (reg){REG_L, l}, &k->l);
+    xcopy(&k->l, &th->c); /* reserved */
     k->l_from = t;
     k->l_ver = th->ver;
   }
@@ -285,14 +314,21 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t
     return;
   }
   xjoin(x, ct);
+  /* X changed: the shortcuts no longer hold, except when X was a snapshot of C_t (t stored
+   * it in its transaction): C_t only grows, so X ⊔ C_t is C_t now, at its version. */
+  uint64_t ver = a->thr[t].ver;
   if (r.kind == REG_W) {
     avar *v = &a->var[r.id];
-    v->w_from = NIL; /* W_x changed: the shortcuts no longer hold */
-    v->w_seen = 0;
+    int mine = v->w_from == t;
+    v->w_from = mine ? t : NIL;
+    v->w_ver = ver;
+    v->w_seen = mine ? SEEN_BIT(t) : 0;
   } else {
     alock *k = &a->lock[r.id];
-    k->l_from = NIL;
-    k->seen = 0;
+    int mine = k->l_from == t;
+    k->l_from = mine ? t : NIL;
+    k->l_ver = ver;
+    k->seen = mine ? SEEN_BIT(t) : 0;
   }
 }
 
@@ -359,6 +395,7 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
     if (knows(a, &th->c, u)) note(a, atom__aero_report_end(a, ev, t, u));
     srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
     thread_join(a, u, &th->c, &sd);
+    absorb(a, &a->thr[u], t, th->ver);
   }
   /* The other open transactions C_t knows: clocks updated below learn them too. */
   size_t nk = 0;
