@@ -42,11 +42,22 @@
  *   to the one being dispatched (for a checker taking the whole block: the whole block).
  * - ATOM_PROFILE times each checker's share of the block. */
 
-/* The dense id of an interned key + 1, 0 if not found (without interning), from a direct
- * table held in locals (dir, cap) and the hash map for the other keys. It is the direct
- * table's own value, widened before any arithmetic, so that &a[id] is
- * a + (id + 1) * size - size and the "- size" folds into the displacement of every access
- * through it (with a 32-bit id - 1 it cannot: the subtraction wraps at 2^32). */
+/* The dense id of an interned key, without interning (1 if found), from a direct table held
+ * in locals (dir, cap) and the hash map for the other keys. */
+static inline int lookup(const uint32_t *dir, size_t cap, const atom__intern *in, uint64_t key,
+                         uint32_t *id) {
+  if (key < cap) {
+    uint32_t v = dir[key];
+    *id = v - 1;
+    return v != 0;
+  }
+  return atom__u64map_get(&in->map, key, id);
+}
+
+/* The same as id + 1, 0 if not found: the direct table's own value, widened before any
+ * arithmetic, so that &a[id] is a + (id + 1) * size - size and the "- size" folds into the
+ * displacement of every access through it (with a 32-bit id - 1 it cannot: the subtraction
+ * wraps at 2^32). */
 static inline size_t lookup_plus1(const uint32_t *dir, size_t cap, const atom__intern *in,
                                   uint64_t key) {
   uint32_t id;
@@ -54,155 +65,47 @@ static inline size_t lookup_plus1(const uint32_t *dir, size_t cap, const atom__i
   return atom__u64map_get(&in->map, key, &id) ? (size_t)id + 1 : 0;
 }
 
-/* kind | flags << 32 of an event in one 8-byte load, whatever the byte order: it is at most
- * ATOM_KIND_MAX_ only for a known kind (or 0) with flags 0. */
-static inline uint64_t kind_flags(const atom_event *e) {
+/* The first 8 bytes of an atom_event (kind, flags) of @p kind with flags 0, read as one
+ * integer in this machine's byte order (a constant once inlined). */
+static inline uint64_t kind_word(uint32_t kind) {
+  const uint32_t w[2] = {kind, 0};
   uint64_t v;
-  memcpy(&v, e, sizeof v);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = v >> 32 | v << 32;
-#endif
+  memcpy(&v, w, sizeof v);
   return v;
-}
-
-/* What the fill does with an event of one kind, as numbers rather than branches: a 2PL trace
- * of several threads mixes the kinds at random, and a mispredicted branch on the kind (about
- * 15-20 cycles) cost more than the whole path of an access. Every kind runs the same code;
- * the numbers of a kind make the parts that are not its own work on scratch records.
- *
- * The nesting of BEGIN/END and the re-entrancy of ACQUIRE/RELEASE are one counter: the
- * thread's depth or the lock's, + delta, refused when it leaves 0..UINT32_MAX, and the event
- * forwarded when it goes from 0 or back to 0 (an outermost BEGIN or END, an ACQUIRE or
- * RELEASE that changes the lock's holder). The other kinds count on a scratch lock: 0 + 0,
- * always forwarded. A free lock has depth 0 (locks are zeroed when created; a RELEASE frees
- * the lock only at depth 0), so an ACQUIRE is depth + 1 whether it takes or nests. */
-typedef struct fill_kind {
-  /* The target's key space (variables, locks; "none" for BEGIN, END, FENCE and the kinds
-   * that never go into a block): its direct table, size and intern table. "none" is a
-   * one-entry table that holds id 0, and key_mask 0 sends every target to it: the block's
-   * target is 0 as before, and the lookup never misses. */
-  const uint32_t *dir;
-  size_t cap;
-  const atom__intern *in;
-  uint64_t key_mask;
-  /* An ACQUIRE or RELEASE works on lock_base[id] (lock_mask ~0); the other kinds on one of
-   * FILL_SCRATCH scratch locks, lock_base[index % FILL_SCRATCH] (scratch_mask): rotating
-   * them, an event does not wait for the store of the event before it to read its own. */
-  atom__lock *lock_base;
-  uint64_t lock_mask;
-  uint64_t scratch_mask;
-  uintptr_t txn_mask;   /* ~0 for BEGIN and END: the counter is the thread's depth */
-  int64_t delta;        /* +1 BEGIN and ACQUIRE, -1 END and RELEASE */
-  uint32_t holder_mask; /* ~0 for a lock kind: the scratch locks' holder stays 0 */
-  uint32_t bit;         /* ATOM_KIND_BIT, READ and WRITE together (block_kinds: a superset) */
-  uint32_t refuse;      /* never in a block: 0, FORK, JOIN, COMMIT */
-  uint32_t release;     /* 1: the lock must be its thread's (ACQUIRE: its own or free) */
-  uint32_t begin;       /* 1: an outermost one records where the transaction began */
-  uint32_t drain;       /* 1: drains the store buffer when forwarded (ACQUIRE, RELEASE, FENCE) */
-  uint32_t is_write;
-} fill_kind;
-
-#define FILL_SCRATCH 8u
-
-enum { SPACE_VAR, SPACE_LOCK, SPACE_NONE };
-
-/* The constant part of fill_kind, by kind (the space of the target in `cap`). */
-static const fill_kind fill_kinds[ATOM_KIND_MAX_ + 1] = {
-    [0] = {.cap = SPACE_NONE, .refuse = 1},
-    [ATOM_READ] = {.cap = SPACE_VAR, .bit = ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE)},
-    [ATOM_WRITE] = {.cap = SPACE_VAR,
-                    .bit = ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE),
-                    .is_write = 1},
-    [ATOM_ACQUIRE] = {.cap = SPACE_LOCK,
-                      .delta = 1,
-                      .holder_mask = UINT32_MAX,
-                      .bit = ATOM_KIND_BIT(ATOM_ACQUIRE),
-                      .drain = 1},
-    [ATOM_RELEASE] = {.cap = SPACE_LOCK,
-                      .delta = -1,
-                      .holder_mask = UINT32_MAX,
-                      .bit = ATOM_KIND_BIT(ATOM_RELEASE),
-                      .release = 1,
-                      .drain = 1},
-    [ATOM_FORK] = {.cap = SPACE_NONE, .refuse = 1},
-    [ATOM_JOIN] = {.cap = SPACE_NONE, .refuse = 1},
-    [ATOM_BEGIN] = {.cap = SPACE_NONE,
-                    .txn_mask = UINTPTR_MAX,
-                    .delta = 1,
-                    .bit = ATOM_KIND_BIT(ATOM_BEGIN),
-                    .begin = 1},
-    [ATOM_END] = {.cap = SPACE_NONE,
-                  .txn_mask = UINTPTR_MAX,
-                  .delta = -1,
-                  .bit = ATOM_KIND_BIT(ATOM_END)},
-    [ATOM_FENCE] = {.cap = SPACE_NONE, .bit = ATOM_KIND_BIT(ATOM_FENCE), .drain = 1},
-    [ATOM_COMMIT] = {.cap = SPACE_NONE, .refuse = 1},
-};
-
-/* a if c (0 or 1), else b: a conditional move the compiler cannot turn back into a branch */
-static inline void *pick(unsigned c, void *a, void *b) {
-  uintptr_t m = (uintptr_t)0 - c;
-  return (void *)(((uintptr_t)a & m) | ((uintptr_t)b & ~m));
 }
 
 /* Validate events from ev[0] on into the block while they are events a block may hold (see
  * above) and the block has room; return how many were taken. The first event not taken is
  * left untouched. No key is interned here and no thread is joined, so nothing moves and a
  * thread that passed the checks once passes them for the whole call: the direct tables'
- * addresses and sizes are copied into a local table by kind (the compiler cannot keep s's
- * fields in registers across the stores below). The block's length, kinds and the next index
- * are written back at the end.
- *
- * Every kind takes one path: the only branches are on the kind being past ATOM_KIND_MAX_
- * (or flags), the thread or target being unknown (and, for a key past the direct table, the
- * hash map's), whether the event is refused (the conditions of all kinds folded into one flag
- * with arithmetic) and whether the store buffer is full. None depends on the mix of kinds. An
- * event refused leaves the loop before it changed anything, and takes the single path, which
- * reports it. */
+ * addresses and sizes are copied into locals (the compiler cannot keep s's fields in registers
+ * across the stores below), and the thread of the previous event is kept with its key, so a
+ * run of events of one thread looks it up once. The block's length, kinds and the next index
+ * are written back at the end. */
 static inline __attribute__((always_inline)) size_t block_fill_with(atom_session *s,
                                                                     const atom_event *ev,
                                                                     size_t n,
                                                                     const int track_pending) {
-  const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD];
-  const uint32_t *const tdir = tid->direct;
-  const size_t tcap = tid->direct_cap;
+  const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD], *vid = &s->ids[ATOM_SPACE_VAR],
+                     *lid = &s->ids[ATOM_SPACE_LOCK];
+  const uint32_t *const tdir = tid->direct, *const vdir = vid->direct, *const ldir = lid->direct;
+  const size_t tcap = tid->direct_cap, vcap = vid->direct_cap, lcap = lid->direct_cap;
   atom__thread *const threads = s->threads;
+  atom__lock *const locks = s->locks;
   atom_ev *const block = s->block;
   size_t room = ATOM__BLOCK - s->block_len;
   uint64_t index = s->next_index;
   uint32_t kinds = s->block_kinds;
   if (n > room) n = room;
   if (!n) return 0;
-  static const uint32_t none_dir[1] = {1}; /* key 0 -> id 0 */
-  atom__lock scratch[FILL_SCRATCH];        /* holder and depth stay 0 */
-  atom__thread sink;                       /* takes the begin_index and loc of other events */
-  memset(scratch, 0, sizeof scratch);
-  fill_kind kt[ATOM_KIND_MAX_ + 1];
-  for (size_t k = 0; k <= ATOM_KIND_MAX_; k++) {
-    kt[k] = fill_kinds[k];
-    size_t space = fill_kinds[k].cap;
-    if (space == SPACE_NONE) {
-      kt[k].dir = none_dir;
-      kt[k].cap = 1;
-      kt[k].in = NULL; /* never read: key 0 < cap */
-      kt[k].key_mask = 0;
-    } else {
-      const atom__intern *in = &s->ids[space == SPACE_VAR ? ATOM_SPACE_VAR : ATOM_SPACE_LOCK];
-      kt[k].dir = in->direct;
-      kt[k].cap = in->direct_cap;
-      kt[k].in = in;
-      kt[k].key_mask = UINT64_MAX;
-    }
-    kt[k].lock_base = space == SPACE_LOCK ? s->locks : scratch;
-    kt[k].lock_mask = space == SPACE_LOCK ? UINT64_MAX : 0;
-    kt[k].scratch_mask = space == SPACE_LOCK ? 0 : FILL_SCRATCH - 1;
-  }
   atom_ev *o = block + s->block_len; /* where the next event goes */
   const atom_event *e = ev, *const end = ev + n;
   for (; e != end; e++) {
-    uint64_t kf = kind_flags(e);
-    if (kf > ATOM_KIND_MAX_) break; /* flags, or an unknown kind */
-    const fill_kind *k = &kt[kf];
+    /* kind and flags in one load: with flags 0 it equals the kind, so every comparison with a
+     * kind below also checks flags == 0, and an event with flags falls to the last else */
+    uint64_t kf;
+    memcpy(&kf, e, sizeof kf);
+    uint32_t kind, x = 0; /* kind: set by the branch that knows it */
     /* The thread looked up for every event: keeping the previous event's thread and
      * skipping the lookup when it is the same saved 3 instructions an event but mispredicted
      * the test on traces that switch threads every few events (0.37 more mispredictions an
@@ -210,52 +113,87 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
     size_t t1 = lookup_plus1(tdir, tcap, tid, e->thread); /* the thread's id + 1 */
     if (!t1) break;
     atom__thread *th = &threads[t1 - 1];
-    size_t x1 = lookup_plus1(k->dir, k->cap, k->in, e->target & k->key_mask);
-    if (!x1) break;
-    atom__lock *lk = k->lock_base + (((x1 - 1) & k->lock_mask) | (index & k->scratch_mask));
-    uint32_t *cnt = pick(k->txn_mask & 1, &th->depth, &lk->depth);
-    uint32_t c = *cnt, h = lk->holder_plus1;
-    uint64_t nc64 = (uint64_t)c + (uint64_t)k->delta;
-    uint32_t nc = (uint32_t)nc64;
-    /* the counter out of range; an ACQUIRE of a lock held by another thread, a RELEASE of a
-     * lock not held by its thread (the scratch locks: holder 0, release 0, never) */
-    unsigned bad = k->refuse | th->joined | (unsigned)(nc64 >> 32) |
-                   ((h != t1) & ((h | k->release) != 0));
-    unsigned forward = (c == 0) | (nc == 0);
-    size_t plen = 0, pcap = 0;
-    if (track_pending) {
-      /* A WRITE goes into the store buffer if it has room (growing it may fail: the single
-       * path). */
-      plen = th->pending_len;
-      pcap = th->pending_cap;
-      bad |= k->is_write & (plen == pcap);
-    }
-    if (bad) break;
-    *cnt = nc;
-    lk->holder_plus1 = (uint32_t)t1 & ((uint32_t)0 - (nc != 0)) & k->holder_mask;
-    atom__thread *bt = pick((c == 0) & k->begin, th, &sink); /* an outermost BEGIN */
-    bt->begin_index = index;
-    bt->begin_loc = e->loc;
-    if (track_pending) {
-      /* The slot after the pending writes is written for every kind, which does not count
-       * it: that slot holds nothing. A full buffer (or none yet) is not written. */
-      if (plen != pcap)
-        th->pending_var[(th->pending_head + plen) & (pcap - 1)] = (uint32_t)(x1 - 1);
-      size_t keep = (size_t)(forward & k->drain) - 1; /* 0 on a drain */
-      th->pending_len = (plen + k->is_write) & keep;
-      th->pending_head &= keep;
+    if (th->joined) break;
+    size_t forward = 1; /* as wide as a pointer: o += forward needs no widening */
+    /* the accesses first: most events are accesses */
+    if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
+      /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
+       * and a mispredicted branch costs more than this whole path */
+      kind = e->kind;
+      kinds |= ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE);
+      if (!lookup(vdir, vcap, vid, e->target, &x)) break;
+      if (track_pending) {
+        /* A WRITE goes into the store buffer if it has room (growing it may fail: the single
+         * path). The slot after the pending writes is written for a READ too, which does not
+         * count it: that slot holds nothing. */
+        size_t plen = th->pending_len, pcap = th->pending_cap;
+        uint32_t is_write = kind - ATOM_READ; /* READ 1, WRITE 2 */
+        if (plen == pcap) {
+          if (is_write) break;
+        } else {
+          th->pending_var[(th->pending_head + plen) & (pcap - 1)] = x;
+        }
+        th->pending_len = plen + is_write;
+      }
+    } else if (kf == kind_word(ATOM_BEGIN)) {
+      kind = ATOM_BEGIN;
+      kinds |= ATOM_KIND_BIT(ATOM_BEGIN);
+      if (th->depth == UINT32_MAX) break;
+      if (th->depth++) {
+        forward = 0; /* inner BEGIN */
+      } else {
+        th->begin_index = index;
+        th->begin_loc = e->loc;
+      }
+    } else if (kf == kind_word(ATOM_END)) {
+      kind = ATOM_END;
+      kinds |= ATOM_KIND_BIT(ATOM_END);
+      if (!th->depth) break;
+      forward = !--th->depth;
+    } else if (kf == kind_word(ATOM_ACQUIRE)) {
+      kind = ATOM_ACQUIRE;
+      kinds |= ATOM_KIND_BIT(ATOM_ACQUIRE);
+      if (!lookup(ldir, lcap, lid, e->target, &x)) break;
+      atom__lock *lk = &locks[x];
+      if (lk->holder_plus1 == t1) {
+        if (lk->depth == UINT32_MAX) break;
+        lk->depth++; /* re-entrant: swallowed, and no drain (as atom__push_one) */
+        forward = 0;
+      } else {
+        if (lk->holder_plus1) break;
+        lk->holder_plus1 = (uint32_t)t1;
+        lk->depth = 1;
+        if (track_pending) atom__pending_drain(th);
+      }
+    } else if (kf == kind_word(ATOM_RELEASE)) {
+      kind = ATOM_RELEASE;
+      kinds |= ATOM_KIND_BIT(ATOM_RELEASE);
+      if (!lookup(ldir, lcap, lid, e->target, &x)) break;
+      atom__lock *lk = &locks[x];
+      if (lk->holder_plus1 != t1) break;
+      if (--lk->depth) {
+        forward = 0;
+      } else {
+        lk->holder_plus1 = 0;
+        if (track_pending) atom__pending_drain(th);
+      }
+    } else if (kf == kind_word(ATOM_FENCE)) {
+      kind = ATOM_FENCE;
+      kinds |= ATOM_KIND_BIT(ATOM_FENCE);
+      if (track_pending) atom__pending_drain(th);
+    } else {
+      break; /* FORK, JOIN, COMMIT, an unknown kind, flags */
     }
     th->started = 1;
-    kinds |= k->bit;
     /* Written always (o is in the block: fewer than ATOM__BLOCK events are in it here) and
      * kept only when forwarded: no branch on what the trace does. An event of a kind nobody
      * takes is kept too (dropping it cost more per event than the flush's filter by kind). */
     /* flags not written: 0 in every slot of the block since the session was zeroed, and
      * only this loop writes the block (the checkers get it const) */
     ATOM__ASSERT(o->flags == 0);
-    o->kind = (uint32_t)kf;
+    o->kind = kind;
     o->thread = (uint32_t)(t1 - 1);
-    o->target = (uint32_t)(x1 - 1);
+    o->target = x;
     o->index = index;
     o->loc = e->loc;
     o += forward;
