@@ -304,6 +304,7 @@ static void cut_and_parse(atom_trace_reader *r, atom__trace_par *p) {
   while (p->names_turn != s->seq && !p->stop) pthread_cond_wait(&p->turn, &p->mu);
   if (p->stop) return; /* the chunk is abandoned: nobody waits for it */
   s->mapped = 0;
+  if (r->lazy_from && s->seq + 1 >= r->lazy_from) p->eager = 0;
   if (p->eager) {
     /* The shared table is this turn's alone: intern without the lock. */
     pthread_mutex_unlock(&p->mu);
