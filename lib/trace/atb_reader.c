@@ -357,7 +357,11 @@ static inline int decode(atom_trace_reader *r, atom_event *ev) {
 int atom__atb_next(atom_trace_reader *r, atom_event *ev) {
   if (r->err) return atom__trace_reraise(r);
   struct atom__atb *a = r->atb;
-  if (r->threads > 1) { /* through the batch: a reading thread may read ahead */
+  if (r->threads > 1 && !a->pipe_tried) {
+    int rc = pipe_start(r);
+    if (rc) return rc;
+  }
+  if (a->pipe) { /* through the batch: the reading thread reads ahead */
     atom__trace_batch *b = atom__trace_reader_batch(r);
     if (!b) return ATOM_ENOMEM;
     int rc = atom__trace_reader_fill(r, 0);
@@ -442,7 +446,8 @@ int atom__atb_fill(atom_trace_reader *r, size_t max) {
 
 /* ---- reading in a thread of its own ------------------------------------------------------
  *
- * With atom_trace_reader_set_threads(r, n >= 2), a thread reads the input, checks the blocks
+ * With atom_trace_reader_set_threads(r, n >= 2), a thread reads the input (a buffer or a
+ * regular file), checks the blocks
  * and decodes the events with a private reader `w` of its own (the code above), while the
  * thread calling atom_trace_feed() pushes the events of the hand-offs before. A hand-off is up
  * to PIPE_EVENTS events, the names the blocks read for them defined and the directives placed
@@ -572,6 +577,9 @@ COLD static int pipe_start(atom_trace_reader *r) {
   struct atom__atb *a = r->atb;
   a->pipe_tried = 1;
   if (a->header_done || a->block_no || a->ordinal) return 0;
+  /* A pipe is read by the calling thread: freeing the reader must never wait for a thread
+   * blocked on a pipe whose writer stalls. Regular files (their size known) and buffers only. */
+  if (a->fd >= 0 && !a->total) return 0;
   atb_pipe *p = atom__mem_calloc(&r->mem, 1, sizeof *p);
   if (!p) goto oom;
   if (atom_trace_reader_open_memory(&p->w, NULL, 0, r->display)) goto oom_p;

@@ -713,9 +713,9 @@ static void ck_same_read(const fullread *a, const fullread *b, const char *what)
                 what);
 }
 
-/* With threads, a thread reads and decodes ahead: the same events, lines, names, directives
- * (in the same places), errors and messages as the serial reading, through memory, a file and
- * a pipe; for whole files of one to several hand-offs, truncated and corrupt copies. */
+/* With threads, a thread reads and decodes ahead (memory and files; a pipe is read serially):
+ * the same events, lines, names, directives (in the same places), errors and messages as the
+ * serial reading, through memory, a file and a pipe; for whole files of one to several hand-offs, truncated and corrupt copies. */
 START_TEST(threaded_same_as_serial) {
   static const size_t extra[] = {0, 9000, 40000};
   for (size_t x = 0; x < sizeof extra / sizeof extra[0]; x++) {
