@@ -57,7 +57,9 @@ ATOM_API int atom_trace_reader_open_memory(atom_trace_reader **out, const char *
  * order. Events, keys, names, "#name" directives, line numbers and errors are exactly those of
  * the one-thread reader (doc/trace-format.md, "Reading in parallel"). The worker threads start
  * at the first read and end in atom_trace_reader_free(); an input of one chunk (1 MiB) or less
- * is read with one thread.
+ * is read with one thread. An .atb buffer or regular file is read and decoded by one thread of
+ * its own with any @p n of 2 or more, while the calling thread takes the events, with the same
+ * results (doc/trace-format.md, "Binary format (.atb)").
  * @param r the reader (not yet read from)
  * @param n the number of threads, 0 for one per online core
  * @return 0, or ATOM_EINVAL (NULL, or reading has started).

@@ -9,6 +9,7 @@
  * bounds or hand the session an event the STD reader could not have produced. */
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -22,6 +23,14 @@
 #include "trace/reader_state.h"
 
 #define ATB_READ_CHUNK ((size_t)1 << 20)
+/* Events of one hand-off of the reading thread: a batch's, so that a whole hand-off is given
+ * to the batch by swapping arrays, not copied. */
+#define PIPE_EVENTS BATCH_CAP
+#define PIPE_SLOTS 8
+
+struct atb_pipe;
+static int pipe_start(atom_trace_reader *r);
+static int pipe_fill_batch(atom_trace_reader *r, size_t max);
 
 typedef struct atb_space {
   name_ent *ent; /* ent[key - 1]; strings allocated from the reader's mem, len + 1 bytes */
@@ -53,6 +62,12 @@ struct atom__atb {
   atom__trace_directive *pend;
   uint32_t *pend_pos;
   size_t pend_n, pend_at, pend_cap;
+  /* A fill returns before publishing a directive when it has events already, so that every
+   * directive comes first in its batch (the reading thread's hand-offs). */
+  int dir_first;
+  /* Reading in a thread of its own (with -j 2 or more): NULL when not (yet) started. */
+  struct atb_pipe *pipe;
+  int pipe_tried;
 };
 
 /* Record error `err` for reader r: "display: where: message", sticky, at the event ordinal
@@ -342,6 +357,21 @@ static inline int decode(atom_trace_reader *r, atom_event *ev) {
 int atom__atb_next(atom_trace_reader *r, atom_event *ev) {
   if (r->err) return atom__trace_reraise(r);
   struct atom__atb *a = r->atb;
+  if (r->threads > 1 && !a->pipe_tried) {
+    int rc = pipe_start(r);
+    if (rc) return rc;
+  }
+  if (a->pipe) { /* through the batch: the reading thread reads ahead */
+    atom__trace_batch *b = atom__trace_reader_batch(r);
+    if (!b) return ATOM_ENOMEM;
+    int rc = atom__trace_reader_fill(r, 0);
+    if (b->head < b->count) {
+      *ev = b->ev[b->head];
+      r->line = b->line[b->head++];
+      return 1;
+    }
+    return rc;
+  }
   if (a->left == 0) {
     int rc = next_block(r);
     if (rc <= 0) return rc;
@@ -356,8 +386,14 @@ int atom__atb_next(atom_trace_reader *r, atom_event *ev) {
 int atom__atb_fill(atom_trace_reader *r, size_t max) {
   atom__trace_batch *b = r->batch;
   struct atom__atb *a = r->atb;
+  if (r->threads > 1 && !a->pipe_tried) {
+    int rc = pipe_start(r);
+    if (rc) return rc;
+  }
+  if (a->pipe) return pipe_fill_batch(r, max);
   while (b->count < max) {
     if (a->left == 0) {
+      if (a->dir_first && b->count && a->pend_at < a->pend_n) return 0;
       int rc = next_block(r);
       if (rc <= 0) return rc;
     }
@@ -365,6 +401,7 @@ int atom__atb_fill(atom_trace_reader *r, size_t max) {
     if (n > a->left) n = a->left;
     if (UNLIKELY(a->pend_n)) { /* stop at the next directive's place */
       uint32_t at = a->block_events - a->left;
+      if (a->dir_first && b->count && a->pend_pos[a->pend_at] <= at) return 0;
       int rc = publish(r, at);
       if (rc) return rc;
       if (a->pend_n && n > a->pend_pos[a->pend_at] - at) n = a->pend_pos[a->pend_at] - at;
@@ -407,6 +444,266 @@ int atom__atb_fill(atom_trace_reader *r, size_t max) {
   return 0;
 }
 
+/* ---- reading in a thread of its own ------------------------------------------------------
+ *
+ * With atom_trace_reader_set_threads(r, n >= 2), a thread reads the input (a buffer or a
+ * regular file), checks the blocks
+ * and decodes the events with a private reader `w` of its own (the code above), while the
+ * thread calling atom_trace_feed() pushes the events of the hand-offs before. A hand-off is up
+ * to PIPE_EVENTS events, the names the blocks read for them defined and the directives placed
+ * before them (w's fills stop at directives: dir_first), and, at the end of the input or at an
+ * error, how it ended. The consumer adds the names to r's tables (what
+ * atom_trace_reader_name() shows), the directives to r's list, and raises w's error with its
+ * message and ordinal once every event before it is delivered: what the serial reading does,
+ * the same events, keys, names, directives and errors. */
+
+typedef struct pipe_name {
+  int space;
+  const char *s; /* w's string: it outlives the hand-off */
+  size_t len;
+} pipe_name;
+
+typedef struct pipe_slot {
+  int done;               /* filled, not yet consumed */
+  atom__trace_batch b;    /* the events (w->batch while it is filled) */
+  pipe_name *names;       /* the names defined for them, in key order per space */
+  size_t n_names, names_cap;
+  atom__trace_directive *dir; /* before the events; texts are w's */
+  size_t n_dir, dir_cap;
+  int rc;       /* 0, 1: the end of the input after the events, or w's error */
+  int err;
+  uint64_t err_line;
+  char msg[512];
+  uint64_t consumed, total; /* progress after the events */
+} pipe_slot;
+
+typedef struct atb_pipe {
+  pthread_mutex_t mu;
+  pthread_cond_t cv; /* a slot was filled or freed, or stop */
+  pthread_t th;
+  int stop;
+  atom_trace_reader *w;
+  pipe_slot slot[PIPE_SLOTS];
+  uint64_t filled, used; /* hand-offs filled by the thread, taken by the consumer */
+  pipe_slot *cur;        /* the consumer's hand-off, or NULL */
+  int ended;             /* the consumer reached the end */
+  uint64_t consumed, total;
+} atb_pipe;
+
+/* Fill one hand-off from w (the reading thread). */
+static void pipe_fill(atom_trace_reader *w, pipe_slot *sl) {
+  struct atom__atb *a = w->atb;
+  size_t before[3], dirs = w->n_dir;
+  for (int i = 0; i < 3; i++) before[i] = a->names[i].n;
+  sl->b.head = sl->b.count = 0;
+  sl->n_names = sl->n_dir = 0;
+  w->batch = &sl->b;
+  int rc = atom__atb_fill(w, sl->b.cap);
+  w->batch = NULL;
+  if (rc == 0 && a->ended) rc = 1; /* else it stopped at the cap or before a directive */
+  /* What the fill learnt, also before an error (the serial reading has it then too). */
+  int oom = 0;
+  for (int i = 0; i < 3 && !oom; i++)
+    for (size_t k = before[i]; k < a->names[i].n && !oom; k++) {
+      if ((oom = ATOM__GROW(&w->mem, sl->names, sl->names_cap, sl->n_names + 1) != 0)) break;
+      sl->names[sl->n_names++] = (pipe_name){i + 1, a->names[i].ent[k].s, a->names[i].ent[k].len};
+    }
+  for (size_t k = dirs; k < w->n_dir && !oom; k++) {
+    if ((oom = ATOM__GROW(&w->mem, sl->dir, sl->dir_cap, sl->n_dir + 1) != 0)) break;
+    sl->dir[sl->n_dir++] = w->dir[k];
+  }
+  if (oom) rc = w->err ? w->err : fail(w, ATOM_ENOMEM, "out of memory");
+  sl->rc = rc;
+  if (rc < 0) {
+    sl->err = w->err;
+    sl->err_line = w->err_line;
+    memcpy(sl->msg, w->msg, sizeof sl->msg);
+  }
+  atom__atb_progress(w, &sl->consumed, &sl->total);
+}
+
+static void *pipe_main(void *arg) {
+  atb_pipe *p = arg;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!p->stop && p->filled >= p->used + PIPE_SLOTS) pthread_cond_wait(&p->cv, &p->mu);
+    if (p->stop) break;
+    pipe_slot *sl = &p->slot[p->filled % PIPE_SLOTS];
+    pthread_mutex_unlock(&p->mu);
+    pipe_fill(p->w, sl);
+    pthread_mutex_lock(&p->mu);
+    sl->done = 1;
+    p->filled++;
+    pthread_cond_broadcast(&p->cv);
+    if (sl->rc) break; /* the end, or an error: nothing more to read */
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* The slots' event arrays are r's (mem), as they trade places with r's batch's. */
+static void pipe_release(atb_pipe *p, atom__mem *mem) {
+  atom_trace_reader *w = p->w;
+  for (int i = 0; i < PIPE_SLOTS; i++) {
+    pipe_slot *sl = &p->slot[i];
+    atom__mem_free(mem, sl->b.ev, PIPE_EVENTS * sizeof *sl->b.ev);
+    atom__mem_free(mem, sl->b.line, PIPE_EVENTS * sizeof *sl->b.line);
+    if (!w) continue;
+    atom__mem_free(&w->mem, sl->names, sl->names_cap * sizeof *sl->names);
+    atom__mem_free(&w->mem, sl->dir, sl->dir_cap * sizeof *sl->dir);
+  }
+  if (w) atom_trace_reader_free(w);
+  atom__mem_free(mem, p, sizeof *p);
+}
+
+static void pipe_stop(atom_trace_reader *r) {
+  atb_pipe *p = r->atb->pipe;
+  if (!p) return;
+  pthread_mutex_lock(&p->mu);
+  p->stop = 1;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  pthread_join(p->th, NULL);
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+  r->atb->pipe = NULL;
+  pipe_release(p, &r->mem);
+}
+
+/* Start the reading thread if r asked for threads and nothing was read yet: w takes over the
+ * input (the bytes sniffed so far, the rest of the buffer or the file). 0 (started or not), or
+ * ATOM_ENOMEM. */
+COLD static int pipe_start(atom_trace_reader *r) {
+  struct atom__atb *a = r->atb;
+  a->pipe_tried = 1;
+  if (a->header_done || a->block_no || a->ordinal) return 0;
+  /* A pipe is read by the calling thread: freeing the reader must never wait for a thread
+   * blocked on a pipe whose writer stalls. Regular files (their size known) and buffers only. */
+  if (a->fd >= 0 && !a->total) return 0;
+  atb_pipe *p = atom__mem_calloc(&r->mem, 1, sizeof *p);
+  if (!p) goto oom;
+  if (atom_trace_reader_open_memory(&p->w, NULL, 0, r->display)) goto oom_p;
+  atom_trace_reader *w = p->w;
+  w->sniff = 0;
+  if (atom__atb_open(w, a->fd < 0 ? a->data : NULL, a->fd < 0 ? a->avail : 0, a->fd,
+                     a->fd < 0 ? NULL : a->data + a->at, a->fd < 0 ? 0 : a->avail - a->at,
+                     a->total))
+    goto oom_p;
+  w->atb->dir_first = 1;
+  for (int i = 0; i < PIPE_SLOTS; i++) {
+    pipe_slot *sl = &p->slot[i];
+    sl->b.ev = atom__mem_alloc(&r->mem, PIPE_EVENTS * sizeof *sl->b.ev);
+    sl->b.line = atom__mem_alloc(&r->mem, PIPE_EVENTS * sizeof *sl->b.line);
+    if (!sl->b.ev || !sl->b.line) goto oom_p;
+    sl->b.cap = PIPE_EVENTS;
+  }
+  if (pthread_mutex_init(&p->mu, NULL)) goto oom_p;
+  if (pthread_cond_init(&p->cv, NULL)) {
+    pthread_mutex_destroy(&p->mu);
+    goto oom_p;
+  }
+  if (pthread_create(&p->th, NULL, pipe_main, p)) {
+    /* No thread: read serially, from where nothing was read yet. */
+    pthread_cond_destroy(&p->cv);
+    pthread_mutex_destroy(&p->mu);
+    pipe_release(p, &r->mem);
+    return 0;
+  }
+  a->pipe = p;
+  return 0;
+oom_p:
+  pipe_release(p, &r->mem);
+oom:
+  return fail(r, ATOM_ENOMEM, "out of memory starting the reading thread");
+}
+
+/* The next hand-off, filled (the consumer). */
+static pipe_slot *pipe_take(atb_pipe *p) {
+  pthread_mutex_lock(&p->mu);
+  pipe_slot *sl = &p->slot[p->used % PIPE_SLOTS];
+  while (!sl->done) pthread_cond_wait(&p->cv, &p->mu);
+  pthread_mutex_unlock(&p->mu);
+  return sl;
+}
+
+static void pipe_give_back(atb_pipe *p, pipe_slot *sl) {
+  pthread_mutex_lock(&p->mu);
+  sl->done = 0;
+  p->used++;
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* Begin consuming hand-off sl: its names into r's tables, its directives into r's list. */
+static int pipe_begin(atom_trace_reader *r, pipe_slot *sl) {
+  struct atom__atb *a = r->atb;
+  for (size_t i = 0; i < sl->n_names; i++) {
+    int rc = add_name(r, &a->names[sl->names[i].space - 1], (const unsigned char *)sl->names[i].s,
+                      sl->names[i].len);
+    if (rc) return rc;
+  }
+  sl->n_names = 0;
+  for (size_t i = 0; i < sl->n_dir; i++) {
+    if (ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1))
+      return fail(r, ATOM_ENOMEM, "out of memory");
+    char *text = atom__mem_strdup(&r->mem, sl->dir[i].text);
+    if (!text) return fail(r, ATOM_ENOMEM, "out of memory");
+    r->dir[r->n_dir++] = (atom__trace_directive){sl->dir[i].space, sl->dir[i].key, text};
+  }
+  sl->n_dir = 0;
+  return 0;
+}
+
+/* atom__atb_fill() through the reading thread. */
+static int pipe_fill_batch(atom_trace_reader *r, size_t max) {
+  atb_pipe *p = r->atb->pipe;
+  atom__trace_batch *b = r->batch;
+  int rc;
+  while (b->count < max && !p->ended) {
+    pipe_slot *sl = p->cur;
+    if (!sl) {
+      sl = pipe_take(p);
+      /* Directives come first in a batch, as in the reading thread's. */
+      if (sl->n_dir && b->count) return 0;
+      p->cur = sl;
+      if ((rc = pipe_begin(r, sl))) return rc;
+    }
+    size_t n = sl->b.count - sl->b.head;
+    if (n > max - b->count) n = max - b->count;
+    if (b->count == 0 && sl->b.head == 0 && n == sl->b.count && b->cap == PIPE_EVENTS) {
+      /* The whole hand-off: the batch takes its arrays, the slot the batch's. */
+      atom_event *ev = b->ev;
+      uint64_t *line = b->line;
+      b->ev = sl->b.ev;
+      b->line = sl->b.line;
+      sl->b.ev = ev;
+      sl->b.line = line;
+    } else {
+      memcpy(b->ev + b->count, sl->b.ev + sl->b.head, n * sizeof *b->ev);
+      memcpy(b->line + b->count, sl->b.line + sl->b.head, n * sizeof *b->line);
+    }
+    b->count += n;
+    sl->b.head += n;
+    if (n) r->line = r->atb->ordinal = b->line[b->count - 1];
+    if (sl->b.head < sl->b.count) break;
+    p->consumed = sl->consumed;
+    p->total = sl->total;
+    if (sl->rc < 0) { /* w's error, now that every event before it is delivered */
+      r->err = sl->err;
+      r->err_line = r->line = sl->err_line;
+      r->atb->ordinal = sl->err_line - 1;
+      memcpy(r->msg, sl->msg, sizeof r->msg);
+      p->cur = NULL;
+      p->ended = 1;
+      return atom__error(r->err, "%s", r->msg);
+    }
+    if (sl->rc > 0) p->ended = 1;
+    p->cur = NULL;
+    pipe_give_back(p, sl);
+  }
+  return 0;
+}
+
 int atom__atb_open(atom_trace_reader *r, const unsigned char *data, size_t size, int fd,
                    const unsigned char *head, size_t have, uint64_t total) {
   struct atom__atb *a = atom__mem_calloc(&r->mem, 1, sizeof *a);
@@ -434,6 +731,7 @@ int atom__atb_open(atom_trace_reader *r, const unsigned char *data, size_t size,
 void atom__atb_free(atom_trace_reader *r) {
   struct atom__atb *a = r->atb;
   if (!a) return;
+  pipe_stop(r);
   for (int i = 0; i < 3; i++) {
     atb_space *t = &a->names[i];
     for (size_t k = 0; k < t->n; k++) atom__mem_free(&r->mem, (char *)t->ent[k].s, t->ent[k].len + 1);
@@ -458,6 +756,11 @@ const char *atom__atb_name(const atom_trace_reader *r, int what, uint64_t key) {
 }
 
 void atom__atb_progress(const atom_trace_reader *r, uint64_t *consumed, uint64_t *total) {
+  if (r->atb->pipe) {
+    *consumed = r->atb->pipe->consumed;
+    *total = r->atb->pipe->total;
+    return;
+  }
   *consumed = r->atb->base + r->atb->at;
   *total = r->atb->fd < 0 ? r->atb->avail : r->atb->total;
 }

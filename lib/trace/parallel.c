@@ -14,6 +14,16 @@
  * same message and line as the serial reader's. When the chunk it waits for is not ready, the
  * consumer parses the next free chunk itself, so -j N keeps N threads busy.
  *
+ * Names are mapped to the reader's keys in the workers, so that the consumer, which also runs
+ * the checkers, only copies ready events: a worker that parsed chunk k waits for its turn (every
+ * chunk before k mapped), interns the chunk's names (local keys 1..m, which is their first-use
+ * order in the chunk) into a shared table, `shared`, whose keys are the keys the serial reader
+ * gives, passes the turn on and rewrites its events' keys to those. The consumer interns a name
+ * in the reader's own table (what atom_trace_reader_name() shows) when the first event or
+ * directive that uses it is delivered, as the serial reader does; the keys agree, as both tables
+ * see the same names in the same order. Should the shared table fail (out of memory), that chunk
+ * and every later one are mapped by the consumer instead, event by event.
+ *
  * Memory is bounded: at most 2 N chunks are cut and not yet consumed; each slot keeps its
  * buffer, worker reader and event arrays from chunk to chunk. */
 #include <errno.h>
@@ -46,12 +56,21 @@ typedef struct slot {
   int io_err;    /* an error after the chunk's lines (read error, shrink, long line), or 0 */
   char io_msg[256];
   int rc;        /* the parse's result: 0, or w's error */
+  /* Mapped by the worker (`mapped`): the events hold the reader's keys; map[i][local - 1] is
+   * the reader's key of each local name; the chunk's names new to the input are the reader's
+   * keys gbase[i] + 1 .. gbase[i] + n_new[i], newloc[i][j] the local key of gbase[i] + 1 + j. */
+  int mapped;
+  uint32_t *map[3], *newloc[3];
+  size_t map_cap[3], newloc_cap[3];
+  uint64_t gbase[3];
+  size_t n_new[3];
 } slot;
 
 typedef struct atom__trace_par {
   pthread_mutex_t mu;
   pthread_cond_t work; /* a slot became free, or stop */
   pthread_cond_t done; /* a chunk was parsed */
+  pthread_cond_t turn; /* names_turn moved */
   slot *slots;
   size_t n_slots;
   pthread_t *th;
@@ -70,6 +89,12 @@ typedef struct atom__trace_par {
   size_t carry_len, carry_cap;
   uint64_t read_total; /* bytes read from the file */
   uint64_t end_off;    /* the input's size, once the end was read */
+
+  /* Mapping names in the workers (under mu): the chunk whose names are mapped next, and 0
+   * once the shared table failed. `shared` is used by the turn's holder only (its names). */
+  uint64_t names_turn;
+  int eager;
+  atom_trace_reader *shared;
 
   /* The consumer (its own thread only). */
   slot *cur;
@@ -224,13 +249,77 @@ static void parse_slot(slot *s) {
   s->rc = atom__trace_parse_chunk(s->w, &s->out);
 }
 
-/* With p->mu held and can_cut(p): cut the next chunk, parse it without the lock, and tell the
- * consumer. Returns with p->mu held. */
+/* Intern the names of slot s (its turn: every chunk before it is mapped) into the shared
+ * table, in local key order: s->map, s->gbase, s->newloc. 0, or an error (out of memory, too
+ * many names), after which the consumer maps this chunk and the later ones itself. */
+static int map_names(atom__trace_par *p, slot *s) {
+  atom_trace_reader *g = p->shared;
+  for (int i = 0; i < 3; i++) {
+    const name_space *t = &s->w->names[i];
+    s->gbase[i] = g->names[i].n;
+    s->n_new[i] = 0;
+    if (t->n > s->map_cap[i] && ATOM__GROW(&g->mem, s->map[i], s->map_cap[i], t->n))
+      return ATOM_ENOMEM;
+    for (size_t k = 0; k < t->n; k++) {
+      uint64_t key;
+      int rc = atom__trace_intern(g, i + 1, t->ent[k].s, t->ent[k].len, &key);
+      if (rc) return rc;
+      s->map[i][k] = (uint32_t)key; /* keys are at most MAX_NAMES */
+      if (key > s->gbase[i]) { /* new to the input: keys come in order */
+        if (s->n_new[i] == s->newloc_cap[i] &&
+            ATOM__GROW(&g->mem, s->newloc[i], s->newloc_cap[i], s->n_new[i] + 1))
+          return ATOM_ENOMEM;
+        s->newloc[i][s->n_new[i]++] = (uint32_t)(k + 1);
+      }
+    }
+  }
+  return 0;
+}
+
+/* The space of each kind's target (the parser gives kinds it knows only). */
+static const unsigned char target_space[ATOM_KIND_MAX_ + 1] = {
+    [ATOM_READ] = ATOM_SPACE_VAR,     [ATOM_WRITE] = ATOM_SPACE_VAR,
+    [ATOM_COMMIT] = ATOM_SPACE_VAR,   [ATOM_ACQUIRE] = ATOM_SPACE_LOCK,
+    [ATOM_RELEASE] = ATOM_SPACE_LOCK, [ATOM_FORK] = ATOM_SPACE_THREAD,
+    [ATOM_JOIN] = ATOM_SPACE_THREAD,
+};
+
+/* Rewrite the events of a mapped slot to the reader's keys (outside the lock). */
+static void rewrite_events(slot *s) {
+  atom_event *ev = s->out.ev;
+  const uint32_t *threads = s->map[0];
+  for (size_t i = 0, n = s->out.n; i < n; i++) {
+    ev[i].thread = threads[ev[i].thread - 1];
+    if (ev[i].target) ev[i].target = s->map[target_space[ev[i].kind] - 1][ev[i].target - 1];
+  }
+}
+
+/* With p->mu held and can_cut(p): cut the next chunk, parse it without the lock, map its names
+ * in its turn, and tell the consumer. Returns with p->mu held. */
 static void cut_and_parse(atom_trace_reader *r, atom__trace_par *p) {
   slot *s = cut_next(r, p);
   pthread_mutex_unlock(&p->mu);
   parse_slot(s);
   pthread_mutex_lock(&p->mu);
+  while (p->names_turn != s->seq && !p->stop) pthread_cond_wait(&p->turn, &p->mu);
+  if (p->stop) return; /* the chunk is abandoned: nobody waits for it */
+  s->mapped = 0;
+  if (r->lazy_from && s->seq + 1 >= r->lazy_from) p->eager = 0;
+  if (p->eager) {
+    /* The shared table is this turn's alone: intern without the lock. */
+    pthread_mutex_unlock(&p->mu);
+    int rc = map_names(p, s);
+    pthread_mutex_lock(&p->mu);
+    if (rc) p->eager = 0;
+    else s->mapped = 1;
+  }
+  p->names_turn++;
+  pthread_cond_broadcast(&p->turn);
+  if (s->mapped) {
+    pthread_mutex_unlock(&p->mu);
+    rewrite_events(s);
+    pthread_mutex_lock(&p->mu);
+  }
   s->state = SLOT_DONE;
   pthread_cond_broadcast(&p->done);
 }
@@ -255,6 +344,10 @@ static void *worker_main(void *arg) {
 static void par_release(atom_trace_reader *r, atom__trace_par *p) {
   for (size_t i = 0; i < p->n_slots; i++) {
     slot *s = &p->slots[i];
+    for (int k = 0; k < 3 && p->shared; k++) {
+      atom__mem_free(&p->shared->mem, s->map[k], s->map_cap[k] * sizeof *s->map[k]);
+      atom__mem_free(&p->shared->mem, s->newloc[k], s->newloc_cap[k] * sizeof *s->newloc[k]);
+    }
     if (s->w) {
       atom__mem_free(&s->w->mem, s->out.ev, s->out.cap * sizeof *s->out.ev);
       atom__mem_free(&s->w->mem, s->out.line, s->out.line_cap * sizeof *s->out.line);
@@ -264,6 +357,7 @@ static void par_release(atom_trace_reader *r, atom__trace_par *p) {
     atom__mem_free(&p->mem, s->buf, s->buf_cap);
   }
   atom__mem_free(&r->mem, p->slots, p->n_slots * sizeof *p->slots);
+  if (p->shared) atom_trace_reader_free(p->shared);
   atom__mem_free(&p->mem, p->carry, p->carry_cap);
   for (int i = 0; i < 3; i++) atom__mem_free(&r->mem, p->map[i], p->map_cap[i] * sizeof *p->map[i]);
   atom__mem_free(&r->mem, p->th, p->n_th * sizeof *p->th);
@@ -276,10 +370,12 @@ void atom__trace_par_free(atom_trace_reader *r) {
   pthread_mutex_lock(&p->mu);
   p->stop = 1;
   pthread_cond_broadcast(&p->work);
+  pthread_cond_broadcast(&p->turn);
   pthread_mutex_unlock(&p->mu);
   for (size_t i = 0; i < p->n_th; i++) pthread_join(p->th[i], NULL);
   pthread_cond_destroy(&p->work);
   pthread_cond_destroy(&p->done);
+  pthread_cond_destroy(&p->turn);
   pthread_mutex_destroy(&p->mu);
   r->par = NULL;
   par_release(r, p);
@@ -307,14 +403,22 @@ int atom__trace_par_start(atom_trace_reader *r) {
   p->th = atom__mem_calloc(&r->mem, r->threads - 1, sizeof *p->th);
   if (!p->slots || !p->th) goto oom_p;
   p->n_th = 0;
+  p->eager = 1;
   for (size_t i = 0; i < p->n_slots; i++)
     if (atom_trace_reader_open_memory(&p->slots[i].w, NULL, 0, r->display)) goto oom_p;
+  if (atom_trace_reader_open_memory(&p->shared, NULL, 0, r->display)) goto oom_p;
   if (pthread_mutex_init(&p->mu, NULL)) goto oom_p;
   if (pthread_cond_init(&p->work, NULL)) {
     pthread_mutex_destroy(&p->mu);
     goto oom_p;
   }
   if (pthread_cond_init(&p->done, NULL)) {
+    pthread_cond_destroy(&p->work);
+    pthread_mutex_destroy(&p->mu);
+    goto oom_p;
+  }
+  if (pthread_cond_init(&p->turn, NULL)) {
+    pthread_cond_destroy(&p->done);
     pthread_cond_destroy(&p->work);
     pthread_mutex_destroy(&p->mu);
     goto oom_p;
@@ -364,14 +468,6 @@ static void release_chunk(atom__trace_par *p, slot *s) {
   pthread_mutex_unlock(&p->mu);
 }
 
-/* The space of each kind's target (the parser gives kinds it knows only). */
-static const unsigned char target_space[ATOM_KIND_MAX_ + 1] = {
-    [ATOM_READ] = ATOM_SPACE_VAR,     [ATOM_WRITE] = ATOM_SPACE_VAR,
-    [ATOM_COMMIT] = ATOM_SPACE_VAR,   [ATOM_ACQUIRE] = ATOM_SPACE_LOCK,
-    [ATOM_RELEASE] = ATOM_SPACE_LOCK, [ATOM_FORK] = ATOM_SPACE_THREAD,
-    [ATOM_JOIN] = ATOM_SPACE_THREAD,
-};
-
 /* The reader's key of the chunk's local key `local` in space (1..3). */
 static int map_key(atom_trace_reader *r, atom__trace_par *p, int space, uint64_t local,
                    uint64_t *key) {
@@ -386,16 +482,79 @@ static int map_key(atom_trace_reader *r, atom__trace_par *p, int space, uint64_t
   return rc;
 }
 
+/* A mapped chunk: intern in the reader's table every name of the chunk up to the reader's key
+ * `key` in space (1..3), in key order (the names new to the input are the chunk's newloc). */
+COLD static int learn_names(atom_trace_reader *r, const slot *s, int space, uint64_t key) {
+  name_space *t = &r->names[space - 1];
+  const name_space *local = &s->w->names[space - 1];
+  while (t->n < key) {
+    size_t j = t->n - (size_t)s->gbase[space - 1];
+    if (t->n < s->gbase[space - 1] || j >= s->n_new[space - 1])
+      return atom__trace_fail(r, ATOM_EINVAL, "internal error: name keys of the parallel reader disagree");
+    const name_ent *e = &local->ent[s->newloc[space - 1][j] - 1];
+    uint64_t k;
+    int rc = atom__trace_intern(r, space, e->s, e->len, &k);
+    if (rc) return rc;
+    if (k != t->n)
+      return atom__trace_fail(r, ATOM_EINVAL, "internal error: name keys of the parallel reader disagree");
+  }
+  return 0;
+}
+
+/* 1 when every name of the mapped chunk s is in the reader's table. */
+static int knows_all(const atom_trace_reader *r, const slot *s) {
+  for (int i = 0; i < 3; i++)
+    if (r->names[i].n < s->gbase[i] + s->n_new[i]) return 0;
+  return 1;
+}
+
+/* The events [p->ev_i, to) of the mapped chunk s into the batch: copies, the names they
+ * introduce learnt first. On an error, the events before the one that failed are in the batch
+ * (and p->ev_i after them). */
+static int copy_mapped(atom_trace_reader *r, atom__trace_par *p, const slot *s, size_t to,
+                       atom__trace_batch *b) {
+  size_t from = p->ev_i;
+  const atom__chunk_events *out = &s->out;
+  atom_event *ev = b->ev + b->count;
+  uint64_t *line = b->line + b->count;
+  uint64_t base = p->base_line;
+  if (knows_all(r, s)) { /* the common case: nothing to learn */
+    memcpy(ev, out->ev + from, (to - from) * sizeof *ev);
+    for (size_t i = from; i < to; i++) *line++ = base + out->line[i];
+  } else {
+    for (size_t i = from; i < to; i++) {
+      const atom_event *e = &out->ev[i];
+      int sp = e->target ? target_space[e->kind] : 0;
+      if (UNLIKELY(e->thread > r->names[0].n || (sp && e->target > r->names[sp - 1].n))) {
+        int rc;
+        r->lineno = base + out->line[i]; /* for an error interning the name */
+        if ((rc = learn_names(r, s, ATOM_SPACE_THREAD, e->thread)) ||
+            (sp && (rc = learn_names(r, s, sp, e->target)))) {
+          b->count += i - from;
+          p->ev_i = i;
+          return rc;
+        }
+      }
+      *ev++ = *e;
+      *line++ = base + out->line[i];
+    }
+  }
+  b->count += to - from;
+  p->ev_i = to;
+  return 0;
+}
+
 /* Start consuming slot s: the maps sized for its names, all unmapped. */
 static int begin_chunk(atom_trace_reader *r, atom__trace_par *p, slot *s) {
+  p->cur = s;
+  p->ev_i = p->dir_i = 0;
+  if (s->mapped) return 0;
   for (int i = 0; i < 3; i++) {
     size_t n = s->w->names[i].n;
     if (n > p->map_cap[i] && ATOM__GROW(&r->mem, p->map[i], p->map_cap[i], n))
       return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
     if (n) memset(p->map[i], 0, n * sizeof *p->map[i]);
   }
-  p->cur = s;
-  p->ev_i = p->dir_i = 0;
   return 0;
 }
 
@@ -415,7 +574,11 @@ static int chunk_error(atom_trace_reader *r, atom__trace_par *p, slot *s) {
 static int move_directive(atom_trace_reader *r, atom__trace_par *p, size_t i) {
   const atom__trace_directive *d = &p->cur->w->dir[i];
   uint64_t key = d->key;
-  if (d->space != ATOM_SPACE_LOC) {
+  if (d->space != ATOM_SPACE_LOC && p->cur->mapped) {
+    key = p->cur->map[d->space - 1][d->key - 1];
+    int rc = learn_names(r, p->cur, d->space, key);
+    if (rc) return rc;
+  } else if (d->space != ATOM_SPACE_LOC) {
     int rc = map_key(r, p, d->space, d->key, &key);
     if (rc) return rc;
   }
@@ -451,6 +614,11 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
     size_t stop = out->n;
     if (p->dir_i < w->n_dir && out->dir_pos[p->dir_i] < stop) stop = out->dir_pos[p->dir_i];
     if (stop - p->ev_i > n - b->count) stop = p->ev_i + (n - b->count);
+    if (p->ev_i < stop && s->mapped) {
+      if ((rc = copy_mapped(r, p, s, stop, b))) return rc;
+      r->line = b->line[b->count - 1];
+      continue;
+    }
     if (p->ev_i < stop) {
       const uint64_t *threads = p->map[0];
       for (size_t i = p->ev_i; i < stop; i++) {

@@ -357,6 +357,10 @@ ATOM_API int atom_trace_reader_set_threads(atom_trace_reader *r, unsigned n) {
 
 void atom__trace_reader_set_chunk(atom_trace_reader *r, size_t size) { r->chunk_size = size; }
 
+void atom__trace_reader_set_lazy_names(atom_trace_reader *r, uint64_t from) {
+  r->lazy_from = from == UINT64_MAX ? 0 : from + 1;
+}
+
 uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what) {
   if (r->atb) return atom__atb_name_count(r, what);
   return what >= ATOM_SPACE_THREAD && what <= ATOM_SPACE_LOCK ? r->names[what - 1].n : 0;

@@ -123,6 +123,7 @@ struct atom_trace_reader {
    * (0: the default; tests make it small), and the machinery once started. */
   unsigned threads;
   size_t chunk_size;
+  uint64_t lazy_from; /* tests: 1 + the first chunk whose names the consumer maps, or 0 */
   struct atom__trace_par *par;
   int par_tried;
 };

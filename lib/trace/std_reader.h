@@ -42,6 +42,10 @@ int atom__trace_reader_fill(atom_trace_reader *r, size_t max);
 /* The size of the chunks the input is cut into when read in parallel (0: the default, 1 MiB);
  * for tests, which make it small to cut small inputs into many chunks. */
 void atom__trace_reader_set_chunk(atom_trace_reader *r, size_t size);
+/* For tests: the chunks from number `from` on (0-based) have their names mapped by the
+ * consumer, as after a failure of the workers' shared name table (parallel.c); by default
+ * every chunk's names are mapped in the workers. */
+void atom__trace_reader_set_lazy_names(atom_trace_reader *r, uint64_t from);
 
 /* Names known to the reader in space `what` (1..3): keys 1..n. */
 uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what);

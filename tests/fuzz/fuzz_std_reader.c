@@ -6,6 +6,6 @@
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  fuzz_read_trace(data, size, "fuzz");
+  fuzz_read_trace(data, size, "fuzz", 1);
   return 0;
 }

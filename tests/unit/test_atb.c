@@ -606,6 +606,182 @@ START_TEST(corrupt_files) {
 }
 END_TEST
 
+/* ---- reading in a thread of its own ----------------------------------------------------- */
+
+/* Everything a reading gives, for comparing a serial with a threaded one. */
+typedef struct fullread {
+  readout o;
+  size_t *dirs; /* directives known after each event */
+  char msg[600];
+  char *names; /* "space key name" and "#space key text" lines */
+} fullread;
+
+/* Read data (via 0: memory, 1: a file, 2: a pipe) with `threads` threads. */
+static void read_threads(const unsigned char *data, size_t size, int via, unsigned threads,
+                         fullread *f) {
+  atom_trace_reader *r;
+  pid_t child = 0;
+  char path[128] = "";
+  if (via == 0) {
+    ck_assert_int_eq(atom_trace_reader_open_memory(&r, (const char *)data, size, "x.atb"), 0);
+  } else if (via == 1) {
+    temp_path(path, sizeof path, ".atb");
+    FILE *fp = fopen(path, "wb");
+    ck_assert_ptr_nonnull(fp);
+    ck_assert_uint_eq(fwrite(data, 1, size, fp), size);
+    fclose(fp);
+    ck_assert_int_eq(atom_trace_reader_open(&r, path), 0);
+  } else {
+    int fd = tu_pipe_from_child((const char *)data, size, &child);
+    snprintf(path, sizeof path, "/dev/fd/%d", fd);
+    ck_assert_int_eq(atom_trace_reader_open(&r, path), 0);
+    close(fd);
+    path[0] = '\0';
+  }
+  ck_assert_int_eq(atom_trace_reader_set_threads(r, threads), 0);
+  memset(f, 0, sizeof *f);
+  size_t cap = 0;
+  atom_event e;
+  int rc;
+  while ((rc = atom_trace_reader_next(r, &e)) == 1) {
+    if (f->o.n == cap) {
+      cap = cap ? cap * 2 : 64;
+      f->o.ev = realloc(f->o.ev, cap * sizeof *f->o.ev);
+      f->o.line = realloc(f->o.line, cap * sizeof *f->o.line);
+      f->dirs = realloc(f->dirs, cap * sizeof *f->dirs);
+      ck_assert(f->o.ev && f->o.line && f->dirs);
+    }
+    f->o.ev[f->o.n] = e;
+    f->dirs[f->o.n] = directive_count(r);
+    f->o.line[f->o.n++] = atom_trace_reader_line(r);
+  }
+  f->o.rc = rc;
+  /* The message without the input's name, which differs by `via`. */
+  const char *m = rc ? strstr(atom_last_error(), ": ") : NULL;
+  snprintf(f->msg, sizeof f->msg, "%s @%" PRIu64, m ? m + 2 : rc ? atom_last_error() : "",
+           atom_trace_reader_line(r));
+  ck_assert_int_eq(atom_trace_reader_next(r, &e), rc); /* the end or the error again */
+  atom_trace_reader_progress(r, &f->o.consumed, &f->o.total);
+  size_t len = 0, ncap = 256;
+  f->names = malloc(ncap);
+  ck_assert_ptr_nonnull(f->names);
+  f->names[0] = '\0';
+  for (int what = ATOM_SPACE_THREAD; what <= ATOM_SPACE_LOCK; what++)
+    for (uint64_t k = 1; atom_trace_reader_name(r, what, k); k++) {
+      const char *nm = atom_trace_reader_name(r, what, k);
+      if (len + strlen(nm) + 64 > ncap) {
+        ncap = (len + strlen(nm) + 64) * 2;
+        f->names = realloc(f->names, ncap);
+        ck_assert_ptr_nonnull(f->names);
+      }
+      len += (size_t)snprintf(f->names + len, ncap - len, "%d %" PRIu64 " %s\n", what, k, nm);
+    }
+  int sp;
+  uint64_t key;
+  const char *text;
+  for (size_t i = 0; atom_trace_reader_directive(r, i, &sp, &key, &text); i++) {
+    if (len + strlen(text) + 64 > ncap) {
+      ncap = (len + strlen(text) + 64) * 2;
+      f->names = realloc(f->names, ncap);
+      ck_assert_ptr_nonnull(f->names);
+    }
+    len += (size_t)snprintf(f->names + len, ncap - len, "#%d %" PRIu64 " %s\n", sp, key, text);
+  }
+  atom_trace_reader_free(r);
+  if (child) reap(child);
+  if (path[0]) unlink(path);
+}
+
+static void fullread_free(fullread *f) {
+  readout_free(&f->o);
+  free(f->dirs);
+  free(f->names);
+}
+
+static void ck_same_read(const fullread *a, const fullread *b, const char *what) {
+  ck_assert_msg(a->o.rc == b->o.rc, "%s: rc %d, not %d", what, b->o.rc, a->o.rc);
+  ck_assert_msg(!strcmp(a->msg, b->msg), "%s: '%s', not '%s'", what, b->msg, a->msg);
+  ck_assert_msg(a->o.n == b->o.n, "%s: %zu events, not %zu", what, b->o.n, a->o.n);
+  ck_assert_msg(!a->o.n || !memcmp(a->o.ev, b->o.ev, a->o.n * sizeof *a->o.ev), "%s: events",
+                what);
+  ck_assert_msg(!a->o.n || !memcmp(a->o.line, b->o.line, a->o.n * sizeof *a->o.line),
+                "%s: lines", what);
+  ck_assert_msg(!a->o.n || !memcmp(a->dirs, b->dirs, a->o.n * sizeof *a->dirs),
+                "%s: directive places", what);
+  ck_assert_msg(!strcmp(a->names, b->names), "%s: names or directives", what);
+  ck_assert_msg(a->o.consumed == b->o.consumed && a->o.total == b->o.total, "%s: progress",
+                what);
+}
+
+/* With threads, a thread reads and decodes ahead (memory and files; a pipe is read serially):
+ * the same events, lines, names, directives (in the same places), errors and messages as the
+ * serial reading, through memory, a file and a pipe; for whole files of one to several hand-offs, truncated and corrupt copies. */
+START_TEST(threaded_same_as_serial) {
+  static const size_t extra[] = {0, 9000, 40000};
+  for (size_t x = 0; x < sizeof extra / sizeof extra[0]; x++) {
+    size_t na;
+    unsigned char *atb = (unsigned char *)sample_bytes(".atb", extra[x], &na);
+    unsigned char *copy = malloc(na);
+    ck_assert_ptr_nonnull(copy);
+    for (int variant = 0; variant < 8; variant++) {
+      size_t len = na;
+      memcpy(copy, atb, na);
+      if (variant == 1) len = na / 2;                    /* truncated in a block */
+      if (variant == 2) len = na - ATB_BLOCK_HEADER;     /* no end block */
+      if (variant == 3) copy[na / 3] ^= 0x10;            /* a checksum mismatch */
+      if (variant == 4) copy[na - 1] ^= 1;               /* a bad end block */
+      if (variant == 5) len = ATB_HEADER_SIZE + 3;       /* a truncated block header */
+      if (variant == 6) copy[8] = 2;                     /* a version not read */
+      if (variant == 7) len = ATB_HEADER_SIZE / 2 + 4;   /* a truncated header */
+      fullread ref;
+      read_threads(copy, len, 0, 1, &ref);
+      for (int via = 0; via < 3; via++)
+        for (unsigned threads = 2; threads <= 3; threads++) {
+          fullread par;
+          char what[96];
+          snprintf(what, sizeof what, "%zu extra, variant %d, via %d, %u threads", extra[x],
+                   variant, via, threads);
+          read_threads(copy, len, via, threads, &par);
+          if (via == 2) { /* a pipe has no size: the progress differs */
+            par.o.consumed = ref.o.consumed;
+            par.o.total = ref.o.total;
+          }
+          ck_same_read(&ref, &par, what);
+          fullread_free(&par);
+        }
+      fullread_free(&ref);
+    }
+    free(copy);
+    free(atb);
+  }
+}
+END_TEST
+
+/* Through atom_trace_feed(), threaded: the same verdict and every directive registered. */
+START_TEST(threaded_feed) {
+  size_t na;
+  char *atb = sample_bytes(".atb", 40000, &na);
+  for (unsigned threads = 1; threads <= 2; threads++) {
+    atom_trace_reader *r;
+    ck_assert_int_eq(atom_trace_reader_open_memory(&r, atb, na, "a"), 0);
+    ck_assert_int_eq(atom_trace_reader_set_threads(r, threads), 0);
+    atom_session *s = tu_session(NULL);
+    uint64_t pushed = 0, total = 0;
+    int rc;
+    /* In pieces of 777 events: hand-offs split between batches. */
+    while ((rc = atom_trace_feed(s, r, 777, &pushed, NULL, NULL)) == 1) total += pushed;
+    ck_assert_int_eq(rc, 0);
+    total += pushed;
+    ck_assert_uint_eq(total, 40011);
+    ck_assert_uint_eq(directive_count(r), 3);
+    ck_assert_uint_eq(atom_trace_reader_line(r), 40011);
+    atom_session_free(s);
+    atom_trace_reader_free(r);
+  }
+  free(atb);
+}
+END_TEST
+
 START_TEST(checksum_properties) {
   unsigned char buf[64] = {0};
   uint32_t zero = atom__checksum32(1, buf, 64);
@@ -634,6 +810,8 @@ Suite *atom_test_suite_atb(void) {
   tcase_add_test(tc, hand_built);
   tcase_add_test(tc, corrupt_files);
   tcase_add_test(tc, checksum_properties);
+  tcase_add_test(tc, threaded_same_as_serial);
+  tcase_add_test(tc, threaded_feed);
   suite_add_tcase(s, tc);
   return s;
 }

@@ -1452,6 +1452,10 @@ static void full_append(full_outcome *f, const char *fmt, ...) {
   f->names_len += (size_t)k;
 }
 
+/* The first chunk whose names the consumer maps (read_full, parallel reading), or
+ * UINT64_MAX: every chunk's names are mapped by the workers. */
+static uint64_t full_lazy_from = UINT64_MAX;
+
 /* Read text through `via` (memory or file) with `threads` threads and chunks of `chunk`
  * bytes (0: the default). */
 static void read_full(int via, const char *text, size_t size, unsigned threads, size_t chunk,
@@ -1461,6 +1465,7 @@ static void read_full(int via, const char *text, size_t size, unsigned threads, 
   ck_assert_int_eq(open_via(via, text, size, &op), 0);
   ck_assert_int_eq(atom_trace_reader_set_threads(op.r, threads), 0);
   atom__trace_reader_set_chunk(op.r, chunk);
+  atom__trace_reader_set_lazy_names(op.r, full_lazy_from);
   read_all(op.r, &f->o);
   full_append(f, "%s", "");
   for (int what = ATOM_SPACE_THREAD; what <= ATOM_SPACE_LOCK; what++)
@@ -1578,6 +1583,39 @@ START_TEST(parallel_matches_serial) {
         ck_same_outcome(&ref, &par, what);
         full_free(&par);
       }
+    }
+    full_free(&ref);
+  }
+  free(text);
+}
+END_TEST
+
+/* Names mapped by the workers for the first chunks and by the consumer from a later one on
+ * (what a failure of the workers' shared name table leads to): the serial reader's events,
+ * lines, names and directives all the same. */
+START_TEST(parallel_lazy_names) {
+  enum { CAP = 1 << 16 };
+  char *text = malloc(CAP);
+  ck_assert_ptr_nonnull(text);
+  static const uint64_t from[] = {0, 1, 2, 5, 40};
+  for (int iter = 0; iter < 40; iter++) {
+    uint64_t x = (uint64_t)iter + 1234;
+    int lines = 1 + (int)(xs(&x) % 800);
+    int bad_at = iter % 4 == 0 ? 1 + (int)(xs(&x) % (uint64_t)lines) : 0;
+    size_t len = random_std(text, CAP, (uint64_t)iter + 1000, lines, 0, bad_at, iter % 3 == 1);
+    int via = iter % 2 ? VIA_FILE : VIA_MEMORY;
+    full_outcome ref;
+    read_full(via, text, len, 1, 0, &ref);
+    for (size_t k = 0; k < sizeof from / sizeof from[0]; k++) {
+      full_outcome par;
+      char what[96];
+      snprintf(what, sizeof what, "iteration %d, %s, names lazy from chunk %" PRIu64, iter,
+               via_name[via], from[k]);
+      full_lazy_from = from[k];
+      read_full(via, text, len, 3, 200, &par);
+      full_lazy_from = UINT64_MAX;
+      ck_same_outcome(&ref, &par, what);
+      full_free(&par);
     }
     full_free(&ref);
   }
@@ -1780,6 +1818,7 @@ Suite *atom_test_suite_trace(void) {
   t = tcase_create("parallel");
   tcase_set_timeout(t, 60);
   tcase_add_test(t, parallel_matches_serial);
+  tcase_add_test(t, parallel_lazy_names);
   tcase_add_test(t, parallel_late_error);
   tcase_add_test(t, parallel_malformed);
   tcase_add_test(t, parallel_garbage);
