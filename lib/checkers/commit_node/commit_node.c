@@ -669,7 +669,7 @@ static int cn_create(void **self, atom_env *env) {
   int view = 0, lock_blocks = 1, rc;
   uint64_t max_edges = (uint64_t)1 << 22;
   if ((rc = atom__arg_choice(env, "mode", modes, &view)) ||
-      (rc = atom__arg_count(env, "max_edges", UINT32_MAX - 1, "4294967294", &max_edges)) ||
+      (rc = atom__arg_count(env, "max_edges", INT32_MAX, "2147483647", &max_edges)) ||
       (rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks)))
     return rc;
   commit_node *c = ATOM__NEW_STATE(env, commit_node, own_mem);
