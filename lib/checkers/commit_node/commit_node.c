@@ -667,7 +667,7 @@ static void cn_destroy(void *self) {
 static int cn_create(void **self, atom_env *env) {
   static const char *const modes[] = {"conflict", "view", NULL};
   int view = 0, lock_blocks = 1, rc;
-  uint64_t max_edges = (uint64_t)1 << 22;
+  uint64_t max_edges = (uint64_t)10 << 20; /* the thread-pool shape (9.4 million) fits */
   if ((rc = atom__arg_choice(env, "mode", modes, &view)) ||
       (rc = atom__arg_count(env, "max_edges", INT32_MAX, "2147483647", &max_edges)) ||
       (rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks)))
