@@ -21,7 +21,7 @@
  * to V (to U): the attachment nodes of the commit-node test, the incidence it picks first, the
  * tree edges of the component search and the edges of a report's cycle path all come from
  * such earliest edges. So an edge is kept iff it is the first edge of one of its endpoints
- * towards the other endpoint's unit (keys node << 32 | other unit in attach_seen); a later
+ * towards the other endpoint's unit (keys node << 32 | other unit: attach_bits or the seen set); a later
  * edge with both keys seen changes neither the components, nor a verdict, nor a report. This
  * also drops exact duplicates. A read that conflicts with every write of a long concurrent
  * transaction thus costs one edge per node and unit, not one per write. */
@@ -36,6 +36,40 @@ static int edges_grow(commit_node *c) {
   if (!p) return ATOM_ENOMEM;
   c->edges = p;
   c->ecap = ncap;
+  return 0;
+}
+
+/* The set of (node, unit) keys when the bits do not fit: keys only (the u64map's 16-byte slots
+ * also hold a value), linear probing from atom__hash64 of the key, at most three quarters
+ * full. Node and unit ids are below 2^32 - 1, so key + 1 is never 0. */
+static int seen_has(const commit_node *c, uint64_t key) {
+  if (!c->seen_cap) return 0;
+  size_t mask = c->seen_cap - 1;
+  for (size_t i = atom__hash64(key) & mask;; i = (i + 1) & mask) {
+    if (c->seen[i] == key + 1) return 1;
+    if (!c->seen[i]) return 0;
+  }
+}
+
+static int seen_put(commit_node *c, uint64_t key) {
+  if ((c->seen_n + 1) * 4 > c->seen_cap * 3) {
+    size_t ncap = c->seen_cap ? c->seen_cap * 2 : 1024;
+    uint64_t *ns = atom__mem_calloc(c->mem, ncap, sizeof *ns);
+    if (!ns) return ATOM_ENOMEM;
+    for (size_t j = 0; j < c->seen_cap; j++) {
+      if (!c->seen[j]) continue;
+      size_t i = atom__hash64(c->seen[j] - 1) & (ncap - 1);
+      while (ns[i]) i = (i + 1) & (ncap - 1);
+      ns[i] = c->seen[j];
+    }
+    atom__mem_free(c->mem, c->seen, c->seen_cap * sizeof *c->seen);
+    c->seen = ns;
+    c->seen_cap = ncap;
+  }
+  size_t mask = c->seen_cap - 1, i = atom__hash64(key) & mask;
+  while (c->seen[i]) i = (i + 1) & mask;
+  c->seen[i] = key + 1;
+  c->seen_n++;
   return 0;
 }
 
@@ -60,15 +94,11 @@ static int add_edge(commit_node *c, uint32_t a, uint32_t b) {
     return 0;
   }
   uint64_t ka = (uint64_t)a << 32 | ub, kb = (uint64_t)b << 32 | ua;
-  uint32_t v;
-  int new_a = !atom__u64map_get(&c->attach_seen, ka, &v);
-  int new_b = !atom__u64map_get(&c->attach_seen, kb, &v);
+  int new_a = !seen_has(c, ka), new_b = !seen_has(c, kb);
   if (!new_a && !new_b) return 0;
   if (c->ne >= c->max_edges) return ATOM_ELIMIT;
   if (c->ne == c->ecap && edges_grow(c)) return ATOM_ENOMEM;
-  if ((new_a && atom__u64map_put(&c->attach_seen, c->mem, ka, 1)) ||
-      (new_b && atom__u64map_put(&c->attach_seen, c->mem, kb, 1)))
-    return ATOM_ENOMEM;
+  if ((new_a && seen_put(c, ka)) || (new_b && seen_put(c, kb))) return ATOM_ENOMEM;
   c->edges[c->ne++] = (cn_edge){a, b};
   return 0;
 }
@@ -706,7 +736,7 @@ int atom__cn_analyze(commit_node *c) {
   if ((rc = group_leaves(c, &ids, &off, &nv))) return rc;
   c->work_total = nv + c->nu;
   /* The seen (node, unit) pairs of add_edge: a bit per pair while that is at most
-   * ATTACH_BITS_MAX bits, else (or without the memory) a map entry per pair seen. */
+   * ATTACH_BITS_MAX bits, else (or without the memory) a set entry per pair seen. */
   size_t nbits = (size_t)c->nn * c->nu, nwords = nbits / 64 + 1;
   if (c->nn && nbits / c->nn == c->nu && nbits <= ATTACH_BITS_MAX)
     c->attach_bits = atom__mem_calloc(c->mem, nwords, sizeof *c->attach_bits);
@@ -715,7 +745,9 @@ int atom__cn_analyze(commit_node *c) {
                  : conflict_edges(c, ids, off[v], off[v + 1]);
   if (c->attach_bits) atom__mem_free(c->mem, c->attach_bits, nwords * sizeof *c->attach_bits);
   c->attach_bits = NULL;
-  atom__u64map_free(&c->attach_seen, c->mem);
+  atom__mem_free(c->mem, c->seen, c->seen_cap * sizeof *c->seen);
+  c->seen = NULL;
+  c->seen_cap = c->seen_n = 0;
   atom__mem_free(c->mem, ids, (off[nv] ? off[nv] : 1) * sizeof *ids);
   atom__mem_free(c->mem, off, (nv + 2) * sizeof *off);
   if (rc == ATOM_ELIMIT)

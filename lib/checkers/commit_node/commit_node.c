@@ -654,7 +654,7 @@ static void cn_destroy(void *self) {
   atom__mem_free(c->mem, c->bfs_prev, c->bfs_n * sizeof *c->bfs_prev);
   atom__mem_free(c->mem, c->bfs_queue, c->bfs_n * sizeof *c->bfs_queue);
   atom__u64map_free(&c->dedup, c->mem);
-  atom__u64map_free(&c->attach_seen, c->mem);
+  atom__mem_free(c->mem, c->seen, c->seen_cap * sizeof *c->seen);
   atom__periods_destroy(&c->per);
   for (size_t i = 0; i < c->rel_cap; i++)
     atom__mem_free(c->mem, c->rel[i].r, c->rel[i].cap * sizeof *c->rel[i].r);
