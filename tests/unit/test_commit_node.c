@@ -12,6 +12,7 @@
  * later release read by the child, or two acquires in one transaction) close a cycle that no
  * schedule realizes (doc/checkers/commit-node.md gives the figures). */
 #include <check.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -298,13 +299,55 @@ START_TEST(arguments) {
   ck_assert_int_eq(atom_session_attach(s, "commit-node:mode=bogus"), ATOM_EINVAL);
   ck_assert(strstr(atom_last_error(), "mode must be one of conflict, view"));
   ck_assert_int_eq(atom_session_attach(s, "commit-node:colour=red"), ATOM_EINVAL);
-  ck_assert_int_eq(atom_session_attach(s, "commit-node:max_edges=4294967295"), ATOM_EINVAL);
-  ck_assert(strstr(atom_last_error(), "max_edges must be an integer in 1..4294967294"));
+  ck_assert_int_eq(atom_session_attach(s, "commit-node:max_edges=2147483648"), ATOM_EINVAL);
+  ck_assert(strstr(atom_last_error(), "max_edges must be an integer in 1..2147483647"));
   ck_assert_int_eq(atom_session_attach(s, "commit-node:max_edges=0"), ATOM_EINVAL);
   ck_assert_int_eq(atom_session_attach(s, "commit-node:mode=conflict"), 0);
-  ck_assert_int_eq(atom_session_attach(s, "commit-node:max_edges=4294967294"), 0);
+  ck_assert_int_eq(atom_session_attach(s, "commit-node:max_edges=2147483647"), 0);
   ck_assert_int_eq(atom_session_attach(s, "commit-node:mode=view"), 0);
   atom_session_free(s);
+}
+END_TEST
+
+/* max_edges is exact: two transactions that write the same K variables need K inter-edges
+ * (one per variable: the second direction repeats the pair), so the run completes at
+ * max_edges=K, with the verdict of the default, and stops at K - 1. K is past several growth
+ * steps of the edge array, which never grows beyond max_edges. */
+static int run_max_edges(const char *text, size_t max_edges, uint64_t *edges) {
+  char spec[64];
+  snprintf(spec, sizeof spec, "commit-node:max_edges=%zu", max_edges);
+  const char *specs[] = {spec, NULL};
+  atom_session *s = tu_session(specs);
+  int rc = tu_feed_std(s, text, NULL);
+  atom_checker_stats st;
+  memset(&st, 0, sizeof st);
+  st.version = ATOM_CHECKER_STATS_VERSION;
+  ck_assert_int_eq(atom_checker_stats_get(s, 0, &st), 0);
+  *edges = st.edges;
+  if (rc == 0) ck_assert(!verdict_of(s).atomic);
+  atom_session_free(s);
+  return rc;
+}
+
+START_TEST(max_edges_exact) {
+  enum { K = 3000 };
+  size_t cap = 64 * K + 64, off = 0;
+  char *text = malloc(cap);
+  ck_assert_ptr_nonnull(text);
+  uint64_t ev = 0;
+  for (int t = 1; t <= 2; t++) {
+    off += (size_t)snprintf(text + off, cap - off, "t%d|begin|%" PRIu64 "\n", t, ev++);
+    for (int v = 0; v < K; v++)
+      off += (size_t)snprintf(text + off, cap - off, "t%d|w(x%d)|%" PRIu64 "\n", t, v, ev++);
+    off += (size_t)snprintf(text + off, cap - off, "t%d|end|%" PRIu64 "\n", t, ev++);
+  }
+  ck_assert(off < cap);
+  uint64_t edges;
+  ck_assert_int_eq(run_max_edges(text, K, &edges), 0);
+  ck_assert_uint_eq(edges, K);
+  ck_assert_int_eq(run_max_edges(text, K - 1, &edges), ATOM_ELIMIT);
+  ck_assert(strstr(atom_last_error(), "more than 2999 inter-edges"));
+  free(text);
 }
 END_TEST
 
@@ -782,6 +825,7 @@ Suite *atom_test_suite_commit_node(void) {
   tcase_add_test(p, fig4_fig6);
   tcase_add_test(p, fig7_atomic);
   tcase_add_test(p, fork_join_order);
+  tcase_add_test(p, max_edges_exact);
   suite_add_tcase(s, p);
   TCase *r = tcase_create("reports");
   tcase_add_test(r, report_contents);

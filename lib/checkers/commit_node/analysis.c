@@ -21,10 +21,58 @@
  * to V (to U): the attachment nodes of the commit-node test, the incidence it picks first, the
  * tree edges of the component search and the edges of a report's cycle path all come from
  * such earliest edges. So an edge is kept iff it is the first edge of one of its endpoints
- * towards the other endpoint's unit (keys node << 32 | other unit in attach_seen); a later
+ * towards the other endpoint's unit (keys node << 32 | other unit: attach_bits or the seen set); a later
  * edge with both keys seen changes neither the components, nor a verdict, nor a report. This
  * also drops exact duplicates. A read that conflicts with every write of a long concurrent
  * transaction thus costs one edge per node and unit, not one per write. */
+/* The inter-edge array grows by a quarter, never past max_edges: a doubling array at 9.4
+ * million edges would hold 16.8 million slots (most of the overshoot never written). Large
+ * blocks are remapped by realloc, so the copies cost little. */
+static int edges_grow(commit_node *c) {
+  size_t ncap = c->ecap < 1024 ? 1024 : c->ecap + c->ecap / 4;
+  if (ncap > c->max_edges) ncap = c->max_edges;
+  void *p = atom__mem_realloc(c->mem, c->edges, c->ecap * sizeof *c->edges,
+                              ncap * sizeof *c->edges);
+  if (!p) return ATOM_ENOMEM;
+  c->edges = p;
+  c->ecap = ncap;
+  return 0;
+}
+
+/* The set of (node, unit) keys when the bits do not fit: keys only (the u64map's 16-byte slots
+ * also hold a value), linear probing from atom__hash64 of the key, at most three quarters
+ * full. Node and unit ids are below 2^32 - 1, so key + 1 is never 0. */
+static int seen_has(const commit_node *c, uint64_t key) {
+  if (!c->seen_cap) return 0;
+  size_t mask = c->seen_cap - 1;
+  for (size_t i = atom__hash64(key) & mask;; i = (i + 1) & mask) {
+    if (c->seen[i] == key + 1) return 1;
+    if (!c->seen[i]) return 0;
+  }
+}
+
+static int seen_put(commit_node *c, uint64_t key) {
+  if ((c->seen_n + 1) * 4 > c->seen_cap * 3) {
+    size_t ncap = c->seen_cap ? c->seen_cap * 2 : 1024;
+    uint64_t *ns = atom__mem_calloc(c->mem, ncap, sizeof *ns);
+    if (!ns) return ATOM_ENOMEM;
+    for (size_t j = 0; j < c->seen_cap; j++) {
+      if (!c->seen[j]) continue;
+      size_t i = atom__hash64(c->seen[j] - 1) & (ncap - 1);
+      while (ns[i]) i = (i + 1) & (ncap - 1);
+      ns[i] = c->seen[j];
+    }
+    atom__mem_free(c->mem, c->seen, c->seen_cap * sizeof *c->seen);
+    c->seen = ns;
+    c->seen_cap = ncap;
+  }
+  size_t mask = c->seen_cap - 1, i = atom__hash64(key) & mask;
+  while (c->seen[i]) i = (i + 1) & mask;
+  c->seen[i] = key + 1;
+  c->seen_n++;
+  return 0;
+}
+
 static int add_edge(commit_node *c, uint32_t a, uint32_t b) {
   if (a == b) return 0;
   if (a > b) {
@@ -38,23 +86,19 @@ static int add_edge(commit_node *c, uint32_t a, uint32_t b) {
     uint64_t ma = 1ull << (ia & 63), mb = 1ull << (ib & 63);
     int new_a = !(c->attach_bits[ia >> 6] & ma), new_b = !(c->attach_bits[ib >> 6] & mb);
     if (!new_a && !new_b) return 0;
-    if (c->ne >= c->max_edges || c->ne >= UINT32_MAX - 1) return ATOM_ELIMIT;
-    if (ATOM__GROW(c->mem, c->edges, c->ecap, c->ne + 1)) return ATOM_ENOMEM;
+    if (c->ne >= c->max_edges) return ATOM_ELIMIT;
+    if (c->ne == c->ecap && edges_grow(c)) return ATOM_ENOMEM;
     c->attach_bits[ia >> 6] |= ma;
     c->attach_bits[ib >> 6] |= mb;
     c->edges[c->ne++] = (cn_edge){a, b};
     return 0;
   }
   uint64_t ka = (uint64_t)a << 32 | ub, kb = (uint64_t)b << 32 | ua;
-  uint32_t v;
-  int new_a = !atom__u64map_get(&c->attach_seen, ka, &v);
-  int new_b = !atom__u64map_get(&c->attach_seen, kb, &v);
+  int new_a = !seen_has(c, ka), new_b = !seen_has(c, kb);
   if (!new_a && !new_b) return 0;
-  if (c->ne >= c->max_edges || c->ne >= UINT32_MAX - 1) return ATOM_ELIMIT;
-  if (ATOM__GROW(c->mem, c->edges, c->ecap, c->ne + 1)) return ATOM_ENOMEM;
-  if ((new_a && atom__u64map_put(&c->attach_seen, c->mem, ka, 1)) ||
-      (new_b && atom__u64map_put(&c->attach_seen, c->mem, kb, 1)))
-    return ATOM_ENOMEM;
+  if (c->ne >= c->max_edges) return ATOM_ELIMIT;
+  if (c->ne == c->ecap && edges_grow(c)) return ATOM_ENOMEM;
+  if ((new_a && seen_put(c, ka)) || (new_b && seen_put(c, kb))) return ATOM_ENOMEM;
   c->edges[c->ne++] = (cn_edge){a, b};
   return 0;
 }
@@ -227,21 +271,37 @@ out:
 
 /* ---- reports --------------------------------------------------------------------------- */
 
-/* Endpoints of the forest's edges (inter-edges, then links), per unit, for the decision. */
-typedef struct cn_inc {
-  uint32_t node;  /* this side's node */
-  uint32_t other; /* the other side's node */
-  uint32_t edge;  /* edge id in the unit graph */
-  uint32_t pad;
-} cn_inc;
-
+/* The forest's edges (inter-edges, then links) and their endpoints per unit, for the
+ * decision: 20 bytes per edge (its two nodes, its component, two incidences). An incidence is
+ * edge << 1 | side: side 0 is the end at e[edge].a, side 1 the end at e[edge].b, so edge ids
+ * stay below 2^31 (graph_build). */
 typedef struct cn_graph {
-  size_t nv, ne;     /* units, edges */
-  uint32_t *ea, *eb; /* edge endpoints as nodes */
-  size_t *off;       /* incidences of unit u: inc[off[u] .. off[u+1]) */
-  cn_inc *inc;
-  uint32_t *block;   /* per edge */
+  size_t nv, ne;   /* units, edges */
+  cn_edge *e;      /* edge endpoints as nodes (the inter-edge array, moved here) */
+  size_t ecap;     /* allocated entries of e */
+  size_t *off;     /* incidences of unit u: inc[off[u] .. off[u+1]) */
+  uint32_t *inc;
+  uint32_t *block; /* per edge */
+  uint32_t *unit;  /* per node, its unit: 4 bytes that stay in cache where a node is 64 */
+  size_t nn;       /* nodes */
 } cn_graph;
+
+/* An incidence's edge, its own node, the node at the edge's other end. */
+static uint32_t inc_edge(uint32_t x) { return x >> 1; }
+static uint32_t inc_node(const cn_graph *g, uint32_t x) {
+  return x & 1 ? g->e[x >> 1].b : g->e[x >> 1].a;
+}
+static uint32_t inc_other(const cn_graph *g, uint32_t x) {
+  return x & 1 ? g->e[x >> 1].a : g->e[x >> 1].b;
+}
+
+/* Scans of a unit's incidences read edges and nodes far apart (a unit's edges are spread over
+ * the whole edge array): fetch the edge of a later incidence, and the other node of a nearer
+ * one, whose edge was fetched before. */
+#define INC_AHEAD 8
+static void inc_prefetch(const cn_graph *g, size_t i, size_t hi) {
+  if (i + INC_AHEAD < hi) __builtin_prefetch(&g->e[g->inc[i + INC_AHEAD] >> 1]);
+}
 
 
 static atom_txn_ref unit_ref(const commit_node *c, uint32_t u) {
@@ -317,9 +377,9 @@ static size_t cycle_path(commit_node *c, const cn_graph *g, uint32_t blk, uint32
   while (head < tail && mark[to] != st) {
     uint32_t v = q[head++];
     for (size_t i = g->off[v]; i < g->off[v + 1]; i++) {
-      const cn_inc *x = &g->inc[i];
-      uint32_t w = c->nodes[x->other].unit;
-      if (g->block[x->edge] != blk || mark[w] == st) continue;
+      uint32_t x = g->inc[i];
+      uint32_t w = g->unit[inc_other(g, x)];
+      if (g->block[inc_edge(x)] != blk || mark[w] == st) continue;
       mark[w] = st;
       prev[w] = (uint32_t)i;
       q[tail++] = w;
@@ -327,10 +387,10 @@ static size_t cycle_path(commit_node *c, const cn_graph *g, uint32_t blk, uint32
   }
   if (mark[to] != st) return SIZE_MAX;
   size_t n = 0;
-  for (uint32_t w = to; w != from; w = c->nodes[g->inc[prev[w]].node].unit)
+  for (uint32_t w = to; w != from; w = g->unit[inc_node(g, g->inc[prev[w]])])
     if (++n > CYCLE_MAX_PATH) return SIZE_MAX;
   size_t k = n;
-  for (uint32_t w = to; w != from; w = c->nodes[g->inc[prev[w]].node].unit) path[--k] = prev[w];
+  for (uint32_t w = to; w != from; w = g->unit[inc_node(g, g->inc[prev[w]])]) path[--k] = prev[w];
   return n;
 }
 
@@ -367,10 +427,10 @@ static int report_violation(commit_node *c, const cn_graph *g, uint32_t blk, uin
   if (np != SIZE_MAX) {
     if (atom__rb_edge_at(rb, 0, 2, 0)) return ATOM_ENOMEM;
     for (size_t i = 0; i < np; i++) {
-      const cn_inc *x = &g->inc[path[i]];
-      atom_ev from = node_event_of(c, x->node), to = node_event_of(c, x->other);
+      uint32_t x = g->inc[path[i]];
+      atom_ev from = node_event_of(c, inc_node(g, x)), to = node_event_of(c, inc_other(g, x));
       if (atom__rb_edge_apart(rb, &from, &to, 0)) return ATOM_ENOMEM;
-      ref = unit_ref(c, c->nodes[x->other].unit);
+      ref = unit_ref(c, c->nodes[inc_other(g, x)].unit);
       if (atom__rb_txn(rb, &ref)) return ATOM_ENOMEM;
     }
     if (atom__rb_edge_at(rb, 3, 1, ATOM_EDGE_CLOSING)) return ATOM_ENOMEM;
@@ -494,11 +554,12 @@ static int is_txn(const cn_unit *u) { return u->kind != U_PLAIN && !u->dropped; 
 
 
 static void graph_free(commit_node *c, cn_graph *g) {
-  atom__mem_free(c->mem, g->ea, g->ne * sizeof *g->ea);
-  atom__mem_free(c->mem, g->eb, g->ne * sizeof *g->eb);
+  atom__mem_free(c->mem, g->e, g->ecap * sizeof *g->e);
   atom__mem_free(c->mem, g->off, (g->nv + 2) * sizeof *g->off);
   atom__mem_free(c->mem, g->inc, 2 * g->ne * sizeof *g->inc);
   atom__mem_free(c->mem, g->block, g->ne * sizeof *g->block);
+  atom__mem_free(c->mem, g->unit, (g->nn ? g->nn : 1) * sizeof *g->unit);
+  memset(g, 0, sizeof *g);
 }
 
 static int graph_build(commit_node *c, cn_graph *g) {
@@ -508,36 +569,30 @@ static int graph_build(commit_node *c, cn_graph *g) {
   for (size_t i = 0; i < c->nl; i++)
     if (c->units[c->links[i].a.unit].first != NONE && c->units[c->links[i].b.unit].first != NONE)
       ne++;
-  g->ne = ne;
+  if (ne > INT32_MAX)
+    return atom_env_error(c->env, ATOM_ELIMIT,
+                          "more than %d edges in the forest (inter-edges and ordering links)",
+                          INT32_MAX);
   size_t n1 = ne ? ne : 1;
-  g->ea = atom__mem_alloc(c->mem, n1 * sizeof *g->ea);
-  g->eb = atom__mem_alloc(c->mem, n1 * sizeof *g->eb);
-  if (g->ea && g->eb) {
-    /* The inter-edges move into the graph: their array goes before the rest is allocated, so
-     * that the two are not held at once (c->ne stays, for the stats). */
-    for (size_t i = 0; i < c->ne; i++) {
-      g->ea[i] = c->edges[i].a;
-      g->eb[i] = c->edges[i].b;
-    }
-    atom__mem_free(c->mem, c->edges, c->ecap * sizeof *c->edges);
-    c->edges = NULL;
-    c->ecap = 0;
-  }
+  /* The inter-edge array becomes the graph's edge array, sized exactly (inter-edges, then the
+   * links): it is not copied, so the edges are held once. */
+  cn_edge *e = atom__mem_realloc(c->mem, c->edges, c->ecap * sizeof *c->edges, n1 * sizeof *e);
+  if (!e) return ATOM_ENOMEM;
+  c->edges = NULL; /* owned by the graph now; c->ne stays, for the stats */
+  c->ecap = 0;
+  g->e = e;
+  g->ecap = n1;
+  g->ne = n1; /* allocation size of block and inc, for graph_free */
   g->block = atom__mem_alloc(c->mem, n1 * sizeof *g->block);
   g->off = atom__mem_calloc(c->mem, g->nv + 2, sizeof *g->off);
   g->inc = atom__mem_alloc(c->mem, 2 * n1 * sizeof *g->inc);
-  if (!g->ea || !g->eb || !g->block || !g->off || !g->inc) {
-    g->ne = n1;
-    /* sizes must match what was allocated for graph_free */
-    atom__mem_free(c->mem, g->ea, n1 * sizeof *g->ea);
-    atom__mem_free(c->mem, g->eb, n1 * sizeof *g->eb);
-    atom__mem_free(c->mem, g->block, n1 * sizeof *g->block);
-    atom__mem_free(c->mem, g->off, (g->nv + 2) * sizeof *g->off);
-    atom__mem_free(c->mem, g->inc, 2 * n1 * sizeof *g->inc);
-    memset(g, 0, sizeof *g);
+  g->nn = c->nn;
+  g->unit = atom__mem_alloc(c->mem, (g->nn ? g->nn : 1) * sizeof *g->unit);
+  if (!g->block || !g->off || !g->inc || !g->unit) {
+    graph_free(c, g);
     return ATOM_ENOMEM;
   }
-  g->ne = n1; /* allocation size, for graph_free */
+  for (size_t i = 0; i < c->nn; i++) g->unit[i] = c->nodes[i].unit;
   size_t k = c->ne; /* the inter-edges are in place */
   for (size_t i = 0; i < c->nl; i++) {
     const cn_unit *ua = &c->units[c->links[i].a.unit], *ub = &c->units[c->links[i].b.unit];
@@ -545,30 +600,30 @@ static int graph_build(commit_node *c, cn_graph *g) {
     /* A dropped tree keeps only its root: its leaves' links go to the root. */
     uint32_t la = c->links[i].a.local < ua->n ? c->links[i].a.local : 0;
     uint32_t lb = c->links[i].b.local < ub->n ? c->links[i].b.local : 0;
-    g->ea[k] = ua->first + la;
-    g->eb[k] = ub->first + lb;
+    e[k].a = ua->first + la;
+    e[k].b = ub->first + lb;
     /* A sync link between two accesses under a common lock attaches where an inter-edge would
      * (the common lock rule): the lock keeps their blocks apart, so the order runs between the
      * blocks, not between the accesses (a link at the leaves would make false commit nodes of
      * a block that waits on and signals a condition variable under its mutex). */
     uint32_t n, n2;
-    common_lock_blocks(c, g->ea[k], g->eb[k], &n, &n2);
+    common_lock_blocks(c, e[k].a, e[k].b, &n, &n2);
     if (n != NONE) {
-      g->ea[k] = n;
-      g->eb[k] = n2;
+      e[k].a = n;
+      e[k].b = n2;
     }
     k++;
   }
   size_t real = k;
   for (size_t i = 0; i < real; i++) {
-    g->off[c->nodes[g->ea[i]].unit + 2]++;
-    g->off[c->nodes[g->eb[i]].unit + 2]++;
+    g->off[g->unit[e[i].a] + 2]++;
+    g->off[g->unit[e[i].b] + 2]++;
   }
   for (size_t u = 0; u < g->nv; u++) g->off[u + 2] += g->off[u + 1];
   for (size_t i = 0; i < real; i++) {
-    uint32_t ua = c->nodes[g->ea[i]].unit, ub = c->nodes[g->eb[i]].unit;
-    g->inc[g->off[ua + 1]++] = (cn_inc){g->ea[i], g->eb[i], (uint32_t)i, 0};
-    g->inc[g->off[ub + 1]++] = (cn_inc){g->eb[i], g->ea[i], (uint32_t)i, 0};
+    uint32_t ua = g->unit[e[i].a], ub = g->unit[e[i].b];
+    g->inc[g->off[ua + 1]++] = (uint32_t)i << 1;
+    g->inc[g->off[ub + 1]++] = (uint32_t)i << 1 | 1;
   }
   for (size_t i = real; i < g->ne; i++) g->block[i] = NONE;
   /* edges beyond `real` do not exist (allocation rounding) */
@@ -604,17 +659,18 @@ static int graph_blocks(commit_node *c, cn_graph *g) {
     while (sp) {
       uint32_t v = stack[sp - 1];
       if (it[v] < g->off[v + 1]) {
-        const cn_inc *x = &g->inc[it[v]++];
-        uint32_t w = c->nodes[x->other].unit;
-        if (x->edge == pedge[v]) continue;
+        inc_prefetch(g, it[v], g->off[v + 1]);
+        uint32_t x = g->inc[it[v]++], xe = inc_edge(x);
+        uint32_t w = g->unit[inc_other(g, x)];
+        if (xe == pedge[v]) continue;
         if (!disc[w]) {
-          estack[es++] = x->edge;
+          estack[es++] = xe;
           disc[w] = low[w] = ++time;
           it[w] = g->off[w];
-          pedge[w] = x->edge;
+          pedge[w] = xe;
           stack[sp++] = w;
         } else if (disc[w] < disc[v]) {
-          estack[es++] = x->edge;
+          estack[es++] = xe;
           if (disc[w] < low[v]) low[v] = disc[w];
         }
       } else {
@@ -654,11 +710,14 @@ static int contains(const commit_node *c, uint32_t a, uint32_t b) {
 static int one_commit_node(const commit_node *c, const cn_graph *g, uint32_t u, size_t *x,
                            size_t *y) {
   size_t deep = SIZE_MAX;
-  for (size_t i = g->off[u]; i < g->off[u + 1]; i++)
-    if (deep == SIZE_MAX || g->inc[i].node > g->inc[deep].node) deep = i;
+  for (size_t i = g->off[u]; i < g->off[u + 1]; i++) {
+    inc_prefetch(g, i, g->off[u + 1]);
+    if (deep == SIZE_MAX || inc_node(g, g->inc[i]) > inc_node(g, g->inc[deep])) deep = i;
+  }
   if (deep == SIZE_MAX) return 1;
+  uint32_t dn = inc_node(g, g->inc[deep]);
   for (size_t i = g->off[u]; i < g->off[u + 1]; i++)
-    if (!contains(c, g->inc[i].node, g->inc[deep].node)) {
+    if (!contains(c, inc_node(g, g->inc[i]), dn)) {
       *x = i;
       *y = deep;
       return 0;
@@ -677,7 +736,7 @@ int atom__cn_analyze(commit_node *c) {
   if ((rc = group_leaves(c, &ids, &off, &nv))) return rc;
   c->work_total = nv + c->nu;
   /* The seen (node, unit) pairs of add_edge: a bit per pair while that is at most
-   * ATTACH_BITS_MAX bits, else (or without the memory) a map entry per pair seen. */
+   * ATTACH_BITS_MAX bits, else (or without the memory) a set entry per pair seen. */
   size_t nbits = (size_t)c->nn * c->nu, nwords = nbits / 64 + 1;
   if (c->nn && nbits / c->nn == c->nu && nbits <= ATTACH_BITS_MAX)
     c->attach_bits = atom__mem_calloc(c->mem, nwords, sizeof *c->attach_bits);
@@ -686,7 +745,9 @@ int atom__cn_analyze(commit_node *c) {
                  : conflict_edges(c, ids, off[v], off[v + 1]);
   if (c->attach_bits) atom__mem_free(c->mem, c->attach_bits, nwords * sizeof *c->attach_bits);
   c->attach_bits = NULL;
-  atom__u64map_free(&c->attach_seen, c->mem);
+  atom__mem_free(c->mem, c->seen, c->seen_cap * sizeof *c->seen);
+  c->seen = NULL;
+  c->seen_cap = c->seen_n = 0;
   atom__mem_free(c->mem, ids, (off[nv] ? off[nv] : 1) * sizeof *ids);
   atom__mem_free(c->mem, off, (nv + 2) * sizeof *off);
   if (rc == ATOM_ELIMIT)
@@ -698,35 +759,46 @@ int atom__cn_analyze(commit_node *c) {
 
   cn_graph g;
   if ((rc = graph_build(c, &g))) return rc;
+  /* Thm 4.1 once per unit (each pass reads every incidence's node): the transactions whose
+   * communication nodes are not one chain, then the components only if there are any. */
+  uint8_t *multi = atom__mem_calloc(c->mem, c->nu ? c->nu : 1, 1);
+  if (!multi) {
+    graph_free(c, &g);
+    return ATOM_ENOMEM;
+  }
   int need_blocks = 0;
   size_t x, y;
-  for (uint32_t u = 0; u < c->nu && !need_blocks; u++)
-    if (is_txn(&c->units[u]) && !one_commit_node(c, &g, u, &x, &y)) need_blocks = 1;
+  for (uint32_t u = 0; u < c->nu; u++)
+    if (is_txn(&c->units[u]) && !one_commit_node(c, &g, u, &x, &y)) need_blocks = multi[u] = 1;
   if (need_blocks && !(rc = graph_blocks(c, &g))) {
     /* Thm 4.3 / 4.6: per transaction and biconnected component, the attachment nodes must
      * form a chain; two that do not contain each other lie on one cycle. */
     for (uint32_t u = 0; u < c->nu && !rc; u++) {
       c->work_done = nv + u;
       tick(c);
-      if (!is_txn(&c->units[u]) || one_commit_node(c, &g, u, &x, &y)) continue;
+      if (!multi[u]) continue;
       size_t lo = g.off[u], hi = g.off[u + 1];
       int found = 0;
       for (size_t i = lo; i < hi && !found; i++) {
-        uint32_t b = g.block[g.inc[i].edge];
+        uint32_t b = g.block[inc_edge(g.inc[i])];
         /* deepest attachment of this component */
         size_t deep = i;
         for (size_t j = lo; j < hi; j++)
-          if (g.block[g.inc[j].edge] == b && g.inc[j].node > g.inc[deep].node) deep = j;
+          if (g.block[inc_edge(g.inc[j])] == b &&
+              inc_node(&g, g.inc[j]) > inc_node(&g, g.inc[deep]))
+            deep = j;
+        uint32_t dx = g.inc[deep], dn = inc_node(&g, dx);
         for (size_t j = lo; j < hi; j++)
-          if (g.block[g.inc[j].edge] == b && !contains(c, g.inc[j].node, g.inc[deep].node)) {
-            rc = report_violation(c, &g, b, u, g.inc[j].node, g.inc[j].other,
-                                  g.inc[deep].node, g.inc[deep].other);
+          if (g.block[inc_edge(g.inc[j])] == b && !contains(c, inc_node(&g, g.inc[j]), dn)) {
+            rc = report_violation(c, &g, b, u, inc_node(&g, g.inc[j]), inc_other(&g, g.inc[j]),
+                                  dn, inc_other(&g, dx));
             found = 1;
             break;
           }
       }
     }
   }
+  atom__mem_free(c->mem, multi, c->nu ? c->nu : 1);
   graph_free(c, &g);
   if (!rc) (void)atom_env_progress(c->env, c->work_total, c->work_total);
   return rc;

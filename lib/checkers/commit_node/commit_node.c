@@ -654,7 +654,7 @@ static void cn_destroy(void *self) {
   atom__mem_free(c->mem, c->bfs_prev, c->bfs_n * sizeof *c->bfs_prev);
   atom__mem_free(c->mem, c->bfs_queue, c->bfs_n * sizeof *c->bfs_queue);
   atom__u64map_free(&c->dedup, c->mem);
-  atom__u64map_free(&c->attach_seen, c->mem);
+  atom__mem_free(c->mem, c->seen, c->seen_cap * sizeof *c->seen);
   atom__periods_destroy(&c->per);
   for (size_t i = 0; i < c->rel_cap; i++)
     atom__mem_free(c->mem, c->rel[i].r, c->rel[i].cap * sizeof *c->rel[i].r);
@@ -667,9 +667,9 @@ static void cn_destroy(void *self) {
 static int cn_create(void **self, atom_env *env) {
   static const char *const modes[] = {"conflict", "view", NULL};
   int view = 0, lock_blocks = 1, rc;
-  uint64_t max_edges = (uint64_t)1 << 22;
+  uint64_t max_edges = (uint64_t)10 << 20; /* the thread-pool shape (9.4 million) fits */
   if ((rc = atom__arg_choice(env, "mode", modes, &view)) ||
-      (rc = atom__arg_count(env, "max_edges", UINT32_MAX - 1, "4294967294", &max_edges)) ||
+      (rc = atom__arg_count(env, "max_edges", INT32_MAX, "2147483647", &max_edges)) ||
       (rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks)))
     return rc;
   commit_node *c = ATOM__NEW_STATE(env, commit_node, own_mem);

@@ -17,7 +17,7 @@
 #define NONE UINT32_MAX
 
 /* At most this many bits (32 MiB) for the (node, unit) pairs that have an inter-edge; beyond,
- * a map holds the pairs seen (analysis.c, add_edge). */
+ * a set of keys holds the pairs seen (analysis.c, add_edge). */
 #define ATTACH_BITS_MAX ((size_t)1 << 28)
 
 enum { K_ROOT, K_LOCK, K_READ, K_WRITE, K_FORK, K_JOIN };
@@ -140,7 +140,10 @@ typedef struct commit_node {
   atom__u64map dedup; /* tree hash -> first unit with it */
   cn_edge *edges;
   size_t ne, ecap;
-  atom__u64map attach_seen; /* node << 32 | other unit: that node has an edge to that unit */
+  /* The same pairs when the bits do not fit: an open-addressing set of the keys
+   * node << 32 | other unit, each stored plus one (0: empty), 8 bytes a slot (analysis.c). */
+  uint64_t *seen;
+  size_t seen_cap, seen_n;
   uint64_t *attach_bits;    /* the same as bits (node * nu + unit), when they fit; else NULL */
   cn_relvar *rel; /* per variable */
   size_t rel_cap;
