@@ -617,8 +617,7 @@ static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom
  * it); a write when x has no reader or one that is such a node too (inline or out of line);
  * an acquire whose last releaser is such a node; any release; an END. A BEGIN goes straight
  * to vd_begin. Anything else takes vd_access or vd_event_full. */
-static int vd_event(void *self, const atom_ev *ev) {
-  velodrome *v = self;
+static inline __attribute__((always_inline)) int vd_step(velodrome *v, const atom_ev *ev) {
   uint32_t t = ev->thread;
   if (VD_LIKELY(t < v->th_cap)) {
     vd_thread *th = &v->th[t];
@@ -682,6 +681,8 @@ static int vd_event(void *self, const atom_ev *ev) {
   return vd_event_full(v, ev);
 }
 
+static int vd_event(void *self, const atom_ev *ev) { return vd_step(self, ev); }
+
 /* How many events ahead vd_events prefetches the slot of an accessed variable (0: none). */
 #ifndef VD_PREFETCH_AHEAD
 #define VD_PREFETCH_AHEAD 8
@@ -701,7 +702,7 @@ static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
   for (; i + VD_PREFETCH_AHEAD < n; i++) {
     uint32_t x = ev[i + VD_PREFETCH_AHEAD].target;
     if (x < v->var_cap) __builtin_prefetch(&v->var[x], 1);
-    int err = vd_event(v, &ev[i]);
+    int err = vd_step(v, &ev[i]);
     if (err) {
       *failed = i;
       return err;
@@ -709,7 +710,7 @@ static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
   }
 #endif
   for (; i < n; i++) {
-    int err = vd_event(v, &ev[i]);
+    int err = vd_step(v, &ev[i]);
     if (err) {
       *failed = i;
       return err;
