@@ -593,13 +593,11 @@ static VD_NOINLINE int vd_access(velodrome *v, vd_thread *th, uint32_t t, atom__
   return err;
 }
 
-/* Is u collected (or NONE)? atom__dg_alive() without its bounds test, for vd_event only: every
- * handle velodrome keeps is NONE or came from the graph, so its index is below vx_used (which
- * never shrinks), and vx is allocated once a node exists (vd_event asks only while its thread
- * has an open node). NONE has index 0 and generation 0, which no slot has. */
+/* Is u collected (or NONE)? atom__dg_alive_fast(): every handle velodrome keeps is NONE or
+ * came from the graph, and vd_event asks only while its thread has an open node (so the graph
+ * has its arrays). */
 static inline int vd_gone(const atom__dg *g, atom__dg_node u) {
-  const atom__dg_vx *p = &g->vx[(uint32_t)u];
-  return p->gen != (uint32_t)(u >> 32) || !(p->flags & ATOM__DG_LIVE);
+  return !atom__dg_alive_fast(g, u);
 }
 
 /* Is offering u -> h, h the open transaction of the thread whose pred set is @p known, a no-op

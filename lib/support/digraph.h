@@ -74,6 +74,11 @@ typedef struct atom__dg {
   /* nodes */
   atom__dg_vx *vx;
   size_t vx_cap, vx_used;    /* slots allocated / ever handed out */
+  /* Per slot: the handle of its node while it is live, else NONE. The liveness test is then
+   * one compare in a dense array (8 bytes a slot) instead of the generation and flags of a
+   * 40-byte record. */
+  atom__dg_node *live;
+  size_t live_cap;
   unsigned char *pl;         /* payloads, payload_size bytes per slot */
   size_t pl_cap;
   uint32_t vx_free;          /* free-slot list through aux */
@@ -126,8 +131,15 @@ int atom__dg_add_node(atom__dg *g, atom__dg_node *out);
 /* @return non-zero if @p n names a live node. */
 static inline int atom__dg_alive(const atom__dg *g, atom__dg_node n) {
   uint32_t i = (uint32_t)n;
-  return i < g->vx_used && g->vx[i].gen == (uint32_t)(n >> 32) &&
-         (g->vx[i].flags & ATOM__DG_LIVE);
+  return i < g->vx_used && g->live[i] == n;
+}
+
+/* atom__dg_alive() without the bounds test, for callers that hold only NONE or handles that
+ * came from this graph (their slot index is below vx_used, which never shrinks) and that ask
+ * only once some node was created (so the array exists). NONE is never live: slot 0 is
+ * reserved and its entry names no handle. */
+static inline int atom__dg_alive_fast(const atom__dg *g, atom__dg_node n) {
+  return g->live[(uint32_t)n] == n;
 }
 
 /* @return the payload of a live node (valid until the next atom__dg_add_node, which may move
