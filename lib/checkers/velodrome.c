@@ -621,10 +621,9 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
     vd_thread *th = &v->th[t];
     atom__dg_node h = th->cur;
     if (VD_LIKELY(h != ATOM__DG_NONE)) {
-      switch (ev->kind) {
-      case ATOM_READ:
-      case ATOM_WRITE: {
-        if (ev->target >= v->var_cap) break;
+      /* accesses first, by one compare (READ and WRITE are adjacent kinds) */
+      if (VD_LIKELY(ev->kind - ATOM_READ <= ATOM_WRITE - ATOM_READ)) {
+        if (ev->target >= v->var_cap) return vd_event_full(v, ev);
         vd_var *x = &v->var[ev->target];
         if (pred_noop(v, th->pred, x->writer, h)) {
           uint32_t nr;
@@ -654,6 +653,7 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
         }
         return vd_access(v, th, t, h, ev);
       }
+      switch (ev->kind) {
       case ATOM_ACQUIRE:
         if (ev->target >= v->lock_cap) break;
         if (pred_noop(v, th->pred, v->lock[ev->target].rel, h)) return 0;
@@ -696,10 +696,12 @@ static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
   size_t i = 0;
 #if VD_PREFETCH_AHEAD > 0
   /* Any event's target is taken as a variable here: a lock's or a BEGIN's (0) names a slot
-   * that is fetched for nothing, cheaper than testing the kind. */
+   * that is fetched for nothing, cheaper than testing the kind. Nor is the target tested
+   * against the table's size: a prefetch never faults, and the address is computed as an
+   * integer, so that one past the table is no pointer arithmetic out of bounds. */
   for (; i + VD_PREFETCH_AHEAD < n; i++) {
-    uint32_t x = ev[i + VD_PREFETCH_AHEAD].target;
-    if (x < v->var_cap) __builtin_prefetch(&v->var[x], 1);
+    uintptr_t x = ev[i + VD_PREFETCH_AHEAD].target;
+    __builtin_prefetch((const void *)((uintptr_t)v->var + x * sizeof(vd_var)), 1);
     int err = vd_step(v, &ev[i]);
     if (err) {
       *failed = i;
