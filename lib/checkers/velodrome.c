@@ -37,7 +37,9 @@
 #include "support/digraph.h"
 #include "support/report_build.h"
 
-/* Node payload: how a report names the transaction. */
+/* How a report names a transaction: kept by velodrome per graph slot (velodrome::txn), not as
+ * the graph's node payload, so that a new node costs no zero-fill of a payload it overwrites
+ * at once. */
 typedef struct vd_txn {
   uint32_t thread;
   uint32_t unary;
@@ -135,6 +137,8 @@ typedef struct velodrome {
   atom__mem *mem;    /* &own_mem */
   atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
   atom__dg g;
+  vd_txn *txn;   /* per graph slot: the transaction of the live node there (txn_cap entries) */
+  size_t txn_cap;
   vd_thread *th;
   size_t th_cap;
   vd_var *var;   /* var_cap entries, 64-byte aligned inside var_raw */
@@ -178,7 +182,7 @@ static int vd_create(void **self, atom_env *env) {
   atom__mem *mem = &v->own_mem;
   v->env = env;
   v->mem = mem;
-  atom__dg_init(&v->g, mem, sizeof(vd_txn));
+  atom__dg_init(&v->g, mem, 0);
   atom__dg_set_edge_payload(&v->g, sizeof(vd_label));
   atom__rb_init(&v->rb, mem);
   *self = v;
@@ -193,6 +197,7 @@ static void vd_destroy(void *self) {
       atom__mem_free(v->mem, v->var[i].r.many.p, v->var[i].r.many.cap * sizeof(vd_reader));
   if (v->var_raw) atom__mem_free(v->mem, v->var_raw, v->var_cap * sizeof *v->var + VD_ALIGN);
   atom__mem_free(v->mem, v->th, v->th_cap * sizeof *v->th);
+  atom__mem_free(v->mem, v->txn, v->txn_cap * sizeof *v->txn);
   atom__mem_free(v->mem, v->lock, v->lock_cap * sizeof *v->lock);
   atom__rb_free(&v->rb);
   atom__dg_destroy(&v->g);
@@ -218,7 +223,7 @@ static int report_cycle(velodrome *v, const vd_label *closing) {
   const atom__dg_node *c;
   size_t n = atom__dg_cycle(&v->g, &c);
   for (size_t i = 0; i < n; i++) {
-    const vd_txn *p = atom__dg_payload(&v->g, c[i]);
+    const vd_txn *p = &v->txn[(uint32_t)c[i]];
     atom_txn_ref ref = {p->thread, p->unary, p->begin_index, p->begin_loc};
     if (atom__rb_txn(rb, &ref)) return ATOM_ENOMEM;
   }
@@ -314,8 +319,12 @@ static int new_txn(velodrome *v, uint32_t t, int unary, uint64_t index, uint64_t
   atom__dg_node h;
   int rc = atom__dg_add_node(&v->g, &h);
   if (rc) return rc;
-  vd_txn *p = atom__dg_payload(&v->g, h);
-  *p = (vd_txn){t, (uint32_t)unary, index, loc};
+  uint32_t slot = (uint32_t)h;
+  if (slot >= v->txn_cap && ATOM__GROW(v->mem, v->txn, v->txn_cap, (size_t)slot + 1)) {
+    atom__dg_delete(&v->g, h);
+    return ATOM_ENOMEM;
+  }
+  v->txn[slot] = (vd_txn){t, (uint32_t)unary, index, loc};
   vd_thread *th = &v->th[t];
   int err = 0;
   if (atom__dg_alive(&v->g, th->last)) {
