@@ -161,7 +161,8 @@ static int vx_reserve(atom__dg *g) {
   return 0;
 }
 
-int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
+/* atom__dg_add_node in full: a new slot or a recycled one, with or without a payload. */
+int atom__dg_add_node_slow(atom__dg *g, atom__dg_node *out) {
   uint32_t i;
   if (g->vx_free != NIL) {
     i = g->vx_free;

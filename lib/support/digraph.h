@@ -126,7 +126,24 @@ void atom__dg_destroy(atom__dg *g);
 
 /* Create a node (not complete, no edges, zero-filled payload) last in the topological order.
  * @return 0 and *out, or ATOM_ENOMEM (graph unchanged). */
-int atom__dg_add_node(atom__dg *g, atom__dg_node *out);
+int atom__dg_add_node_slow(atom__dg *g, atom__dg_node *out);
+static inline int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
+  uint32_t i = g->vx_free;
+  /* In line: a recycled slot without a payload to zero (velodrome's case: one node per
+   * transaction, the slot of a collected one); the rest out of line. */
+  if (i == UINT32_MAX || g->payload_size) return atom__dg_add_node_slow(g, out);
+  atom__dg_vx *v = &g->vx[i];
+  g->vx_free = v->aux;
+  v->ord = g->next_ord++; /* last in the order: a new node has no edges yet */
+  v->flags = ATOM__DG_LIVE;
+  v->nin = v->nout = 0;
+  v->out_head = v->in_head = UINT32_MAX;
+  v->mark = 0;
+  v->aux = UINT32_MAX;
+  g->nodes++;
+  *out = g->live[i] = ((uint64_t)v->gen << 32) | i;
+  return 0;
+}
 
 /* @return non-zero if @p n names a live node. */
 static inline int atom__dg_alive(const atom__dg *g, atom__dg_node n) {
