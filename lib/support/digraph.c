@@ -186,19 +186,6 @@ int atom__dg_add_node_slow(atom__dg *g, atom__dg_node *out) {
   return 0;
 }
 
-/* Give back the slot of node i, which has no edges left (the hook, if any, was called). */
-static inline void vx_free_slot(atom__dg *g, uint32_t i) {
-  atom__dg_vx *v = &g->vx[i];
-  v->flags = 0;
-  g->live[i] = ATOM__DG_NONE;
-  g->nodes--;
-  g->collected++;
-  if (v->gen == UINT32_MAX) return; /* retire the slot rather than let a handle come back */
-  v->gen++;
-  v->aux = g->vx_free;
-  g->vx_free = i;
-}
-
 /* Remove node i and its edges; complete successors left without in-edges are pushed on the
  * collection queue *q (linked through aux). */
 static void vx_teardown(atom__dg *g, uint32_t i, uint32_t *q) {
@@ -219,7 +206,7 @@ static void vx_teardown(atom__dg *g, uint32_t i, uint32_t *q) {
   if (g->on_collect)
     g->on_collect(handle_of(g, i), g->payload_size ? g->pl + (size_t)i * g->payload_size : NULL,
                   g->collect_ctx);
-  vx_free_slot(g, i);
+  atom__dg_free_slot_(g, i);
 }
 
 static void collect_queue(atom__dg *g, uint32_t q) {
@@ -237,7 +224,8 @@ void atom__dg_delete(atom__dg *g, atom__dg_node n) {
   collect_queue(g, q);
 }
 
-int atom__dg_complete(atom__dg *g, atom__dg_node n) {
+/* atom__dg_complete in full. */
+int atom__dg_complete_slow(atom__dg *g, atom__dg_node n) {
   if (!atom__dg_alive(g, n)) return 0;
   atom__dg_vx *v = &g->vx[(uint32_t)n];
   v->flags |= ATOM__DG_COMPLETE;
@@ -245,7 +233,7 @@ int atom__dg_complete(atom__dg *g, atom__dg_node n) {
   /* 003 §5.1: a finished transaction without incoming edges is on no cycle, now or later. */
   if (v->nout == 0 && !g->on_collect) {
     /* the usual case, a node without edges: nothing to unlink and no successor to queue */
-    vx_free_slot(g, (uint32_t)n);
+    atom__dg_free_slot_(g, (uint32_t)n);
     return 1;
   }
   atom__dg_delete(g, n);

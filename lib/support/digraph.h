@@ -221,7 +221,38 @@ size_t atom__dg_cycle(const atom__dg *g, const atom__dg_node **nodes);
 /* Mark @p n complete: it will receive no further incoming edges. If it has none now it is
  * deleted, with every complete successor left without incoming edges (cascade).
  * Stale handles are ignored. @return 1 if @p n was deleted, else 0. */
-int atom__dg_complete(atom__dg *g, atom__dg_node n);
+int atom__dg_complete_slow(atom__dg *g, atom__dg_node n);
+
+/* Private: give back the slot of live node i, which has no edges left (the collection hook,
+ * if any, was called). A slot whose generation is exhausted is retired rather than let a
+ * handle come back. */
+static inline void atom__dg_free_slot_(atom__dg *g, uint32_t i) {
+  atom__dg_vx *v = &g->vx[i];
+  v->flags = 0;
+  g->live[i] = ATOM__DG_NONE;
+  g->nodes--;
+  g->collected++;
+  if (v->gen == UINT32_MAX) return;
+  v->gen++;
+  v->aux = g->vx_free;
+  g->vx_free = i;
+}
+
+static inline int atom__dg_complete(atom__dg *g, atom__dg_node n) {
+  uint32_t i = (uint32_t)n;
+  if (!atom__dg_alive(g, n)) return 0;
+  atom__dg_vx *v = &g->vx[i];
+  /* In line: a node with in-edges stays; a node without any edge has nothing to unlink and no
+   * successor to collect, and its slot goes back at once (003 §5.1: a finished transaction
+   * without incoming edges is on no cycle, now or later). The rest out of line. */
+  if (v->nin) {
+    v->flags |= ATOM__DG_COMPLETE;
+    return 0;
+  }
+  if (v->nout || g->on_collect) return atom__dg_complete_slow(g, n);
+  atom__dg_free_slot_(g, i);
+  return 1;
+}
 
 /* Delete @p n and its edges, then collect complete successors left without incoming edges.
  * Stale handles are ignored. Never fails. */
