@@ -613,7 +613,8 @@ static inline int vd_gone(const atom__dg *g, atom__dg_node u) {
  * known without asking the graph about edges: u is h, a known predecessor, or collected? */
 static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom__dg_node u,
                             atom__dg_node h) {
-  return u == h || is_pred(known, u) || vd_gone(&v->g, u);
+  /* collected first: what the last accessor of a variable or lock usually is by now */
+  return vd_gone(&v->g, u) || u == h || is_pred(known, u);
 }
 
 /* The usual event, an access, acquire or release inside a transaction that has its node, of a
