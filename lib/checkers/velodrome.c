@@ -639,8 +639,9 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
           uint32_t nr;
           vd_reader *r = readers(x, &nr);
           if (ev->kind == ATOM_READ) {
-            /* add_reader's outcome when x has no reader, or only t's, or only a collected one */
-            if (nr == 0 || (nr == 1 && r[0].thread != t && vd_gone(&v->g, r[0].txn))) {
+            /* add_reader's outcome when x has no reader, or only t's, or only a collected one
+             * (t's or another thread's: either way h replaces it) */
+            if (nr == 0 || (nr == 1 && vd_gone(&v->g, r[0].txn))) {
               r[0] = reader_of(h, ev);
               set_nreaders(x, 1);
               return 0;
