@@ -37,7 +37,9 @@
 #include "support/digraph.h"
 #include "support/report_build.h"
 
-/* Node payload: how a report names the transaction. */
+/* How a report names a transaction: kept by velodrome per graph slot (velodrome::txn), not as
+ * the graph's node payload, so that a new node costs no zero-fill of a payload it overwrites
+ * at once. */
 typedef struct vd_txn {
   uint32_t thread;
   uint32_t unary;
@@ -135,6 +137,8 @@ typedef struct velodrome {
   atom__mem *mem;    /* &own_mem */
   atom__mem own_mem; /* the instance's accounted allocator (atom__mem_init_env) */
   atom__dg g;
+  vd_txn *txn;   /* per graph slot: the transaction of the live node there (txn_cap entries) */
+  size_t txn_cap;
   vd_thread *th;
   size_t th_cap;
   vd_var *var;   /* var_cap entries, 64-byte aligned inside var_raw */
@@ -178,7 +182,7 @@ static int vd_create(void **self, atom_env *env) {
   atom__mem *mem = &v->own_mem;
   v->env = env;
   v->mem = mem;
-  atom__dg_init(&v->g, mem, sizeof(vd_txn));
+  atom__dg_init(&v->g, mem, 0);
   atom__dg_set_edge_payload(&v->g, sizeof(vd_label));
   atom__rb_init(&v->rb, mem);
   *self = v;
@@ -193,6 +197,7 @@ static void vd_destroy(void *self) {
       atom__mem_free(v->mem, v->var[i].r.many.p, v->var[i].r.many.cap * sizeof(vd_reader));
   if (v->var_raw) atom__mem_free(v->mem, v->var_raw, v->var_cap * sizeof *v->var + VD_ALIGN);
   atom__mem_free(v->mem, v->th, v->th_cap * sizeof *v->th);
+  atom__mem_free(v->mem, v->txn, v->txn_cap * sizeof *v->txn);
   atom__mem_free(v->mem, v->lock, v->lock_cap * sizeof *v->lock);
   atom__rb_free(&v->rb);
   atom__dg_destroy(&v->g);
@@ -218,7 +223,7 @@ static int report_cycle(velodrome *v, const vd_label *closing) {
   const atom__dg_node *c;
   size_t n = atom__dg_cycle(&v->g, &c);
   for (size_t i = 0; i < n; i++) {
-    const vd_txn *p = atom__dg_payload(&v->g, c[i]);
+    const vd_txn *p = &v->txn[(uint32_t)c[i]];
     atom_txn_ref ref = {p->thread, p->unary, p->begin_index, p->begin_loc};
     if (atom__rb_txn(rb, &ref)) return ATOM_ENOMEM;
   }
@@ -314,8 +319,12 @@ static int new_txn(velodrome *v, uint32_t t, int unary, uint64_t index, uint64_t
   atom__dg_node h;
   int rc = atom__dg_add_node(&v->g, &h);
   if (rc) return rc;
-  vd_txn *p = atom__dg_payload(&v->g, h);
-  *p = (vd_txn){t, (uint32_t)unary, index, loc};
+  uint32_t slot = (uint32_t)h;
+  if (slot >= v->txn_cap && ATOM__GROW(v->mem, v->txn, v->txn_cap, (size_t)slot + 1)) {
+    atom__dg_delete(&v->g, h);
+    return ATOM_ENOMEM;
+  }
+  v->txn[slot] = (vd_txn){t, (uint32_t)unary, index, loc};
   vd_thread *th = &v->th[t];
   int err = 0;
   if (atom__dg_alive(&v->g, th->last)) {
@@ -593,20 +602,19 @@ static VD_NOINLINE int vd_access(velodrome *v, vd_thread *th, uint32_t t, atom__
   return err;
 }
 
-/* Is u collected (or NONE)? atom__dg_alive() without its bounds test, for vd_event only: every
- * handle velodrome keeps is NONE or came from the graph, so its index is below vx_used (which
- * never shrinks), and vx is allocated once a node exists (vd_event asks only while its thread
- * has an open node). NONE has index 0 and generation 0, which no slot has. */
+/* Is u collected (or NONE)? atom__dg_alive_fast(): every handle velodrome keeps is NONE or
+ * came from the graph, and vd_event asks only while its thread has an open node (so the graph
+ * has its arrays). */
 static inline int vd_gone(const atom__dg *g, atom__dg_node u) {
-  const atom__dg_vx *p = &g->vx[(uint32_t)u];
-  return p->gen != (uint32_t)(u >> 32) || !(p->flags & ATOM__DG_LIVE);
+  return !atom__dg_alive_fast(g, u);
 }
 
 /* Is offering u -> h, h the open transaction of the thread whose pred set is @p known, a no-op
  * known without asking the graph about edges: u is h, a known predecessor, or collected? */
 static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom__dg_node u,
                             atom__dg_node h) {
-  return u == h || is_pred(known, u) || vd_gone(&v->g, u);
+  /* collected first: what the last accessor of a variable or lock usually is by now */
+  return vd_gone(&v->g, u) || u == h || is_pred(known, u);
 }
 
 /* The usual event, an access, acquire or release inside a transaction that has its node, of a
@@ -617,24 +625,23 @@ static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom
  * it); a write when x has no reader or one that is such a node too (inline or out of line);
  * an acquire whose last releaser is such a node; any release; an END. A BEGIN goes straight
  * to vd_begin. Anything else takes vd_access or vd_event_full. */
-static int vd_event(void *self, const atom_ev *ev) {
-  velodrome *v = self;
+static inline __attribute__((always_inline)) int vd_step(velodrome *v, const atom_ev *ev) {
   uint32_t t = ev->thread;
   if (VD_LIKELY(t < v->th_cap)) {
     vd_thread *th = &v->th[t];
     atom__dg_node h = th->cur;
     if (VD_LIKELY(h != ATOM__DG_NONE)) {
-      switch (ev->kind) {
-      case ATOM_READ:
-      case ATOM_WRITE: {
-        if (ev->target >= v->var_cap) break;
+      /* accesses first, by one compare (READ and WRITE are adjacent kinds) */
+      if (VD_LIKELY(ev->kind - ATOM_READ <= ATOM_WRITE - ATOM_READ)) {
+        if (ev->target >= v->var_cap) return vd_event_full(v, ev);
         vd_var *x = &v->var[ev->target];
         if (pred_noop(v, th->pred, x->writer, h)) {
           uint32_t nr;
           vd_reader *r = readers(x, &nr);
           if (ev->kind == ATOM_READ) {
-            /* add_reader's outcome when x has no reader, or only t's, or only a collected one */
-            if (nr == 0 || (nr == 1 && r[0].thread != t && vd_gone(&v->g, r[0].txn))) {
+            /* add_reader's outcome when x has no reader, or only t's, or only a collected one
+             * (t's or another thread's: either way h replaces it) */
+            if (nr == 0 || (nr == 1 && vd_gone(&v->g, r[0].txn))) {
               r[0] = reader_of(h, ev);
               set_nreaders(x, 1);
               return 0;
@@ -657,6 +664,7 @@ static int vd_event(void *self, const atom_ev *ev) {
         }
         return vd_access(v, th, t, h, ev);
       }
+      switch (ev->kind) {
       case ATOM_ACQUIRE:
         if (ev->target >= v->lock_cap) break;
         if (pred_noop(v, th->pred, v->lock[ev->target].rel, h)) return 0;
@@ -682,6 +690,8 @@ static int vd_event(void *self, const atom_ev *ev) {
   return vd_event_full(v, ev);
 }
 
+static int vd_event(void *self, const atom_ev *ev) { return vd_step(self, ev); }
+
 /* How many events ahead vd_events prefetches the slot of an accessed variable (0: none). */
 #ifndef VD_PREFETCH_AHEAD
 #define VD_PREFETCH_AHEAD 8
@@ -697,11 +707,13 @@ static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
   size_t i = 0;
 #if VD_PREFETCH_AHEAD > 0
   /* Any event's target is taken as a variable here: a lock's or a BEGIN's (0) names a slot
-   * that is fetched for nothing, cheaper than testing the kind. */
+   * that is fetched for nothing, cheaper than testing the kind. Nor is the target tested
+   * against the table's size: a prefetch never faults, and the address is computed as an
+   * integer, so that one past the table is no pointer arithmetic out of bounds. */
   for (; i + VD_PREFETCH_AHEAD < n; i++) {
-    uint32_t x = ev[i + VD_PREFETCH_AHEAD].target;
-    if (x < v->var_cap) __builtin_prefetch(&v->var[x], 1);
-    int err = vd_event(v, &ev[i]);
+    uintptr_t x = ev[i + VD_PREFETCH_AHEAD].target;
+    __builtin_prefetch((const void *)((uintptr_t)v->var + x * sizeof(vd_var)), 1);
+    int err = vd_step(v, &ev[i]);
     if (err) {
       *failed = i;
       return err;
@@ -709,7 +721,7 @@ static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
   }
 #endif
   for (; i < n; i++) {
-    int err = vd_event(v, &ev[i]);
+    int err = vd_step(v, &ev[i]);
     if (err) {
       *failed = i;
       return err;

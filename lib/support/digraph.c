@@ -37,6 +37,7 @@ void atom__dg_destroy(atom__dg *g) {
   atom__mem *m = g->mem;
   if (!m) return;
   atom__mem_free(m, g->vx, g->vx_cap * sizeof *g->vx);
+  atom__mem_free(m, g->live, g->live_cap * sizeof *g->live);
   if (g->payload_size) atom__mem_free(m, g->pl, g->pl_cap * g->payload_size);
   atom__mem_free(m, g->e, g->e_cap * sizeof *g->e);
   atom__idindex_free(&g->edge_ix, m);
@@ -139,19 +140,36 @@ static void edge_unlink(atom__dg *g, uint32_t ei) {
 
 /* ---- nodes -------------------------------------------------------------------------------- */
 
-int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
+/* Room for slot vx_used (and, the first time, the reserved slot 0 before it) in vx, live and
+ * the payloads. Each array grows on its own (a failure leaves the others larger, harmless). */
+static int vx_reserve(atom__dg *g) {
+  size_t need = g->vx_used ? g->vx_used + 1 : 2;
+  if (need > MAX_SLOTS) return ATOM_ENOMEM;
+  if (ATOM__GROW(g->mem, g->vx, g->vx_cap, need) || ATOM__GROW(g->mem, g->live, g->live_cap, need))
+    return ATOM_ENOMEM;
+  if (g->payload_size &&
+      atom__grow(g->mem, (void **)&g->pl, &g->pl_cap, need, g->payload_size))
+    return ATOM_ENOMEM;
+  if (g->vx_used == 0) {
+    /* Slot 0 is never handed out, so that NONE (slot 0, generation 0) is never live; its
+     * entry in live names no handle (no slot has the index UINT32_MAX). */
+    memset(&g->vx[0], 0, sizeof g->vx[0]);
+    g->vx[0].gen = 1;
+    g->live[0] = ~(atom__dg_node)0;
+    g->vx_used = 1;
+  }
+  return 0;
+}
+
+/* atom__dg_add_node in full: a new slot or a recycled one, with or without a payload. */
+int atom__dg_add_node_slow(atom__dg *g, atom__dg_node *out) {
   uint32_t i;
   if (g->vx_free != NIL) {
     i = g->vx_free;
     g->vx_free = g->vx[i].aux;
   } else {
-    if (g->vx_used >= MAX_SLOTS) return ATOM_ENOMEM;
-    int rc = ATOM__GROW(g->mem, g->vx, g->vx_cap, g->vx_used + 1);
+    int rc = vx_reserve(g);
     if (rc) return rc;
-    if (g->payload_size) {
-      rc = atom__grow(g->mem, (void **)&g->pl, &g->pl_cap, g->vx_used + 1, g->payload_size);
-      if (rc) return rc;
-    }
     i = (uint32_t)g->vx_used++;
     g->vx[i].gen = 1;
   }
@@ -164,7 +182,7 @@ int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
   v->aux = NIL;
   if (g->payload_size) memset(g->pl + (size_t)i * g->payload_size, 0, g->payload_size);
   g->nodes++;
-  *out = handle_of(g, i);
+  *out = g->live[i] = handle_of(g, i);
   return 0;
 }
 
@@ -188,14 +206,7 @@ static void vx_teardown(atom__dg *g, uint32_t i, uint32_t *q) {
   if (g->on_collect)
     g->on_collect(handle_of(g, i), g->payload_size ? g->pl + (size_t)i * g->payload_size : NULL,
                   g->collect_ctx);
-  atom__dg_vx *v = &g->vx[i];
-  v->flags = 0;
-  g->nodes--;
-  g->collected++;
-  if (v->gen == UINT32_MAX) return; /* retire the slot rather than let a handle come back */
-  v->gen++;
-  v->aux = g->vx_free;
-  g->vx_free = i;
+  atom__dg_free_slot_(g, i);
 }
 
 static void collect_queue(atom__dg *g, uint32_t q) {
@@ -213,12 +224,18 @@ void atom__dg_delete(atom__dg *g, atom__dg_node n) {
   collect_queue(g, q);
 }
 
-int atom__dg_complete(atom__dg *g, atom__dg_node n) {
+/* atom__dg_complete in full. */
+int atom__dg_complete_slow(atom__dg *g, atom__dg_node n) {
   if (!atom__dg_alive(g, n)) return 0;
   atom__dg_vx *v = &g->vx[(uint32_t)n];
   v->flags |= ATOM__DG_COMPLETE;
   if (v->nin) return 0;
   /* 003 §5.1: a finished transaction without incoming edges is on no cycle, now or later. */
+  if (v->nout == 0 && !g->on_collect) {
+    /* the usual case, a node without edges: nothing to unlink and no successor to queue */
+    atom__dg_free_slot_(g, (uint32_t)n);
+    return 1;
+  }
   atom__dg_delete(g, n);
   return 1;
 }

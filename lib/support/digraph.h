@@ -74,6 +74,11 @@ typedef struct atom__dg {
   /* nodes */
   atom__dg_vx *vx;
   size_t vx_cap, vx_used;    /* slots allocated / ever handed out */
+  /* Per slot: the handle of its node while it is live, else NONE. The liveness test is then
+   * one compare in a dense array (8 bytes a slot) instead of the generation and flags of a
+   * 40-byte record. */
+  atom__dg_node *live;
+  size_t live_cap;
   unsigned char *pl;         /* payloads, payload_size bytes per slot */
   size_t pl_cap;
   uint32_t vx_free;          /* free-slot list through aux */
@@ -121,13 +126,37 @@ void atom__dg_destroy(atom__dg *g);
 
 /* Create a node (not complete, no edges, zero-filled payload) last in the topological order.
  * @return 0 and *out, or ATOM_ENOMEM (graph unchanged). */
-int atom__dg_add_node(atom__dg *g, atom__dg_node *out);
+int atom__dg_add_node_slow(atom__dg *g, atom__dg_node *out);
+static inline int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
+  uint32_t i = g->vx_free;
+  /* In line: a recycled slot without a payload to zero (velodrome's case: one node per
+   * transaction, the slot of a collected one); the rest out of line. */
+  if (i == UINT32_MAX || g->payload_size) return atom__dg_add_node_slow(g, out);
+  atom__dg_vx *v = &g->vx[i];
+  g->vx_free = v->aux;
+  v->ord = g->next_ord++; /* last in the order: a new node has no edges yet */
+  v->flags = ATOM__DG_LIVE;
+  v->nin = v->nout = 0;
+  v->out_head = v->in_head = UINT32_MAX;
+  v->mark = 0;
+  v->aux = UINT32_MAX;
+  g->nodes++;
+  *out = g->live[i] = ((uint64_t)v->gen << 32) | i;
+  return 0;
+}
 
 /* @return non-zero if @p n names a live node. */
 static inline int atom__dg_alive(const atom__dg *g, atom__dg_node n) {
   uint32_t i = (uint32_t)n;
-  return i < g->vx_used && g->vx[i].gen == (uint32_t)(n >> 32) &&
-         (g->vx[i].flags & ATOM__DG_LIVE);
+  return i < g->vx_used && g->live[i] == n;
+}
+
+/* atom__dg_alive() without the bounds test, for callers that hold only NONE or handles that
+ * came from this graph (their slot index is below vx_used, which never shrinks) and that ask
+ * only once some node was created (so the array exists). NONE is never live: slot 0 is
+ * reserved and its entry names no handle. */
+static inline int atom__dg_alive_fast(const atom__dg *g, atom__dg_node n) {
+  return g->live[(uint32_t)n] == n;
 }
 
 /* @return the payload of a live node (valid until the next atom__dg_add_node, which may move
@@ -192,7 +221,38 @@ size_t atom__dg_cycle(const atom__dg *g, const atom__dg_node **nodes);
 /* Mark @p n complete: it will receive no further incoming edges. If it has none now it is
  * deleted, with every complete successor left without incoming edges (cascade).
  * Stale handles are ignored. @return 1 if @p n was deleted, else 0. */
-int atom__dg_complete(atom__dg *g, atom__dg_node n);
+int atom__dg_complete_slow(atom__dg *g, atom__dg_node n);
+
+/* Private: give back the slot of live node i, which has no edges left (the collection hook,
+ * if any, was called). A slot whose generation is exhausted is retired rather than let a
+ * handle come back. */
+static inline void atom__dg_free_slot_(atom__dg *g, uint32_t i) {
+  atom__dg_vx *v = &g->vx[i];
+  v->flags = 0;
+  g->live[i] = ATOM__DG_NONE;
+  g->nodes--;
+  g->collected++;
+  if (v->gen == UINT32_MAX) return;
+  v->gen++;
+  v->aux = g->vx_free;
+  g->vx_free = i;
+}
+
+static inline int atom__dg_complete(atom__dg *g, atom__dg_node n) {
+  uint32_t i = (uint32_t)n;
+  if (!atom__dg_alive(g, n)) return 0;
+  atom__dg_vx *v = &g->vx[i];
+  /* In line: a node with in-edges stays; a node without any edge has nothing to unlink and no
+   * successor to collect, and its slot goes back at once (003 §5.1: a finished transaction
+   * without incoming edges is on no cycle, now or later). The rest out of line. */
+  if (v->nin) {
+    v->flags |= ATOM__DG_COMPLETE;
+    return 0;
+  }
+  if (v->nout || g->on_collect) return atom__dg_complete_slow(g, n);
+  atom__dg_free_slot_(g, i);
+  return 1;
+}
 
 /* Delete @p n and its edges, then collect complete successors left without incoming edges.
  * Stale handles are ignored. Never fails. */

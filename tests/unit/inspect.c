@@ -47,6 +47,10 @@ int atom__dg_verify(const atom__dg *g) {
   size_t nodes = 0, edges = 0, hashed = 0;
   for (size_t i = 0; i < g->vx_used; i++) {
     const atom__dg_vx *v = &g->vx[i];
+    /* live[] names exactly the live nodes by their handles; slot 0 is reserved */
+    atom__dg_node h = ((uint64_t)v->gen << 32) | i;
+    if (i == 0 && ((v->flags & ATOM__DG_LIVE) || g->live[0] != ~(atom__dg_node)0)) return -12;
+    if (i > 0 && g->live[i] != ((v->flags & ATOM__DG_LIVE) ? h : ATOM__DG_NONE)) return -12;
     if (!(v->flags & ATOM__DG_LIVE)) continue;
     nodes++;
     if ((v->flags & ATOM__DG_COMPLETE) && v->nin == 0) return -1;

@@ -51,6 +51,9 @@ START_TEST(dg_edges_and_dedupe) {
   ck_assert_int_eq(atom__dg_add_edge(&g, c, b), 0);
   ck_assert_int_eq(atom__dg_add_edge(&g, a, a), 0); /* self: no edge */
   ck_assert_int_eq(atom__dg_add_edge(&g, ATOM__DG_NONE, a), 0);
+  /* NONE is never live, by either test (slot 0 is never handed out) */
+  ck_assert(!atom__dg_alive(&g, ATOM__DG_NONE) && !atom__dg_alive_fast(&g, ATOM__DG_NONE));
+  ck_assert((uint32_t)a != 0 && atom__dg_alive_fast(&g, a) && atom__dg_alive_fast(&g, c));
   ck_assert_uint_eq(atom__dg_edge_count(&g), 3);
   ck_assert_uint_eq(atom__dg_in_degree(&g, b), 2);
   ck_assert_uint_eq(atom__dg_out_degree(&g, a), 2);
@@ -176,7 +179,7 @@ START_TEST(dg_delete_and_stale_handles) {
   ck_assert_int_eq(atom__dg_add_edge(&g, b, c), 0);
   ck_assert_int_eq(atom__dg_add_edge(&g, a, c), 0);
   atom__dg_delete(&g, b);
-  ck_assert(!atom__dg_alive(&g, b));
+  ck_assert(!atom__dg_alive(&g, b) && !atom__dg_alive_fast(&g, b));
   ck_assert_ptr_null(atom__dg_payload(&g, b));
   ck_assert_uint_eq(atom__dg_node_count(&g), 2);
   ck_assert_uint_eq(atom__dg_edge_count(&g), 1);
@@ -196,6 +199,7 @@ START_TEST(dg_delete_and_stale_handles) {
   /* a slot whose generation is exhausted is retired, never handed out again */
   g.vx[(uint32_t)d].gen = UINT32_MAX;
   d = ((uint64_t)UINT32_MAX << 32) | (uint32_t)d;
+  g.live[(uint32_t)d] = d;
   ck_assert(atom__dg_alive(&g, d));
   atom__dg_delete(&g, d);
   ck_assert(!atom__dg_alive(&g, d));
