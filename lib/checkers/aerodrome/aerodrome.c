@@ -457,8 +457,9 @@ static int on_join(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-/* One event (on_event and each event of on_events). */
-static AERO_HOT int aero_event(aero *a, const atom_ev *ev) {
+/* One event (on_event and each event of on_events); basic is a->basic, a constant where the
+ * caller is specialized for one variant. */
+static AERO_HOT int aero_event(aero *a, const atom_ev *ev, int basic) {
   uint32_t t = ev->thread;
   int err;
   a->rep_err = 0;
@@ -468,19 +469,19 @@ static AERO_HOT int aero_event(aero *a, const atom_ev *ev) {
   switch (ev->kind) {
     case ATOM_READ:
       if ((err = ensure_vars(a, ev->target)) != 0) return err;
-      err = a->basic ? atom__aero_basic_read(a, ev) : atom__aero_opt_read(a, ev);
+      err = basic ? atom__aero_basic_read(a, ev) : atom__aero_opt_read(a, ev);
       break;
     case ATOM_WRITE:
       if ((err = ensure_vars(a, ev->target)) != 0) return err;
-      err = a->basic ? atom__aero_basic_write(a, ev) : atom__aero_opt_write(a, ev);
+      err = basic ? atom__aero_basic_write(a, ev) : atom__aero_opt_write(a, ev);
       break;
     case ATOM_ACQUIRE:
       if ((err = ensure_locks(a, ev->target)) != 0) return err;
-      err = a->basic ? atom__aero_basic_acquire(a, ev) : atom__aero_opt_acquire(a, ev);
+      err = basic ? atom__aero_basic_acquire(a, ev) : atom__aero_opt_acquire(a, ev);
       break;
     case ATOM_RELEASE:
       if ((err = ensure_locks(a, ev->target)) != 0) return err;
-      err = a->basic ? atom__aero_basic_release(a, ev) : atom__aero_opt_release(a, ev);
+      err = basic ? atom__aero_basic_release(a, ev) : atom__aero_opt_release(a, ev);
       break;
     case ATOM_FORK:
       if ((err = ensure_threads(a, ev->target)) != 0) return err;
@@ -494,7 +495,7 @@ static AERO_HOT int aero_event(aero *a, const atom_ev *ev) {
       err = on_begin(a, ev);
       break;
     case ATOM_END:
-      err = a->basic ? atom__aero_basic_end(a, ev) : atom__aero_opt_end(a, ev);
+      err = basic ? atom__aero_basic_end(a, ev) : atom__aero_opt_end(a, ev);
       break;
     case ATOM_FENCE:
       /* No clock work (it touches no shared state), but it is an event of its thread: a
@@ -516,7 +517,10 @@ static AERO_HOT int aero_event(aero *a, const atom_ev *ev) {
   return err;
 }
 
-static int aero_on_event(void *self, const atom_ev *ev) { return aero_event(self, ev); }
+static int aero_on_event(void *self, const atom_ev *ev) {
+  aero *a = self;
+  return aero_event(a, ev, a->basic);
+}
 
 /* How many events ahead aero_events prefetches the record of an accessed variable (0: none). */
 #ifndef AERO_PREFETCH_AHEAD
@@ -529,8 +533,8 @@ static int aero_on_event(void *self, const atom_ev *ev) { return aero_event(self
  * (a hint: any event's target is taken as a variable; a lock's, a BEGIN's or a target not
  * seen yet only wastes the fetch), so that with many variables its cache miss overlaps the
  * work on the events before it. */
-static int aero_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
-  aero *a = self;
+static AERO_HOT int aero_events(aero *a, const atom_ev *ev, size_t n, size_t *failed,
+                                int basic) {
   for (size_t i = 0; i < n; i++) {
 #if AERO_PREFETCH_AHEAD > 0 && (defined(__GNUC__) || defined(__clang__))
     if (i + AERO_PREFETCH_AHEAD < n) {
@@ -538,13 +542,19 @@ static int aero_on_events(void *self, const atom_ev *ev, size_t n, size_t *faile
       if (x < a->n_var) __builtin_prefetch(&a->var[x], 1);
     }
 #endif
-    int err = aero_event(a, &ev[i]);
+    int err = aero_event(a, &ev[i], basic);
     if (err) {
       *failed = i;
       return err;
     }
   }
   return 0;
+}
+
+/* One loop per variant, so that the variant is not tested at every event. */
+static int aero_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
+  aero *a = self;
+  return a->basic ? aero_events(a, ev, n, failed, 1) : aero_events(a, ev, n, failed, 0);
 }
 
 /* ------------------------------------------------------------------ lifecycle */

@@ -3,6 +3,7 @@
  * ending transaction (see "Optimized END" in aerodrome.c). */
 
 #include "checkers/aerodrome/aerodrome_internal.h"
+#include "support/multiversion.h"
 
 static atom__vc *reg_clock(aero *a, reg r) {
   switch (r.kind) {
@@ -94,7 +95,7 @@ static inline void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev 
   if (th->n_known) register_read_known(a, t, x, ev);
 }
 
-int atom__aero_opt_read(aero *a, const atom_ev *ev) {
+static ATOM__CLONES int opt_read(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
@@ -136,7 +137,7 @@ int atom__aero_opt_read(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-int atom__aero_opt_write(aero *a, const atom_ev *ev) {
+static ATOM__CLONES int opt_write(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
@@ -185,7 +186,7 @@ int atom__aero_opt_write(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-int atom__aero_opt_acquire(aero *a, const atom_ev *ev) {
+static ATOM__CLONES int opt_acquire(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, l = ev->target;
   athread *th = &a->thr[t];
   alock *k = &a->lock[l];
@@ -210,7 +211,7 @@ int atom__aero_opt_acquire(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-int atom__aero_opt_release(aero *a, const atom_ev *ev) {
+static ATOM__CLONES int opt_release(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, l = ev->target;
   athread *th = &a->thr[t];
   alock *k = &a->lock[l];
@@ -340,7 +341,7 @@ static int opt_end_reserve(aero *a, reg r, uint32_t t, uint32_t ts, uint32_t len
                            : var_reserve_r(a, &a->var[r.id], len);
 }
 
-int atom__aero_opt_end(aero *a, const atom_ev *ev) {
+static ATOM__CLONES int opt_end(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread;
   athread *th = &a->thr[t];
   uint32_t len = th->c.len;
@@ -417,3 +418,11 @@ int atom__aero_opt_end(aero *a, const atom_ev *ev) {
   a->n_active--;
   return 0;
 }
+
+/* The entries (aerodrome.c's dispatch): each calls its handler's copy for the instruction set
+ * of the machine (support/multiversion.h: the clones are called from this file only). */
+int atom__aero_opt_read(aero *a, const atom_ev *ev) { return opt_read(a, ev); }
+int atom__aero_opt_write(aero *a, const atom_ev *ev) { return opt_write(a, ev); }
+int atom__aero_opt_acquire(aero *a, const atom_ev *ev) { return opt_acquire(a, ev); }
+int atom__aero_opt_release(aero *a, const atom_ev *ev) { return opt_release(a, ev); }
+int atom__aero_opt_end(aero *a, const atom_ev *ev) { return opt_end(a, ev); }
