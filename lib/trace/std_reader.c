@@ -24,6 +24,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "atomicity/error.h"
 #include "core/error.h"
 #include "support/byteorder.h"
@@ -564,21 +568,28 @@ static inline uint64_t digits_value(uint64_t v) {
  * (kind 0). */
 struct op_pattern {
   uint64_t word, mask;
-  uint32_t kind, len;
+  uint32_t kind;
+  uint8_t len;   /* of the operation's name */
+  uint8_t arg;   /* 1: '(' follows (an operation with a target), 0: '|' */
+  uint8_t space; /* the target's name table (index into names[]) */
 };
-#define OP_(a, b, w, m, k, n) [((a) + (b)) & 31] = {w, m, k, n}
+#define OP_(a, b, w, m, k, n, arg, sp) [((a) + (b)) & 31] = {w, m, k, n, arg, sp}
 static const struct op_pattern op_patterns[32] = {
-    OP_('r', '(', W2('r', '('), 0xFFFF, ATOM_READ, 1),
-    OP_('w', '(', W2('w', '('), 0xFFFF, ATOM_WRITE, 1),
-    OP_('a', 'c', W4('a', 'c', 'q', '('), 0xFFFFFFFF, ATOM_ACQUIRE, 3),
-    OP_('r', 'e', W4('r', 'e', 'l', '('), 0xFFFFFFFF, ATOM_RELEASE, 3),
-    OP_('b', 'e', W4('b', 'e', 'g', 'i') | W2('n', '|') << 32, 0xFFFFFFFFFFFF, ATOM_BEGIN, 5),
-    OP_('e', 'n', W4('e', 'n', 'd', '|'), 0xFFFFFFFF, ATOM_END, 3),
-    OP_('f', 'o', W4('f', 'o', 'r', 'k') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_FORK, 4),
-    OP_('f', 'e', W4('f', 'e', 'n', 'c') | W2('e', '|') << 32, 0xFFFFFFFFFFFF, ATOM_FENCE, 5),
-    OP_('j', 'o', W4('j', 'o', 'i', 'n') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_JOIN, 4),
+    OP_('r', '(', W2('r', '('), 0xFFFF, ATOM_READ, 1, 1, 1),
+    OP_('w', '(', W2('w', '('), 0xFFFF, ATOM_WRITE, 1, 1, 1),
+    OP_('a', 'c', W4('a', 'c', 'q', '('), 0xFFFFFFFF, ATOM_ACQUIRE, 3, 1, 2),
+    OP_('r', 'e', W4('r', 'e', 'l', '('), 0xFFFFFFFF, ATOM_RELEASE, 3, 1, 2),
+    OP_('b', 'e', W4('b', 'e', 'g', 'i') | W2('n', '|') << 32, 0xFFFFFFFFFFFF, ATOM_BEGIN, 5, 0,
+        0),
+    OP_('e', 'n', W4('e', 'n', 'd', '|'), 0xFFFFFFFF, ATOM_END, 3, 0, 0),
+    OP_('f', 'o', W4('f', 'o', 'r', 'k') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_FORK, 4, 1,
+        0),
+    OP_('f', 'e', W4('f', 'e', 'n', 'c') | W2('e', '|') << 32, 0xFFFFFFFFFFFF, ATOM_FENCE, 5, 0,
+        0),
+    OP_('j', 'o', W4('j', 'o', 'i', 'n') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_JOIN, 4, 1,
+        0),
     OP_('c', 'o', W4('c', 'o', 'm', 'm') | W4('i', 't', '(', 0) << 32, 0xFFFFFFFFFFFFFF,
-        ATOM_COMMIT, 6),
+        ATOM_COMMIT, 6, 1, 1),
 };
 #undef OP_
 
@@ -647,6 +658,121 @@ static HOT_INLINE int fast_line(atom_trace_reader *r, const unsigned char *p, at
   r->line = r->lineno;
   return 1;
 }
+
+/* ---- runs of common lines, split with SSE2 bitmasks ------------------------------------- */
+
+#if defined(__SSE2__)
+#define SIMD_LINES 1
+
+/* The key of the short name whose head is `head` (len bytes, 1 to 7) when the name cache
+ * holds it, else 0. A short name's head is the name itself (its top byte 0, no byte 0 within,
+ * reader_state.h), so equal heads are equal names of one length: the cache's length need not be
+ * compared, and no long name (top byte not 0) or empty slot (head 0) can match. */
+static inline uint16_t load_le16(const unsigned char *p) {
+  uint16_t v;
+  memcpy(&v, p, 2);
+  return ATOM__LE16(v);
+}
+
+static inline uint64_t cached_short(const name_space *t, uint64_t head, size_t len) {
+  const struct name_cache *c = &t->cache[cache_slot(head, len)];
+  return LIKELY(c->head == head) ? c->key : 0;
+}
+
+/* Parse the common lines from r->pos on, as many as follow one another (at most `cap`) into
+ * ev[] and their line numbers into line32[] or line64[] (the other NULL): the lines fast_line()
+ * takes, "T|op(NAME)|LOC" and "T|op|LOC" with names of 1 to 7 plain bytes, no blanks, no flag
+ * and a location of 1 to 7 digits, but found from one 16-byte load per line: the bytes that are
+ * not plain name bytes (the delimiters '|', '(', ')' and the line end among them) are a bitmask
+ * whose lowest set bits are the end of the thread name and of the target name. Stops at the
+ * first line of any other shape, or when fewer than FAST_NEED bytes of the region are left (the
+ * loads below read at most 33 bytes from the line's start), with r->pos at that line and
+ * r->lineno at the line before: read_event() parses it as it would have. Returns how many
+ * events were written; *rc is 0, or an interning error (r->lineno at its line). */
+static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t *line32,
+                                  uint64_t *line64, size_t cap, int *rc) {
+  const unsigned char *p = r->pos, *lim = r->lim;
+  uint64_t lineno = r->lineno;
+  size_t n = 0;
+  const __m128i below = _mm_set1_epi8(0x2A - 1), above = _mm_set1_epi8(0x7B + 1);
+  *rc = 0;
+  while (n < cap && lim - p >= FAST_NEED) {
+    /* Bit i set: p[i] is not a plain name byte (as odd_bytes(); the signed compares put bytes
+     * from 0x80 up below 0x2A); bits 16 to 31 set, as if the line went on with such bytes. */
+    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+    __m128i plain = _mm_and_si128(_mm_cmpgt_epi8(x, below), _mm_cmplt_epi8(x, above));
+    uint32_t odd = ~(uint32_t)_mm_movemask_epi8(plain);
+    /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
+     * it may be the first byte after the load). */
+    unsigned tlen = (unsigned)__builtin_ctz(odd);
+    if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) break;
+    uint64_t th = atom__load_le64(p) & ((1ULL << (tlen * 8)) - 1);
+    /* <op> and the byte after it, as fast_line() compares them. */
+    unsigned q = tlen + 1;
+    uint64_t ow = atom__load_le64(p + q);
+    const struct op_pattern *op = &op_patterns[(ow + (ow >> 8)) & 31];
+    if (UNLIKELY((ow & op->mask) != op->word || !op->kind)) break;
+    q += op->len; /* at '(' or '|': q <= 14 */
+    uint64_t nh = 0;
+    unsigned nlen = 0, s = q + 1; /* s: where the location starts */
+    if (op->arg) {
+      /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
+       * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
+      nlen = (unsigned)__builtin_ctz(odd >> (q + 1));
+      if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) break;
+      nh = atom__load_le64(p + q + 1) & ((1ULL << (nlen * 8)) - 1);
+      s = q + 3 + nlen; /* s <= 24: the word below ends by byte 32 */
+    }
+    /* <loc>: 1 to 7 digits from one word, then LF or CR LF. */
+    uint64_t w = atom__load_le64(p + s);
+    uint64_t nd = ((w + ONES * 0x46) | (w - ONES * 0x30) | w) & HIGHS; /* non-digit bytes */
+    unsigned k = (unsigned)(__builtin_ctzll(nd | (1ULL << 63)) >> 3);
+    const unsigned char *e = p + s + k;
+    if (UNLIKELY(k - 1 >= 7 || *e != '\n')) {
+      if (k - 1 >= 7 || *e != '\r' || e[1] != '\n') break;
+      e++;
+    }
+    uint64_t v = (w - ONES * 0x30) << (64 - 8 * k), loc;
+    if (LIKELY(k <= 2)) /* most locations: the two top bytes (the first 0 for one digit) */
+      loc = (v >> 48 & 0xFF) * 10 + (v >> 56);
+    else
+      loc = digits_value(v);
+    /* The names' keys, from the cache; a miss interns (the slow path, which also fills the
+     * cache), with the reader's position and line where an error needs them. */
+    uint64_t thread = cached_short(&r->names[0], th, tlen), target = 0;
+    if (UNLIKELY(!thread)) {
+      r->lineno = lineno + 1;
+      r->pos = p;
+      if ((*rc = intern_slow(r, &r->names[0], p, tlen, th, &thread))) return n;
+    }
+    if (op->arg) {
+      name_space *t = &r->names[op->space];
+      target = cached_short(t, nh, nlen);
+      if (UNLIKELY(!target)) {
+        r->lineno = lineno + 1;
+        r->pos = p;
+        if ((*rc = intern_slow(r, t, p + q + 1, nlen, nh, &target))) return n;
+      }
+    }
+    lineno++;
+    ev[n].kind = op->kind;
+    ev[n].flags = 0;
+    ev[n].thread = thread;
+    ev[n].target = target;
+    ev[n].loc = loc;
+    if (line32)
+      line32[n] = (uint32_t)lineno;
+    else
+      line64[n] = lineno;
+    n++;
+    p = e + 1;
+  }
+  r->pos = p;
+  r->lineno = lineno;
+  if (n) r->line = lineno;
+  return n;
+}
+#endif
 
 /* A "#name SPACE KEY TEXT" directive in [p, lf) (p at '#'): KEY is a name token of the event
  * lines for thread, var and lock, a decimal loc for loc; TEXT runs to the end of the line
@@ -822,14 +948,22 @@ int atom__trace_parse_chunk(atom_trace_reader *w, atom__chunk_events *out) {
           ATOM__GROW(&w->mem, out->line, out->line_cap, out->n + 1))
         return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
     }
+#if defined(SIMD_LINES)
+    size_t room = (out->cap < out->line_cap ? out->cap : out->line_cap) - out->n;
+    int rc;
+    size_t got = simd_run(w, out->ev + out->n, out->line + out->n, NULL, room, &rc);
+    out->n += got;
+    if (UNLIKELY(rc)) return rc;
+    if (got == room) continue; /* full: grow */
+#endif
     size_t nd = w->n_dir;
-    int rc = read_event(w, &out->ev[out->n]);
+    int rc1 = read_event(w, &out->ev[out->n]);
     if (UNLIKELY(w->n_dir != nd)) {
       if (ATOM__GROW(&w->mem, out->dir_pos, out->dir_cap, w->n_dir))
         return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
       for (; nd < w->n_dir; nd++) out->dir_pos[nd] = out->n;
     }
-    if (rc != 1) return rc;
+    if (rc1 != 1) return rc1;
     out->line[out->n++] = (uint32_t)w->lineno;
   }
 }
@@ -869,6 +1003,12 @@ int atom__trace_reader_fill(atom_trace_reader *r, size_t max) {
     if (r->par) return atom__trace_par_fill(r, b, n);
   }
   while (b->count < n) {
+#if defined(SIMD_LINES)
+    int src;
+    b->count += simd_run(r, b->ev + b->count, NULL, b->line + b->count, n - b->count, &src);
+    if (UNLIKELY(src)) return src;
+    if (b->count == n) break;
+#endif
     int rc = read_event(r, &b->ev[b->count]);
     if (rc != 1) return rc;
     b->line[b->count++] = r->line;

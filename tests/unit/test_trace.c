@@ -1425,6 +1425,117 @@ START_TEST(word_parser_boundaries) {
 }
 END_TEST
 
+/* Lines of the shapes the 16-byte-load parser takes and just past them: plain names of 1 to 40
+ * bytes (so lines end at every byte of the first and second load), every operation, locations
+ * of 1 to 20 digits, LF or CR LF, the last line with or without its line end, each run of
+ * lines at the end of the input (fewer bytes left than the loads read). */
+static void gen_plain_line(gen_trace *g, uint64_t *x, int last_unterminated) {
+  static const struct {
+    const char *op;
+    uint32_t kind;
+    int space;
+  } ops[] = {{"r", ATOM_READ, ATOM_SPACE_VAR},       {"w", ATOM_WRITE, ATOM_SPACE_VAR},
+             {"acq", ATOM_ACQUIRE, ATOM_SPACE_LOCK}, {"rel", ATOM_RELEASE, ATOM_SPACE_LOCK},
+             {"fork", ATOM_FORK, ATOM_SPACE_THREAD}, {"join", ATOM_JOIN, ATOM_SPACE_THREAD},
+             {"begin", ATOM_BEGIN, 0},               {"end", ATOM_END, 0},
+             {"fence", ATOM_FENCE, 0},               {"commit", ATOM_COMMIT, ATOM_SPACE_VAR}};
+  static const char pool[] = "Tabz09V_L.:/[]-*{@";
+  char th[24], tg[24], buf[160];
+  size_t tl = xs(x) % 3 ? 1 + xs(x) % 9 : 1 + xs(x) % 23;
+  size_t nl = xs(x) % 3 ? 1 + xs(x) % 9 : 1 + xs(x) % 23;
+  /* A few names of each length, so that names recur (and fewer than 256 per space). */
+  uint64_t tw = xs(x) % 3, nw = xs(x) % 3;
+  for (size_t i = 0; i < tl; i++) th[i] = pool[(tw * 5 + i * 7) % (sizeof pool - 1)];
+  for (size_t i = 0; i < nl; i++) tg[i] = pool[(nw * 5 + i * 3 + 1) % (sizeof pool - 1)];
+  th[tl] = tg[nl] = '\0';
+  int o = (int)(xs(x) % 10);
+  static const uint64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                   100000000, 1000000000, 10000000000ULL};
+  int digits = (int)(xs(x) % 21); /* 0: 20 digits */
+  uint64_t loc = digits == 0 ? UINT64_MAX - xs(x) % 1000
+                 : digits <= 10 ? xs(x) % pow10[digits]
+                                : xs(x) % 10000000000000000000ULL;
+  int n = snprintf(buf, sizeof buf, "%s|%s", th, ops[o].op);
+  uint64_t thread = gen_key(g, ATOM_SPACE_THREAD, th), target = 0;
+  if (ops[o].space) {
+    n += snprintf(buf + n, sizeof buf - (size_t)n, "(%s)", tg);
+    target = gen_key(g, ops[o].space, tg);
+  }
+  n += snprintf(buf + n, sizeof buf - (size_t)n, "|%" PRIu64 "%s", loc,
+                last_unterminated ? "" : xs(x) % 5 == 0 ? "\r\n" : "\n");
+  gen_put(g, buf, (size_t)n);
+  g->lines++;
+  if (g->n == g->ev_cap) {
+    g->ev_cap = g->ev_cap ? g->ev_cap * 2 : 256;
+    g->ev = realloc(g->ev, g->ev_cap * sizeof *g->ev);
+    g->line = realloc(g->line, g->ev_cap * sizeof *g->line);
+    ck_assert_ptr_nonnull(g->ev);
+    ck_assert_ptr_nonnull(g->line);
+  }
+  g->ev[g->n] = (atom_event){.kind = ops[o].kind, .thread = thread, .target = target, .loc = loc};
+  g->line[g->n++] = g->lines;
+}
+
+START_TEST(simd_parser_lines) {
+  for (int iter = 0; iter < 60; iter++) {
+    gen_trace g;
+    memset(&g, 0, sizeof g);
+    uint64_t x = 777 + (uint64_t)iter;
+    int lines = 1 + (int)(xs(&x) % 400);
+    for (int i = 0; i < lines; i++) {
+      if (xs(&x) % 50 == 0) { /* now and then a comment between the common lines */
+        gen_put(&g, "# c\n", 4);
+        g.lines++;
+      }
+      gen_plain_line(&g, &x, iter % 2 && i == lines - 1);
+    }
+    char what[32];
+    snprintf(what, sizeof what, "iteration %d", iter);
+    for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, what);
+    gen_free(&g);
+  }
+}
+END_TEST
+
+/* Names of 1 to 40 bytes in the thread and in the target field of the shortest lines: every
+ * position of the first delimiter inside and after a 16-byte load. */
+START_TEST(simd_parser_name_lengths) {
+  for (int tl = 1; tl <= 40; tl++) {
+    gen_trace g;
+    memset(&g, 0, sizeof g);
+    char name[48], buf[256];
+    for (int i = 0; i < tl; i++) name[i] = (char)('a' + i % 26);
+    name[tl] = '\0';
+    /* Keys in first-use order (the oracle's name table holds up to 23 bytes: not used). */
+    uint64_t t = 1, v = 1, u = 2;
+    for (int rep = 0; rep < 4; rep++) {
+      int n = snprintf(buf, sizeof buf, "%s|w(%s)|%d\nU|r(%s)|%d\n%s|end|7\n", name, name, rep,
+                       name, tl, name);
+      gen_put(&g, buf, (size_t)n);
+      atom_event e[3] = {{.kind = ATOM_WRITE, .thread = t, .target = v, .loc = (uint64_t)rep},
+                         {.kind = ATOM_READ, .thread = u, .target = v, .loc = (uint64_t)tl},
+                         {.kind = ATOM_END, .thread = t, .loc = 7}};
+      for (int k = 0; k < 3; k++) {
+        if (g.n == g.ev_cap) {
+          g.ev_cap = g.ev_cap ? g.ev_cap * 2 : 64;
+          g.ev = realloc(g.ev, g.ev_cap * sizeof *g.ev);
+          g.line = realloc(g.line, g.ev_cap * sizeof *g.line);
+          ck_assert_ptr_nonnull(g.ev);
+          ck_assert_ptr_nonnull(g.line);
+        }
+        g.ev[g.n] = e[k];
+        g.line[g.n++] = ++g.lines;
+      }
+    }
+    char what[32];
+    snprintf(what, sizeof what, "name of %d bytes", tl);
+    ck_gen(&g, VIA_MEMORY, what);
+    ck_gen(&g, VIA_FILE, what);
+    gen_free(&g);
+  }
+}
+END_TEST
+
 /* ---- reading in parallel --------------------------------------------------------------- */
 
 /* Everything a reader delivers: the outcome, then its names and directives, as text. */
@@ -1788,6 +1899,8 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, random_garbage);
   tcase_add_test(t, word_parser_lines);
   tcase_add_test(t, word_parser_boundaries);
+  tcase_add_test(t, simd_parser_lines);
+  tcase_add_test(t, simd_parser_name_lengths);
   suite_add_tcase(s, t);
 
   t = tcase_create("writer");
