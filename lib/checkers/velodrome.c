@@ -684,6 +684,26 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
         break;
       }
     } else if (ev->kind == ATOM_BEGIN) {
+      /* vd_begin's usual case in line: a thread outside a transaction whose previous
+       * transaction and forker are collected (no in-edge to add), a recycled graph slot and
+       * room for its name. The out-of-line call saved and restored more registers than the
+       * rest of this costs. */
+      atom__dg *g = &v->g;
+      uint32_t i = g->vx_free;
+      if (VD_LIKELY(!th->in_txn && i != UINT32_MAX && i < v->txn_cap &&
+                    vd_gone(g, th->last) && vd_gone(g, th->forker) && !g->payload_size)) {
+        atom__dg_add_node(g, &h); /* in line: cannot fail with a free slot and no payload */
+        v->txn[i] = (vd_txn){t, 0, ev->index, ev->loc};
+        th->in_txn = 1;
+        th->begin_index = ev->index;
+        th->begin_loc = ev->loc;
+        memset(th->pred, 0, sizeof th->pred);
+        th->cur = h;
+        th->last = h;
+        th->last_ev = *ev;
+        th->forker = ATOM__DG_NONE;
+        return 0;
+      }
       return vd_begin(v, th, t, ev);
     }
   }
