@@ -724,26 +724,29 @@ static int vd_event(void *self, const atom_ev *ev) { return vd_step(self, ev); }
  * cache miss overlaps the work on the events before it. */
 static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
   velodrome *v = self;
-  size_t i = 0;
+  const atom_ev *e = ev, *end = ev + n;
 #if VD_PREFETCH_AHEAD > 0
   /* Any event's target is taken as a variable here: a lock's or a BEGIN's (0) names a slot
    * that is fetched for nothing, cheaper than testing the kind. Nor is the target tested
    * against the table's size: a prefetch never faults, and the address is computed as an
-   * integer, so that one past the table is no pointer arithmetic out of bounds. */
-  for (; i + VD_PREFETCH_AHEAD < n; i++) {
-    uintptr_t x = ev[i + VD_PREFETCH_AHEAD].target;
-    __builtin_prefetch((const void *)((uintptr_t)v->var + x * sizeof(vd_var)), 1);
-    int err = vd_step(v, &ev[i]);
-    if (err) {
-      *failed = i;
-      return err;
+   * integer, so that one past the table is no pointer arithmetic out of bounds. One pointer
+   * walks the block (the failed position is computed from it only on failure). */
+  if (n > VD_PREFETCH_AHEAD) {
+    for (const atom_ev *stop = end - VD_PREFETCH_AHEAD; e != stop; e++) {
+      uintptr_t x = e[VD_PREFETCH_AHEAD].target;
+      __builtin_prefetch((const void *)((uintptr_t)v->var + x * sizeof(vd_var)), 1);
+      int err = vd_step(v, e);
+      if (err) {
+        *failed = (size_t)(e - ev);
+        return err;
+      }
     }
   }
 #endif
-  for (; i < n; i++) {
-    int err = vd_step(v, &ev[i]);
+  for (; e != end; e++) {
+    int err = vd_step(v, e);
     if (err) {
-      *failed = i;
+      *failed = (size_t)(e - ev);
       return err;
     }
   }
