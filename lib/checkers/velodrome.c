@@ -684,6 +684,26 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
         break;
       }
     } else if (ev->kind == ATOM_BEGIN) {
+      /* vd_begin's usual case in line: a thread outside a transaction whose previous
+       * transaction and forker are collected (no in-edge to add), a recycled graph slot and
+       * room for its name. The out-of-line call saved and restored more registers than the
+       * rest of this costs. */
+      atom__dg *g = &v->g;
+      uint32_t i = g->vx_free;
+      if (VD_LIKELY(!th->in_txn && i != UINT32_MAX && i < v->txn_cap &&
+                    vd_gone(g, th->last) && vd_gone(g, th->forker) && !g->payload_size)) {
+        atom__dg_add_node(g, &h); /* in line: cannot fail with a free slot and no payload */
+        v->txn[i] = (vd_txn){t, 0, ev->index, ev->loc};
+        th->in_txn = 1;
+        th->begin_index = ev->index;
+        th->begin_loc = ev->loc;
+        memset(th->pred, 0, sizeof th->pred);
+        th->cur = h;
+        th->last = h;
+        th->last_ev = *ev;
+        th->forker = ATOM__DG_NONE;
+        return 0;
+      }
       return vd_begin(v, th, t, ev);
     }
   }
@@ -704,26 +724,29 @@ static int vd_event(void *self, const atom_ev *ev) { return vd_step(self, ev); }
  * cache miss overlaps the work on the events before it. */
 static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
   velodrome *v = self;
-  size_t i = 0;
+  const atom_ev *e = ev, *end = ev + n;
 #if VD_PREFETCH_AHEAD > 0
   /* Any event's target is taken as a variable here: a lock's or a BEGIN's (0) names a slot
    * that is fetched for nothing, cheaper than testing the kind. Nor is the target tested
    * against the table's size: a prefetch never faults, and the address is computed as an
-   * integer, so that one past the table is no pointer arithmetic out of bounds. */
-  for (; i + VD_PREFETCH_AHEAD < n; i++) {
-    uintptr_t x = ev[i + VD_PREFETCH_AHEAD].target;
-    __builtin_prefetch((const void *)((uintptr_t)v->var + x * sizeof(vd_var)), 1);
-    int err = vd_step(v, &ev[i]);
-    if (err) {
-      *failed = i;
-      return err;
+   * integer, so that one past the table is no pointer arithmetic out of bounds. One pointer
+   * walks the block (the failed position is computed from it only on failure). */
+  if (n > VD_PREFETCH_AHEAD) {
+    for (const atom_ev *stop = end - VD_PREFETCH_AHEAD; e != stop; e++) {
+      uintptr_t x = e[VD_PREFETCH_AHEAD].target;
+      __builtin_prefetch((const void *)((uintptr_t)v->var + x * sizeof(vd_var)), 1);
+      int err = vd_step(v, e);
+      if (err) {
+        *failed = (size_t)(e - ev);
+        return err;
+      }
     }
   }
 #endif
-  for (; i < n; i++) {
-    int err = vd_step(v, &ev[i]);
+  for (; e != end; e++) {
+    int err = vd_step(v, e);
     if (err) {
-      *failed = i;
+      *failed = (size_t)(e - ev);
       return err;
     }
   }
