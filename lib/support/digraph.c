@@ -173,16 +173,8 @@ int atom__dg_add_node_slow(atom__dg *g, atom__dg_node *out) {
     i = (uint32_t)g->vx_used++;
     g->vx[i].gen = 1;
   }
-  atom__dg_vx *v = &g->vx[i];
-  v->ord = g->next_ord++; /* last in the order: a new node has no edges yet */
-  v->flags = ATOM__DG_LIVE;
-  v->nin = v->nout = 0;
-  v->out_head = v->in_head = NIL;
-  v->mark = 0;
-  v->aux = NIL;
   if (g->payload_size) memset(g->pl + (size_t)i * g->payload_size, 0, g->payload_size);
-  g->nodes++;
-  *out = g->live[i] = handle_of(g, i);
+  atom__dg_node_init_(g, i, out);
   return 0;
 }
 

@@ -127,13 +127,11 @@ void atom__dg_destroy(atom__dg *g);
 /* Create a node (not complete, no edges, zero-filled payload) last in the topological order.
  * @return 0 and *out, or ATOM_ENOMEM (graph unchanged). */
 int atom__dg_add_node_slow(atom__dg *g, atom__dg_node *out);
-static inline int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
-  uint32_t i = g->vx_free;
-  /* In line: a recycled slot without a payload to zero (velodrome's case: one node per
-   * transaction, the slot of a collected one); the rest out of line. */
-  if (i == UINT32_MAX || g->payload_size) return atom__dg_add_node_slow(g, out);
+
+/* Make slot i (taken off the free list or new, its generation set) a live node with no
+ * edges, last in the topological order; its handle in *out. The payload is the caller's. */
+static inline void atom__dg_node_init_(atom__dg *g, uint32_t i, atom__dg_node *out) {
   atom__dg_vx *v = &g->vx[i];
-  g->vx_free = v->aux;
   v->ord = g->next_ord++; /* last in the order: a new node has no edges yet */
   v->flags = ATOM__DG_LIVE;
   v->nin = v->nout = 0;
@@ -142,6 +140,15 @@ static inline int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
   v->aux = UINT32_MAX;
   g->nodes++;
   *out = g->live[i] = ((uint64_t)v->gen << 32) | i;
+}
+
+static inline int atom__dg_add_node(atom__dg *g, atom__dg_node *out) {
+  uint32_t i = g->vx_free;
+  /* In line: a recycled slot without a payload to zero (velodrome's case: one node per
+   * transaction, the slot of a collected one); the rest out of line. */
+  if (i == UINT32_MAX || g->payload_size) return atom__dg_add_node_slow(g, out);
+  g->vx_free = g->vx[i].aux;
+  atom__dg_node_init_(g, i, out);
   return 0;
 }
 
