@@ -425,16 +425,16 @@ static int ensure_vars_slow(aero *a, uint32_t id) {
   if (id < a->n_var) return 0;
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_VAR);
   if (want <= id) want = id + 1;
-  if (ATOM__GROW(a->mem, a->var, a->var_cap, want) ||
-      ATOM__GROW(a->mem, a->wlast, a->wlast_cap, want) ||
+  /* (the session interns variables one by one as they come: most calls need no growth) */
+  if ((want > a->var_cap && ATOM__GROW(a->mem, a->var, a->var_cap, want)) ||
+      (want > a->wlast_cap && ATOM__GROW(a->mem, a->wlast, a->wlast_cap, want)) ||
       (a->basic && ATOM__GROW(a->mem, a->vbasic, a->vbasic_cap, want)))
     return ATOM_ENOMEM;
   for (uint32_t x = a->n_var; x < want; x++) {
+    /* Records past n_var are still as ATOM__GROW zeroed them: set what is not 0 (the clocks
+     * as atom__vc_init leaves them, inline and zero) */
     avar *v = &a->var[x];
-    memset(v, 0, sizeof *v);
-    atom__vc_init(&v->w);
-    atom__vc_init(&v->r);
-    atom__vc_init(&v->chr);
+    v->w.cap = v->r.cap = v->chr.cap = ATOM__VC_INLINE;
     v->lastw = v->w_from = v->r_from = NIL;
     a->wlast[x].txn.thread = NIL;
   }
