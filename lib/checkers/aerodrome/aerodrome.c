@@ -241,34 +241,118 @@ static void release_slot(aero *a, uint32_t u) {
  * they share cache lines and one allocation. The block belongs to R_x (r.u.heap), both clocks
  * keep cap equal, var_reserve_r is their only growth, var_free frees it. W_x is a clock of its
  * own (a variable only written pays for no read clocks). Each is as wide as the slots in use
- * when it first grows: the widest clock it can receive, so growth is rare. */
+ * when it first grows: the widest clock it can receive, so growth is rare.
+ *
+ * With many variables the sweeps (atom__aero_var_sweep) drop most clocks and the next access
+ * to each allocates them again, at a high rate and of few sizes (W_x: cap components, R_x's
+ * block: 2 * cap). So a dropped block goes to a free list for its size (up to VFREE_COMP
+ * components), zeroed where its clocks were used (the rest is zero already: the invariant of
+ * vclock.h), and an allocation takes from that list before the allocator and zeroes nothing
+ * but the link. The blocks on the lists stay allocated, so the checker's bytes count them. The
+ * lists are bounded: a sweep lists what it drops, then frees listed blocks until live clock
+ * bytes plus listed bytes are within the new sweep_at, the level at which the next sweep runs
+ * anyway; other drops (a block outgrown) are listed only within that bound. So the lists do
+ * not raise the peak the sweep schedule allows. variant=basic (no sweeps) and sweep=1 keep
+ * none. */
+
+/* A zeroed block of n components (the caller's to account in vclk_bytes), or NULL. */
+static atom__vc_t *vblk_get(aero *a, uint32_t n) {
+  size_t bytes = (size_t)n * sizeof(atom__vc_t);
+  if (n <= VFREE_COMP && a->vfree[n]) {
+    atom__vc_t *p = a->vfree[n];
+    memcpy(&a->vfree[n], p, sizeof(void *)); /* the link, in the block's first bytes */
+    memset(p, 0, sizeof(void *));
+    a->vfree_bytes -= bytes;
+    return p;
+  }
+  atom__vc_t *p = atom__mem_alloc(a->mem, bytes);
+  if (p) memset(p, 0, bytes);
+  return p;
+}
+
+/* Give back block p of n components, already taken out of vclk_bytes; its components at and
+ * past `used` are zero (the caller zeroes the others: see vblk_zero). */
+static void vblk_put(aero *a, atom__vc_t *p, uint32_t n, uint32_t used) {
+  size_t bytes = (size_t)n * sizeof(atom__vc_t);
+  if (!p) return;
+  if (n > VFREE_COMP || n * sizeof(atom__vc_t) < sizeof(void *) || a->basic ||
+      (!a->sweeping && a->vclk_bytes + a->vfree_bytes + bytes > a->sweep_at)) {
+    atom__mem_free(a->mem, p, bytes);
+    return;
+  }
+  memset(p, 0, (size_t)used * sizeof(atom__vc_t));
+  memcpy(p, &a->vfree[n], sizeof(void *));
+  a->vfree[n] = p;
+  a->vfree_bytes += bytes;
+}
+
+/* Free the listed blocks until the lists hold at most `keep` bytes. */
+static void vblk_trim(aero *a, size_t keep) {
+  for (uint32_t n = VFREE_COMP; n > 0 && a->vfree_bytes > keep; n--)
+    while (a->vfree[n] && a->vfree_bytes > keep) {
+      void *p = a->vfree[n];
+      memcpy(&a->vfree[n], p, sizeof(void *));
+      a->vfree_bytes -= (size_t)n * sizeof(atom__vc_t);
+      atom__mem_free(a->mem, p, (size_t)n * sizeof(atom__vc_t));
+    }
+}
+
+/* R_x's block (R_x and chR_x, of cap c each) to the free list; both clocks are then ⊥. */
+static void rblk_drop(aero *a, avar *v) {
+  if (v->r.cap > ATOM__VC_INLINE) {
+    uint32_t c = v->r.cap;
+    atom__vc_t *p = v->r.u.heap;
+    a->vclk_bytes -= (size_t)c * 2 * sizeof(atom__vc_t);
+    memset(p + c, 0, (size_t)v->chr.len * sizeof(atom__vc_t)); /* chR_x's used part */
+    vblk_put(a, p, 2 * c, v->r.len);
+  }
+  atom__vc_init(&v->r);
+  atom__vc_init(&v->chr);
+}
+
+/* W_x's block to the free list; W_x is then ⊥. */
+static void wblk_drop(aero *a, avar *v) {
+  if (v->w.cap > ATOM__VC_INLINE) {
+    a->vclk_bytes -= (size_t)v->w.cap * sizeof(atom__vc_t);
+    vblk_put(a, v->w.u.heap, v->w.cap, v->w.len);
+  }
+  atom__vc_init(&v->w);
+}
+
 AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n) {
   uint32_t old = v->r.cap;
   uint64_t ncap = n;
   if (old > ATOM__VC_INLINE && ncap < (uint64_t)old + old / 2) ncap = (uint64_t)old + old / 2;
   if (ncap > UINT32_MAX / 2 || ncap * 2 > SIZE_MAX / sizeof(atom__vc_t)) return ATOM_ENOMEM;
-  atom__vc_t *blk = atom__mem_alloc(a->mem, (size_t)ncap * 2 * sizeof(atom__vc_t));
+  atom__vc_t *blk = vblk_get(a, (uint32_t)ncap * 2);
   if (!blk) return ATOM_ENOMEM;
-  memset(blk, 0, (size_t)ncap * 2 * sizeof(atom__vc_t));
-  atom__vc_t *oldblk = old > ATOM__VC_INLINE ? v->r.u.heap : NULL;
-  atom__vc *c[2] = {&v->r, &v->chr};
-  for (uint32_t i = 0; i < 2; i++) {
-    memcpy(blk + i * ncap, atom__vc_cdata(c[i]), (size_t)c[i]->len * sizeof(atom__vc_t));
-    c[i]->u.heap = blk + i * ncap;
-    c[i]->cap = (uint32_t)ncap;
-  }
-  atom__mem_free(a->mem, oldblk, (size_t)old * 2 * sizeof(atom__vc_t));
-  if (old > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)old * 2 * sizeof(atom__vc_t);
+  memcpy(blk, atom__vc_cdata(&v->r), (size_t)v->r.len * sizeof(atom__vc_t));
+  memcpy(blk + ncap, atom__vc_cdata(&v->chr), (size_t)v->chr.len * sizeof(atom__vc_t));
+  uint32_t rlen = v->r.len, clen = v->chr.len;
+  rblk_drop(a, v);
+  v->r.u.heap = blk;
+  v->chr.u.heap = blk + ncap;
+  v->r.cap = v->chr.cap = (uint32_t)ncap;
+  v->r.len = rlen;
+  v->chr.len = clen;
   a->vclk_bytes += (size_t)ncap * 2 * sizeof(atom__vc_t);
   return 0;
 }
 
+/* The growth of atom__vc_reserve (doubling), through the free lists. */
 AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n) {
-  uint32_t old = v->w.cap;
-  int err = atom__vc_reserve(a->mem, &v->w, n);
-  if (err) return err;
-  if (old > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)old * sizeof(atom__vc_t);
-  a->vclk_bytes += (size_t)v->w.cap * sizeof(atom__vc_t);
+  uint64_t ncap = (uint64_t)v->w.cap * 2;
+  if (ncap < n) ncap = n;
+  if (ncap > UINT32_MAX || ncap > SIZE_MAX / sizeof(atom__vc_t)) return ATOM_ENOMEM;
+  atom__vc_t *blk = vblk_get(a, (uint32_t)ncap);
+  if (!blk) return ATOM_ENOMEM;
+  uint32_t len = v->w.len;
+  memcpy(blk, atom__vc_cdata(&v->w), (size_t)len * sizeof(atom__vc_t));
+  wblk_drop(a, v);
+  v->w.u.heap = blk;
+  v->w.cap = (uint32_t)ncap;
+  v->w.len = len;
+  a->vclk_bytes += (size_t)ncap * sizeof(atom__vc_t);
   return 0;
 }
 
@@ -301,6 +385,7 @@ static int knows_open(const aero *a, const atom__vc *x) {
  * sweep: its O(variables) visit is paid for by the bytes allocated in between. */
 AERO_RARE void atom__aero_var_sweep(aero *a) {
   int all = a->sweep_min == 1; /* tests: drop every clock that can be dropped */
+  a->sweeping = 1; /* vblk_put lists every block; vblk_trim bounds the lists below */
   for (uint32_t x = 0; x < a->n_var; x++) {
     avar *v = &a->var[x];
     if (v->hot && !all) { /* accessed since the last sweep: likely again soon, keep it */
@@ -309,17 +394,11 @@ AERO_RARE void atom__aero_var_sweep(aero *a) {
     }
     /* inline clocks free no memory, but are reset too: one path for every width */
     if (v->w.len && !knows_open(a, &v->w)) {
-      if (v->w.cap > ATOM__VC_INLINE) a->vclk_bytes -= (size_t)v->w.cap * sizeof(atom__vc_t);
-      atom__vc_free(a->mem, &v->w);
+      wblk_drop(a, v);
       v->w_from = NIL;
     }
     if ((v->r.len || v->chr.len) && !knows_open(a, &v->r)) {
-      if (v->r.cap > ATOM__VC_INLINE) {
-        a->vclk_bytes -= (size_t)v->r.cap * 2 * sizeof(atom__vc_t);
-        atom__mem_free(a->mem, v->r.u.heap, (size_t)v->r.cap * 2 * sizeof(atom__vc_t));
-      }
-      atom__vc_init(&v->r);
-      atom__vc_init(&v->chr);
+      rblk_drop(a, v);
       v->r_from = NIL;
     }
   }
@@ -329,6 +408,8 @@ AERO_RARE void atom__aero_var_sweep(aero *a) {
   if (step < live) step = live;
   if (step < a->sweep_min) step = a->sweep_min;
   a->sweep_at = a->sweep_min == 1 ? 1 /* every event (tests) */ : live + step;
+  a->sweeping = 0;
+  vblk_trim(a, a->sweep_at > live ? a->sweep_at - live : 0); /* the lists' bound */
 }
 
 /* Release a variable's clocks; they are ⊥ afterwards. */
@@ -344,16 +425,16 @@ static int ensure_vars_slow(aero *a, uint32_t id) {
   if (id < a->n_var) return 0;
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_VAR);
   if (want <= id) want = id + 1;
-  if (ATOM__GROW(a->mem, a->var, a->var_cap, want) ||
-      ATOM__GROW(a->mem, a->wlast, a->wlast_cap, want) ||
+  /* (the session interns variables one by one as they come: most calls need no growth) */
+  if ((want > a->var_cap && ATOM__GROW(a->mem, a->var, a->var_cap, want)) ||
+      (want > a->wlast_cap && ATOM__GROW(a->mem, a->wlast, a->wlast_cap, want)) ||
       (a->basic && ATOM__GROW(a->mem, a->vbasic, a->vbasic_cap, want)))
     return ATOM_ENOMEM;
   for (uint32_t x = a->n_var; x < want; x++) {
+    /* Records past n_var are still as ATOM__GROW zeroed them: set what is not 0 (the clocks
+     * as atom__vc_init leaves them, inline and zero) */
     avar *v = &a->var[x];
-    memset(v, 0, sizeof *v);
-    atom__vc_init(&v->w);
-    atom__vc_init(&v->r);
-    atom__vc_init(&v->chr);
+    v->w.cap = v->r.cap = v->chr.cap = ATOM__VC_INLINE;
     v->lastw = v->w_from = v->r_from = NIL;
     a->wlast[x].txn.thread = NIL;
   }
@@ -588,6 +669,7 @@ static void aero_destroy(void *self) {
     }
     atom__mem_free(m, v->slot, v->nslot * sizeof *v->slot);
   }
+  vblk_trim(a, 0);
   for (uint32_t l = 0; l < a->n_lock; l++) {
     atom__vc_free(m, &a->lock[l].l);
     atom__aero_ends_free(a, &a->lock[l].lend);

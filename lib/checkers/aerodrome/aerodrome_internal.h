@@ -246,6 +246,8 @@ typedef struct cyc {
   aev start; /* the first event of the victim's transaction on the path */
 } cyc;
 
+#define VFREE_COMP 128u /* the widest block (in components) a free list takes */
+
 typedef struct aero {
   atom_env *env;
   atom__mem *mem;    /* &own_mem */
@@ -281,6 +283,10 @@ typedef struct aero {
   size_t vclk_bytes; /* heap bytes of variable clocks (optimized variant) */
   size_t sweep_at;   /* vclk_bytes at which the next event starts with atom__aero_var_sweep */
   size_t sweep_min;  /* the least sweep_at (argument sweep; 0: every event) */
+  void *vfree[VFREE_COMP + 1]; /* free blocks of variable clocks by components (see
+                                  "Variable clocks" in aerodrome.c), NULL-terminated lists */
+  size_t vfree_bytes;          /* bytes of those blocks (held: counted as the checker's) */
+  int sweeping;                /* inside atom__aero_var_sweep */
   kent *scratch;     /* END: open transactions C_t knows */
   size_t scratch_cap;
   cyc *cy;           /* report scratch */
