@@ -736,114 +736,120 @@ COLD static uint64_t intern_miss(atom_trace_reader *r, name_space *t, const unsi
 static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t *line32,
                                   uint64_t *line64, size_t cap, int *rc) {
   const unsigned char *p = r->pos;
-  uint64_t lineno = r->lineno;
+  const uint64_t lineno = r->lineno; /* every line of a run is an event: line lineno + i + 1 */
   atom_event *const ev0 = ev, *const ev_end = ev + cap;
   *rc = 0;
-  if (r->lim - p < FAST_NEED) return 0;
-  const unsigned char *const last = r->lim - FAST_NEED; /* the last start with room to load */
   /* A byte b is in [lo, hi] when b + (0x80 - lo), wrapped, is below -128 + (hi - lo + 1) as a
    * signed byte: one add and one compare a range. */
   const __m128i to_plain = _mm_set1_epi8((char)(0x80 - 0x2A)),
                 end_plain = _mm_set1_epi8((char)(-128 + (0x7B - 0x2A + 1)));
   const __m128i to_digit = _mm_set1_epi8((char)(0x80 - '0')),
                 end_digit = _mm_set1_epi8((char)(-128 + 10));
-  while (ev < ev_end && p <= last) {
-    /* Bit i set: p[i] is not a plain name byte (bytes 0x2A to 0x7B, as odd_bytes()), or not a
-     * digit; bits 16 to 31 set (the complement of a 16-bit mask), as if the line went on with
-     * such bytes. */
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-    uint32_t odd =
-        ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_plain, _mm_add_epi8(x, to_plain)));
-    uint32_t nondig =
-        ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
-    /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
-     * it may be the first byte after the load). */
-    unsigned tlen = (unsigned)__builtin_ctz(odd);
-    if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) break;
-    uint64_t th = atom__load_le64(p) & low_bytes[tlen];
-    /* <op> and the byte after it, compared as one word with the pattern its first two bytes
-     * select (fast_line()). */
-    unsigned q = tlen + 1;
-    uint64_t ow = atom__load_le64(p + q);
-    unsigned oi = (unsigned)(ow + (ow >> 8)) & 31;
-    const struct op_run *op = &op_runs[oi];
-    if (UNLIKELY((ow | op->nmask) != op->want)) break;
-    q += op->len; /* at '(' or '|': q <= 14 */
-    uint64_t nh = 0;
-    unsigned nlen = 0, s = q + 1; /* s: where the location starts */
-    if (op->arg) {
-      /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
-       * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
-      nlen = (unsigned)__builtin_ctz(odd >> (q + 1));
-      if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) break;
-      nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
-      s = q + 3 + nlen; /* s <= 24 */
-    }
-    /* <loc>: 1 to 7 digits, then LF (or CR LF); one or two digits most of the time. */
-    unsigned k = (unsigned)__builtin_ctz(nondig >> s);
-    const unsigned char *e = p + s + k;
-    uint64_t loc;
-    if (LIKELY(k - 1 < 2 && *e == '\n')) {
-      /* The two bytes at s, the second shifted out for one digit: the first digit in the low
-       * byte (0 for one digit), the last in the high byte. */
-      unsigned v = ((unsigned)load_le16(p + s) - 0x3030u) << (16 - 8 * k) & 0xFFFF;
-      loc = (v & 0xFF) * 10 + (v >> 8);
-    } else {
-      /* Longer, past the load or CR LF: from one word at the location (s <= 24, so it ends
-       * by byte 32). */
-      uint64_t w = atom__load_le64(p + s);
-      uint64_t nd = ((w + ONES * 0x46) | (w - ONES * 0x30) | w) & HIGHS; /* non-digit bytes */
-      k = (unsigned)(__builtin_ctzll(nd | (1ULL << 63)) >> 3);
-      e = p + s + k;
-      if (UNLIKELY(k - 1 >= 7 || *e != '\n')) {
-        if (k - 1 >= 7 || *e != '\r' || e[1] != '\n') break;
-        e++;
+  for (;;) {
+    /* A line taken is at most FAST_NEED bytes long, so `stop` lines from p all start with
+     * FAST_NEED bytes of the region left: one bound for the loop below. */
+    if (r->lim - p < FAST_NEED || ev == ev_end) break;
+    size_t room = (size_t)(r->lim - p - FAST_NEED) / FAST_NEED + 1;
+    atom_event *const stop = (size_t)(ev_end - ev) < room ? ev_end : ev + room;
+    do {
+      /* Bit i set: p[i] is not a plain name byte (bytes 0x2A to 0x7B, as odd_bytes()), or not a
+       * digit; bits 16 to 31 set (the complement of a 16-bit mask), as if the line went on with
+       * such bytes. */
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+      uint32_t odd =
+          ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_plain, _mm_add_epi8(x, to_plain)));
+      uint32_t nondig =
+          ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
+      /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
+       * it may be the first byte after the load). */
+      unsigned tlen = (unsigned)__builtin_ctz(odd);
+      if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
+      uint64_t th = atom__load_le64(p) & low_bytes[tlen];
+      /* <op> and the byte after it, compared as one word with the pattern its first two bytes
+       * select (fast_line()). */
+      unsigned q = tlen + 1;
+      uint64_t ow = atom__load_le64(p + q);
+      unsigned oi = (unsigned)(ow + (ow >> 8)) & 31;
+      const struct op_run *op = &op_runs[oi];
+      if (UNLIKELY((ow | op->nmask) != op->want)) goto out;
+      q += op->len; /* at '(' or '|': q <= 14 */
+      uint64_t nh = 0;
+      unsigned nlen = 0, s = q + 1; /* s: where the location starts */
+      if (op->arg) {
+        /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
+         * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
+        nlen = (unsigned)__builtin_ctz(odd >> (q + 1));
+        if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) goto out;
+        nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
+        s = q + 3 + nlen; /* s <= 24 */
       }
-      loc = digits_value((w - ONES * 0x30) << (64 - 8 * k));
-    }
-    /* The names' keys, from the cache (a short name's head is the name itself, so equal
-     * heads are equal names, and no long name or empty slot has a short name's head); a miss
-     * interns (the slow path, which also fills the cache), with the reader's position and line
-     * where an error needs them. */
-    uint64_t thread, target = 0;
-    const struct name_cache *c = &r->names[0].cache[short_slot(th)];
-    thread = c->key;
-    if (UNLIKELY(c->head != th)) {
-      r->lineno = lineno + 1;
-      r->pos = p;
-      if (!(thread = intern_miss(r, &r->names[0], p, tlen, th))) break;
-    }
-    if (op->arg) {
-      name_space *t = (name_space *)(void *)((char *)r->names + op->off);
-      c = &t->cache[short_slot(nh)];
-      target = c->key;
-      if (UNLIKELY(c->head != nh)) {
-        r->lineno = lineno + 1;
+      /* <loc>: 1 to 7 digits, then LF (or CR LF); one or two digits most of the time. */
+      unsigned k = (unsigned)__builtin_ctz(nondig >> s);
+      const unsigned char *e = p + s + k;
+      uint64_t loc;
+      if (LIKELY(k - 1 < 2 && *e == '\n')) {
+        /* The two bytes at s, the second shifted out for one digit: the first digit in the low
+         * byte (0 for one digit), the last in the high byte. */
+        unsigned v = ((unsigned)load_le16(p + s) - 0x3030u) << (16 - 8 * k) & 0xFFFF;
+        loc = (v & 0xFF) * 10 + (v >> 8);
+      } else {
+        /* Longer, past the load or CR LF: from one word at the location (s <= 24, so it ends
+         * by byte 32). */
+        uint64_t w = atom__load_le64(p + s);
+        uint64_t nd = ((w + ONES * 0x46) | (w - ONES * 0x30) | w) & HIGHS; /* non-digit bytes */
+        k = (unsigned)(__builtin_ctzll(nd | (1ULL << 63)) >> 3);
+        e = p + s + k;
+        if (UNLIKELY(k - 1 >= 7 || *e != '\n')) {
+          if (k - 1 >= 7 || *e != '\r' || e[1] != '\n') goto out;
+          e++;
+        }
+        loc = digits_value((w - ONES * 0x30) << (64 - 8 * k));
+      }
+      /* The names' keys, from the cache (a short name's head is the name itself, so equal
+       * heads are equal names, and no long name or empty slot has a short name's head); a miss
+       * interns (the slow path, which also fills the cache), with the reader's position and line
+       * where an error needs them. */
+      uint64_t thread, target = 0;
+      const struct name_cache *c = &r->names[0].cache[short_slot(th)];
+      thread = c->key;
+      if (UNLIKELY(c->head != th)) {
+        r->lineno = lineno + (size_t)(ev - ev0) + 1;
         r->pos = p;
-        if (!(target = intern_miss(r, t, p + q + 1, nlen, nh))) break;
+        if (!(thread = intern_miss(r, &r->names[0], p, tlen, th))) goto out;
       }
-    }
-    lineno++;
-    ev->kind = op->kind;
-    ev->flags = 0;
-    ev->thread = thread;
-    ev->target = target;
-    ev->loc = loc;
-    if (line32)
-      *line32++ = (uint32_t)lineno;
-    else
-      *line64++ = lineno;
-    ev++;
-    p = e + 1;
+      if (op->arg) {
+        name_space *t = (name_space *)(void *)((char *)r->names + op->off);
+        c = &t->cache[short_slot(nh)];
+        target = c->key;
+        if (UNLIKELY(c->head != nh)) {
+          r->lineno = lineno + (size_t)(ev - ev0) + 1;
+          r->pos = p;
+          if (!(target = intern_miss(r, t, p + q + 1, nlen, nh))) goto out;
+        }
+      }
+      ev->kind = op->kind;
+      ev->flags = 0;
+      ev->thread = thread;
+      ev->target = target;
+      ev->loc = loc;
+      ev++;
+      p = e + 1;
+    } while (ev < stop);
   }
+out:;
+  /* The line numbers, in a pass of their own (a loop the compiler can vectorize). */
   size_t n = (size_t)(ev - ev0);
+  if (line32)
+    for (size_t i = 0; i < n; i++) line32[i] = (uint32_t)(lineno + i + 1);
+  else
+    for (size_t i = 0; i < n; i++) line64[i] = lineno + i + 1;
   if (UNLIKELY(r->err)) { /* an interning error: r->pos and r->lineno at its line */
     *rc = r->err;
     return n;
   }
   r->pos = p;
-  r->lineno = lineno;
-  if (n) r->line = lineno;
+  r->lineno = lineno + n;
+  if (n) r->line = lineno + n;
   return n;
 }
 
