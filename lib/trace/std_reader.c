@@ -765,6 +765,13 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
       unsigned tlen = (unsigned)__builtin_ctz(odd);
       if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
       uint64_t th = atom__load_le64(p) & low_bytes[tlen];
+      /* The names' keys are looked up in the cache as soon as the names are known (a short
+       * name's head is the name itself, so equal heads are equal names, and no long name or
+       * empty slot has a short name's head); a miss is interned only once the whole line is
+       * known to be taken, the thread first, as read_event() does. */
+      const struct name_cache *c = &r->names[0].cache[short_slot(th)];
+      uint64_t thread = c->key, target = 0;
+      unsigned miss = c->head != th;
       /* <op> and the byte after it, compared as one word with the pattern its first two bytes
        * select (fast_line()). */
       unsigned q = tlen + 1;
@@ -782,16 +789,21 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
         if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) goto out;
         nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
         s = q + 3 + nlen; /* s <= 24 */
+        c = &((const name_space *)(const void *)((const char *)r->names + op->off))
+                 ->cache[short_slot(nh)];
+        target = c->key;
+        miss |= (unsigned)(c->head != nh) << 1;
       }
       /* <loc>: 1 to 7 digits, then LF (or CR LF); one or two digits most of the time. */
       unsigned k = (unsigned)__builtin_ctz(nondig >> s);
       const unsigned char *e = p + s + k;
       uint64_t loc;
       if (LIKELY(k - 1 < 2 && *e == '\n')) {
-        /* The two bytes at s, the second shifted out for one digit: the first digit in the low
-         * byte (0 for one digit), the last in the high byte. */
-        unsigned v = ((unsigned)load_le16(p + s) - 0x3030u) << (16 - 8 * k) & 0xFFFF;
-        loc = (v & 0xFF) * 10 + (v >> 8);
+        /* The two bytes before the line end: two digits, or the '|' before the location and
+         * one digit. hi + 10 lo - 528 is the value of two digits; for '|' (124) and one digit
+         * it is 760 too much. */
+        unsigned v = load_le16(e - 2);
+        loc = (v >> 8) + (v & 0xFF) * 10 + 760 * k - 2048;
       } else {
         /* Longer, past the load or CR LF: from one word at the location (s <= 24, so it ends
          * by byte 32). */
@@ -805,34 +817,18 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
         }
         loc = digits_value((w - ONES * 0x30) << (64 - 8 * k));
       }
-      /* The names' keys, from the cache (a short name's head is the name itself, so equal
-       * heads are equal names, and no long name or empty slot has a short name's head); a miss
-       * interns (the slow path, which also fills the cache), with the reader's position and line
-       * where an error needs them. */
-      uint64_t thread, target = 0;
-      const struct name_cache *c = &r->names[0].cache[short_slot(th)];
-      thread = c->key;
-      if (UNLIKELY(c->head != th)) {
+      if (UNLIKELY(miss)) {
+        /* Interning: the slow path, which also fills the cache; the reader's position and line
+         * where an error needs them. A key found above stays valid: keys never change. */
         r->lineno = lineno + (size_t)(ev - ev0) + 1;
         r->pos = p;
-        if (!(thread = intern_miss(r, &r->names[0], p, tlen, th))) goto out;
+        if ((miss & 1) && !(thread = intern_miss(r, &r->names[0], p, tlen, th))) goto out;
+        if ((miss & 2) &&
+            !(target = intern_miss(r, (name_space *)(void *)((char *)r->names + op->off),
+                                   p + q + 1, nlen, nh)))
+          goto out;
       }
-      if (op->arg) {
-        name_space *t = (name_space *)(void *)((char *)r->names + op->off);
-        c = &t->cache[short_slot(nh)];
-        target = c->key;
-        if (UNLIKELY(c->head != nh)) {
-          r->lineno = lineno + (size_t)(ev - ev0) + 1;
-          r->pos = p;
-          if (!(target = intern_miss(r, t, p + q + 1, nlen, nh))) goto out;
-        }
-      }
-      ev->kind = op->kind;
-      ev->flags = 0;
-      ev->thread = thread;
-      ev->target = target;
-      ev->loc = loc;
-      ev++;
+      *ev++ = (atom_event){op->kind, 0, thread, target, loc};
       p = e + 1;
     } while (ev < stop);
   }
