@@ -677,18 +677,22 @@ static inline uint16_t load_le16(const unsigned char *p) {
   return ATOM__LE16(v);
 }
 
-/* The operations for simd_run(), as op_patterns but matched as (word | nmask) == want, where
- * nmask has the bits the pattern ignores, so an empty slot (all 0) matches only a word of eight
- * 0 bytes; its len and arg of 0 then put the location at the operation's second byte, 0 too,
- * which is no digit, so the line is never taken. `off` is the byte offset of the target's
+/* The operations for simd_run(), as op_patterns but at the slot OP_SLOT() of their first two
+ * bytes (a multiply and a shift; no two of them meet, see op_patterns) and matched as
+ * (word | nmask) == want, where nmask has the bits the pattern ignores, so an empty slot (all
+ * 0) matches only a word of eight 0 bytes, whose slot is empty; its len and arg of 0 then put
+ * the location at the operation's second byte, 0 too, which is no digit, so the line is never
+ * taken. `off` is the byte offset of the target's
  * name table from names[0]. */
 struct op_run {
   uint64_t want, nmask;
   uint32_t kind, off;
   uint8_t len, arg;
 };
+#define OP_SLOT(two) ((uint32_t)((uint32_t)(two) * 0x2265B1F5u) >> 27)
 #define OPR_(a, b, w, m, k, n, arg, sp)                                                          \
-  [((a) + (b)) & 31] = {(w) | ~(uint64_t)(m), ~(uint64_t)(m), k, (sp) * sizeof(name_space), n, arg}
+  [OP_SLOT(W2(a, b))] = {(w) | ~(uint64_t)(m), ~(uint64_t)(m), k, (sp) * sizeof(name_space), n, \
+                         arg}
 static const struct op_run op_runs[32] = {
     OPR_('r', '(', W2('r', '('), 0xFFFF, ATOM_READ, 1, 1, 1),
     OPR_('w', '(', W2('w', '('), 0xFFFF, ATOM_WRITE, 1, 1, 1),
@@ -768,17 +772,21 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
       /* The names' keys are looked up in the cache as soon as the names are known (a short
        * name's head is the name itself, so equal heads are equal names, and no long name or
        * empty slot has a short name's head); a miss is interned only once the whole line is
-       * known to be taken, the thread first, as read_event() does. */
+       * known to be taken, the thread first, as read_event() does. The event's fields are
+       * stored as soon as they are known (fewer values to keep in registers); a line not taken
+       * leaves them in the slot *ev, which is not counted. */
       const struct name_cache *c = &r->names[0].cache[short_slot(th)];
-      uint64_t thread = c->key, target = 0;
+      ev->thread = c->key;
       unsigned miss = c->head != th;
       /* <op> and the byte after it, compared as one word with the pattern its first two bytes
        * select (fast_line()). */
       unsigned q = tlen + 1;
       uint64_t ow = atom__load_le64(p + q);
-      unsigned oi = (unsigned)(ow + (ow >> 8)) & 31;
-      const struct op_run *op = &op_runs[oi];
+      const struct op_run *op = &op_runs[OP_SLOT((uint16_t)ow)];
       if (UNLIKELY((ow | op->nmask) != op->want)) goto out;
+      ev->kind = op->kind;
+      ev->flags = 0;
+      ev->target = 0;
       q += op->len; /* at '(' or '|': q <= 14 */
       uint64_t nh = 0;
       unsigned nlen = 0, s = q + 1; /* s: where the location starts */
@@ -791,7 +799,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
         s = q + 3 + nlen; /* s <= 24 */
         c = &((const name_space *)(const void *)((const char *)r->names + op->off))
                  ->cache[short_slot(nh)];
-        target = c->key;
+        ev->target = c->key;
         miss |= (unsigned)(c->head != nh) << 1;
       }
       /* <loc>: 1 to 7 digits, then LF (or CR LF); one or two digits most of the time. */
@@ -822,13 +830,14 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
          * where an error needs them. A key found above stays valid: keys never change. */
         r->lineno = lineno + (size_t)(ev - ev0) + 1;
         r->pos = p;
-        if ((miss & 1) && !(thread = intern_miss(r, &r->names[0], p, tlen, th))) goto out;
+        if ((miss & 1) && !(ev->thread = intern_miss(r, &r->names[0], p, tlen, th))) goto out;
         if ((miss & 2) &&
-            !(target = intern_miss(r, (name_space *)(void *)((char *)r->names + op->off),
-                                   p + q + 1, nlen, nh)))
+            !(ev->target = intern_miss(r, (name_space *)(void *)((char *)r->names + op->off),
+                                       p + q + 1, nlen, nh)))
           goto out;
       }
-      *ev++ = (atom_event){op->kind, 0, thread, target, loc};
+      ev->loc = loc;
+      ev++;
       p = e + 1;
     } while (ev < stop);
   }

@@ -1571,9 +1571,9 @@ START_TEST(simd_parser_locations) {
           uint64_t loc = xs(&x) % pow10[d];
           char digits[24];
           snprintf(digits, sizeof digits, "%0*" PRIu64, d, loc);
-          int n = nl ? snprintf(buf, sizeof buf, "%s|r(%s)|%s%s", th, tg, digits,
-                                crlf ? "\r\n" : "\n")
-                     : snprintf(buf, sizeof buf, "%s|end|%s%s", th, digits, crlf ? "\r\n" : "\n");
+          const char *end = crlf ? "\r\n" : "\n";
+          int n = nl ? snprintf(buf, sizeof buf, "%s|r(%s)|%s%s", th, tg, digits, end)
+                     : snprintf(buf, sizeof buf, "%s|end|%s%s", th, digits, end);
           gen_put(&g, buf, (size_t)n);
           uint64_t tk = gen_key(&g, ATOM_SPACE_THREAD, th);
           gen_event(&g, (atom_event){.kind = nl ? ATOM_READ : ATOM_END,
