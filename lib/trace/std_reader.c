@@ -766,7 +766,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
           ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
       /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
        * it may be the first byte after the load). */
-      unsigned tlen = (unsigned)__builtin_ctz(odd);
+      size_t tlen = (unsigned)__builtin_ctz(odd);
       if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
       uint64_t th = atom__load_le64(p) & low_bytes[tlen];
       /* The names' keys are looked up in the cache as soon as the names are known (a short
@@ -780,7 +780,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
       unsigned miss = c->head != th;
       /* <op> and the byte after it, compared as one word with the pattern its first two bytes
        * select (fast_line()). */
-      unsigned q = tlen + 1;
+      size_t q = tlen + 1;
       uint64_t ow = atom__load_le64(p + q);
       const struct op_run *op = &op_runs[OP_SLOT((uint16_t)ow)];
       if (UNLIKELY((ow | op->nmask) != op->want)) goto out;
@@ -789,7 +789,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
       ev->target = 0;
       q += op->len; /* at '(' or '|': q <= 14 */
       uint64_t nh = 0;
-      unsigned nlen = 0, s = q + 1; /* s: where the location starts */
+      size_t nlen = 0, s = q + 1; /* s: where the location starts */
       if (op->arg) {
         /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
          * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
@@ -803,7 +803,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
         miss |= (unsigned)(c->head != nh) << 1;
       }
       /* <loc>: 1 to 7 digits, then LF (or CR LF); one or two digits most of the time. */
-      unsigned k = (unsigned)__builtin_ctz(nondig >> s);
+      size_t k = (unsigned)__builtin_ctz(nondig >> s);
       const unsigned char *e = p + s + k;
       uint64_t loc;
       if (LIKELY(k - 1 < 2 && *e == '\n')) {
