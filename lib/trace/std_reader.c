@@ -155,7 +155,14 @@ static inline uint64_t name_hash(uint64_t head, const unsigned char *s, size_t n
 /* The cache slot of a name (reader_state.h). An empty slot (all zero) matches no name: names
  * are never empty. */
 static inline size_t cache_slot(uint64_t head, size_t len) {
-  return (size_t)(((head + len) * 0x9e3779b97f4a7c15ULL) >> (64 - NAME_CACHE_BITS));
+  /* A name shorter than 8 bytes is its head (reader_state.h): its length adds nothing, so it
+   * is left out (len & ~7 is 0) and the fast path hashes the head alone (short_slot()). */
+  return (size_t)(((head + (len & ~(size_t)7)) * 0x9e3779b97f4a7c15ULL) >> (64 - NAME_CACHE_BITS));
+}
+
+/* cache_slot() of a name shorter than 8 bytes. */
+static inline size_t short_slot(uint64_t head) {
+  return (size_t)((head * 0x9e3779b97f4a7c15ULL) >> (64 - NAME_CACHE_BITS));
 }
 
 static char *arena_copy(atom_trace_reader *r, const unsigned char *s, size_t n) {
@@ -664,113 +671,202 @@ static HOT_INLINE int fast_line(atom_trace_reader *r, const unsigned char *p, at
 #if defined(__SSE2__)
 #define SIMD_LINES 1
 
-/* The key of the short name whose head is `head` (len bytes, 1 to 7) when the name cache
- * holds it, else 0. A short name's head is the name itself (its top byte 0, no byte 0 within,
- * reader_state.h), so equal heads are equal names of one length: the cache's length need not be
- * compared, and no long name (top byte not 0) or empty slot (head 0) can match. */
 static inline uint16_t load_le16(const unsigned char *p) {
   uint16_t v;
   memcpy(&v, p, 2);
   return ATOM__LE16(v);
 }
 
-static inline uint64_t cached_short(const name_space *t, uint64_t head, size_t len) {
-  const struct name_cache *c = &t->cache[cache_slot(head, len)];
-  return LIKELY(c->head == head) ? c->key : 0;
+/* The operations for simd_run(), as op_patterns but at the slot OP_SLOT() of their first two
+ * bytes (a multiply and a shift; no two of them meet, see op_patterns) and matched as
+ * (word | nmask) == want, where nmask has the bits the pattern ignores, so an empty slot (all
+ * 0) matches only a word of eight 0 bytes, whose slot is empty; its len and arg of 0 then put
+ * the location at the operation's second byte, 0 too, which is no digit, so the line is never
+ * taken. `off` is the byte offset of the target's
+ * name table from names[0]. */
+struct op_run {
+  uint64_t want, nmask;
+  uint32_t kind, off;
+  uint8_t len, arg;
+};
+#define OP_SLOT(two) ((uint32_t)((uint32_t)(two) * 0x2265B1F5u) >> 27)
+#define OPR_(a, b, w, m, k, n, arg, sp)                                                          \
+  [OP_SLOT(W2(a, b))] = {(w) | ~(uint64_t)(m), ~(uint64_t)(m), k, (sp) * sizeof(name_space), n, \
+                         arg}
+static const struct op_run op_runs[32] = {
+    OPR_('r', '(', W2('r', '('), 0xFFFF, ATOM_READ, 1, 1, 1),
+    OPR_('w', '(', W2('w', '('), 0xFFFF, ATOM_WRITE, 1, 1, 1),
+    OPR_('a', 'c', W4('a', 'c', 'q', '('), 0xFFFFFFFF, ATOM_ACQUIRE, 3, 1, 2),
+    OPR_('r', 'e', W4('r', 'e', 'l', '('), 0xFFFFFFFF, ATOM_RELEASE, 3, 1, 2),
+    OPR_('b', 'e', W4('b', 'e', 'g', 'i') | W2('n', '|') << 32, 0xFFFFFFFFFFFF, ATOM_BEGIN, 5, 0,
+         0),
+    OPR_('e', 'n', W4('e', 'n', 'd', '|'), 0xFFFFFFFF, ATOM_END, 3, 0, 0),
+    OPR_('f', 'o', W4('f', 'o', 'r', 'k') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_FORK, 4, 1,
+         0),
+    OPR_('f', 'e', W4('f', 'e', 'n', 'c') | W2('e', '|') << 32, 0xFFFFFFFFFFFF, ATOM_FENCE, 5, 0,
+         0),
+    OPR_('j', 'o', W4('j', 'o', 'i', 'n') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_JOIN, 4, 1,
+         0),
+    OPR_('c', 'o', W4('c', 'o', 'm', 'm') | W4('i', 't', '(', 0) << 32, 0xFFFFFFFFFFFFFF,
+         ATOM_COMMIT, 6, 1, 1),
+};
+#undef OPR_
+
+/* The low n bytes of a word: a name of n bytes from a word loaded at its start. */
+static const uint64_t low_bytes[8] = {
+    0,          0xFF,           0xFFFF,           0xFFFFFF,
+    0xFFFFFFFF, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL,
+};
+
+/* intern_slow() out of the loop below: the key, or 0 after an error (r->err set). */
+COLD static uint64_t intern_miss(atom_trace_reader *r, name_space *t, const unsigned char *s,
+                                 size_t len, uint64_t head) {
+  uint64_t key;
+  return intern_slow(r, t, s, len, head, &key) ? 0 : key;
 }
 
 /* Parse the common lines from r->pos on, as many as follow one another (at most `cap`) into
  * ev[] and their line numbers into line32[] or line64[] (the other NULL): the lines fast_line()
  * takes, "T|op(NAME)|LOC" and "T|op|LOC" with names of 1 to 7 plain bytes, no blanks, no flag
- * and a location of 1 to 7 digits, but found from one 16-byte load per line: the bytes that are
- * not plain name bytes (the delimiters '|', '(', ')' and the line end among them) are a bitmask
- * whose lowest set bits are the end of the thread name and of the target name. Stops at the
+ * and a location of 1 to 7 digits, but found from one 16-byte load per line. Two masks of it:
+ * `odd`, the bytes that are not plain name bytes (the delimiters '|', '(', ')' and the line end
+ * among them), whose lowest set bits end the thread and target names, and `nondig`, the bytes
+ * that are not digits, whose first set bit after the last '|' ends the location (the line end
+ * when the line ends inside the load; else the location is read from a word). Stops at the
  * first line of any other shape, or when fewer than FAST_NEED bytes of the region are left (the
  * loads below read at most 33 bytes from the line's start), with r->pos at that line and
  * r->lineno at the line before: read_event() parses it as it would have. Returns how many
  * events were written; *rc is 0, or an interning error (r->lineno at its line). */
 static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t *line32,
                                   uint64_t *line64, size_t cap, int *rc) {
-  const unsigned char *p = r->pos, *lim = r->lim;
-  uint64_t lineno = r->lineno;
-  size_t n = 0;
-  const __m128i below = _mm_set1_epi8(0x2A - 1), above = _mm_set1_epi8(0x7B + 1);
+  const unsigned char *p = r->pos;
+  const uint64_t lineno = r->lineno; /* every line of a run is an event: line lineno + i + 1 */
+  atom_event *const ev0 = ev, *const ev_end = ev + cap;
   *rc = 0;
-  while (n < cap && lim - p >= FAST_NEED) {
-    /* Bit i set: p[i] is not a plain name byte (as odd_bytes(); the signed compares put bytes
-     * from 0x80 up below 0x2A); bits 16 to 31 set, as if the line went on with such bytes. */
-    __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-    __m128i plain = _mm_and_si128(_mm_cmpgt_epi8(x, below), _mm_cmplt_epi8(x, above));
-    uint32_t odd = ~(uint32_t)_mm_movemask_epi8(plain);
-    /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
-     * it may be the first byte after the load). */
-    unsigned tlen = (unsigned)__builtin_ctz(odd);
-    if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) break;
-    uint64_t th = atom__load_le64(p) & ((1ULL << (tlen * 8)) - 1);
-    /* <op> and the byte after it, as fast_line() compares them. */
-    unsigned q = tlen + 1;
-    uint64_t ow = atom__load_le64(p + q);
-    const struct op_pattern *op = &op_patterns[(ow + (ow >> 8)) & 31];
-    if (UNLIKELY((ow & op->mask) != op->word || !op->kind)) break;
-    q += op->len; /* at '(' or '|': q <= 14 */
-    uint64_t nh = 0;
-    unsigned nlen = 0, s = q + 1; /* s: where the location starts */
-    if (op->arg) {
-      /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
-       * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
-      nlen = (unsigned)__builtin_ctz(odd >> (q + 1));
-      if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) break;
-      nh = atom__load_le64(p + q + 1) & ((1ULL << (nlen * 8)) - 1);
-      s = q + 3 + nlen; /* s <= 24: the word below ends by byte 32 */
-    }
-    /* <loc>: 1 to 7 digits from one word, then LF or CR LF. */
-    uint64_t w = atom__load_le64(p + s);
-    uint64_t nd = ((w + ONES * 0x46) | (w - ONES * 0x30) | w) & HIGHS; /* non-digit bytes */
-    unsigned k = (unsigned)(__builtin_ctzll(nd | (1ULL << 63)) >> 3);
-    const unsigned char *e = p + s + k;
-    if (UNLIKELY(k - 1 >= 7 || *e != '\n')) {
-      if (k - 1 >= 7 || *e != '\r' || e[1] != '\n') break;
-      e++;
-    }
-    uint64_t v = (w - ONES * 0x30) << (64 - 8 * k), loc;
-    if (LIKELY(k <= 2)) /* most locations: the two top bytes (the first 0 for one digit) */
-      loc = (v >> 48 & 0xFF) * 10 + (v >> 56);
-    else
-      loc = digits_value(v);
-    /* The names' keys, from the cache; a miss interns (the slow path, which also fills the
-     * cache), with the reader's position and line where an error needs them. */
-    uint64_t thread = cached_short(&r->names[0], th, tlen), target = 0;
-    if (UNLIKELY(!thread)) {
-      r->lineno = lineno + 1;
-      r->pos = p;
-      if ((*rc = intern_slow(r, &r->names[0], p, tlen, th, &thread))) return n;
-    }
-    if (op->arg) {
-      name_space *t = &r->names[op->space];
-      target = cached_short(t, nh, nlen);
-      if (UNLIKELY(!target)) {
-        r->lineno = lineno + 1;
-        r->pos = p;
-        if ((*rc = intern_slow(r, t, p + q + 1, nlen, nh, &target))) return n;
+  /* A byte b is in [lo, hi] when b + (0x80 - lo), wrapped, is below -128 + (hi - lo + 1) as a
+   * signed byte: one add and one compare a range. */
+  const __m128i to_plain = _mm_set1_epi8((char)(0x80 - 0x2A)),
+                end_plain = _mm_set1_epi8((char)(-128 + (0x7B - 0x2A + 1)));
+  const __m128i to_digit = _mm_set1_epi8((char)(0x80 - '0')),
+                end_digit = _mm_set1_epi8((char)(-128 + 10));
+  for (;;) {
+    /* A line taken is at most FAST_NEED bytes long, so `stop` lines from p all start with
+     * FAST_NEED bytes of the region left: one bound for the loop below. */
+    if (r->lim - p < FAST_NEED || ev == ev_end) break;
+    size_t room = (size_t)(r->lim - p - FAST_NEED) / FAST_NEED + 1;
+    atom_event *const stop = (size_t)(ev_end - ev) < room ? ev_end : ev + room;
+    do {
+      /* Bit i set: p[i] is not a plain name byte (bytes 0x2A to 0x7B, as odd_bytes()), or not a
+       * digit; bits 16 to 31 set (the complement of a 16-bit mask), as if the line went on with
+       * such bytes. */
+      __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
+      uint32_t odd =
+          ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_plain, _mm_add_epi8(x, to_plain)));
+      uint32_t nondig =
+          ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
+      /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
+       * it may be the first byte after the load). */
+      size_t tlen = (unsigned)__builtin_ctz(odd);
+      if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
+      uint64_t th = atom__load_le64(p) & low_bytes[tlen];
+      /* The names' keys are looked up in the cache as soon as the names are known (a short
+       * name's head is the name itself, so equal heads are equal names, and no long name or
+       * empty slot has a short name's head); a miss is interned only once the whole line is
+       * known to be taken, the thread first, as read_event() does. The event's fields are
+       * stored as soon as they are known (fewer values to keep in registers); a line not taken
+       * leaves them in the slot *ev, which is not counted. */
+      const struct name_cache *c = &r->names[0].cache[short_slot(th)];
+      ev->thread = c->key;
+      unsigned miss = c->head != th;
+      /* <op> and the byte after it, compared as one word with the pattern its first two bytes
+       * select (fast_line()). */
+      size_t q = tlen + 1;
+      uint64_t ow = atom__load_le64(p + q);
+      const struct op_run *op = &op_runs[OP_SLOT((uint16_t)ow)];
+      if (UNLIKELY((ow | op->nmask) != op->want)) goto out;
+      ev->kind = op->kind;
+      ev->flags = 0;
+      ev->target = 0;
+      q += op->len; /* at '(' or '|': q <= 14 */
+      uint64_t nh = 0;
+      size_t nlen = 0, s = q + 1; /* s: where the location starts */
+      if (op->arg) {
+        /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
+         * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
+        nlen = (unsigned)__builtin_ctz(odd >> (q + 1));
+        if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) goto out;
+        nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
+        s = q + 3 + nlen; /* s <= 24 */
+        c = &((const name_space *)(const void *)((const char *)r->names + op->off))
+                 ->cache[short_slot(nh)];
+        ev->target = c->key;
+        miss |= (unsigned)(c->head != nh) << 1;
       }
-    }
-    lineno++;
-    ev[n].kind = op->kind;
-    ev[n].flags = 0;
-    ev[n].thread = thread;
-    ev[n].target = target;
-    ev[n].loc = loc;
-    if (line32)
-      line32[n] = (uint32_t)lineno;
-    else
-      line64[n] = lineno;
-    n++;
-    p = e + 1;
+      /* <loc>: 1 to 7 digits, then LF (or CR LF); one or two digits most of the time. */
+      size_t k = (unsigned)__builtin_ctz(nondig >> s);
+      const unsigned char *e = p + s + k;
+      uint64_t loc;
+      if (LIKELY(k - 1 < 2 && *e == '\n')) {
+        /* The two bytes before the line end: two digits, or the '|' before the location and
+         * one digit. hi + 10 lo - 528 is the value of two digits; for '|' (124) and one digit
+         * it is 760 too much. */
+        unsigned v = load_le16(e - 2);
+        loc = (v >> 8) + (v & 0xFF) * 10 + 760 * k - 2048;
+      } else {
+        /* Longer, past the load or CR LF: from one word at the location (s <= 24, so it ends
+         * by byte 32). */
+        uint64_t w = atom__load_le64(p + s);
+        uint64_t nd = ((w + ONES * 0x46) | (w - ONES * 0x30) | w) & HIGHS; /* non-digit bytes */
+        k = (unsigned)(__builtin_ctzll(nd | (1ULL << 63)) >> 3);
+        e = p + s + k;
+        if (UNLIKELY(k - 1 >= 7 || *e != '\n')) {
+          if (k - 1 >= 7 || *e != '\r' || e[1] != '\n') goto out;
+          e++;
+        }
+        loc = digits_value((w - ONES * 0x30) << (64 - 8 * k));
+      }
+      if (UNLIKELY(miss)) {
+        /* Interning: the slow path, which also fills the cache; the reader's position and line
+         * where an error needs them. A key found above stays valid: keys never change. */
+        r->lineno = lineno + (size_t)(ev - ev0) + 1;
+        r->pos = p;
+        if ((miss & 1) && !(ev->thread = intern_miss(r, &r->names[0], p, tlen, th))) goto out;
+        if ((miss & 2) &&
+            !(ev->target = intern_miss(r, (name_space *)(void *)((char *)r->names + op->off),
+                                       p + q + 1, nlen, nh)))
+          goto out;
+      }
+      ev->loc = loc;
+      ev++;
+      p = e + 1;
+    } while (ev < stop);
+  }
+out:;
+  /* The line numbers, in a pass of their own (a loop the compiler can vectorize). */
+  size_t n = (size_t)(ev - ev0);
+  if (line32)
+    for (size_t i = 0; i < n; i++) line32[i] = (uint32_t)(lineno + i + 1);
+  else
+    for (size_t i = 0; i < n; i++) line64[i] = lineno + i + 1;
+  if (UNLIKELY(r->err)) { /* an interning error: r->pos and r->lineno at its line */
+    *rc = r->err;
+    return n;
   }
   r->pos = p;
-  r->lineno = lineno;
-  if (n) r->line = lineno;
+  r->lineno = lineno + n;
+  if (n) r->line = lineno + n;
   return n;
+}
+
+/* simd_run() for the chunk (32-bit lines) and batch (64-bit lines) callers, each a function of
+ * its own: the loop keeps its values in registers, apart from the callers' code. */
+__attribute__((noinline)) static size_t simd_run32(atom_trace_reader *r, atom_event *ev,
+                                                   uint32_t *line, size_t cap, int *rc) {
+  return simd_run(r, ev, line, NULL, cap, rc);
+}
+__attribute__((noinline)) static size_t simd_run64(atom_trace_reader *r, atom_event *ev,
+                                                   uint64_t *line, size_t cap, int *rc) {
+  return simd_run(r, ev, NULL, line, cap, rc);
 }
 #endif
 
@@ -951,7 +1047,7 @@ int atom__trace_parse_chunk(atom_trace_reader *w, atom__chunk_events *out) {
 #if defined(SIMD_LINES)
     size_t room = (out->cap < out->line_cap ? out->cap : out->line_cap) - out->n;
     int rc;
-    size_t got = simd_run(w, out->ev + out->n, out->line + out->n, NULL, room, &rc);
+    size_t got = simd_run32(w, out->ev + out->n, out->line + out->n, room, &rc);
     out->n += got;
     if (UNLIKELY(rc)) return rc;
     if (got == room) continue; /* full: grow */
@@ -1005,7 +1101,7 @@ int atom__trace_reader_fill(atom_trace_reader *r, size_t max) {
   while (b->count < n) {
 #if defined(SIMD_LINES)
     int src;
-    b->count += simd_run(r, b->ev + b->count, NULL, b->line + b->count, n - b->count, &src);
+    b->count += simd_run64(r, b->ev + b->count, b->line + b->count, n - b->count, &src);
     if (UNLIKELY(src)) return src;
     if (b->count == n) break;
 #endif

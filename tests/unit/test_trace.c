@@ -1536,6 +1536,63 @@ START_TEST(simd_parser_name_lengths) {
 }
 END_TEST
 
+/* Appends one event with its line (the next one) to g. */
+static void gen_event(gen_trace *g, atom_event e) {
+  if (g->n == g->ev_cap) {
+    g->ev_cap = g->ev_cap ? g->ev_cap * 2 : 256;
+    g->ev = realloc(g->ev, g->ev_cap * sizeof *g->ev);
+    g->line = realloc(g->line, g->ev_cap * sizeof *g->line);
+    ck_assert_ptr_nonnull(g->ev);
+    ck_assert_ptr_nonnull(g->line);
+  }
+  g->ev[g->n] = e;
+  g->line[g->n++] = ++g->lines;
+}
+
+/* Locations of 1 to 9 digits after names of 1 to 7 bytes (and after an operation without a
+ * target): the location ends at every byte from 6 to 32 of the line, inside the 16-byte load
+ * and past it, with LF or CR LF; and a thread forking itself, both names new, so that the
+ * thread and the target miss the name cache in the same line. */
+START_TEST(simd_parser_locations) {
+  static const uint64_t pow10[] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000,
+                                   100000000, 1000000000};
+  gen_trace g;
+  memset(&g, 0, sizeof g);
+  char buf[96], th[8], tg[8];
+  uint64_t x = 4242;
+  for (int tl = 1; tl <= 7; tl++)
+    for (int nl = 0; nl <= 7; nl++)
+      for (int d = 1; d <= 9; d++)
+        for (int crlf = 0; crlf < 2; crlf++) {
+          for (int i = 0; i < tl; i++) th[i] = (char)('A' + (i + tl) % 26);
+          for (int i = 0; i < nl; i++) tg[i] = (char)('a' + (i * 3 + nl) % 26);
+          th[tl] = tg[nl] = '\0';
+          /* exactly d digits, with leading zeros when the value is shorter */
+          uint64_t loc = xs(&x) % pow10[d];
+          char digits[24];
+          snprintf(digits, sizeof digits, "%0*" PRIu64, d, loc);
+          const char *end = crlf ? "\r\n" : "\n";
+          int n = nl ? snprintf(buf, sizeof buf, "%s|r(%s)|%s%s", th, tg, digits, end)
+                     : snprintf(buf, sizeof buf, "%s|end|%s%s", th, digits, end);
+          gen_put(&g, buf, (size_t)n);
+          uint64_t tk = gen_key(&g, ATOM_SPACE_THREAD, th);
+          gen_event(&g, (atom_event){.kind = nl ? ATOM_READ : ATOM_END,
+                                     .thread = tk,
+                                     .target = nl ? gen_key(&g, ATOM_SPACE_VAR, tg) : 0,
+                                     .loc = loc});
+        }
+  for (int i = 0; i < 20; i++) {
+    snprintf(th, sizeof th, "F%d", i);
+    int n = snprintf(buf, sizeof buf, "%s|fork(%s)|%d\n", th, th, i);
+    gen_put(&g, buf, (size_t)n);
+    uint64_t k = gen_key(&g, ATOM_SPACE_THREAD, th);
+    gen_event(&g, (atom_event){.kind = ATOM_FORK, .thread = k, .target = k, .loc = (uint64_t)i});
+  }
+  for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, "locations");
+  gen_free(&g);
+}
+END_TEST
+
 /* ---- reading in parallel --------------------------------------------------------------- */
 
 /* Everything a reader delivers: the outcome, then its names and directives, as text. */
@@ -1901,6 +1958,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, word_parser_boundaries);
   tcase_add_test(t, simd_parser_lines);
   tcase_add_test(t, simd_parser_name_lengths);
+  tcase_add_test(t, simd_parser_locations);
   suite_add_tcase(s, t);
 
   t = tcase_create("writer");
