@@ -569,6 +569,22 @@ static inline uint64_t digits_value(uint64_t v) {
   return (v * 10000 + (v >> 32)) & 0xFFFFFFFFULL;
 }
 
+/* The operations of the common lines, once for both tables below: the first two bytes, the
+ * operation and the byte after it as a little-endian word with the mask of its bytes, the kind,
+ * the operation's length, whether '(' follows, and the target's name table. */
+#define STD_OPS(X)                                                                             \
+  X('r', '(', W2('r', '('), 0xFFFF, ATOM_READ, 1, 1, 1)                                        \
+  X('w', '(', W2('w', '('), 0xFFFF, ATOM_WRITE, 1, 1, 1)                                       \
+  X('a', 'c', W4('a', 'c', 'q', '('), 0xFFFFFFFF, ATOM_ACQUIRE, 3, 1, 2)                       \
+  X('r', 'e', W4('r', 'e', 'l', '('), 0xFFFFFFFF, ATOM_RELEASE, 3, 1, 2)                       \
+  X('b', 'e', W4('b', 'e', 'g', 'i') | W2('n', '|') << 32, 0xFFFFFFFFFFFF, ATOM_BEGIN, 5, 0, 0) \
+  X('e', 'n', W4('e', 'n', 'd', '|'), 0xFFFFFFFF, ATOM_END, 3, 0, 0)                           \
+  X('f', 'o', W4('f', 'o', 'r', 'k') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_FORK, 4, 1, 0)   \
+  X('f', 'e', W4('f', 'e', 'n', 'c') | W2('e', '|') << 32, 0xFFFFFFFFFFFF, ATOM_FENCE, 5, 0, 0) \
+  X('j', 'o', W4('j', 'o', 'i', 'n') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_JOIN, 4, 1, 0)   \
+  X('c', 'o', W4('c', 'o', 'm', 'm') | W4('i', 't', '(', 0) << 32, 0xFFFFFFFFFFFFFF,            \
+    ATOM_COMMIT, 6, 1, 1)
+
 /* The operations as the word-at-a-time parser sees them: the operation and the byte after it
  * ('(' or '|'), at index (byte 0 + byte 1) mod 32, where no two of them meet (two at one
  * index would be a -Woverride-init warning, an error in the build); the other slots are empty
@@ -580,24 +596,8 @@ struct op_pattern {
   uint8_t arg;   /* 1: '(' follows (an operation with a target), 0: '|' */
   uint8_t space; /* the target's name table (index into names[]) */
 };
-#define OP_(a, b, w, m, k, n, arg, sp) [((a) + (b)) & 31] = {w, m, k, n, arg, sp}
-static const struct op_pattern op_patterns[32] = {
-    OP_('r', '(', W2('r', '('), 0xFFFF, ATOM_READ, 1, 1, 1),
-    OP_('w', '(', W2('w', '('), 0xFFFF, ATOM_WRITE, 1, 1, 1),
-    OP_('a', 'c', W4('a', 'c', 'q', '('), 0xFFFFFFFF, ATOM_ACQUIRE, 3, 1, 2),
-    OP_('r', 'e', W4('r', 'e', 'l', '('), 0xFFFFFFFF, ATOM_RELEASE, 3, 1, 2),
-    OP_('b', 'e', W4('b', 'e', 'g', 'i') | W2('n', '|') << 32, 0xFFFFFFFFFFFF, ATOM_BEGIN, 5, 0,
-        0),
-    OP_('e', 'n', W4('e', 'n', 'd', '|'), 0xFFFFFFFF, ATOM_END, 3, 0, 0),
-    OP_('f', 'o', W4('f', 'o', 'r', 'k') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_FORK, 4, 1,
-        0),
-    OP_('f', 'e', W4('f', 'e', 'n', 'c') | W2('e', '|') << 32, 0xFFFFFFFFFFFF, ATOM_FENCE, 5, 0,
-        0),
-    OP_('j', 'o', W4('j', 'o', 'i', 'n') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_JOIN, 4, 1,
-        0),
-    OP_('c', 'o', W4('c', 'o', 'm', 'm') | W4('i', 't', '(', 0) << 32, 0xFFFFFFFFFFFFFF,
-        ATOM_COMMIT, 6, 1, 1),
-};
+#define OP_(a, b, w, m, k, n, arg, sp) [((a) + (b)) & 31] = {w, m, k, n, arg, sp},
+static const struct op_pattern op_patterns[32] = {STD_OPS(OP_)};
 #undef OP_
 
 /* The common line "T|op(NAME)|LOC" or "T|op|LOC" with both names of 1 to 7 plain bytes, no
@@ -692,24 +692,8 @@ struct op_run {
 #define OP_SLOT(two) ((uint32_t)((uint32_t)(two) * 0x2265B1F5u) >> 27)
 #define OPR_(a, b, w, m, k, n, arg, sp)                                                          \
   [OP_SLOT(W2(a, b))] = {(w) | ~(uint64_t)(m), ~(uint64_t)(m), k, (sp) * sizeof(name_space), n, \
-                         arg}
-static const struct op_run op_runs[32] = {
-    OPR_('r', '(', W2('r', '('), 0xFFFF, ATOM_READ, 1, 1, 1),
-    OPR_('w', '(', W2('w', '('), 0xFFFF, ATOM_WRITE, 1, 1, 1),
-    OPR_('a', 'c', W4('a', 'c', 'q', '('), 0xFFFFFFFF, ATOM_ACQUIRE, 3, 1, 2),
-    OPR_('r', 'e', W4('r', 'e', 'l', '('), 0xFFFFFFFF, ATOM_RELEASE, 3, 1, 2),
-    OPR_('b', 'e', W4('b', 'e', 'g', 'i') | W2('n', '|') << 32, 0xFFFFFFFFFFFF, ATOM_BEGIN, 5, 0,
-         0),
-    OPR_('e', 'n', W4('e', 'n', 'd', '|'), 0xFFFFFFFF, ATOM_END, 3, 0, 0),
-    OPR_('f', 'o', W4('f', 'o', 'r', 'k') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_FORK, 4, 1,
-         0),
-    OPR_('f', 'e', W4('f', 'e', 'n', 'c') | W2('e', '|') << 32, 0xFFFFFFFFFFFF, ATOM_FENCE, 5, 0,
-         0),
-    OPR_('j', 'o', W4('j', 'o', 'i', 'n') | (uint64_t)'(' << 32, 0xFFFFFFFFFF, ATOM_JOIN, 4, 1,
-         0),
-    OPR_('c', 'o', W4('c', 'o', 'm', 'm') | W4('i', 't', '(', 0) << 32, 0xFFFFFFFFFFFFFF,
-         ATOM_COMMIT, 6, 1, 1),
-};
+                         arg},
+static const struct op_run op_runs[32] = {STD_OPS(OPR_)};
 #undef OPR_
 
 /* The low n bytes of a word: a name of n bytes from a word loaded at its start. */

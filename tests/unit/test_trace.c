@@ -1294,6 +1294,25 @@ static void gen_name(char *out, size_t len, uint64_t which) {
   out[len] = '\0';
 }
 
+/* Appends one event with its line (the next one) to g. */
+static void gen_event(gen_trace *g, atom_event e) {
+  if (g->n == g->ev_cap) {
+    g->ev_cap = g->ev_cap ? g->ev_cap * 2 : 256;
+    g->ev = realloc(g->ev, g->ev_cap * sizeof *g->ev);
+    g->line = realloc(g->line, g->ev_cap * sizeof *g->line);
+    ck_assert_ptr_nonnull(g->ev);
+    ck_assert_ptr_nonnull(g->line);
+  }
+  g->ev[g->n] = e;
+  g->line[g->n++] = ++g->lines;
+}
+
+/* Appends one line of n bytes that reads as @p ev, and the event with its line. */
+static void gen_put_line(gen_trace *g, const char *buf, size_t n, atom_event ev) {
+  gen_put(g, buf, n);
+  gen_event(g, ev);
+}
+
 /* One event line: names of every length around 8 and 16 bytes, every operation, blanks where
  * the format allows them, CR LF or LF, and the event it must give. */
 static void gen_line(gen_trace *g, uint64_t *x, int last_unterminated) {
@@ -1329,19 +1348,9 @@ static void gen_line(gen_trace *g, uint64_t *x, int last_unterminated) {
   }
   n += snprintf(buf + n, sizeof buf - (size_t)n, "%s|%s%" PRIu64 "%s%s", b, b, loc, b,
                 last_unterminated ? "" : xs(x) % 3 == 0 ? "\r\n" : "\n");
-  gen_put(g, buf, (size_t)n);
-  g->lines++;
-  if (g->n == g->ev_cap) {
-    g->ev_cap = g->ev_cap ? g->ev_cap * 2 : 256;
-    g->ev = realloc(g->ev, g->ev_cap * sizeof *g->ev);
-    g->line = realloc(g->line, g->ev_cap * sizeof *g->line);
-    ck_assert_ptr_nonnull(g->ev);
-    ck_assert_ptr_nonnull(g->line);
-  }
-  g->ev[g->n] = (atom_event){.kind = ops[o].kind, .flags = ops[o].flags,
-                             .thread = thread, .target = target,
-                             .loc = loc};
-  g->line[g->n++] = g->lines;
+  gen_put_line(g, buf, (size_t)n,
+               (atom_event){.kind = ops[o].kind, .flags = ops[o].flags, .thread = thread,
+                            .target = target, .loc = loc});
 }
 
 static void gen_free(gen_trace *g) {
@@ -1374,19 +1383,31 @@ static void ck_gen(const gen_trace *g, int via, const char *what) {
   close_via(&op);
 }
 
-START_TEST(word_parser_lines) {
-  for (int iter = 0; iter < 40; iter++) {
+/* @p iters random traces of 1 to @p max_lines lines made by @p line (seeded seed + the
+ * iteration; every odd one without a final newline; with @p comments, a comment line now and
+ * then between them), each read through every route and compared with what was written. */
+static void check_random_lines(uint64_t seed, int iters, int max_lines,
+                               void (*line)(gen_trace *, uint64_t *, int), int comments) {
+  for (int iter = 0; iter < iters; iter++) {
     gen_trace g;
     memset(&g, 0, sizeof g);
-    uint64_t x = 1234 + (uint64_t)iter;
-    int lines = 1 + (int)(xs(&x) % 300);
-    for (int i = 0; i < lines; i++) gen_line(&g, &x, iter % 2 && i == lines - 1);
+    uint64_t x = seed + (uint64_t)iter;
+    int lines = 1 + (int)(xs(&x) % (uint64_t)max_lines);
+    for (int i = 0; i < lines; i++) {
+      if (comments && xs(&x) % 50 == 0) {
+        gen_put(&g, "# c\n", 4);
+        g.lines++;
+      }
+      line(&g, &x, iter % 2 && i == lines - 1);
+    }
     char what[32];
     snprintf(what, sizeof what, "iteration %d", iter);
     for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, what);
     gen_free(&g);
   }
 }
+
+START_TEST(word_parser_lines) { check_random_lines(1234, 40, 300, gen_line, 0); }
 END_TEST
 
 /* Lines ending at and around the end of the stream reader's first read (its 256 KiB buffer
@@ -1463,38 +1484,11 @@ static void gen_plain_line(gen_trace *g, uint64_t *x, int last_unterminated) {
   }
   n += snprintf(buf + n, sizeof buf - (size_t)n, "|%" PRIu64 "%s", loc,
                 last_unterminated ? "" : xs(x) % 5 == 0 ? "\r\n" : "\n");
-  gen_put(g, buf, (size_t)n);
-  g->lines++;
-  if (g->n == g->ev_cap) {
-    g->ev_cap = g->ev_cap ? g->ev_cap * 2 : 256;
-    g->ev = realloc(g->ev, g->ev_cap * sizeof *g->ev);
-    g->line = realloc(g->line, g->ev_cap * sizeof *g->line);
-    ck_assert_ptr_nonnull(g->ev);
-    ck_assert_ptr_nonnull(g->line);
-  }
-  g->ev[g->n] = (atom_event){.kind = ops[o].kind, .thread = thread, .target = target, .loc = loc};
-  g->line[g->n++] = g->lines;
+  gen_put_line(g, buf, (size_t)n,
+               (atom_event){.kind = ops[o].kind, .thread = thread, .target = target, .loc = loc});
 }
 
-START_TEST(simd_parser_lines) {
-  for (int iter = 0; iter < 60; iter++) {
-    gen_trace g;
-    memset(&g, 0, sizeof g);
-    uint64_t x = 777 + (uint64_t)iter;
-    int lines = 1 + (int)(xs(&x) % 400);
-    for (int i = 0; i < lines; i++) {
-      if (xs(&x) % 50 == 0) { /* now and then a comment between the common lines */
-        gen_put(&g, "# c\n", 4);
-        g.lines++;
-      }
-      gen_plain_line(&g, &x, iter % 2 && i == lines - 1);
-    }
-    char what[32];
-    snprintf(what, sizeof what, "iteration %d", iter);
-    for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, what);
-    gen_free(&g);
-  }
-}
+START_TEST(simd_parser_lines) { check_random_lines(777, 60, 400, gen_plain_line, 1); }
 END_TEST
 
 /* Names of 1 to 40 bytes in the thread and in the target field of the shortest lines: every
@@ -1535,19 +1529,6 @@ START_TEST(simd_parser_name_lengths) {
   }
 }
 END_TEST
-
-/* Appends one event with its line (the next one) to g. */
-static void gen_event(gen_trace *g, atom_event e) {
-  if (g->n == g->ev_cap) {
-    g->ev_cap = g->ev_cap ? g->ev_cap * 2 : 256;
-    g->ev = realloc(g->ev, g->ev_cap * sizeof *g->ev);
-    g->line = realloc(g->line, g->ev_cap * sizeof *g->line);
-    ck_assert_ptr_nonnull(g->ev);
-    ck_assert_ptr_nonnull(g->line);
-  }
-  g->ev[g->n] = e;
-  g->line[g->n++] = ++g->lines;
-}
 
 /* Locations of 1 to 9 digits after names of 1 to 7 bytes (and after an operation without a
  * target): the location ends at every byte from 6 to 32 of the line, inside the 16-byte load
