@@ -136,7 +136,7 @@ static aev last_aev(const aero *a, uint32_t u) {
 
 /* ------------------------------------------------------------------ growth */
 
-static int ensure_threads_slow(aero *a, uint32_t id) {
+int atom__aero_ensure_threads_slow(aero *a, uint32_t id) {
   if (id < a->n_thr) return 0;
   if (id >= a->max_threads)
     return atom_env_error(a->env, ATOM_ELIMIT,
@@ -162,7 +162,7 @@ static int ensure_threads_slow(aero *a, uint32_t id) {
 /* Thread u (without a slot yet) takes a clock component: the optimized variant recycles the
  * slots of joined threads (see "Slots"), the basic one uses slot u. 003 Alg. 1 line 3:
  * C_u := ⊥[1/u], C_u^▷ := ⊥, with the component continuing the slot's counter. */
-static int take_slot_slow(aero *a, uint32_t u) {
+int atom__aero_take_slot_slow(aero *a, uint32_t u) {
   athread *th = &a->thr[u];
   int reuse = !a->basic && a->free_slot != NIL;
   uint32_t s = reuse ? a->free_slot : a->basic ? u : a->n_slot;
@@ -189,10 +189,6 @@ static int take_slot_slow(aero *a, uint32_t u) {
   a->open_b[s] = NO_TXN;
   a->clocks += a->basic ? 2 : 1;
   return 0;
-}
-
-static inline int take_slot(aero *a, uint32_t u) {
-  return a->thr[u].slot != NIL ? 0 : take_slot_slow(a, u);
 }
 
 /* Room for slot s in th's absorbed-version cache (absorb()): as wide as the slots in use. */
@@ -421,7 +417,7 @@ static void var_free(aero *a, avar *v) {
   atom__vc_init(&v->chr);
 }
 
-static int ensure_vars_slow(aero *a, uint32_t id) {
+int atom__aero_ensure_vars_slow(aero *a, uint32_t id) {
   if (id < a->n_var) return 0;
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_VAR);
   if (want <= id) want = id + 1;
@@ -443,7 +439,7 @@ static int ensure_vars_slow(aero *a, uint32_t id) {
   return 0;
 }
 
-static int ensure_locks_slow(aero *a, uint32_t id) {
+int atom__aero_ensure_locks_slow(aero *a, uint32_t id) {
   if (id < a->n_lock) return 0;
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_LOCK);
   if (want <= id) want = id + 1;
@@ -462,20 +458,9 @@ static int ensure_locks_slow(aero *a, uint32_t id) {
   return 0;
 }
 
-/* The common case (the id is known) without a call. */
-static inline int ensure_threads(aero *a, uint32_t id) {
-  return id < a->n_thr ? 0 : ensure_threads_slow(a, id);
-}
-static inline int ensure_vars(aero *a, uint32_t id) {
-  return id < a->n_var ? 0 : ensure_vars_slow(a, id);
-}
-static inline int ensure_locks(aero *a, uint32_t id) {
-  return id < a->n_lock ? 0 : ensure_locks_slow(a, id);
-}
-
 /* ------------------------------------------------------------------ shared handlers */
 
-static int on_begin(aero *a, const atom_ev *ev) {
+int atom__aero_on_begin(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread;
   athread *th = &a->thr[t];
   if (th->active) return 0; /* the session forwards only outermost BEGINs */
@@ -505,7 +490,7 @@ static int on_begin(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-static int on_fork(aero *a, const atom_ev *ev) {
+int atom__aero_on_fork(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, u = ev->target;
   athread *ch = &a->thr[u];
   if (take_slot(a, u) || reserve(a, &ch->c, a->thr[t].c.len) || known_reserve(a, ch))
@@ -516,7 +501,7 @@ static int on_fork(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-static int on_join(aero *a, const atom_ev *ev) {
+int atom__aero_on_join(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, u = ev->target;
   athread *th = &a->thr[t];
   const athread *ch = &a->thr[u];
@@ -538,104 +523,47 @@ static int on_join(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-/* One event (on_event and each event of on_events); basic is a->basic, a constant where the
- * caller is specialized for one variant. */
-static AERO_HOT int aero_event(aero *a, const atom_ev *ev, int basic) {
-  uint32_t t = ev->thread;
-  int err;
-  a->rep_err = 0;
-  if (a->node_bytes >= a->collect_at) atom__aero_pn_collect(a);
-  if (a->vclk_bytes >= a->sweep_at) atom__aero_var_sweep(a);
-  if ((err = ensure_threads(a, t)) != 0 || (err = take_slot(a, t)) != 0) return err;
-  switch (ev->kind) {
-    case ATOM_READ:
-      if ((err = ensure_vars(a, ev->target)) != 0) return err;
-      err = basic ? atom__aero_basic_read(a, ev) : atom__aero_opt_read(a, ev);
-      break;
-    case ATOM_WRITE:
-      if ((err = ensure_vars(a, ev->target)) != 0) return err;
-      err = basic ? atom__aero_basic_write(a, ev) : atom__aero_opt_write(a, ev);
-      break;
-    case ATOM_ACQUIRE:
-      if ((err = ensure_locks(a, ev->target)) != 0) return err;
-      err = basic ? atom__aero_basic_acquire(a, ev) : atom__aero_opt_acquire(a, ev);
-      break;
-    case ATOM_RELEASE:
-      if ((err = ensure_locks(a, ev->target)) != 0) return err;
-      err = basic ? atom__aero_basic_release(a, ev) : atom__aero_opt_release(a, ev);
-      break;
-    case ATOM_FORK:
-      if ((err = ensure_threads(a, ev->target)) != 0) return err;
-      err = on_fork(a, ev);
-      break;
-    case ATOM_JOIN:
-      if ((err = ensure_threads(a, ev->target)) != 0) return err;
-      err = on_join(a, ev);
-      break;
-    case ATOM_BEGIN:
-      err = on_begin(a, ev);
-      break;
-    case ATOM_END:
-      err = basic ? atom__aero_basic_end(a, ev) : atom__aero_opt_end(a, ev);
-      break;
-    case ATOM_FENCE:
-      /* No clock work (it touches no shared state), but it is an event of its thread: a
-       * thread whose only events are fences still conflicts with its fork and join. */
-      err = 0;
-      break;
-    default:
-      return 0;
-  }
-  /* Handlers fail (out of memory) only before changing anything: the event is then
-   * ignored. A report that failed did not stop the update. */
+/* One event of variant=basic (on_event and each event of on_events); variant=optimized has
+ * its own dispatch, compiled with its handlers (atom__aero_opt_event). */
+static AERO_HOT int basic_event(aero *a, const atom_ev *ev) {
+  int err = event_pre(a, ev);
   if (err) return err;
-  athread *th = &a->thr[t];
-  th->started = 1;
-  th->last = *ev;
-  th->last_in_txn = th->active || ev->kind == ATOM_END;
-  err = a->rep_err;
-  a->rep_err = 0;
-  return err;
+  switch (ev->kind) {
+    case ATOM_READ: err = atom__aero_basic_read(a, ev); break;
+    case ATOM_WRITE: err = atom__aero_basic_write(a, ev); break;
+    case ATOM_ACQUIRE: err = atom__aero_basic_acquire(a, ev); break;
+    case ATOM_RELEASE: err = atom__aero_basic_release(a, ev); break;
+    case ATOM_FORK: err = atom__aero_on_fork(a, ev); break;
+    case ATOM_JOIN: err = atom__aero_on_join(a, ev); break;
+    case ATOM_BEGIN: err = atom__aero_on_begin(a, ev); break;
+    case ATOM_END: err = atom__aero_basic_end(a, ev); break;
+    /* FENCE: no clock work (it touches no shared state), but it is an event of its thread:
+     * a thread whose only events are fences still conflicts with its fork and join. */
+    case ATOM_FENCE: break;
+    default: return 0;
+  }
+  return event_post(a, ev, err);
 }
 
 static int aero_on_event(void *self, const atom_ev *ev) {
   aero *a = self;
-  return aero_event(a, ev, a->basic);
+  return a->basic ? basic_event(a, ev) : atom__aero_opt_event(a, ev);
 }
 
-/* How many events ahead aero_events prefetches the record of an accessed variable (0: none). */
-#ifndef AERO_PREFETCH_AHEAD
-#define AERO_PREFETCH_AHEAD 8
-#endif
-
-/* The block form: aero_event on each event in turn, exactly (the position of the first
- * failure in *failed, the events after it not taken), one call per block and the dispatch
- * inlined. The record of the variable an access a few events later touches is fetched ahead
- * (a hint: any event's target is taken as a variable; a lock's, a BEGIN's or a target not
- * seen yet only wastes the fetch), so that with many variables its cache miss overlaps the
- * work on the events before it. */
-static AERO_HOT int aero_events(aero *a, const atom_ev *ev, size_t n, size_t *failed,
-                                int basic) {
+/* The block form: each event in turn, exactly (the position of the first failure in *failed,
+ * the events after it not taken), one call per block. */
+static int aero_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
+  aero *a = self;
+  if (!a->basic) return atom__aero_opt_events(a, ev, n, failed);
   for (size_t i = 0; i < n; i++) {
-#if AERO_PREFETCH_AHEAD > 0 && (defined(__GNUC__) || defined(__clang__))
-    if (i + AERO_PREFETCH_AHEAD < n) {
-      uint32_t x = ev[i + AERO_PREFETCH_AHEAD].target;
-      if (x < a->n_var) __builtin_prefetch(&a->var[x], 1);
-    }
-#endif
-    int err = aero_event(a, &ev[i], basic);
+    prefetch_var(a, ev, i, n);
+    int err = basic_event(a, &ev[i]);
     if (err) {
       *failed = i;
       return err;
     }
   }
   return 0;
-}
-
-/* One loop per variant, so that the variant is not tested at every event. */
-static int aero_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
-  aero *a = self;
-  return a->basic ? aero_events(a, ev, n, failed, 1) : aero_events(a, ev, n, failed, 0);
 }
 
 /* ------------------------------------------------------------------ lifecycle */

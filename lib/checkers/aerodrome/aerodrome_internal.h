@@ -164,7 +164,7 @@ typedef struct athread { /* hot fields first */
   uint64_t ver;         /* bumped whenever c changes */
   uint64_t kmask;       /* slots < 64 whose owner's clock learned its open transaction (set
                            by thread_join's crossing test, cleared at BEGIN): END joins into
-                           those only (see atom__aero_opt_end) */
+                           those only (see opt_end in optimized.c) */
   kent *known;          /* open transactions c knows (validated lazily) */
   size_t n_known, cap_known;
   reg *learned;         /* clocks that learned its open transaction */
@@ -332,18 +332,27 @@ int atom__aero_report_edge(aero *a, const atom_ev *ev, uint32_t victim, const ex
                            const aev *src);
 int atom__aero_report_end(aero *a, const atom_ev *ev, uint32_t t, uint32_t u);
 
-/* optimized.c and basic.c: the event handlers of each variant (0, or an error before any
- * change) */
-int atom__aero_opt_read(aero *a, const atom_ev *ev);
-int atom__aero_opt_write(aero *a, const atom_ev *ev);
-int atom__aero_opt_acquire(aero *a, const atom_ev *ev);
-int atom__aero_opt_release(aero *a, const atom_ev *ev);
-int atom__aero_opt_end(aero *a, const atom_ev *ev);
+/* basic.c: the event handlers of variant=basic (0, or an error before any change) */
 int atom__aero_basic_read(aero *a, const atom_ev *ev);
 int atom__aero_basic_write(aero *a, const atom_ev *ev);
 int atom__aero_basic_acquire(aero *a, const atom_ev *ev);
 int atom__aero_basic_release(aero *a, const atom_ev *ev);
 int atom__aero_basic_end(aero *a, const atom_ev *ev);
+/* optimized.c: variant=optimized's event and block entries (the dispatch and the handlers
+ * compiled together, one copy per instruction set: see atom__aero_opt_events) */
+int atom__aero_opt_event(aero *a, const atom_ev *ev);
+int atom__aero_opt_events(aero *a, const atom_ev *ev, size_t n, size_t *failed);
+
+/* aerodrome.c: the growth of the per-id tables and the slots (the out-of-line halves of
+ * ensure_* and take_slot below), and the handlers both variants share (0, or an error before
+ * any change) */
+int atom__aero_ensure_threads_slow(aero *a, uint32_t id);
+int atom__aero_ensure_vars_slow(aero *a, uint32_t id);
+int atom__aero_ensure_locks_slow(aero *a, uint32_t id);
+int atom__aero_take_slot_slow(aero *a, uint32_t u);
+int atom__aero_on_begin(aero *a, const atom_ev *ev);
+int atom__aero_on_fork(aero *a, const atom_ev *ev);
+int atom__aero_on_join(aero *a, const atom_ev *ev);
 
 static inline atom_txn_ref thread_txn(const aero *a, uint32_t t) {
   const athread *th = &a->thr[t];
@@ -599,6 +608,77 @@ static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
 /* 003 Alg. 1 line 9-12 */
 static inline int basic_knows(const aero *a, const atom__vc *clk, uint32_t t) {
   return a->thr[t].active && atom__vc_leq(&a->thr[t].cb, clk);
+}
+
+/* ------------------------------------------------------------------ the event dispatch */
+
+/* The common case (the id is known, the thread has a slot) without a call. */
+static inline int ensure_threads(aero *a, uint32_t id) {
+  return id < a->n_thr ? 0 : atom__aero_ensure_threads_slow(a, id);
+}
+static inline int ensure_vars(aero *a, uint32_t id) {
+  return id < a->n_var ? 0 : atom__aero_ensure_vars_slow(a, id);
+}
+static inline int ensure_locks(aero *a, uint32_t id) {
+  return id < a->n_lock ? 0 : atom__aero_ensure_locks_slow(a, id);
+}
+static inline int take_slot(aero *a, uint32_t u) {
+  return a->thr[u].slot != NIL ? 0 : atom__aero_take_slot_slow(a, u);
+}
+
+/* What every event does before its handler, in both variants: the collections that run at
+ * the start of an event (provenance nodes, variable clocks), the tables as large as the ids
+ * the event names, its thread's slot. 0, or an error before any change. The dispatches
+ * (aerodrome.c for variant=basic, optimized.c) call event_pre, then the kind's handler, then
+ * event_post. */
+static AERO_HOT int event_pre(aero *a, const atom_ev *ev) {
+  int err;
+  a->rep_err = 0;
+  if (a->node_bytes >= a->collect_at) atom__aero_pn_collect(a);
+  if (a->vclk_bytes >= a->sweep_at) atom__aero_var_sweep(a);
+  if ((err = ensure_threads(a, ev->thread)) != 0 || (err = take_slot(a, ev->thread)) != 0)
+    return err;
+  switch (ev->kind) {
+    case ATOM_READ:
+    case ATOM_WRITE: return ensure_vars(a, ev->target);
+    case ATOM_ACQUIRE:
+    case ATOM_RELEASE: return ensure_locks(a, ev->target);
+    case ATOM_FORK:
+    case ATOM_JOIN: return ensure_threads(a, ev->target);
+    default: return 0;
+  }
+}
+
+/* After the handler (err its result): handlers fail (out of memory) only before changing
+ * anything, and the event is then ignored. A report that failed did not stop the update: its
+ * error is the event's. */
+static AERO_HOT int event_post(aero *a, const atom_ev *ev, int err) {
+  if (err) return err;
+  athread *th = &a->thr[ev->thread];
+  th->started = 1;
+  th->last = *ev;
+  th->last_in_txn = th->active || ev->kind == ATOM_END;
+  err = a->rep_err;
+  a->rep_err = 0;
+  return err;
+}
+
+/* How many events ahead a block loop prefetches the record of an accessed variable (0: none):
+ * a hint (any event's target is taken as a variable; a lock's, a BEGIN's or a target not seen
+ * yet only wastes the fetch), so that with many variables its cache miss overlaps the work on
+ * the events before it. */
+#ifndef AERO_PREFETCH_AHEAD
+#define AERO_PREFETCH_AHEAD 8
+#endif
+static inline void prefetch_var(const aero *a, const atom_ev *ev, size_t i, size_t n) {
+#if AERO_PREFETCH_AHEAD > 0 && (defined(__GNUC__) || defined(__clang__))
+  if (i + AERO_PREFETCH_AHEAD < n) {
+    uint32_t x = ev[i + AERO_PREFETCH_AHEAD].target;
+    if (x < a->n_var) __builtin_prefetch(&a->var[x], 1);
+  }
+#else
+  (void)a, (void)ev, (void)i, (void)n;
+#endif
 }
 
 #endif

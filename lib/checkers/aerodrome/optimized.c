@@ -95,7 +95,7 @@ static inline void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev 
   if (th->n_known) register_read_known(a, t, x, ev);
 }
 
-static ATOM__CLONES int opt_read(aero *a, const atom_ev *ev) {
+static AERO_HOT int opt_read(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
@@ -137,7 +137,7 @@ static ATOM__CLONES int opt_read(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-static ATOM__CLONES int opt_write(aero *a, const atom_ev *ev) {
+static AERO_HOT int opt_write(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
@@ -186,7 +186,7 @@ static ATOM__CLONES int opt_write(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-static ATOM__CLONES int opt_acquire(aero *a, const atom_ev *ev) {
+static AERO_HOT int opt_acquire(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, l = ev->target;
   athread *th = &a->thr[t];
   alock *k = &a->lock[l];
@@ -211,7 +211,7 @@ static ATOM__CLONES int opt_acquire(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-static ATOM__CLONES int opt_release(aero *a, const atom_ev *ev) {
+static AERO_HOT int opt_release(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, l = ev->target;
   athread *th = &a->thr[t];
   alock *k = &a->lock[l];
@@ -309,7 +309,7 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t
   atom__vc *x = reg_clock(a, r);
   if (atom__vc_get(x, ts) < b) return; /* see "Optimized END" */
   if (nk) opt_end_learn(a, t, r, x, nk, made);
-  ATOM__ASSERT(ct->len <= x->cap); /* reserved (see atom__aero_opt_end): the join cannot grow */
+  ATOM__ASSERT(ct->len <= x->cap); /* reserved (see opt_end): the join cannot grow */
   if (r.kind == REG_R) { /* R_x and chR_x (same capacity) */
     rjoin(&a->var[r.id], ct, NIL);
     return;
@@ -341,7 +341,7 @@ static int opt_end_reserve(aero *a, reg r, uint32_t t, uint32_t ts, uint32_t len
                            : var_reserve_r(a, &a->var[r.id], len);
 }
 
-static ATOM__CLONES int opt_end(aero *a, const atom_ev *ev) {
+static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread;
   athread *th = &a->thr[t];
   uint32_t len = th->c.len;
@@ -419,10 +419,50 @@ static ATOM__CLONES int opt_end(aero *a, const atom_ev *ev) {
   return 0;
 }
 
-/* The entries (aerodrome.c's dispatch): each calls its handler's copy for the instruction set
- * of the machine (support/multiversion.h: the clones are called from this file only). */
-int atom__aero_opt_read(aero *a, const atom_ev *ev) { return opt_read(a, ev); }
-int atom__aero_opt_write(aero *a, const atom_ev *ev) { return opt_write(a, ev); }
-int atom__aero_opt_acquire(aero *a, const atom_ev *ev) { return opt_acquire(a, ev); }
-int atom__aero_opt_release(aero *a, const atom_ev *ev) { return opt_release(a, ev); }
-int atom__aero_opt_end(aero *a, const atom_ev *ev) { return opt_end(a, ev); }
+/* ------------------------------------------------------------------ the dispatch */
+
+/* One event: the shared prologue (event_pre: its rare parts are calls), the kind's handler
+ * (inline, but for the BEGIN, FORK and JOIN that both variants share), event_post. */
+static AERO_HOT int opt_event(aero *a, const atom_ev *ev) {
+  int err = event_pre(a, ev);
+  if (err) return err;
+  switch (ev->kind) {
+    case ATOM_READ: err = opt_read(a, ev); break;
+    case ATOM_WRITE: err = opt_write(a, ev); break;
+    case ATOM_ACQUIRE: err = opt_acquire(a, ev); break;
+    case ATOM_RELEASE: err = opt_release(a, ev); break;
+    case ATOM_FORK: err = atom__aero_on_fork(a, ev); break;
+    case ATOM_JOIN: err = atom__aero_on_join(a, ev); break;
+    case ATOM_BEGIN: err = atom__aero_on_begin(a, ev); break;
+    case ATOM_END: err = opt_end(a, ev); break;
+    /* FENCE: no clock work (it touches no shared state), but it is an event of its thread:
+     * a thread whose only events are fences still conflicts with its fork and join. */
+    case ATOM_FENCE: break;
+    default: return 0;
+  }
+  return event_post(a, ev, err);
+}
+
+/* The entries (aerodrome.c's vtable functions call them): the block loop and the one-event
+ * form, each ONE function with the dispatch and the handlers inlined in it, cloned for the
+ * instruction sets of support/multiversion.h (a clone is called from this file only, hence
+ * the plain exported wrappers). One call per block, and within it none per event but the rare
+ * paths'. */
+static ATOM__CLONES int opt_events(aero *a, const atom_ev *ev, size_t n, size_t *failed) {
+  for (size_t i = 0; i < n; i++) {
+    prefetch_var(a, ev, i, n);
+    int err = opt_event(a, &ev[i]);
+    if (err) {
+      *failed = i;
+      return err;
+    }
+  }
+  return 0;
+}
+
+static ATOM__CLONES int opt_event1(aero *a, const atom_ev *ev) { return opt_event(a, ev); }
+
+int atom__aero_opt_events(aero *a, const atom_ev *ev, size_t n, size_t *failed) {
+  return opt_events(a, ev, n, failed);
+}
+int atom__aero_opt_event(aero *a, const atom_ev *ev) { return opt_event1(a, ev); }
