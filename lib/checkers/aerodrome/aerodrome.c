@@ -193,7 +193,7 @@ int atom__aero_take_slot_slow(aero *a, uint32_t u) {
 
 /* Room for slot s in th's absorbed-version cache (absorb()): as wide as the slots in use. */
 AERO_RARE void atom__aero_absorb_grow(aero *a, athread *th, uint32_t s) {
-  size_t cap = th->abs_cap, want = max_u32(s + 1, a->n_slot);
+  size_t cap = th->abs_cap, want = min_u32(max_u32(s + 1, a->n_slot), ABS_MAX_SLOTS);
   if (ATOM__GROW(a->mem, th->abs, cap, want)) return;
   for (size_t k = th->abs_cap; k < cap; k++) th->abs[k] = (seenv){NIL, 0};
   th->abs_cap = (uint32_t)cap;

@@ -146,6 +146,10 @@ typedef struct expl {
 } expl;
 
 /* "C_t ⊒ C_thr at version ver" (athread.abs, see absorbed()). */
+/* The slots whose owners' versions a thread caches (16 bytes each): the cache is per thread
+ * and per slot, so with every slot cached 10^4 threads alive at once would hold 1.6 GB of it.
+ * A join from a thread of a higher slot is simply not skipped. */
+#define ABS_MAX_SLOTS 256u
 typedef struct seenv {
   uint32_t thr;
   uint64_t ver;
@@ -451,6 +455,7 @@ static inline int reserve(aero *a, atom__vc *c, uint32_t n) {
 }
 
 static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
+static inline uint32_t min_u32(uint32_t x, uint32_t y) { return x < y ? x : y; }
 
 /* dst ⊔= src for a variable or lock clock dst and a thread clock src (distinct storage), room
  * reserved: a loop without overlap checks or a per-component branch (vectorized). */
@@ -592,6 +597,7 @@ static inline void absorb(aero *a, athread *th, uint32_t u, uint64_t ver) {
   if (u >= a->n_thr) return;
   uint32_t s = a->thr[u].slot;
   if (s >= a->n_slot) return; /* NIL, SLOT_GONE */
+  if (s >= ABS_MAX_SLOTS) return; /* not cached: the join is done (see ABS_MAX_SLOTS) */
   if (s >= th->abs_cap) {
     atom__aero_absorb_grow(a, th, s);
     if (s >= th->abs_cap) return;
