@@ -22,8 +22,22 @@
 #ifndef ATOM_SUPPORT_MULTIVERSION_H
 #define ATOM_SUPPORT_MULTIVERSION_H
 
+/* Not under a sanitizer that instruments function entries (ThreadSanitizer, and
+ * AddressSanitizer and MemorySanitizer to be safe): the loader runs the ifunc resolver while
+ * it relocates the library, before the sanitizer's runtime is set up, and the instrumented
+ * resolver crashes the program at start. */
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define ATOM__SANITIZED 1
+#endif
+#endif
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define ATOM__SANITIZED 1
+#endif
+
 #if defined(ATOM_HAVE_TARGET_CLONES) && defined(__x86_64__) && \
-    (defined(__GNUC__) || defined(__clang__))
+    (defined(__GNUC__) || defined(__clang__)) && !defined(ATOM__SANITIZED)
 #define ATOM__CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define ATOM__CLONES
