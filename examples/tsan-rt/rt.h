@@ -152,7 +152,7 @@ typedef struct rt_thread {
   uint64_t pend_head, pend_tail;
   struct rt_pend { uint64_t addr, loc; uint32_t kind; } pend[RT_PEND];
   struct { uint64_t addr, seg; uint64_t write; } seen[RT_SEEN];
-  uint64_t shared[RT_SHARED_CACHE]; /* granule keys seen shared (rt_owned.c, SHADOW_KEY) */
+  uint64_t shared[RT_SHARED_CACHE]; /* granule keys seen shared (RT_GRANULE_KEY) */
   uint64_t n_repeats, n_idle; /* accesses not pushed: repeats of owned ones, made while no
                                * transaction was open (added to the totals at the thread's end) */
 } rt_thread;
@@ -291,11 +291,26 @@ extern int rt_owned; /* the owned path is on (owned=yes, no record=, no perturb)
 /** At initialization: map the ownership table, and turn the path on unless @p o says
  *  owned=no, record= or schedule=perturb (or the table cannot be mapped). */
 void rt_owned_setup(const rt_options *o);
+/** The key of the 8-byte granule holding @p addr in the ownership table and in
+ *  rt_thread.shared (never 0: 0 marks a free entry). */
+#define RT_GRANULE_KEY(addr) (((addr) >> 3) + 1)
+/** rt_owned_access past its first test: the ownership table (@p key: RT_GRANULE_KEY). */
+int rt_owned_lookup(rt_thread *t, uint64_t addr, uint64_t key, int write, uint64_t pc,
+                    uint64_t *prev);
 /** The fast path of an access of at most 8 bytes by the calling thread @p t (rt_busy clear):
  *  @return 1 when it was buffered or dropped (the granule is t's), 0 when it goes through the
  *  lock; then *@p prev is the previous owner (id + 1) whose buffer rt_flush_owner must push
- *  first, or 0. */
-int rt_owned_access(rt_thread *t, uint64_t addr, int write, uint64_t pc, uint64_t *prev);
+ *  first, or 0. Inline because its first test, a granule this thread already saw shared (for
+ *  good: it needs no look-up again), is the whole of it for shared memory. */
+static inline int rt_owned_access(rt_thread *t, uint64_t addr, int write, uint64_t pc,
+                                  uint64_t *prev) {
+  uint64_t key = RT_GRANULE_KEY(addr);
+  if (t->shared[(size_t)key & (RT_SHARED_CACHE - 1)] == key) {
+    *prev = 0;
+    return 0;
+  }
+  return rt_owned_lookup(t, addr, key, write, pc, prev);
+}
 /** Push @p t's buffered accesses in order (caller holds the event lock; @p t is the calling
  *  thread or a live thread found under the lock). */
 void rt_pend_flush(rt_thread *t);

@@ -40,12 +40,12 @@ int rt_owned;
 #define SHADOW_PROBE 32  /* slots tried before an address counts as shared */
 #define OWN_SHARED UINT64_MAX /* owner word: 0 = nobody yet, id + 1 = that thread, or this */
 
-/* Ownership is kept per 8-byte granule (all its bytes have one owner): two threads touching
- * different bytes of one granule make it shared, which is only slower, never inexact. */
-#define SHADOW_KEY(addr) (((addr) >> 3) + 1)
+/* Ownership is kept per 8-byte granule (RT_GRANULE_KEY; all its bytes have one owner): two
+ * threads touching different bytes of one granule make it shared, which is only slower, never
+ * inexact. */
 
 typedef struct shadow_slot {
-  uint64_t key;   /* SHADOW_KEY of the granule; 0 = free; set once by CAS */
+  uint64_t key;   /* RT_GRANULE_KEY of the granule; 0 = free; set once by CAS */
   uint64_t owner; /* 0 -> id + 1 by CAS (the first accessor), then -> OWN_SHARED by CAS */
 } shadow_slot;
 
@@ -55,7 +55,7 @@ static shadow_slot *shadow; /* mmap'ed at initialization when the owned path is 
  * no slot (the table region is full: the address is shared). Lock-free. */
 static uint64_t *shadow_word(uint64_t addr, int insert) {
   size_t mask = ((size_t)1 << SHADOW_BITS) - 1;
-  uint64_t key = SHADOW_KEY(addr);
+  uint64_t key = RT_GRANULE_KEY(addr);
   /* Neighbouring granules in neighbouring slots: an array walked in order stays in a few
    * cache lines of the table (folding the high bits in keeps regions far apart from meeting
    * slot for slot). */
@@ -117,14 +117,11 @@ void rt_share_locked(rt_thread *t, uint64_t addr) {
   if (prev) rt_flush_owner(prev);
 }
 
-/* The fast path of an access of at most 8 bytes: @return 1 when it was buffered or dropped
- * (owned by t), 0 when it goes through the lock; then *prev is the owner to flush first. */
-int rt_owned_access(rt_thread *t, uint64_t addr, int write, uint64_t pc, uint64_t *prev) {
+/* rt_owned_access (rt.h) once the granule is not in t's cache of shared ones. */
+int rt_owned_lookup(rt_thread *t, uint64_t addr, uint64_t key, int write, uint64_t pc,
+                    uint64_t *prev) {
   *prev = 0;
-  /* Shared is for good: a granule this thread saw shared needs no look-up again. */
-  uint64_t key = SHADOW_KEY(addr);
   size_t sc = (size_t)key & (RT_SHARED_CACHE - 1);
-  if (t->shared[sc] == key) return 0;
   uint64_t *w = shadow_word(addr, 1);
   if (!w) return 0;
   uint64_t me = t->id + 1, cur = __atomic_load_n(w, __ATOMIC_ACQUIRE);
