@@ -77,39 +77,43 @@ typedef struct vd_thread {
 
 _Static_assert(sizeof(vd_thread) == 256, "vd_thread is 256 bytes");
 
-/* A reader since the last write, with its read (whose kind is READ and whose target is the
- * variable, so only the rest is kept). 32 bytes. */
+/* A reader since the last write after the first one, with its read (whose kind is READ and
+ * whose target is the variable, so only the rest is kept). 32 bytes. */
 typedef struct vd_reader {
   atom__dg_node txn;
   uint64_t index, loc;
   uint32_t thread, flags;
 } vd_reader;
 
-/* The event flags a variable keeps in 16 bits (w_flags). */
+/* The event flags a variable keeps in 16 bits (w_flags, r_flags). */
 _Static_assert((ATOM_EV_SYNTHETIC | ATOM_EV_ACQUIRE | ATOM_EV_RELEASE) <= 0xffffu,
                "velodrome keeps an access's flags in 16 bits");
 
-/* Readers' layout in vd_var::mode: none or one inline, or out of line (r.many). */
-enum { VD_R0 = 0, VD_R1 = 1, VD_RMANY = 2 };
+/* The readers of a variable after its first (velodrome::more, owned: instance allocator): cap
+ * entries, nr - 1 of them in use. Made when a second thread reads before the next write and
+ * kept for good. */
+typedef struct vd_more {
+  uint32_t cap;
+  uint32_t pad;
+  vd_reader r[];
+} vd_more;
 
 /* One variable, one cache line (64 bytes; the array is 64-byte aligned, grow_vars): the last
  * writer and its write (kind WRITE and target the variable are implied), and the readers since
  * the last write: at most one entry per thread (its latest transaction, which program order
- * puts after the thread's earlier ones), the first inline, more out of line once a second
- * thread reads before the next write (the out-of-line array is then kept for good). */
+ * puts after the thread's earlier ones). The first reader is always here (r_*), the others out
+ * of line (velodrome::more), so that the usual access -- no reader, or one -- reads and writes
+ * this line only and takes no branch on where the readers are. r_txn is NONE when nr is 0: a
+ * read or a write then sees "no reader" as "a collected reader", by the same test. */
 typedef struct vd_var {
   atom__dg_node writer;
   uint64_t w_index, w_loc;
   uint32_t w_thread;
-  uint16_t w_flags;
-  uint16_t mode; /* VD_R0, VD_R1 (r.one) or VD_RMANY (r.many) */
-  union {
-    vd_reader one;
-    struct {
-      vd_reader *p; /* owned, cap entries (instance allocator) */
-      uint32_t nr, cap;
-    } many;
-  } r;
+  uint16_t w_flags, r_flags;
+  atom__dg_node r_txn;
+  uint64_t r_index, r_loc;
+  uint32_t r_thread;
+  uint32_t nr;
 } vd_var;
 
 _Static_assert(sizeof(vd_var) == 64, "vd_var is one cache line");
@@ -144,24 +148,43 @@ typedef struct velodrome {
   vd_var *var;   /* var_cap entries, 64-byte aligned inside var_raw */
   size_t var_cap;
   void *var_raw; /* what the allocator returned: var_cap * 64 + VD_ALIGN bytes (owned) */
+  vd_more **more; /* per variable: its readers after the first, or NULL (more_cap entries,
+                   * each owned; the array is made at the first second reader) */
+  size_t more_cap;
   vd_lock *lock; /* last releaser of each lock */
   size_t lock_cap;
   atom__report_build rb; /* report scratch, reused from one report to the next */
 } velodrome;
 
-/* The readers of x and their number. */
-static inline vd_reader *readers(vd_var *x, uint32_t *nr) {
-  if (x->mode == VD_RMANY) {
-    *nr = x->r.many.nr;
-    return x->r.many.p;
+/* Reader i (below x->nr) of variable x, and its replacement. */
+static inline vd_reader reader_at(const velodrome *v, const vd_var *x, uint32_t i) {
+  if (i == 0) return (vd_reader){x->r_txn, x->r_index, x->r_loc, x->r_thread, x->r_flags};
+  return v->more[x - v->var]->r[i - 1];
+}
+static inline void reader_put(velodrome *v, vd_var *x, uint32_t i, vd_reader r) {
+  if (i == 0) {
+    x->r_txn = r.txn;
+    x->r_index = r.index;
+    x->r_loc = r.loc;
+    x->r_thread = r.thread;
+    x->r_flags = (uint16_t)r.flags;
+  } else {
+    v->more[x - v->var]->r[i - 1] = r;
   }
-  *nr = x->mode;
-  return &x->r.one;
 }
 
-static inline void set_nreaders(vd_var *x, uint32_t n) {
-  if (x->mode == VD_RMANY) x->r.many.nr = n;
-  else x->mode = (uint16_t)n;
+/* Transaction h, by its read ev, becomes x's only reader. */
+static inline void sole_reader(vd_var *x, atom__dg_node h, const atom_ev *ev) {
+  x->r_txn = h;
+  x->r_index = ev->index;
+  x->r_loc = ev->loc;
+  x->r_thread = ev->thread;
+  x->r_flags = (uint16_t)ev->flags;
+  x->nr = 1;
+}
+static inline void clear_readers(vd_var *x) {
+  x->nr = 0;
+  x->r_txn = ATOM__DG_NONE;
 }
 
 /* The events that label edges, rebuilt from what a variable keeps of them. */
@@ -192,9 +215,10 @@ static int vd_create(void **self, atom_env *env) {
 static void vd_destroy(void *self) {
   velodrome *v = self;
   if (!v) return;
-  for (size_t i = 0; i < v->var_cap; i++)
-    if (v->var[i].mode == VD_RMANY)
-      atom__mem_free(v->mem, v->var[i].r.many.p, v->var[i].r.many.cap * sizeof(vd_reader));
+  for (size_t i = 0; i < v->more_cap; i++)
+    if (v->more[i])
+      atom__mem_free(v->mem, v->more[i], sizeof(vd_more) + v->more[i]->cap * sizeof(vd_reader));
+  atom__mem_free(v->mem, v->more, v->more_cap * sizeof *v->more);
   if (v->var_raw) atom__mem_free(v->mem, v->var_raw, v->var_cap * sizeof *v->var + VD_ALIGN);
   atom__mem_free(v->mem, v->th, v->th_cap * sizeof *v->th);
   atom__mem_free(v->mem, v->txn, v->txn_cap * sizeof *v->txn);
@@ -357,12 +381,9 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
     if (ev->target >= v->var_cap) return 0;
     vd_var *x = &v->var[ev->target];
     if (atom__dg_alive(g, x->writer)) return 1;
-    if (ev->kind == ATOM_WRITE) {
-      uint32_t nr;
-      const vd_reader *r = readers(x, &nr);
-      for (uint32_t i = 0; i < nr; i++)
-        if (atom__dg_alive(g, r[i].txn)) return 1;
-    }
+    if (ev->kind == ATOM_WRITE)
+      for (uint32_t i = 0; i < x->nr; i++)
+        if (atom__dg_alive(g, reader_at(v, x, i).txn)) return 1;
     return 0;
   }
   case ATOM_ACQUIRE:
@@ -374,51 +395,61 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
   }
 }
 
-/* add_reader when thread t is not the latest reader of x. */
+/* Room for @p n readers of variable @p var after its first (more[var] holds at least n). */
+static int reserve_more(velodrome *v, size_t var, uint32_t n) {
+  if (var >= v->more_cap && ATOM__GROW(v->mem, v->more, v->more_cap, v->var_cap))
+    return ATOM_ENOMEM;
+  vd_more *m = v->more[var];
+  uint32_t cap = m ? m->cap : 0;
+  if (n <= cap) return 0;
+  uint32_t ncap = cap ? cap : 4;
+  while (ncap < n) {
+    if (ncap > UINT32_MAX / 2) return ATOM_ENOMEM;
+    ncap *= 2;
+  }
+  m = atom__mem_realloc(v->mem, m, m ? sizeof *m + cap * sizeof(vd_reader) : 0,
+                        sizeof *m + (size_t)ncap * sizeof(vd_reader));
+  if (!m) return ATOM_ENOMEM;
+  m->cap = ncap;
+  v->more[var] = m;
+  return 0;
+}
+
+/* add_reader in full: thread t is not x's only reader, or x has more than one. */
 static VD_NOINLINE int add_reader_thread(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
                                          const atom_ev *ev) {
-  uint32_t nr;
-  vd_reader *r = readers(x, &nr);
+  uint32_t nr = x->nr;
   /* Drop this thread's older entry (program order covers it) and collected readers. */
   uint32_t k = 0;
-  for (uint32_t i = 0; i < nr; i++)
-    if (r[i].thread != t && atom__dg_alive(&v->g, r[i].txn)) r[k++] = r[i];
-  set_nreaders(x, k);
-  if (h == ATOM__DG_NONE) return 0;
-  if (x->mode != VD_RMANY) {
-    if (k == 0) {
-      x->r.one = reader_of(h, ev);
-      x->mode = VD_R1;
-      return 0;
-    }
-    /* a second thread reads before the next write: out of line from now on */
-    vd_reader *m = atom__mem_alloc(v->mem, 4 * sizeof *m);
-    if (!m) return ATOM_ENOMEM;
-    m[0] = x->r.one;
-    x->r.many.p = m;
-    x->r.many.nr = 1;
-    x->r.many.cap = 4;
-    x->mode = VD_RMANY;
-  } else if (k == x->r.many.cap) {
-    uint32_t cap = x->r.many.cap;
-    if (cap > UINT32_MAX / 2) return ATOM_ENOMEM;
-    vd_reader *m = atom__mem_realloc(v->mem, x->r.many.p, cap * sizeof *m, 2 * cap * sizeof *m);
-    if (!m) return ATOM_ENOMEM;
-    x->r.many.p = m;
-    x->r.many.cap = 2 * cap;
+  for (uint32_t i = 0; i < nr; i++) {
+    vd_reader r = reader_at(v, x, i);
+    if (r.thread != t && atom__dg_alive(&v->g, r.txn)) reader_put(v, x, k++, r);
   }
-  x->r.many.p[x->r.many.nr++] = reader_of(h, ev);
+  x->nr = k;
+  if (k == 0) x->r_txn = ATOM__DG_NONE;
+  if (h == ATOM__DG_NONE) return 0;
+  if (k == 0) {
+    sole_reader(x, h, ev);
+    return 0;
+  }
+  /* a second thread reads before the next write: out of line */
+  if (reserve_more(v, (size_t)(x - v->var), k)) return ATOM_ENOMEM;
+  reader_put(v, x, k, reader_of(h, ev));
+  x->nr = k + 1;
   return 0;
 }
 
 /* Record that transaction h (NONE: a collected or node-less one) read x in thread t by ev. */
 static inline int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
                              const atom_ev *ev) {
-  uint32_t nr;
-  vd_reader *r = readers(x, &nr);
-  if (VD_LIKELY(nr && r[nr - 1].thread == t)) { /* the usual case: same reader again */
-    if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels its edges */
-    return 0;
+  uint32_t nr = x->nr;
+  if (VD_LIKELY(nr)) {
+    vd_reader last = reader_at(v, x, nr - 1);
+    if (VD_LIKELY(last.thread == t)) { /* the usual case: same reader again */
+      /* h's first read labels its edges */
+      if (last.txn != h) reader_put(v, x, nr - 1, reader_of(h, ev));
+      return 0;
+    }
   }
   return add_reader_thread(v, x, t, h, ev);
 }
@@ -509,12 +540,14 @@ static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const 
   }
   case ATOM_WRITE: {
     vd_var *x = &v->var[ev->target];
-    uint32_t nr;
-    vd_reader *r = readers(x, &nr);
+    uint32_t nr = x->nr;
     if (x->writer == h && nr == 0) break; /* h writes x again: nothing changes */
     edge_from_writer(v, x, h, ev, err, known);
-    for (uint32_t i = 0; i < nr; i++) edge_from_reader(v, &r[i], h, ev, err, known);
-    set_nreaders(x, 0);
+    for (uint32_t i = 0; i < nr; i++) {
+      vd_reader r = reader_at(v, x, i);
+      edge_from_reader(v, &r, h, ev, err, known);
+    }
+    clear_readers(x);
     if (x->writer != h) { /* the transaction's first write labels its edges */
       x->writer = h;
       x->w_index = ev->index;
@@ -622,7 +655,8 @@ static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom
  * node of the thread's pred set or from a collected one), is answered here with a few loads and
  * compares and no call, making the stores vd_access would make: a read when x's last reader is
  * the thread itself, or x has no reader, or one collected one (add_reader_thread would drop
- * it); a write when x has no reader or one that is such a node too (inline or out of line);
+ * it); a write when x has no reader or one that is such a node too (x's first reader is inline,
+ * so both look at x's line only and a variable with more readers takes vd_access);
  * an acquire whose last releaser is such a node; any release; an END. A BEGIN goes straight
  * to vd_begin. Anything else takes vd_access or vd_event_full. */
 static inline __attribute__((always_inline)) int vd_step(velodrome *v, const atom_ev *ev) {
@@ -635,23 +669,17 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
       if (VD_LIKELY(ev->kind - ATOM_READ <= ATOM_WRITE - ATOM_READ)) {
         if (ev->target >= v->var_cap) return vd_event_full(v, ev);
         vd_var *x = &v->var[ev->target];
-        if (pred_noop(v, th->pred, x->writer, h)) {
-          uint32_t nr;
-          vd_reader *r = readers(x, &nr);
+        if (pred_noop(v, th->pred, x->writer, h) && x->nr <= 1) {
+          /* no reader (r_txn NONE, collected by the same test) or one, inline */
           if (ev->kind == ATOM_READ) {
             /* add_reader's outcome when x has no reader, or only t's, or only a collected one
              * (t's or another thread's: either way h replaces it) */
-            if (nr == 0 || (nr == 1 && vd_gone(&v->g, r[0].txn))) {
-              r[0] = reader_of(h, ev);
-              set_nreaders(x, 1);
+            if (vd_gone(&v->g, x->r_txn) || x->r_thread == t) {
+              if (x->r_txn != h) sole_reader(x, h, ev); /* h's first read labels its edges */
               return 0;
             }
-            if (r[nr - 1].thread == t) {
-              if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels */
-              return 0;
-            }
-          } else if (nr == 0 || (nr == 1 && pred_noop(v, th->pred, r[0].txn, h))) {
-            set_nreaders(x, 0);
+          } else if (pred_noop(v, th->pred, x->r_txn, h)) {
+            clear_readers(x);
             if (x->writer != h) { /* the transaction's first write labels its edges */
               x->writer = h;
               x->w_index = ev->index;
