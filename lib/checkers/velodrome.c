@@ -744,6 +744,12 @@ static int vd_event(void *self, const atom_ev *ev) { return vd_step(self, ev); }
 #ifndef VD_PREFETCH_AHEAD
 #define VD_PREFETCH_AHEAD 8
 #endif
+/* Below this many variable slots (64 bytes each: 256 KB, a core's second-level cache) the
+ * table stays in cache and the slot is not fetched ahead: the prefetch would cost four
+ * instructions an event for a miss the out-of-order core hides anyway. */
+#ifndef VD_PREFETCH_MIN_VARS
+#define VD_PREFETCH_MIN_VARS 4096
+#endif
 
 /* The block form: vd_event on each event in turn, exactly (the position of the first failure
  * in *failed, the events after it not taken). With a block at hand the slot of the variable an
@@ -759,7 +765,7 @@ static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
    * against the table's size: a prefetch never faults, and the address is computed as an
    * integer, so that one past the table is no pointer arithmetic out of bounds. One pointer
    * walks the block (the failed position is computed from it only on failure). */
-  if (n > VD_PREFETCH_AHEAD) {
+  if (n > VD_PREFETCH_AHEAD && v->var_cap >= VD_PREFETCH_MIN_VARS) {
     for (const atom_ev *stop = end - VD_PREFETCH_AHEAD; e != stop; e++) {
       uintptr_t x = e[VD_PREFETCH_AHEAD].target;
       __builtin_prefetch((const void *)((uintptr_t)v->var + x * sizeof(vd_var)), 1);
