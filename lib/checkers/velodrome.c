@@ -77,43 +77,50 @@ typedef struct vd_thread {
 
 _Static_assert(sizeof(vd_thread) == 256, "vd_thread is 256 bytes");
 
-/* A reader since the last write after the first one, with its read (whose kind is READ and
- * whose target is the variable, so only the rest is kept). 32 bytes. */
-typedef struct vd_reader {
+/* An access a variable keeps: its transaction and its event (the kind and the target are
+ * implied). 32 bytes. */
+typedef struct vd_acc {
   atom__dg_node txn;
   uint64_t index, loc;
-  uint32_t thread, flags;
-} vd_reader;
+  uint32_t thread;
+  uint16_t flags;
+  uint16_t n; /* in vd_var::r, the readers' number: 0, 1 or VD_MANY; elsewhere unused */
+} vd_acc;
 
-/* The event flags a variable keeps in 16 bits (w_flags, r_flags). */
+/* vd_step picks a variable's entry by ATOM_WRITE - kind (1 for a read, 0 for a write). */
+_Static_assert(ATOM_WRITE == ATOM_READ + 1, "READ and WRITE are adjacent kinds");
+
+/* vd_acc::n of a variable with more than one reader: their number is in its vd_more. */
+#define VD_MANY 2
+
+/* The event flags a variable keeps in 16 bits (vd_acc::flags). */
 _Static_assert((ATOM_EV_SYNTHETIC | ATOM_EV_ACQUIRE | ATOM_EV_RELEASE) <= 0xffffu,
                "velodrome keeps an access's flags in 16 bits");
 
 /* The readers of a variable after its first (velodrome::more, owned: instance allocator): cap
- * entries, nr - 1 of them in use. Made when a second thread reads before the next write and
- * kept for good. */
+ * entries, n - 1 of them in use when the variable has n > 1 readers. Made when a second thread
+ * reads before the next write and kept for good. */
 typedef struct vd_more {
-  uint32_t cap;
-  uint32_t pad;
-  vd_reader r[];
+  uint32_t cap, n;
+  vd_acc r[];
 } vd_more;
 
 /* One variable, one cache line (64 bytes; the array is 64-byte aligned, grow_vars): the last
- * writer and its write (kind WRITE and target the variable are implied), and the readers since
- * the last write: at most one entry per thread (its latest transaction, which program order
- * puts after the thread's earlier ones). The first reader is always here (r_*), the others out
- * of line (velodrome::more), so that the usual access -- no reader, or one -- reads and writes
- * this line only and takes no branch on where the readers are. r_txn is NONE when nr is 0: a
- * read or a write then sees "no reader" as "a collected reader", by the same test. */
+ * writer and its write (w), and the readers since the last write: at most one entry per thread
+ * (its latest transaction, which program order puts after the thread's earlier ones). The
+ * first reader is always here (r), the others out of line (velodrome::more), so that the usual
+ * access -- no reader, or one -- reads and writes this line only and takes no branch on where
+ * the readers are. r.txn is NONE when there is no reader: a read or a write then sees "no
+ * reader" as "a collected reader", by the same test. w and r have one shape and are also
+ * acc[0] and acc[1], so that a read and a write choose the entry they update by their kind,
+ * without a branch (vd_step). */
 typedef struct vd_var {
-  atom__dg_node writer;
-  uint64_t w_index, w_loc;
-  uint32_t w_thread;
-  uint16_t w_flags, r_flags;
-  atom__dg_node r_txn;
-  uint64_t r_index, r_loc;
-  uint32_t r_thread;
-  uint32_t nr;
+  union {
+    struct {
+      vd_acc w, r;
+    };
+    vd_acc acc[2];
+  };
 } vd_var;
 
 _Static_assert(sizeof(vd_var) == 64, "vd_var is one cache line");
@@ -156,47 +163,44 @@ typedef struct velodrome {
   atom__report_build rb; /* report scratch, reused from one report to the next */
 } velodrome;
 
-/* Reader i (below x->nr) of variable x, and its replacement. */
-static inline vd_reader reader_at(const velodrome *v, const vd_var *x, uint32_t i) {
-  if (i == 0) return (vd_reader){x->r_txn, x->r_index, x->r_loc, x->r_thread, x->r_flags};
-  return v->more[x - v->var]->r[i - 1];
+/* The number of readers of x, and its update (x has a vd_more when it is over 1). */
+static inline uint32_t nreaders(const velodrome *v, const vd_var *x) {
+  return x->r.n < VD_MANY ? x->r.n : v->more[x - v->var]->n;
 }
-static inline void reader_put(velodrome *v, vd_var *x, uint32_t i, vd_reader r) {
-  if (i == 0) {
-    x->r_txn = r.txn;
-    x->r_index = r.index;
-    x->r_loc = r.loc;
-    x->r_thread = r.thread;
-    x->r_flags = (uint16_t)r.flags;
+static inline void set_nreaders(velodrome *v, vd_var *x, uint32_t k) {
+  if (k < VD_MANY) {
+    x->r.n = (uint16_t)k;
+    if (k == 0) x->r.txn = ATOM__DG_NONE;
   } else {
-    v->more[x - v->var]->r[i - 1] = r;
+    x->r.n = VD_MANY;
+    v->more[x - v->var]->n = k;
   }
 }
 
-/* Transaction h, by its read ev, becomes x's only reader. */
-static inline void sole_reader(vd_var *x, atom__dg_node h, const atom_ev *ev) {
-  x->r_txn = h;
-  x->r_index = ev->index;
-  x->r_loc = ev->loc;
-  x->r_thread = ev->thread;
-  x->r_flags = (uint16_t)ev->flags;
-  x->nr = 1;
+/* Reader i (below its number) of variable x. */
+static inline vd_acc *reader(velodrome *v, vd_var *x, uint32_t i) {
+  return i ? &v->more[x - v->var]->r[i - 1] : &x->r;
 }
-static inline void clear_readers(vd_var *x) {
-  x->nr = 0;
-  x->r_txn = ATOM__DG_NONE;
+
+/* Access entry a now names transaction h and its event ev (a's n is kept). */
+static inline void acc_set(vd_acc *a, atom__dg_node h, const atom_ev *ev) {
+  a->txn = h;
+  a->index = ev->index;
+  a->loc = ev->loc;
+  a->thread = ev->thread;
+  a->flags = (uint16_t)ev->flags;
+}
+static inline void acc_copy(vd_acc *a, const vd_acc *from) {
+  a->txn = from->txn;
+  a->index = from->index;
+  a->loc = from->loc;
+  a->thread = from->thread;
+  a->flags = from->flags;
 }
 
 /* The events that label edges, rebuilt from what a variable keeps of them. */
-static inline atom_ev write_ev(const vd_var *x, uint32_t var) {
-  return (atom_ev){ATOM_WRITE, x->w_thread, var, x->w_flags,
-                   x->w_index, x->w_loc};
-}
-static inline atom_ev read_ev(const vd_reader *r, uint32_t var) {
-  return (atom_ev){ATOM_READ, r->thread, var, r->flags, r->index, r->loc};
-}
-static inline vd_reader reader_of(atom__dg_node h, const atom_ev *ev) {
-  return (vd_reader){h, ev->index, ev->loc, ev->thread, ev->flags};
+static inline atom_ev acc_ev(const vd_acc *a, atom_kind kind, uint32_t var) {
+  return (atom_ev){kind, a->thread, var, a->flags, a->index, a->loc};
 }
 
 static int vd_create(void **self, atom_env *env) {
@@ -217,7 +221,7 @@ static void vd_destroy(void *self) {
   if (!v) return;
   for (size_t i = 0; i < v->more_cap; i++)
     if (v->more[i])
-      atom__mem_free(v->mem, v->more[i], sizeof(vd_more) + v->more[i]->cap * sizeof(vd_reader));
+      atom__mem_free(v->mem, v->more[i], sizeof(vd_more) + v->more[i]->cap * sizeof(vd_acc));
   atom__mem_free(v->mem, v->more, v->more_cap * sizeof *v->more);
   if (v->var_raw) atom__mem_free(v->mem, v->var_raw, v->var_cap * sizeof *v->var + VD_ALIGN);
   atom__mem_free(v->mem, v->th, v->th_cap * sizeof *v->th);
@@ -315,16 +319,16 @@ static inline void edge(velodrome *v, atom__dg_node u, const atom_ev *from, atom
  * not remembered, so that offering it again searches (and reports) again, as before. */
 static inline void edge_from_writer(velodrome *v, const vd_var *x, atom__dg_node h,
                                     const atom_ev *ev, int *err, atom__dg_node *known) {
-  if (edge_needed(v, x->writer, h)) {
-    vd_label lb = {write_ev(x, ev->target), *ev};
-    if (edge_add(v, x->writer, &lb, h, err)) return;
+  if (edge_needed(v, x->w.txn, h)) {
+    vd_label lb = {acc_ev(&x->w, ATOM_WRITE, ev->target), *ev};
+    if (edge_add(v, x->w.txn, &lb, h, err)) return;
   }
-  note_pred(known, x->writer);
+  note_pred(known, x->w.txn);
 }
-static inline void edge_from_reader(velodrome *v, const vd_reader *r, atom__dg_node h,
+static inline void edge_from_reader(velodrome *v, const vd_acc *r, atom__dg_node h,
                                     const atom_ev *ev, int *err, atom__dg_node *known) {
   if (edge_needed(v, r->txn, h)) {
-    vd_label lb = {read_ev(r, ev->target), *ev};
+    vd_label lb = {acc_ev(r, ATOM_READ, ev->target), *ev};
     if (edge_add(v, r->txn, &lb, h, err)) return;
   }
   note_pred(known, r->txn);
@@ -380,10 +384,10 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
   case ATOM_WRITE: {
     if (ev->target >= v->var_cap) return 0;
     vd_var *x = &v->var[ev->target];
-    if (atom__dg_alive(g, x->writer)) return 1;
+    if (atom__dg_alive(g, x->w.txn)) return 1;
     if (ev->kind == ATOM_WRITE)
-      for (uint32_t i = 0; i < x->nr; i++)
-        if (atom__dg_alive(g, reader_at(v, x, i).txn)) return 1;
+      for (uint32_t i = 0, nr = nreaders(v, x); i < nr; i++)
+        if (atom__dg_alive(g, reader(v, x, i)->txn)) return 1;
     return 0;
   }
   case ATOM_ACQUIRE:
@@ -407,47 +411,44 @@ static int reserve_more(velodrome *v, size_t var, uint32_t n) {
     if (ncap > UINT32_MAX / 2) return ATOM_ENOMEM;
     ncap *= 2;
   }
-  m = atom__mem_realloc(v->mem, m, m ? sizeof *m + cap * sizeof(vd_reader) : 0,
-                        sizeof *m + (size_t)ncap * sizeof(vd_reader));
+  m = atom__mem_realloc(v->mem, m, m ? sizeof *m + cap * sizeof(vd_acc) : 0,
+                        sizeof *m + (size_t)ncap * sizeof(vd_acc));
   if (!m) return ATOM_ENOMEM;
   m->cap = ncap;
   v->more[var] = m;
   return 0;
 }
 
-/* add_reader in full: thread t is not x's only reader, or x has more than one. */
+/* add_reader in full: thread t is not x's last reader, or x has no reader. */
 static VD_NOINLINE int add_reader_thread(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
                                          const atom_ev *ev) {
-  uint32_t nr = x->nr;
+  uint32_t nr = nreaders(v, x);
   /* Drop this thread's older entry (program order covers it) and collected readers. */
   uint32_t k = 0;
   for (uint32_t i = 0; i < nr; i++) {
-    vd_reader r = reader_at(v, x, i);
-    if (r.thread != t && atom__dg_alive(&v->g, r.txn)) reader_put(v, x, k++, r);
+    const vd_acc *r = reader(v, x, i);
+    if (r->thread != t && atom__dg_alive(&v->g, r->txn)) {
+      if (k != i) acc_copy(reader(v, x, k), r);
+      k++;
+    }
   }
-  x->nr = k;
-  if (k == 0) x->r_txn = ATOM__DG_NONE;
+  set_nreaders(v, x, k);
   if (h == ATOM__DG_NONE) return 0;
-  if (k == 0) {
-    sole_reader(x, h, ev);
-    return 0;
-  }
   /* a second thread reads before the next write: out of line */
-  if (reserve_more(v, (size_t)(x - v->var), k)) return ATOM_ENOMEM;
-  reader_put(v, x, k, reader_of(h, ev));
-  x->nr = k + 1;
+  if (k && reserve_more(v, (size_t)(x - v->var), k)) return ATOM_ENOMEM;
+  acc_set(reader(v, x, k), h, ev);
+  set_nreaders(v, x, k + 1);
   return 0;
 }
 
 /* Record that transaction h (NONE: a collected or node-less one) read x in thread t by ev. */
 static inline int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
                              const atom_ev *ev) {
-  uint32_t nr = x->nr;
+  uint32_t nr = nreaders(v, x);
   if (VD_LIKELY(nr)) {
-    vd_reader last = reader_at(v, x, nr - 1);
-    if (VD_LIKELY(last.thread == t)) { /* the usual case: same reader again */
-      /* h's first read labels its edges */
-      if (last.txn != h) reader_put(v, x, nr - 1, reader_of(h, ev));
+    vd_acc *last = reader(v, x, nr - 1);
+    if (VD_LIKELY(last->thread == t)) { /* the usual case: same reader again */
+      if (last->txn != h) acc_set(last, h, ev); /* h's first read labels its edges */
       return 0;
     }
   }
@@ -540,21 +541,12 @@ static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const 
   }
   case ATOM_WRITE: {
     vd_var *x = &v->var[ev->target];
-    uint32_t nr = x->nr;
-    if (x->writer == h && nr == 0) break; /* h writes x again: nothing changes */
+    uint32_t nr = nreaders(v, x);
+    if (x->w.txn == h && nr == 0) break; /* h writes x again: nothing changes */
     edge_from_writer(v, x, h, ev, err, known);
-    for (uint32_t i = 0; i < nr; i++) {
-      vd_reader r = reader_at(v, x, i);
-      edge_from_reader(v, &r, h, ev, err, known);
-    }
-    clear_readers(x);
-    if (x->writer != h) { /* the transaction's first write labels its edges */
-      x->writer = h;
-      x->w_index = ev->index;
-      x->w_loc = ev->loc;
-      x->w_thread = ev->thread;
-      x->w_flags = (uint16_t)ev->flags;
-    }
+    for (uint32_t i = 0; i < nr; i++) edge_from_reader(v, reader(v, x, i), h, ev, err, known);
+    set_nreaders(v, x, 0);
+    if (x->w.txn != h) acc_set(&x->w, h, ev); /* the transaction's first write labels its edges */
     break;
   }
   case ATOM_ACQUIRE: {
@@ -669,24 +661,20 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
       if (VD_LIKELY(ev->kind - ATOM_READ <= ATOM_WRITE - ATOM_READ)) {
         if (ev->target >= v->var_cap) return vd_event_full(v, ev);
         vd_var *x = &v->var[ev->target];
-        if (pred_noop(v, th->pred, x->writer, h) && x->nr <= 1) {
-          /* no reader (r_txn NONE, collected by the same test) or one, inline */
-          if (ev->kind == ATOM_READ) {
-            /* add_reader's outcome when x has no reader, or only t's, or only a collected one
-             * (t's or another thread's: either way h replaces it) */
-            if (vd_gone(&v->g, x->r_txn) || x->r_thread == t) {
-              if (x->r_txn != h) sole_reader(x, h, ev); /* h's first read labels its edges */
-              return 0;
-            }
-          } else if (pred_noop(v, th->pred, x->r_txn, h)) {
-            clear_readers(x);
-            if (x->writer != h) { /* the transaction's first write labels its edges */
-              x->writer = h;
-              x->w_index = ev->index;
-              x->w_loc = ev->loc;
-              x->w_thread = ev->thread;
-              x->w_flags = (uint16_t)ev->flags;
-            }
+        if (pred_noop(v, th->pred, x->w.txn, h) && x->r.n <= 1) {
+          /* No reader (r.txn NONE, collected by the same test) or one, in x's line. A read:
+           * add_reader's outcome when that reader is t's or collected (t's or another thread's:
+           * either way h replaces it). A write: the reader's edge is a no-op as well. Either
+           * updates its own entry (acc[0] the writer, acc[1] the reader) if h is not in it yet
+           * -- h's first access labels its edges -- and leaves one reader, h, or none. */
+          uint32_t rd = ATOM_WRITE - ev->kind; /* 1: a read, 0: a write */
+          atom__dg_node r = x->r.txn;
+          if (vd_gone(&v->g, r) ||
+              (rd ? x->r.thread == t : r == h || is_pred(th->pred, r))) {
+            vd_acc *a = &x->acc[rd];
+            if (a->txn != h) acc_set(a, h, ev);
+            x->r.n = (uint16_t)rd;
+            x->r.txn = h & -(atom__dg_node)rd; /* a write: NONE; by a mask, not a branch */
             return 0;
           }
         }
