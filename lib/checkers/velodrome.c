@@ -707,8 +707,11 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
       atom__dg *g = &v->g;
       uint32_t i = g->vx_free;
       if (VD_LIKELY(!th->in_txn && i != UINT32_MAX && i < v->txn_cap &&
-                    vd_gone(g, th->last) && vd_gone(g, th->forker) && !g->payload_size)) {
-        atom__dg_add_node(g, &h); /* in line: cannot fail with a free slot and no payload */
+                    vd_gone(g, th->last) && vd_gone(g, th->forker))) {
+        /* atom__dg_add_node's recycled-slot case without its tests: velodrome's graph has no
+         * node payload (vd_create) */
+        g->vx_free = g->vx[i].aux;
+        atom__dg_node_init_(g, i, &h);
         v->txn[i] = (vd_txn){t, 0, ev->index, ev->loc};
         th->in_txn = 1;
         th->begin_index = ev->index;
