@@ -66,6 +66,8 @@ typedef struct vd_thread {
   atom__dg_node pred[VD_NPRED];
   atom__dg_node last;   /* the thread's most recent transaction: program-order source */
   atom__dg_node forker; /* transaction that forked the thread, until its first transaction */
+  /* the open transaction's BEGIN, for the retry of its node while cur is NONE (vd_begin ran
+   * out of memory; the in-line BEGIN, which cannot fail, leaves them stale) */
   uint64_t begin_index;
   uint64_t begin_loc;
   uint32_t in_txn;
@@ -713,9 +715,7 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
         g->vx_free = g->vx[i].aux;
         atom__dg_node_init_(g, i, &h);
         v->txn[i] = (vd_txn){t, 0, ev->index, ev->loc};
-        th->in_txn = 1;
-        th->begin_index = ev->index;
-        th->begin_loc = ev->loc;
+        th->in_txn = 1; /* begin_index and begin_loc are read only while cur is NONE: not so */
         memset(th->pred, 0, sizeof th->pred);
         th->cur = h;
         th->last = h;
