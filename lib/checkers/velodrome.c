@@ -696,7 +696,7 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
         if (h == th->last) th->last_ev = *ev;
         th->in_txn = 0;
         th->cur = ATOM__DG_NONE;
-        atom__dg_complete(&v->g, h);
+        atom__dg_complete_live(&v->g, h); /* an open transaction's node is never collected */
         return 0;
       default:
         break;
