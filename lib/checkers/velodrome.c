@@ -66,6 +66,8 @@ typedef struct vd_thread {
   atom__dg_node pred[VD_NPRED];
   atom__dg_node last;   /* the thread's most recent transaction: program-order source */
   atom__dg_node forker; /* transaction that forked the thread, until its first transaction */
+  /* the open transaction's BEGIN, for the retry of its node while cur is NONE (vd_begin ran
+   * out of memory; the in-line BEGIN, which cannot fail, leaves them stale) */
   uint64_t begin_index;
   uint64_t begin_loc;
   uint32_t in_txn;
@@ -77,39 +79,50 @@ typedef struct vd_thread {
 
 _Static_assert(sizeof(vd_thread) == 256, "vd_thread is 256 bytes");
 
-/* A reader since the last write, with its read (whose kind is READ and whose target is the
- * variable, so only the rest is kept). 32 bytes. */
-typedef struct vd_reader {
+/* An access a variable keeps: its transaction and its event (the kind and the target are
+ * implied). 32 bytes. */
+typedef struct vd_acc {
   atom__dg_node txn;
   uint64_t index, loc;
-  uint32_t thread, flags;
-} vd_reader;
+  uint32_t thread;
+  uint16_t flags;
+  uint16_t n; /* in vd_var::r, the readers' number: 0, 1 or VD_MANY; elsewhere unused */
+} vd_acc;
 
-/* The event flags a variable keeps in 16 bits (w_flags). */
+/* vd_step picks a variable's entry by ATOM_WRITE - kind (1 for a read, 0 for a write). */
+_Static_assert(ATOM_WRITE == ATOM_READ + 1, "READ and WRITE are adjacent kinds");
+
+/* vd_acc::n of a variable with more than one reader: their number is in its vd_more. */
+#define VD_MANY 2
+
+/* The event flags a variable keeps in 16 bits (vd_acc::flags). */
 _Static_assert((ATOM_EV_SYNTHETIC | ATOM_EV_ACQUIRE | ATOM_EV_RELEASE) <= 0xffffu,
                "velodrome keeps an access's flags in 16 bits");
 
-/* Readers' layout in vd_var::mode: none or one inline, or out of line (r.many). */
-enum { VD_R0 = 0, VD_R1 = 1, VD_RMANY = 2 };
+/* The readers of a variable after its first (velodrome::more, owned: instance allocator): cap
+ * entries, n - 1 of them in use when the variable has n > 1 readers. Made when a second thread
+ * reads before the next write and kept for good. */
+typedef struct vd_more {
+  uint32_t cap, n;
+  vd_acc r[];
+} vd_more;
 
 /* One variable, one cache line (64 bytes; the array is 64-byte aligned, grow_vars): the last
- * writer and its write (kind WRITE and target the variable are implied), and the readers since
- * the last write: at most one entry per thread (its latest transaction, which program order
- * puts after the thread's earlier ones), the first inline, more out of line once a second
- * thread reads before the next write (the out-of-line array is then kept for good). */
+ * writer and its write (w), and the readers since the last write: at most one entry per thread
+ * (its latest transaction, which program order puts after the thread's earlier ones). The
+ * first reader is always here (r), the others out of line (velodrome::more), so that the usual
+ * access -- no reader, or one -- reads and writes this line only and takes no branch on where
+ * the readers are. r.txn is NONE when there is no reader: a read or a write then sees "no
+ * reader" as "a collected reader", by the same test. w and r have one shape and are also
+ * acc[0] and acc[1], so that a read and a write choose the entry they update by their kind,
+ * without a branch (vd_step). */
 typedef struct vd_var {
-  atom__dg_node writer;
-  uint64_t w_index, w_loc;
-  uint32_t w_thread;
-  uint16_t w_flags;
-  uint16_t mode; /* VD_R0, VD_R1 (r.one) or VD_RMANY (r.many) */
   union {
-    vd_reader one;
     struct {
-      vd_reader *p; /* owned, cap entries (instance allocator) */
-      uint32_t nr, cap;
-    } many;
-  } r;
+      vd_acc w, r;
+    };
+    vd_acc acc[2];
+  };
 } vd_var;
 
 _Static_assert(sizeof(vd_var) == 64, "vd_var is one cache line");
@@ -144,36 +157,52 @@ typedef struct velodrome {
   vd_var *var;   /* var_cap entries, 64-byte aligned inside var_raw */
   size_t var_cap;
   void *var_raw; /* what the allocator returned: var_cap * 64 + VD_ALIGN bytes (owned) */
+  vd_more **more; /* per variable: its readers after the first, or NULL (more_cap entries,
+                   * each owned; the array is made at the first second reader) */
+  size_t more_cap;
   vd_lock *lock; /* last releaser of each lock */
   size_t lock_cap;
   atom__report_build rb; /* report scratch, reused from one report to the next */
 } velodrome;
 
-/* The readers of x and their number. */
-static inline vd_reader *readers(vd_var *x, uint32_t *nr) {
-  if (x->mode == VD_RMANY) {
-    *nr = x->r.many.nr;
-    return x->r.many.p;
+/* The number of readers of x, and its update (x has a vd_more when it is over 1). */
+static inline uint32_t nreaders(const velodrome *v, const vd_var *x) {
+  return x->r.n < VD_MANY ? x->r.n : v->more[x - v->var]->n;
+}
+static inline void set_nreaders(velodrome *v, vd_var *x, uint32_t k) {
+  if (k < VD_MANY) {
+    x->r.n = (uint16_t)k;
+    if (k == 0) x->r.txn = ATOM__DG_NONE;
+  } else {
+    x->r.n = VD_MANY;
+    v->more[x - v->var]->n = k;
   }
-  *nr = x->mode;
-  return &x->r.one;
 }
 
-static inline void set_nreaders(vd_var *x, uint32_t n) {
-  if (x->mode == VD_RMANY) x->r.many.nr = n;
-  else x->mode = (uint16_t)n;
+/* Reader i (below its number) of variable x. */
+static inline vd_acc *reader(velodrome *v, vd_var *x, uint32_t i) {
+  return i ? &v->more[x - v->var]->r[i - 1] : &x->r;
+}
+
+/* Access entry a now names transaction h and its event ev (a's n is kept). */
+static inline void acc_set(vd_acc *a, atom__dg_node h, const atom_ev *ev) {
+  a->txn = h;
+  a->index = ev->index;
+  a->loc = ev->loc;
+  a->thread = ev->thread;
+  a->flags = (uint16_t)ev->flags;
+}
+static inline void acc_copy(vd_acc *a, const vd_acc *from) {
+  a->txn = from->txn;
+  a->index = from->index;
+  a->loc = from->loc;
+  a->thread = from->thread;
+  a->flags = from->flags;
 }
 
 /* The events that label edges, rebuilt from what a variable keeps of them. */
-static inline atom_ev write_ev(const vd_var *x, uint32_t var) {
-  return (atom_ev){ATOM_WRITE, x->w_thread, var, x->w_flags,
-                   x->w_index, x->w_loc};
-}
-static inline atom_ev read_ev(const vd_reader *r, uint32_t var) {
-  return (atom_ev){ATOM_READ, r->thread, var, r->flags, r->index, r->loc};
-}
-static inline vd_reader reader_of(atom__dg_node h, const atom_ev *ev) {
-  return (vd_reader){h, ev->index, ev->loc, ev->thread, ev->flags};
+static inline atom_ev acc_ev(const vd_acc *a, atom_kind kind, uint32_t var) {
+  return (atom_ev){kind, a->thread, var, a->flags, a->index, a->loc};
 }
 
 static int vd_create(void **self, atom_env *env) {
@@ -192,9 +221,10 @@ static int vd_create(void **self, atom_env *env) {
 static void vd_destroy(void *self) {
   velodrome *v = self;
   if (!v) return;
-  for (size_t i = 0; i < v->var_cap; i++)
-    if (v->var[i].mode == VD_RMANY)
-      atom__mem_free(v->mem, v->var[i].r.many.p, v->var[i].r.many.cap * sizeof(vd_reader));
+  for (size_t i = 0; i < v->more_cap; i++)
+    if (v->more[i])
+      atom__mem_free(v->mem, v->more[i], sizeof(vd_more) + v->more[i]->cap * sizeof(vd_acc));
+  atom__mem_free(v->mem, v->more, v->more_cap * sizeof *v->more);
   if (v->var_raw) atom__mem_free(v->mem, v->var_raw, v->var_cap * sizeof *v->var + VD_ALIGN);
   atom__mem_free(v->mem, v->th, v->th_cap * sizeof *v->th);
   atom__mem_free(v->mem, v->txn, v->txn_cap * sizeof *v->txn);
@@ -291,16 +321,16 @@ static inline void edge(velodrome *v, atom__dg_node u, const atom_ev *from, atom
  * not remembered, so that offering it again searches (and reports) again, as before. */
 static inline void edge_from_writer(velodrome *v, const vd_var *x, atom__dg_node h,
                                     const atom_ev *ev, int *err, atom__dg_node *known) {
-  if (edge_needed(v, x->writer, h)) {
-    vd_label lb = {write_ev(x, ev->target), *ev};
-    if (edge_add(v, x->writer, &lb, h, err)) return;
+  if (edge_needed(v, x->w.txn, h)) {
+    vd_label lb = {acc_ev(&x->w, ATOM_WRITE, ev->target), *ev};
+    if (edge_add(v, x->w.txn, &lb, h, err)) return;
   }
-  note_pred(known, x->writer);
+  note_pred(known, x->w.txn);
 }
-static inline void edge_from_reader(velodrome *v, const vd_reader *r, atom__dg_node h,
+static inline void edge_from_reader(velodrome *v, const vd_acc *r, atom__dg_node h,
                                     const atom_ev *ev, int *err, atom__dg_node *known) {
   if (edge_needed(v, r->txn, h)) {
-    vd_label lb = {read_ev(r, ev->target), *ev};
+    vd_label lb = {acc_ev(r, ATOM_READ, ev->target), *ev};
     if (edge_add(v, r->txn, &lb, h, err)) return;
   }
   note_pred(known, r->txn);
@@ -356,13 +386,10 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
   case ATOM_WRITE: {
     if (ev->target >= v->var_cap) return 0;
     vd_var *x = &v->var[ev->target];
-    if (atom__dg_alive(g, x->writer)) return 1;
-    if (ev->kind == ATOM_WRITE) {
-      uint32_t nr;
-      const vd_reader *r = readers(x, &nr);
-      for (uint32_t i = 0; i < nr; i++)
-        if (atom__dg_alive(g, r[i].txn)) return 1;
-    }
+    if (atom__dg_alive(g, x->w.txn)) return 1;
+    if (ev->kind == ATOM_WRITE)
+      for (uint32_t i = 0, nr = nreaders(v, x); i < nr; i++)
+        if (atom__dg_alive(g, reader(v, x, i)->txn)) return 1;
     return 0;
   }
   case ATOM_ACQUIRE:
@@ -374,51 +401,58 @@ static int unary_has_pred(velodrome *v, const vd_thread *th, const atom_ev *ev) 
   }
 }
 
-/* add_reader when thread t is not the latest reader of x. */
+/* Room for @p n readers of variable @p var after its first (more[var] holds at least n). */
+static int reserve_more(velodrome *v, size_t var, uint32_t n) {
+  if (var >= v->more_cap && ATOM__GROW(v->mem, v->more, v->more_cap, v->var_cap))
+    return ATOM_ENOMEM;
+  vd_more *m = v->more[var];
+  uint32_t cap = m ? m->cap : 0;
+  if (n <= cap) return 0;
+  uint32_t ncap = cap ? cap : 4;
+  while (ncap < n) {
+    if (ncap > UINT32_MAX / 2) return ATOM_ENOMEM;
+    ncap *= 2;
+  }
+  m = atom__mem_realloc(v->mem, m, m ? sizeof *m + cap * sizeof(vd_acc) : 0,
+                        sizeof *m + (size_t)ncap * sizeof(vd_acc));
+  if (!m) return ATOM_ENOMEM;
+  m->cap = ncap;
+  v->more[var] = m;
+  return 0;
+}
+
+/* add_reader in full: thread t is not x's last reader, or x has no reader. */
 static VD_NOINLINE int add_reader_thread(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
                                          const atom_ev *ev) {
-  uint32_t nr;
-  vd_reader *r = readers(x, &nr);
+  uint32_t nr = nreaders(v, x);
   /* Drop this thread's older entry (program order covers it) and collected readers. */
   uint32_t k = 0;
-  for (uint32_t i = 0; i < nr; i++)
-    if (r[i].thread != t && atom__dg_alive(&v->g, r[i].txn)) r[k++] = r[i];
-  set_nreaders(x, k);
-  if (h == ATOM__DG_NONE) return 0;
-  if (x->mode != VD_RMANY) {
-    if (k == 0) {
-      x->r.one = reader_of(h, ev);
-      x->mode = VD_R1;
-      return 0;
+  for (uint32_t i = 0; i < nr; i++) {
+    const vd_acc *r = reader(v, x, i);
+    if (r->thread != t && atom__dg_alive(&v->g, r->txn)) {
+      if (k != i) acc_copy(reader(v, x, k), r);
+      k++;
     }
-    /* a second thread reads before the next write: out of line from now on */
-    vd_reader *m = atom__mem_alloc(v->mem, 4 * sizeof *m);
-    if (!m) return ATOM_ENOMEM;
-    m[0] = x->r.one;
-    x->r.many.p = m;
-    x->r.many.nr = 1;
-    x->r.many.cap = 4;
-    x->mode = VD_RMANY;
-  } else if (k == x->r.many.cap) {
-    uint32_t cap = x->r.many.cap;
-    if (cap > UINT32_MAX / 2) return ATOM_ENOMEM;
-    vd_reader *m = atom__mem_realloc(v->mem, x->r.many.p, cap * sizeof *m, 2 * cap * sizeof *m);
-    if (!m) return ATOM_ENOMEM;
-    x->r.many.p = m;
-    x->r.many.cap = 2 * cap;
   }
-  x->r.many.p[x->r.many.nr++] = reader_of(h, ev);
+  set_nreaders(v, x, k);
+  if (h == ATOM__DG_NONE) return 0;
+  /* a second thread reads before the next write: out of line */
+  if (k && reserve_more(v, (size_t)(x - v->var), k)) return ATOM_ENOMEM;
+  acc_set(reader(v, x, k), h, ev);
+  set_nreaders(v, x, k + 1);
   return 0;
 }
 
 /* Record that transaction h (NONE: a collected or node-less one) read x in thread t by ev. */
 static inline int add_reader(velodrome *v, vd_var *x, uint32_t t, atom__dg_node h,
                              const atom_ev *ev) {
-  uint32_t nr;
-  vd_reader *r = readers(x, &nr);
-  if (VD_LIKELY(nr && r[nr - 1].thread == t)) { /* the usual case: same reader again */
-    if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels its edges */
-    return 0;
+  uint32_t nr = nreaders(v, x);
+  if (VD_LIKELY(nr)) {
+    vd_acc *last = reader(v, x, nr - 1);
+    if (VD_LIKELY(last->thread == t)) { /* the usual case: same reader again */
+      if (last->txn != h) acc_set(last, h, ev); /* h's first read labels its edges */
+      return 0;
+    }
   }
   return add_reader_thread(v, x, t, h, ev);
 }
@@ -509,19 +543,12 @@ static inline void apply_event(velodrome *v, uint32_t t, atom__dg_node h, const 
   }
   case ATOM_WRITE: {
     vd_var *x = &v->var[ev->target];
-    uint32_t nr;
-    vd_reader *r = readers(x, &nr);
-    if (x->writer == h && nr == 0) break; /* h writes x again: nothing changes */
+    uint32_t nr = nreaders(v, x);
+    if (x->w.txn == h && nr == 0) break; /* h writes x again: nothing changes */
     edge_from_writer(v, x, h, ev, err, known);
-    for (uint32_t i = 0; i < nr; i++) edge_from_reader(v, &r[i], h, ev, err, known);
-    set_nreaders(x, 0);
-    if (x->writer != h) { /* the transaction's first write labels its edges */
-      x->writer = h;
-      x->w_index = ev->index;
-      x->w_loc = ev->loc;
-      x->w_thread = ev->thread;
-      x->w_flags = (uint16_t)ev->flags;
-    }
+    for (uint32_t i = 0; i < nr; i++) edge_from_reader(v, reader(v, x, i), h, ev, err, known);
+    set_nreaders(v, x, 0);
+    if (x->w.txn != h) acc_set(&x->w, h, ev); /* the transaction's first write labels its edges */
     break;
   }
   case ATOM_ACQUIRE: {
@@ -622,7 +649,8 @@ static inline int pred_noop(const velodrome *v, const atom__dg_node *known, atom
  * node of the thread's pred set or from a collected one), is answered here with a few loads and
  * compares and no call, making the stores vd_access would make: a read when x's last reader is
  * the thread itself, or x has no reader, or one collected one (add_reader_thread would drop
- * it); a write when x has no reader or one that is such a node too (inline or out of line);
+ * it); a write when x has no reader or one that is such a node too (x's first reader is inline,
+ * so both look at x's line only and a variable with more readers takes vd_access);
  * an acquire whose last releaser is such a node; any release; an END. A BEGIN goes straight
  * to vd_begin. Anything else takes vd_access or vd_event_full. */
 static inline __attribute__((always_inline)) int vd_step(velodrome *v, const atom_ev *ev) {
@@ -635,30 +663,20 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
       if (VD_LIKELY(ev->kind - ATOM_READ <= ATOM_WRITE - ATOM_READ)) {
         if (ev->target >= v->var_cap) return vd_event_full(v, ev);
         vd_var *x = &v->var[ev->target];
-        if (pred_noop(v, th->pred, x->writer, h)) {
-          uint32_t nr;
-          vd_reader *r = readers(x, &nr);
-          if (ev->kind == ATOM_READ) {
-            /* add_reader's outcome when x has no reader, or only t's, or only a collected one
-             * (t's or another thread's: either way h replaces it) */
-            if (nr == 0 || (nr == 1 && vd_gone(&v->g, r[0].txn))) {
-              r[0] = reader_of(h, ev);
-              set_nreaders(x, 1);
-              return 0;
-            }
-            if (r[nr - 1].thread == t) {
-              if (r[nr - 1].txn != h) r[nr - 1] = reader_of(h, ev); /* h's first read labels */
-              return 0;
-            }
-          } else if (nr == 0 || (nr == 1 && pred_noop(v, th->pred, r[0].txn, h))) {
-            set_nreaders(x, 0);
-            if (x->writer != h) { /* the transaction's first write labels its edges */
-              x->writer = h;
-              x->w_index = ev->index;
-              x->w_loc = ev->loc;
-              x->w_thread = ev->thread;
-              x->w_flags = (uint16_t)ev->flags;
-            }
+        if (pred_noop(v, th->pred, x->w.txn, h) && x->r.n <= 1) {
+          /* No reader (r.txn NONE, collected by the same test) or one, in x's line. A read:
+           * add_reader's outcome when that reader is t's or collected (t's or another thread's:
+           * either way h replaces it). A write: the reader's edge is a no-op as well. Either
+           * updates its own entry (acc[0] the writer, acc[1] the reader) if h is not in it yet
+           * -- h's first access labels its edges -- and leaves one reader, h, or none. */
+          uint32_t rd = ATOM_WRITE - ev->kind; /* 1: a read, 0: a write */
+          atom__dg_node r = x->r.txn;
+          if (vd_gone(&v->g, r) ||
+              (rd ? x->r.thread == t : r == h || is_pred(th->pred, r))) {
+            vd_acc *a = &x->acc[rd];
+            if (a->txn != h) acc_set(a, h, ev);
+            x->r.n = (uint16_t)rd;
+            x->r.txn = h & -(atom__dg_node)rd; /* a write: NONE; by a mask, not a branch */
             return 0;
           }
         }
@@ -678,7 +696,7 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
         if (h == th->last) th->last_ev = *ev;
         th->in_txn = 0;
         th->cur = ATOM__DG_NONE;
-        atom__dg_complete(&v->g, h);
+        atom__dg_complete_live(&v->g, h); /* an open transaction's node is never collected */
         return 0;
       default:
         break;
@@ -691,12 +709,13 @@ static inline __attribute__((always_inline)) int vd_step(velodrome *v, const ato
       atom__dg *g = &v->g;
       uint32_t i = g->vx_free;
       if (VD_LIKELY(!th->in_txn && i != UINT32_MAX && i < v->txn_cap &&
-                    vd_gone(g, th->last) && vd_gone(g, th->forker) && !g->payload_size)) {
-        atom__dg_add_node(g, &h); /* in line: cannot fail with a free slot and no payload */
+                    vd_gone(g, th->last) && vd_gone(g, th->forker))) {
+        /* atom__dg_add_node's recycled-slot case without its tests: velodrome's graph has no
+         * node payload (vd_create) */
+        g->vx_free = g->vx[i].aux;
+        atom__dg_node_init_(g, i, &h);
         v->txn[i] = (vd_txn){t, 0, ev->index, ev->loc};
-        th->in_txn = 1;
-        th->begin_index = ev->index;
-        th->begin_loc = ev->loc;
+        th->in_txn = 1; /* begin_index and begin_loc are read only while cur is NONE: not so */
         memset(th->pred, 0, sizeof th->pred);
         th->cur = h;
         th->last = h;
@@ -716,6 +735,12 @@ static int vd_event(void *self, const atom_ev *ev) { return vd_step(self, ev); }
 #ifndef VD_PREFETCH_AHEAD
 #define VD_PREFETCH_AHEAD 8
 #endif
+/* Below this many variable slots (64 bytes each: 256 KB, a core's second-level cache) the
+ * table stays in cache and the slot is not fetched ahead: the prefetch would cost four
+ * instructions an event for a miss the out-of-order core hides anyway. */
+#ifndef VD_PREFETCH_MIN_VARS
+#define VD_PREFETCH_MIN_VARS 4096
+#endif
 
 /* The block form: vd_event on each event in turn, exactly (the position of the first failure
  * in *failed, the events after it not taken). With a block at hand the slot of the variable an
@@ -731,7 +756,7 @@ static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
    * against the table's size: a prefetch never faults, and the address is computed as an
    * integer, so that one past the table is no pointer arithmetic out of bounds. One pointer
    * walks the block (the failed position is computed from it only on failure). */
-  if (n > VD_PREFETCH_AHEAD) {
+  if (n > VD_PREFETCH_AHEAD && v->var_cap >= VD_PREFETCH_MIN_VARS) {
     for (const atom_ev *stop = end - VD_PREFETCH_AHEAD; e != stop; e++) {
       uintptr_t x = e[VD_PREFETCH_AHEAD].target;
       __builtin_prefetch((const void *)((uintptr_t)v->var + x * sizeof(vd_var)), 1);

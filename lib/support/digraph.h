@@ -245,9 +245,10 @@ static inline void atom__dg_free_slot_(atom__dg *g, uint32_t i) {
   g->vx_free = i;
 }
 
-static inline int atom__dg_complete(atom__dg *g, atom__dg_node n) {
+/* atom__dg_complete() of a node the caller knows to be live (velodrome's open transaction at
+ * its END): the same without the liveness test. */
+static inline int atom__dg_complete_live(atom__dg *g, atom__dg_node n) {
   uint32_t i = (uint32_t)n;
-  if (!atom__dg_alive(g, n)) return 0;
   atom__dg_vx *v = &g->vx[i];
   /* In line: a node with in-edges stays; a node without any edge has nothing to unlink and no
    * successor to collect, and its slot goes back at once (003 §5.1: a finished transaction
@@ -259,6 +260,11 @@ static inline int atom__dg_complete(atom__dg *g, atom__dg_node n) {
   if (v->nout || g->on_collect) return atom__dg_complete_slow(g, n);
   atom__dg_free_slot_(g, i);
   return 1;
+}
+
+static inline int atom__dg_complete(atom__dg *g, atom__dg_node n) {
+  if (!atom__dg_alive(g, n)) return 0;
+  return atom__dg_complete_live(g, n);
 }
 
 /* Delete @p n and its edges, then collect complete successors left without incoming edges.

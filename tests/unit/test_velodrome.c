@@ -525,6 +525,59 @@ START_TEST(closing_edge_offered_again) {
 }
 END_TEST
 
+/* A variable read by three threads keeps its first reader in its own slot and the other two
+ * out of line; the write that follows gets an edge from each, labelled with that reader's own
+ * read. T3's read is the third (out of line) and its edge into T4 is on the cycle that T3's
+ * read of y closes; T2 reads x twice (its first read labels) and T1's reader entry goes with
+ * T1's next transaction, which reads x again before the write (program order covers the old
+ * one). */
+START_TEST(readers_out_of_line_label_edges) {
+  atom_session *s = velodrome_session();
+  enum { T1 = 1, T2 = 2, T3 = 3, T4 = 4, X = 10, Y = 11 };
+  ck_assert_int_eq(atom_begin(s, T1, 100), 0);   /* 0 */
+  ck_assert_int_eq(atom_read(s, T1, X, 101), 0); /* 1: first reader, in x's slot */
+  ck_assert_int_eq(atom_begin(s, T2, 102), 0);   /* 2 */
+  ck_assert_int_eq(atom_read(s, T2, X, 103), 0); /* 3: second reader, out of line */
+  ck_assert_int_eq(atom_read(s, T2, X, 104), 0); /* 4: T2 again: its first read stays */
+  ck_assert_int_eq(atom_begin(s, T3, 105), 0);   /* 5 */
+  ck_assert_int_eq(atom_read(s, T3, X, 106), 0); /* 6: third reader */
+  ck_assert_int_eq(atom_end(s, T1, 107), 0);     /* 7: T1 collected (no in-edge) */
+  ck_assert_int_eq(atom_begin(s, T1, 108), 0);   /* 8 */
+  ck_assert_int_eq(atom_read(s, T1, X, 109), 0); /* 9: replaces T1's collected entry */
+  ck_assert_int_eq(atom_begin(s, T4, 110), 0);   /* 10 */
+  ck_assert_int_eq(atom_write(s, T4, X, 111), 0); /* 11: edges T2, T3, T1 -> T4 */
+  ck_assert_int_eq(atom_write(s, T4, Y, 112), 0); /* 12 */
+  ck_assert_uint_eq(atom_report_count(s), 0);
+  ck_assert_uint_eq(vstats(s).edges, 3);
+  ck_assert_int_eq(atom_read(s, T3, Y, 113), 0); /* 13: T4 -> T3 closes T3 -> T4 -> T3 */
+  ck_assert_uint_eq(atom_report_count(s), 1);
+  ck_assert_int_eq(atom_read(s, T2, Y, 114), 0); /* 14: T4 -> T2 closes T2 -> T4 -> T2 */
+  ck_assert_uint_eq(atom_report_count(s), 2);
+  for (uint64_t t = T1; t <= T4; t++) ck_assert_int_eq(atom_end(s, t, 115 + t), 0);
+  ck_assert_int_eq(atom_finish(s), 0);
+  /* each report: reader's read of x -> T4's write of x, T4's write of y -> the read of y */
+  static const uint64_t idx[2][4] = {{6, 11, 12, 13}, {3, 11, 12, 14}};
+  static const uint64_t loc[2][4] = {{106, 111, 112, 113}, {103, 111, 112, 114}};
+  static const uint64_t kind[4] = {ATOM_READ, ATOM_WRITE, ATOM_WRITE, ATOM_READ};
+  for (size_t k = 0; k < 2; k++) {
+    const atom_report *r = atom_report_get(s, k);
+    ck_assert_uint_eq(atom_report_event_index(r), idx[k][3]);
+    ck_assert_uint_eq(atom_report_event_count(r), 4);
+    for (size_t i = 0; i < 4; i++) {
+      atom_event ev;
+      uint64_t ix;
+      ck_assert_int_eq(atom_report_event(r, i, &ev, &ix), 0);
+      ck_assert_uint_eq(ix, idx[k][i]);
+      ck_assert_uint_eq(ev.loc, loc[k][i]);
+      ck_assert_uint_eq(ev.kind, kind[i]);
+      ck_assert_uint_eq(ev.target, i < 2 ? X : Y);
+    }
+    ck_assert_ptr_null(cc_check_edges(r, CC_ALL));
+  }
+  atom_session_free(s);
+}
+END_TEST
+
 /* 003 §2 conflict (e) rel -> acq, with unary transactions in the cycle, built by hand. */
 START_TEST(report_contents) {
   atom_session *s = velodrome_session();
@@ -1006,6 +1059,7 @@ Suite *atom_test_suite_velodrome(void) {
   tcase_add_test(c, memory_flat_with_open_transaction);
   tcase_add_test(c, unary_events_cost_no_nodes);
   tcase_add_test(c, closing_edge_offered_again);
+  tcase_add_test(c, readers_out_of_line_label_edges);
   tcase_add_test(c, random_against_reference);
   tcase_add_test(c, many_readers_against_reference);
   tcase_add_test(c, many_variables_memory);
