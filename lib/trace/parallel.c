@@ -39,7 +39,7 @@
 #include "support/mem.h"
 #include "trace/reader_state.h"
 
-#define DEFAULT_CHUNK ((size_t)1 << 20)
+#define DEFAULT_CHUNK ((size_t)256 << 10)
 
 enum { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
 
@@ -593,6 +593,10 @@ static int move_directive(atom_trace_reader *r, atom__trace_par *p, size_t i) {
 int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
   atom__trace_par *p = r->par;
   int rc;
+  if (b->own_ev) { /* the events lent by the last fill were consumed */
+    b->ev = b->own_ev;
+    b->own_ev = NULL;
+  }
   while (b->count < n) {
     slot *s = p->cur;
     if (!s) {
@@ -615,6 +619,21 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
     if (p->dir_i < w->n_dir && out->dir_pos[p->dir_i] < stop) stop = out->dir_pos[p->dir_i];
     if (stop - p->ev_i > n - b->count) stop = p->ev_i + (n - b->count);
     if (p->ev_i < stop && s->mapped) {
+      if (b->count == 0 && knows_all(r, s)) {
+        /* The common case: the batch points at the chunk's events (its own array kept in
+         * own_ev until the next fill), which stay put until the chunk is released, in a later
+         * fill; only the line numbers are written. The batch holds this stretch alone. */
+        const uint32_t *lines = out->line + p->ev_i;
+        uint64_t *line = b->line, base = p->base_line; /* locals: no aliasing of b's fields */
+        size_t k = stop - p->ev_i;
+        b->own_ev = b->ev;
+        b->ev = out->ev + p->ev_i;
+        for (size_t i = 0; i < k; i++) line[i] = base + lines[i];
+        b->count = k;
+        p->ev_i = stop;
+        r->line = b->line[k - 1];
+        return 0;
+      }
       if ((rc = copy_mapped(r, p, s, stop, b))) return rc;
       r->line = b->line[b->count - 1];
       continue;

@@ -330,6 +330,7 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
     atom__mem_free(&r->mem, b, sizeof *b + b->size);
   }
   if (r->batch) {
+    if (r->batch->own_ev) r->batch->ev = r->batch->own_ev; /* lent (parallel.c) */
     atom__mem_free(&r->mem, r->batch->ev, r->batch->cap * sizeof *r->batch->ev);
     atom__mem_free(&r->mem, r->batch->line, r->batch->cap * sizeof *r->batch->line);
     atom__mem_free(&r->mem, r->batch, sizeof *r->batch);
