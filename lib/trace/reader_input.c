@@ -202,6 +202,7 @@ static atom_trace_reader *reader_new(const char *display) {
   if (!r) return NULL;
   r->mem = m;
   r->fd = -1;
+  atom__trace_heads_clear(r);
   r->display = atom__mem_strdup(&r->mem, display);
   if (!r->display) {
     atom__mem_free(&m, r, sizeof *r);

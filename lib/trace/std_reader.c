@@ -702,6 +702,18 @@ static const uint64_t low_bytes[8] = {
     0xFFFFFFFF, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL,
 };
 
+/* The low n + 1 bytes of a word for n < 8, all of it from 8 on: the head of a line whose
+ * operation ends at byte n (struct line_head). */
+static const uint64_t head_bytes[17] = {
+    0xFF,           0xFFFF,           0xFFFFFF,           0xFFFFFFFF,  0xFFFFFFFFFFULL,
+    0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL,
+    ~0ULL,          ~0ULL,            ~0ULL,              ~0ULL,       ~0ULL,
+};
+
+static inline size_t head_slot(uint64_t word) {
+  return (size_t)((word * 0x9e3779b97f4a7c15ULL) >> (64 - HEAD_CACHE_BITS));
+}
+
 /* intern_slow() out of the loop below: the key, or 0 after an error (r->err set). */
 COLD static uint64_t intern_miss(atom_trace_reader *r, name_space *t, const unsigned char *s,
                                  size_t len, uint64_t head) {
@@ -748,40 +760,65 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
           ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_plain, _mm_add_epi8(x, to_plain)));
       uint32_t nondig =
           ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
-      /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
-       * it may be the first byte after the load). */
-      size_t tlen = (unsigned)__builtin_ctz(odd);
-      if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
-      uint64_t th = atom__load_le64(p) & low_bytes[tlen];
-      /* The names' keys are looked up in the cache as soon as the names are known (a short
-       * name's head is the name itself, so equal heads are equal names, and no long name or
-       * empty slot has a short name's head); a miss is interned only once the whole line is
-       * known to be taken, the thread first, as read_event() does. The event's fields are
-       * stored as soon as they are known (fewer values to keep in registers); a line not taken
-       * leaves them in the slot *ev, which is not counted. */
-      const struct name_cache *c = &r->names[0].cache[short_slot(th)];
-      ev->thread = c->key;
-      unsigned miss = c->head != th;
-      /* <op> and the byte after it, compared as one word with the pattern its first two bytes
-       * select (fast_line()). */
-      size_t q = tlen + 1;
-      uint64_t ow = atom__load_le64(p + q);
-      const struct op_run *op = &op_runs[OP_SLOT((uint16_t)ow)];
-      if (UNLIKELY((ow | op->nmask) != op->want)) goto out;
-      ev->kind = op->kind;
-      ev->flags = 0;
-      ev->target = 0;
-      q += op->len; /* at '(' or '|': q <= 14 */
+      /* The line's head, up to the second byte that is not plain (the byte after the operation
+       * in a common line): when it is at most 8 bytes and in the cache, the thread's key, the
+       * kind and the target's table come from there (struct line_head). A word of more than 8
+       * bytes (the mask keeps all 8) matches no entry: byte 7 of an entry is its second byte that
+       * is not plain, with one more before it, which the word's 8 bytes do not both have. */
+      uint64_t w0 = atom__load_le64(p);
+      size_t q = (unsigned)__builtin_ctz(odd & (odd - 1)); /* odd has bits 16 up: q <= 16 */
+      uint64_t hw = w0 & head_bytes[q];
+      struct line_head *h = &r->heads[head_slot(hw)];
+      unsigned miss;
+      uint32_t off, arg;
+      size_t tlen;
+      if (LIKELY(h->word == hw)) {
+        ev->kind = h->kind;
+        ev->flags = 0;
+        ev->thread = h->thread;
+        ev->target = 0;
+        off = h->off;
+        arg = h->arg;
+        miss = 0;
+        tlen = 0; /* not used: only a miss interns the thread */
+      } else {
+        /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
+         * it may be the first byte after the load). */
+        tlen = (unsigned)__builtin_ctz(odd);
+        if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
+        uint64_t th = w0 & low_bytes[tlen];
+        /* The names' keys are looked up in the cache as soon as the names are known (a short
+         * name's head is the name itself, so equal heads are equal names, and no long name or
+         * empty slot has a short name's head); a miss is interned only once the whole line is
+         * known to be taken, the thread first, as read_event() does. The event's fields are
+         * stored as soon as they are known (fewer values to keep in registers); a line not
+         * taken leaves them in the slot *ev, which is not counted. */
+        const struct name_cache *c = &r->names[0].cache[short_slot(th)];
+        ev->thread = c->key;
+        miss = (c->head != th) | (q < 8) << 2; /* bit 2: fill the head's entry */
+        /* <op> and the byte after it, compared as one word with the pattern its first two
+         * bytes select (fast_line()); it puts the byte after the operation at q. */
+        uint64_t ow = atom__load_le64(p + tlen + 1);
+        const struct op_run *op = &op_runs[OP_SLOT((uint16_t)ow)];
+        if (UNLIKELY((ow | op->nmask) != op->want)) goto out;
+        ev->kind = op->kind;
+        ev->flags = 0;
+        ev->target = 0;
+        off = op->off;
+        arg = op->arg;
+      }
+      /* q at '(' or '|': q <= 14 */
       uint64_t nh = 0;
       size_t nlen = 0, s = q + 1; /* s: where the location starts */
-      if (op->arg) {
+      if (arg) {
         /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
          * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
         nlen = (unsigned)__builtin_ctz(odd >> (q + 1));
         if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) goto out;
         nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
         s = q + 3 + nlen; /* s <= 24 */
-        c = &((const name_space *)(const void *)((const char *)r->names + op->off))
+        const struct name_cache *c =
+            &((const name_space *)(const void *)((const char *)r->names + off))
                  ->cache[short_slot(nh)];
         ev->target = c->key;
         miss |= (unsigned)(c->head != nh) << 1;
@@ -814,11 +851,14 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
          * where an error needs them. A key found above stays valid: keys never change. */
         r->lineno = lineno + (size_t)(ev - ev0) + 1;
         r->pos = p;
-        if ((miss & 1) && !(ev->thread = intern_miss(r, &r->names[0], p, tlen, th))) goto out;
+        if ((miss & 1) &&
+            !(ev->thread = intern_miss(r, &r->names[0], p, tlen, w0 & low_bytes[tlen])))
+          goto out;
         if ((miss & 2) &&
-            !(ev->target = intern_miss(r, (name_space *)(void *)((char *)r->names + op->off),
+            !(ev->target = intern_miss(r, (name_space *)(void *)((char *)r->names + off),
                                        p + q + 1, nlen, nh)))
           goto out;
+        if (miss & 4) *h = (struct line_head){hw, ev->thread, ev->kind, off, arg, 0};
       }
       ev->loc = loc;
       ev++;
@@ -995,7 +1035,12 @@ int atom__trace_intern(atom_trace_reader *r, int space, const char *s, size_t le
   return intern(r, &r->names[space - 1], (const unsigned char *)s, len, key);
 }
 
+void atom__trace_heads_clear(atom_trace_reader *r) {
+  memset(r->heads, 0xFF, sizeof r->heads);
+}
+
 void atom__trace_names_clear(atom_trace_reader *r) {
+  atom__trace_heads_clear(r); /* their thread keys go with the names */
   for (int i = 0; i < 3; i++) {
     name_space *t = &r->names[i];
     atom__u64map_free(&t->short_names, &r->mem);
