@@ -70,9 +70,11 @@ typedef struct name_space {
 #define HEAD_CACHE_BITS 8
 struct line_head {
   uint64_t word;
-  uint64_t thread;
-  uint32_t kind, off; /* off: the target's name table's byte offset from names[0] */
-  uint32_t arg, pad;
+  struct {
+    uint32_t kind, flags;
+    uint64_t thread;
+  } ev; /* the event's first 16 bytes (copied as one) */
+  struct name_cache *target; /* the target's name table's cache, NULL: no target */
 };
 
 typedef struct arena_block {

@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -710,6 +711,10 @@ static const uint64_t head_bytes[17] = {
     ~0ULL,          ~0ULL,            ~0ULL,              ~0ULL,       ~0ULL,
 };
 
+/* A head's kind, flags and thread are the event's first 16 bytes, copied as one. */
+_Static_assert(offsetof(atom_event, thread) == 8 && sizeof(uint32_t) * 2 == 8,
+               "atom_event starts with kind, flags, thread");
+
 static inline size_t head_slot(uint64_t word) {
   return (size_t)((word * 0x9e3779b97f4a7c15ULL) >> (64 - HEAD_CACHE_BITS));
 }
@@ -719,6 +724,35 @@ COLD static uint64_t intern_miss(atom_trace_reader *r, name_space *t, const unsi
                                  size_t len, uint64_t head) {
   uint64_t key;
   return intern_slow(r, t, s, len, head, &key) ? 0 : key;
+}
+
+/* The names of a line that simd_run() takes and that missed its caches, interned, the thread
+ * first, and the line's head cached (miss: bit 0 the thread's name, bit 1 the target's, bit 2
+ * the head; tc: the target's name cache, or NULL). The line is known to be common, so its
+ * fields are found again from their delimiters (out of the loop, which keeps fewer values).
+ * 0, or r's error. */
+COLD static int line_miss(atom_trace_reader *r, const unsigned char *p, atom_event *ev,
+                          unsigned miss, struct name_cache *tc) {
+  const unsigned char *bar = memchr(p, '|', 8); /* the thread name is 1 to 7 bytes */
+  size_t tlen = (size_t)(bar - p);
+  if ((miss & 1) && !(ev->thread = intern_miss(r, &r->names[0], p, tlen, name_head(p, tlen))))
+    return r->err;
+  const unsigned char *d = bar + 1; /* the operation, up to '(' or '|' */
+  while (*d != '(' && *d != '|') d++;
+  if (miss & 2) {
+    const unsigned char *n0 = d + 1, *close = memchr(n0, ')', 8);
+    size_t nlen = (size_t)(close - n0);
+    name_space *t = (name_space *)(void *)((char *)tc - offsetof(name_space, cache));
+    if (!(ev->target = intern_miss(r, t, n0, nlen, name_head(n0, nlen)))) return r->err;
+  }
+  if (miss & 4) { /* the head is at most 8 bytes */
+    uint64_t hw = name_head(p, (size_t)(d - p) + 1);
+    struct line_head *h = &r->heads[head_slot(hw)];
+    h->word = hw;
+    memcpy(&h->ev, ev, sizeof h->ev);
+    h->target = tc;
+  }
+  return 0;
 }
 
 /* Parse the common lines from r->pos on, as many as follow one another (at most `cap`) into
@@ -766,25 +800,20 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
        * bytes (the mask keeps all 8) matches no entry: byte 7 of an entry is its second byte that
        * is not plain, with one more before it, which the word's 8 bytes do not both have. */
       uint64_t w0 = atom__load_le64(p);
-      size_t q = (unsigned)__builtin_ctz(odd & (odd - 1)); /* odd has bits 16 up: q <= 16 */
+      size_t q = (size_t)__builtin_ctzll(odd & (odd - 1)); /* odd has bits 16 up: q <= 16 */
       uint64_t hw = w0 & head_bytes[q];
-      struct line_head *h = &r->heads[head_slot(hw)];
+      const struct line_head *h = &r->heads[head_slot(hw)];
       unsigned miss;
-      uint32_t off, arg;
-      size_t tlen;
+      struct name_cache *tc; /* the target's name cache, NULL: no target */
+      ev->target = 0;
       if (LIKELY(h->word == hw)) {
-        ev->kind = h->kind;
-        ev->flags = 0;
-        ev->thread = h->thread;
-        ev->target = 0;
-        off = h->off;
-        arg = h->arg;
+        memcpy(ev, &h->ev, sizeof h->ev); /* kind, flags (0) and thread */
+        tc = h->target;
         miss = 0;
-        tlen = 0; /* not used: only a miss interns the thread */
       } else {
         /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
          * it may be the first byte after the load). */
-        tlen = (unsigned)__builtin_ctz(odd);
+        size_t tlen = (size_t)__builtin_ctzll(odd);
         if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
         uint64_t th = w0 & low_bytes[tlen];
         /* The names' keys are looked up in the cache as soon as the names are known (a short
@@ -803,23 +832,18 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
         if (UNLIKELY((ow | op->nmask) != op->want)) goto out;
         ev->kind = op->kind;
         ev->flags = 0;
-        ev->target = 0;
-        off = op->off;
-        arg = op->arg;
+        tc = op->arg ? ((name_space *)(void *)((char *)r->names + op->off))->cache : NULL;
       }
       /* q at '(' or '|': q <= 14 */
-      uint64_t nh = 0;
-      size_t nlen = 0, s = q + 1; /* s: where the location starts */
-      if (arg) {
+      size_t s = q + 1; /* s: where the location starts */
+      if (tc) {
         /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
          * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
-        nlen = (unsigned)__builtin_ctz(odd >> (q + 1));
+        size_t nlen = (size_t)__builtin_ctzll(odd >> (q + 1));
         if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) goto out;
-        nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
+        uint64_t nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
         s = q + 3 + nlen; /* s <= 24 */
-        const struct name_cache *c =
-            &((const name_space *)(const void *)((const char *)r->names + off))
-                 ->cache[short_slot(nh)];
+        const struct name_cache *c = &tc[short_slot(nh)];
         ev->target = c->key;
         miss |= (unsigned)(c->head != nh) << 1;
       }
@@ -847,18 +871,11 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
         loc = digits_value((w - ONES * 0x30) << (64 - 8 * k));
       }
       if (UNLIKELY(miss)) {
-        /* Interning: the slow path, which also fills the cache; the reader's position and line
+        /* Interning: the slow path, which also fills the caches; the reader's position and line
          * where an error needs them. A key found above stays valid: keys never change. */
         r->lineno = lineno + (size_t)(ev - ev0) + 1;
         r->pos = p;
-        if ((miss & 1) &&
-            !(ev->thread = intern_miss(r, &r->names[0], p, tlen, w0 & low_bytes[tlen])))
-          goto out;
-        if ((miss & 2) &&
-            !(ev->target = intern_miss(r, (name_space *)(void *)((char *)r->names + off),
-                                       p + q + 1, nlen, nh)))
-          goto out;
-        if (miss & 4) *h = (struct line_head){hw, ev->thread, ev->kind, off, arg, 0};
+        if (line_miss(r, p, ev, miss, tc)) goto out;
       }
       ev->loc = loc;
       ev++;
