@@ -704,11 +704,12 @@ static const uint64_t low_bytes[8] = {
 };
 
 /* The low n + 1 bytes of a word for n < 8, all of it from 8 on: the head of a line whose
- * operation ends at byte n (struct line_head). */
-static const uint64_t head_bytes[17] = {
-    0xFF,           0xFFFF,           0xFFFFFF,           0xFFFFFFFF,  0xFFFFFFFFFFULL,
-    0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL, ~0ULL,
-    ~0ULL,          ~0ULL,            ~0ULL,              ~0ULL,       ~0ULL,
+ * operation ends at byte n (struct line_head). n is the second set bit of simd_run()'s mask,
+ * whose bits 16 up are set: at most 17. */
+static const uint64_t head_bytes[18] = {
+    0xFF,  0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL,
+    ~0ULL, ~0ULL,  ~0ULL,    ~0ULL,      ~0ULL,           ~0ULL,             ~0ULL,
+    ~0ULL, ~0ULL,  ~0ULL,    ~0ULL,
 };
 
 /* A head's kind, flags and thread are the event's first 16 bytes, copied as one. */
@@ -800,7 +801,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
        * bytes (the mask keeps all 8) matches no entry: byte 7 of an entry is its second byte that
        * is not plain, with one more before it, which the word's 8 bytes do not both have. */
       uint64_t w0 = atom__load_le64(p);
-      size_t q = (size_t)__builtin_ctzll(odd & (odd - 1)); /* odd has bits 16 up: q <= 16 */
+      size_t q = (size_t)__builtin_ctzll(odd & (odd - 1)); /* odd has bits 16 up: q <= 17 */
       uint64_t hw = w0 & head_bytes[q];
       const struct line_head *h = &r->heads[head_slot(hw)];
       unsigned miss;
