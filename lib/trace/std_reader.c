@@ -734,15 +734,17 @@ COLD static uint64_t intern_miss(atom_trace_reader *r, name_space *t, const unsi
  * 0, or r's error. */
 COLD static int line_miss(atom_trace_reader *r, const unsigned char *p, atom_event *ev,
                           unsigned miss, struct name_cache *tc) {
-  const unsigned char *bar = memchr(p, '|', 8); /* the thread name is 1 to 7 bytes */
-  size_t tlen = (size_t)(bar - p);
+  size_t tlen = 1; /* the thread name is 1 to 7 bytes (a loop: shorter than a call) */
+  while (p[tlen] != '|') tlen++;
+  const unsigned char *bar = p + tlen;
   if ((miss & 1) && !(ev->thread = intern_miss(r, &r->names[0], p, tlen, name_head(p, tlen))))
     return r->err;
   const unsigned char *d = bar + 1; /* the operation, up to '(' or '|' */
   while (*d != '(' && *d != '|') d++;
   if (miss & 2) {
-    const unsigned char *n0 = d + 1, *close = memchr(n0, ')', 8);
-    size_t nlen = (size_t)(close - n0);
+    const unsigned char *n0 = d + 1;
+    size_t nlen = 1;
+    while (n0[nlen] != ')') nlen++;
     name_space *t = (name_space *)(void *)((char *)tc - offsetof(name_space, cache));
     if (!(ev->target = intern_miss(r, t, n0, nlen, name_head(n0, nlen)))) return r->err;
   }
