@@ -39,7 +39,7 @@
 #include "support/mem.h"
 #include "trace/reader_state.h"
 
-#define DEFAULT_CHUNK ((size_t)1 << 20)
+#define DEFAULT_CHUNK ((size_t)256 << 10)
 
 enum { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
 
@@ -56,8 +56,8 @@ typedef struct slot {
   int io_err;    /* an error after the chunk's lines (read error, shrink, long line), or 0 */
   char io_msg[256];
   int rc;        /* the parse's result: 0, or w's error */
-  /* Mapped by the worker (`mapped`): the events hold the reader's keys; map[i][local - 1] is
-   * the reader's key of each local name; the chunk's names new to the input are the reader's
+  /* Mapped by the worker (`mapped`): the events hold the reader's keys; map[i][local] is the
+   * reader's key of each local name (map[i][0] is 0, the key of no target); the chunk's names new to the input are the reader's
    * keys gbase[i] + 1 .. gbase[i] + n_new[i], newloc[i][j] the local key of gbase[i] + 1 + j. */
   int mapped;
   uint32_t *map[3], *newloc[3];
@@ -258,13 +258,14 @@ static int map_names(atom__trace_par *p, slot *s) {
     const name_space *t = &s->w->names[i];
     s->gbase[i] = g->names[i].n;
     s->n_new[i] = 0;
-    if (t->n > s->map_cap[i] && ATOM__GROW(&g->mem, s->map[i], s->map_cap[i], t->n))
+    if (t->n + 1 > s->map_cap[i] && ATOM__GROW(&g->mem, s->map[i], s->map_cap[i], t->n + 1))
       return ATOM_ENOMEM;
+    s->map[i][0] = 0;
     for (size_t k = 0; k < t->n; k++) {
       uint64_t key;
       int rc = atom__trace_intern(g, i + 1, t->ent[k].s, t->ent[k].len, &key);
       if (rc) return rc;
-      s->map[i][k] = (uint32_t)key; /* keys are at most MAX_NAMES */
+      s->map[i][k + 1] = (uint32_t)key; /* keys are at most MAX_NAMES */
       if (key > s->gbase[i]) { /* new to the input: keys come in order */
         if (s->n_new[i] == s->newloc_cap[i] &&
             ATOM__GROW(&g->mem, s->newloc[i], s->newloc_cap[i], s->n_new[i] + 1))
@@ -284,13 +285,17 @@ static const unsigned char target_space[ATOM_KIND_MAX_ + 1] = {
     [ATOM_JOIN] = ATOM_SPACE_THREAD,
 };
 
-/* Rewrite the events of a mapped slot to the reader's keys (outside the lock). */
+/* Rewrite the events of a mapped slot to the reader's keys (outside the lock), without a
+ * branch on whether an event has a target: a kind without one takes the threads' map, whose
+ * entry 0 (no target) is 0. */
 static void rewrite_events(slot *s) {
   atom_event *ev = s->out.ev;
-  const uint32_t *threads = s->map[0];
+  const uint32_t *threads = s->map[0], *by_kind[ATOM_KIND_MAX_ + 1];
+  for (int k = 0; k <= ATOM_KIND_MAX_; k++)
+    by_kind[k] = target_space[k] ? s->map[target_space[k] - 1] : threads;
   for (size_t i = 0, n = s->out.n; i < n; i++) {
-    ev[i].thread = threads[ev[i].thread - 1];
-    if (ev[i].target) ev[i].target = s->map[target_space[ev[i].kind] - 1][ev[i].target - 1];
+    ev[i].thread = threads[ev[i].thread];
+    ev[i].target = by_kind[ev[i].kind][ev[i].target];
   }
 }
 
@@ -575,7 +580,7 @@ static int move_directive(atom_trace_reader *r, atom__trace_par *p, size_t i) {
   const atom__trace_directive *d = &p->cur->w->dir[i];
   uint64_t key = d->key;
   if (d->space != ATOM_SPACE_LOC && p->cur->mapped) {
-    key = p->cur->map[d->space - 1][d->key - 1];
+    key = p->cur->map[d->space - 1][d->key];
     int rc = learn_names(r, p->cur, d->space, key);
     if (rc) return rc;
   } else if (d->space != ATOM_SPACE_LOC) {
@@ -593,6 +598,10 @@ static int move_directive(atom_trace_reader *r, atom__trace_par *p, size_t i) {
 int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
   atom__trace_par *p = r->par;
   int rc;
+  if (b->own_ev) { /* the events lent by the last fill were consumed */
+    b->ev = b->own_ev;
+    b->own_ev = NULL;
+  }
   while (b->count < n) {
     slot *s = p->cur;
     if (!s) {
@@ -615,6 +624,21 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
     if (p->dir_i < w->n_dir && out->dir_pos[p->dir_i] < stop) stop = out->dir_pos[p->dir_i];
     if (stop - p->ev_i > n - b->count) stop = p->ev_i + (n - b->count);
     if (p->ev_i < stop && s->mapped) {
+      if (b->count == 0 && knows_all(r, s)) {
+        /* The common case: the batch points at the chunk's events (its own array kept in
+         * own_ev until the next fill), which stay put until the chunk is released, in a later
+         * fill; only the line numbers are written. The batch holds this stretch alone. */
+        const uint32_t *lines = out->line + p->ev_i;
+        uint64_t *line = b->line, base = p->base_line; /* locals: no aliasing of b's fields */
+        size_t k = stop - p->ev_i;
+        b->own_ev = b->ev;
+        b->ev = out->ev + p->ev_i;
+        for (size_t i = 0; i < k; i++) line[i] = base + lines[i];
+        b->count = k;
+        p->ev_i = stop;
+        r->line = b->line[k - 1];
+        return 0;
+      }
       if ((rc = copy_mapped(r, p, s, stop, b))) return rc;
       r->line = b->line[b->count - 1];
       continue;

@@ -202,6 +202,7 @@ static atom_trace_reader *reader_new(const char *display) {
   if (!r) return NULL;
   r->mem = m;
   r->fd = -1;
+  atom__trace_heads_clear(r);
   r->display = atom__mem_strdup(&r->mem, display);
   if (!r->display) {
     atom__mem_free(&m, r, sizeof *r);
@@ -330,6 +331,7 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
     atom__mem_free(&r->mem, b, sizeof *b + b->size);
   }
   if (r->batch) {
+    if (r->batch->own_ev) r->batch->ev = r->batch->own_ev; /* lent (parallel.c) */
     atom__mem_free(&r->mem, r->batch->ev, r->batch->cap * sizeof *r->batch->ev);
     atom__mem_free(&r->mem, r->batch->line, r->batch->cap * sizeof *r->batch->line);
     atom__mem_free(&r->mem, r->batch, sizeof *r->batch);

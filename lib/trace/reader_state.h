@@ -61,6 +61,22 @@ typedef struct name_space {
   } cache[NAME_CACHE];
 } name_space;
 
+/* simd_run()'s cache of line heads (std_reader.c): the bytes of a line up to the byte after
+ * its operation, "THREAD|op(" or "THREAD|op|", when they are at most 8, as a little-endian
+ * word, zero-padded; with what they tell: the thread's key, the kind, whether a target follows
+ * and its name table. Filled only from lines taken whole, so a match needs no other test of
+ * those bytes; an empty entry's word is all ones, which no head is. Keys never change while
+ * the reader's names live; atom__trace_names_clear() empties the cache with them. */
+#define HEAD_CACHE_BITS 8
+struct line_head {
+  uint64_t word;
+  struct {
+    uint32_t kind, flags;
+    uint64_t thread;
+  } ev; /* the event's first 16 bytes (copied as one) */
+  struct name_cache *target; /* the target's name table's cache, NULL: no target */
+};
+
 typedef struct arena_block {
   struct arena_block *next;
   size_t size;
@@ -79,6 +95,7 @@ struct atom_trace_reader {
   int unterminated; /* the current region is a last line that had no line end */
   int started;      /* the first region was seen (and a byte order mark skipped) */
   name_space names[3];
+  struct line_head heads[1 << HEAD_CACHE_BITS];
 
   /* progress: absolute offset of `origin` in the input */
   const unsigned char *origin;
@@ -147,6 +164,8 @@ int atom__trace_intern(atom_trace_reader *r, int space, const char *s, size_t le
                        uint64_t *key);
 /* Forget every name of r (a worker reader between chunks). */
 void atom__trace_names_clear(atom_trace_reader *r);
+/* Empty r's cache of line heads (a new reader; the names forgotten). */
+void atom__trace_heads_clear(atom_trace_reader *r);
 
 /* parallel.c */
 /* Start reading in parallel if r asked for threads, nothing was read yet and the input allows

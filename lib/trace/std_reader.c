@@ -19,6 +19,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -702,11 +703,59 @@ static const uint64_t low_bytes[8] = {
     0xFFFFFFFF, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL,
 };
 
+/* The low n + 1 bytes of a word for n < 8, all of it from 8 on: the head of a line whose
+ * operation ends at byte n (struct line_head). n is the second set bit of simd_run()'s mask,
+ * whose bits 16 up are set: at most 17. */
+static const uint64_t head_bytes[18] = {
+    0xFF,  0xFFFF, 0xFFFFFF, 0xFFFFFFFF, 0xFFFFFFFFFFULL, 0xFFFFFFFFFFFFULL, 0xFFFFFFFFFFFFFFULL,
+    ~0ULL, ~0ULL,  ~0ULL,    ~0ULL,      ~0ULL,           ~0ULL,             ~0ULL,
+    ~0ULL, ~0ULL,  ~0ULL,    ~0ULL,
+};
+
+/* A head's kind, flags and thread are the event's first 16 bytes, copied as one. */
+_Static_assert(offsetof(atom_event, thread) == 8 && sizeof(uint32_t) * 2 == 8,
+               "atom_event starts with kind, flags, thread");
+
+static inline size_t head_slot(uint64_t word) {
+  return (size_t)((word * 0x9e3779b97f4a7c15ULL) >> (64 - HEAD_CACHE_BITS));
+}
+
 /* intern_slow() out of the loop below: the key, or 0 after an error (r->err set). */
 COLD static uint64_t intern_miss(atom_trace_reader *r, name_space *t, const unsigned char *s,
                                  size_t len, uint64_t head) {
   uint64_t key;
   return intern_slow(r, t, s, len, head, &key) ? 0 : key;
+}
+
+/* The names of a line that simd_run() takes and that missed its caches, interned, the thread
+ * first, and the line's head cached (miss: bit 0 the thread's name, bit 1 the target's, bit 2
+ * the head; tc: the target's name cache, or NULL). The line is known to be common, so its
+ * fields are found again from their delimiters (out of the loop, which keeps fewer values).
+ * 0, or r's error. */
+COLD static int line_miss(atom_trace_reader *r, const unsigned char *p, atom_event *ev,
+                          unsigned miss, struct name_cache *tc) {
+  size_t tlen = 1; /* the thread name is 1 to 7 bytes (a loop: shorter than a call) */
+  while (p[tlen] != '|') tlen++;
+  const unsigned char *bar = p + tlen;
+  if ((miss & 1) && !(ev->thread = intern_miss(r, &r->names[0], p, tlen, name_head(p, tlen))))
+    return r->err;
+  const unsigned char *d = bar + 1; /* the operation, up to '(' or '|' */
+  while (*d != '(' && *d != '|') d++;
+  if (miss & 2) {
+    const unsigned char *n0 = d + 1;
+    size_t nlen = 1;
+    while (n0[nlen] != ')') nlen++;
+    name_space *t = (name_space *)(void *)((char *)tc - offsetof(name_space, cache));
+    if (!(ev->target = intern_miss(r, t, n0, nlen, name_head(n0, nlen)))) return r->err;
+  }
+  if (miss & 4) { /* the head is at most 8 bytes */
+    uint64_t hw = name_head(p, (size_t)(d - p) + 1);
+    struct line_head *h = &r->heads[head_slot(hw)];
+    h->word = hw;
+    memcpy(&h->ev, ev, sizeof h->ev);
+    h->target = tc;
+  }
+  return 0;
 }
 
 /* Parse the common lines from r->pos on, as many as follow one another (at most `cap`) into
@@ -748,41 +797,56 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
           ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_plain, _mm_add_epi8(x, to_plain)));
       uint32_t nondig =
           ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
-      /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
-       * it may be the first byte after the load). */
-      size_t tlen = (unsigned)__builtin_ctz(odd);
-      if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
-      uint64_t th = atom__load_le64(p) & low_bytes[tlen];
-      /* The names' keys are looked up in the cache as soon as the names are known (a short
-       * name's head is the name itself, so equal heads are equal names, and no long name or
-       * empty slot has a short name's head); a miss is interned only once the whole line is
-       * known to be taken, the thread first, as read_event() does. The event's fields are
-       * stored as soon as they are known (fewer values to keep in registers); a line not taken
-       * leaves them in the slot *ev, which is not counted. */
-      const struct name_cache *c = &r->names[0].cache[short_slot(th)];
-      ev->thread = c->key;
-      unsigned miss = c->head != th;
-      /* <op> and the byte after it, compared as one word with the pattern its first two bytes
-       * select (fast_line()). */
-      size_t q = tlen + 1;
-      uint64_t ow = atom__load_le64(p + q);
-      const struct op_run *op = &op_runs[OP_SLOT((uint16_t)ow)];
-      if (UNLIKELY((ow | op->nmask) != op->want)) goto out;
-      ev->kind = op->kind;
-      ev->flags = 0;
+      /* The line's head, up to the second byte that is not plain (the byte after the operation
+       * in a common line): when it is at most 8 bytes and in the cache, the thread's key, the
+       * kind and the target's table come from there (struct line_head). A word of more than 8
+       * bytes (the mask keeps all 8) matches no entry: byte 7 of an entry is its second byte that
+       * is not plain, with one more before it, which the word's 8 bytes do not both have. */
+      uint64_t w0 = atom__load_le64(p);
+      size_t q = (size_t)__builtin_ctzll(odd & (odd - 1)); /* odd has bits 16 up: q <= 17 */
+      uint64_t hw = w0 & head_bytes[q];
+      const struct line_head *h = &r->heads[head_slot(hw)];
+      unsigned miss;
+      struct name_cache *tc; /* the target's name cache, NULL: no target */
       ev->target = 0;
-      q += op->len; /* at '(' or '|': q <= 14 */
-      uint64_t nh = 0;
-      size_t nlen = 0, s = q + 1; /* s: where the location starts */
-      if (op->arg) {
+      if (LIKELY(h->word == hw)) {
+        memcpy(ev, &h->ev, sizeof h->ev); /* kind, flags (0) and thread */
+        tc = h->target;
+        miss = 0;
+      } else {
+        /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
+         * it may be the first byte after the load). */
+        size_t tlen = (size_t)__builtin_ctzll(odd);
+        if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
+        uint64_t th = w0 & low_bytes[tlen];
+        /* The names' keys are looked up in the cache as soon as the names are known (a short
+         * name's head is the name itself, so equal heads are equal names, and no long name or
+         * empty slot has a short name's head); a miss is interned only once the whole line is
+         * known to be taken, the thread first, as read_event() does. The event's fields are
+         * stored as soon as they are known (fewer values to keep in registers); a line not
+         * taken leaves them in the slot *ev, which is not counted. */
+        const struct name_cache *c = &r->names[0].cache[short_slot(th)];
+        ev->thread = c->key;
+        miss = (c->head != th) | (q < 8) << 2; /* bit 2: fill the head's entry */
+        /* <op> and the byte after it, compared as one word with the pattern its first two
+         * bytes select (fast_line()); it puts the byte after the operation at q. */
+        uint64_t ow = atom__load_le64(p + tlen + 1);
+        const struct op_run *op = &op_runs[OP_SLOT((uint16_t)ow)];
+        if (UNLIKELY((ow | op->nmask) != op->want)) goto out;
+        ev->kind = op->kind;
+        ev->flags = 0;
+        tc = op->arg ? ((name_space *)(void *)((char *)r->names + op->off))->cache : NULL;
+      }
+      /* q at '(' or '|': q <= 14 */
+      size_t s = q + 1; /* s: where the location starts */
+      if (tc) {
         /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
          * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
-        nlen = (unsigned)__builtin_ctz(odd >> (q + 1));
+        size_t nlen = (size_t)__builtin_ctzll(odd >> (q + 1));
         if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) goto out;
-        nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
+        uint64_t nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
         s = q + 3 + nlen; /* s <= 24 */
-        c = &((const name_space *)(const void *)((const char *)r->names + op->off))
-                 ->cache[short_slot(nh)];
+        const struct name_cache *c = &tc[short_slot(nh)];
         ev->target = c->key;
         miss |= (unsigned)(c->head != nh) << 1;
       }
@@ -810,15 +874,11 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
         loc = digits_value((w - ONES * 0x30) << (64 - 8 * k));
       }
       if (UNLIKELY(miss)) {
-        /* Interning: the slow path, which also fills the cache; the reader's position and line
+        /* Interning: the slow path, which also fills the caches; the reader's position and line
          * where an error needs them. A key found above stays valid: keys never change. */
         r->lineno = lineno + (size_t)(ev - ev0) + 1;
         r->pos = p;
-        if ((miss & 1) && !(ev->thread = intern_miss(r, &r->names[0], p, tlen, th))) goto out;
-        if ((miss & 2) &&
-            !(ev->target = intern_miss(r, (name_space *)(void *)((char *)r->names + op->off),
-                                       p + q + 1, nlen, nh)))
-          goto out;
+        if (line_miss(r, p, ev, miss, tc)) goto out;
       }
       ev->loc = loc;
       ev++;
@@ -995,7 +1055,12 @@ int atom__trace_intern(atom_trace_reader *r, int space, const char *s, size_t le
   return intern(r, &r->names[space - 1], (const unsigned char *)s, len, key);
 }
 
+void atom__trace_heads_clear(atom_trace_reader *r) {
+  memset(r->heads, 0xFF, sizeof r->heads);
+}
+
 void atom__trace_names_clear(atom_trace_reader *r) {
+  atom__trace_heads_clear(r); /* their thread keys go with the names */
   for (int i = 0; i < 3; i++) {
     name_space *t = &r->names[i];
     atom__u64map_free(&t->short_names, &r->mem);

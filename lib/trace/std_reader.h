@@ -27,6 +27,10 @@ typedef struct atom__trace_batch {
   size_t head;    /* next event to hand out */
   size_t count;   /* events held: [head, count) are pending */
   size_t cap;
+  /* The batch's own event array while `ev` points into a chunk of the parallel reader (lent
+   * by parallel.c until its next fill, which takes it back; the chunk is not reused before),
+   * else NULL. */
+  atom_event *own_ev;
 } atom__trace_batch;
 
 /* The reader's batch, allocated on first use; NULL (with the message set) when out of memory. */
@@ -39,7 +43,7 @@ int atom__trace_reader_fill(atom_trace_reader *r, size_t max);
 
 /* Reading in parallel (lib/trace/parallel.c): at most this many threads. */
 #define ATOM__TRACE_MAX_THREADS 64u
-/* The size of the chunks the input is cut into when read in parallel (0: the default, 1 MiB);
+/* The size of the chunks the input is cut into when read in parallel (0: the default, 256 KiB);
  * for tests, which make it small to cut small inputs into many chunks. */
 void atom__trace_reader_set_chunk(atom_trace_reader *r, size_t size);
 /* For tests: the chunks from number `from` on (0-based) have their names mapped by the

@@ -1649,6 +1649,65 @@ static void ck_same_outcome(const full_outcome *a, const full_outcome *b, const 
   ck_assert_msg(strcmp(a->names, b->names) == 0, "%s: names or directives differ", what);
 }
 
+/* The 16-byte-load parser's cache of line heads ("THREAD|op(" of at most 8 bytes): each head
+ * seen first in a common line, then in lines that share it and go on otherwise (blanks, a
+ * flag, names past the load, a '#' or an empty target that the general parser refuses in
+ * other tests), and heads of 8 bytes and more whose first 8 bytes are those of a cached one.
+ * Read serially and in parallel with small chunks (every chunk's local keys differ, so a head
+ * kept from the chunk before would give a wrong thread). */
+START_TEST(simd_parser_heads) {
+  static const char *const threads[] = {"T", "T5", "ABCDE", "ABCDEF", "ABCDEFG", "T55"};
+  static const struct {
+    const char *op;
+    uint32_t kind, flags;
+    int space;
+  } ops[] = {{"r", ATOM_READ, 0, ATOM_SPACE_VAR},
+             {"w", ATOM_WRITE, 0, ATOM_SPACE_VAR},
+             {"acq", ATOM_ACQUIRE, 0, ATOM_SPACE_LOCK},
+             {"rel", ATOM_RELEASE, 0, ATOM_SPACE_LOCK},
+             {"end", ATOM_END, 0, 0},
+             {"begin", ATOM_BEGIN, 0, 0},
+             {"fork", ATOM_FORK, 0, ATOM_SPACE_THREAD},
+             {"commit", ATOM_COMMIT, 0, ATOM_SPACE_VAR},
+             {"r.acq", ATOM_READ, ATOM_FLAG_ACQUIRE, ATOM_SPACE_VAR}};
+  static const char *const targets[] = {"V1", "V12345678", "x"};
+  gen_trace g;
+  memset(&g, 0, sizeof g);
+  char buf[128];
+  uint64_t x = 31337;
+  for (int round = 0; round < 40; round++)
+    for (size_t t = 0; t < sizeof threads / sizeof *threads; t++)
+      for (size_t o = 0; o < sizeof ops / sizeof *ops; o++) {
+        /* Shuffled a little, so that the thread names' first uses differ between chunks. */
+        const char *th = threads[(t + (size_t)round * 5) % (sizeof threads / sizeof *threads)];
+        const char *tg = targets[xs(&x) % 3];
+        int blank = xs(&x) % 7 == 0;
+        uint64_t loc = xs(&x) % 300;
+        int n = ops[o].space
+                    ? snprintf(buf, sizeof buf, "%s|%s(%s%s)|%" PRIu64 "\n", th, ops[o].op,
+                               blank ? " " : "", tg, loc)
+                    : snprintf(buf, sizeof buf, "%s|%s|%" PRIu64 "\n", th, ops[o].op, loc);
+        gen_put(&g, buf, (size_t)n);
+        uint64_t tk = gen_key(&g, ATOM_SPACE_THREAD, th);
+        gen_event(&g, (atom_event){.kind = ops[o].kind,
+                                   .flags = ops[o].flags,
+                                   .thread = tk,
+                                   .target = ops[o].space ? gen_key(&g, ops[o].space, tg) : 0,
+                                   .loc = loc});
+      }
+  for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, "heads");
+  full_outcome serial, par;
+  read_full(VIA_MEMORY, g.text, g.len, 1, 0, &serial);
+  for (size_t chunk = 50; chunk <= 2000; chunk = chunk * 3 + 7) {
+    read_full(VIA_MEMORY, g.text, g.len, 3, chunk, &par);
+    ck_same_outcome(&serial, &par, "heads in parallel");
+    full_free(&par);
+  }
+  full_free(&serial);
+  gen_free(&g);
+}
+END_TEST
+
 /* A random trace of about `lines` lines: every operation, short and long names, comments,
  * blank lines, CR LF line ends, blanks around fields, "#name" directives; with `bom` a byte
  * order mark first; with `bad_at` > 0 a malformed line there; with `unterminated` no line end
@@ -1940,6 +1999,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, simd_parser_lines);
   tcase_add_test(t, simd_parser_name_lengths);
   tcase_add_test(t, simd_parser_locations);
+  tcase_add_test(t, simd_parser_heads);
   suite_add_tcase(s, t);
 
   t = tcase_create("writer");
