@@ -65,6 +65,12 @@ struct atom__atb {
   /* A fill returns before publishing a directive when it has events already, so that every
    * directive comes first in its batch (the reading thread's hand-offs). */
   int dir_first;
+  /* The record's top byte (kind in the low 4 bits, flags in the high 4) -> 0 if the pair is
+   * invalid, else 1 + the space of the kind's target (0: none): the fill's checks of kind and
+   * flags in one load (set at open from atb_target_space and atb_allowed_flag). */
+  unsigned char kf_class[256];
+  /* The same byte -> the first 8 bytes of its atom_event (kind, flags), for a valid pair. */
+  uint64_t kf_word[256];
   /* Reading in a thread of its own (with -j 2 or more): NULL when not (yet) started. */
   struct atb_pipe *pipe;
   int pipe_tried;
@@ -412,19 +418,24 @@ int atom__atb_fill(atom_trace_reader *r, size_t max) {
     atom_event *ev = b->ev + b->count;
     uint64_t *line = b->line + b->count;
     uint64_t ord = a->ordinal;
-    const uint64_t lim[4] = {0, a->names[0].n, a->names[1].n, a->names[2].n};
+    /* By the record's class c (kf_class): a good target is one with
+     * target - tbase[c] < trange[c] in 32 bits: c 0 (a bad kind or flags) none, c 1 (a kind
+     * without target) 0 only, else 1 .. the names of the space (a key 0 wraps: names count
+     * at most ATB_MAX_KEY < 2^32 - 1). */
+    const uint32_t thread_n = (uint32_t)a->names[0].n;
+    const uint32_t tbase[5] = {0, 0, 1, 1, 1};
+    const uint32_t trange[5] = {0, 1, (uint32_t)a->names[0].n, (uint32_t)a->names[1].n,
+                                (uint32_t)a->names[2].n};
+    const unsigned char *const kf_class = a->kf_class;
+    const uint64_t *const kf_word = a->kf_word;
     size_t i = 0;
     for (; i < n; i++, p += ATB_RECORD) {
       uint32_t thread = atom__load_le32(p), target = atom__load_le32(p + 4);
       uint64_t w = atom__load_le64(p + 8);
-      uint32_t kind = (uint32_t)(w >> 56) & 15, flags = (uint32_t)(w >> 60);
-      unsigned sp = atb_target_space[kind];
-      int bad = (kind - 1 >= ATOM_COMMIT) | ((uint64_t)(thread - 1u) >= lim[1]) |
-                (sp ? (uint64_t)(target - 1u) >= lim[sp] : target != 0) |
-                (flags != 0 && flags != atb_allowed_flag[kind]);
+      unsigned c = kf_class[w >> 56];
+      int bad = (thread - 1u >= thread_n) | (target - tbase[c] >= trange[c]);
       if (UNLIKELY(bad)) break;
-      ev[i].kind = kind;
-      ev[i].flags = flags;
+      memcpy(&ev[i], &kf_word[w >> 56], sizeof kf_word[0]); /* kind and flags */
       ev[i].thread = thread;
       ev[i].target = target;
       ev[i].loc = w & ATB_LOC_MASK;
@@ -723,6 +734,14 @@ int atom__atb_open(atom_trace_reader *r, const unsigned char *data, size_t size,
     if (have) memcpy(a->buf, head, have); /* head is NULL when nothing was sniffed yet */
     a->data = a->buf;
     a->avail = have;
+  }
+  for (unsigned b = 0; b < 256; b++) {
+    unsigned kind = b & 15, flags = b >> 4;
+    if (kind < ATOM_READ || kind > ATOM_COMMIT || (flags && flags != atb_allowed_flag[kind]))
+      continue;
+    const uint32_t pair[2] = {kind, flags};
+    a->kf_class[b] = (unsigned char)(1 + atb_target_space[kind]);
+    memcpy(&a->kf_word[b], pair, sizeof a->kf_word[b]);
   }
   r->atb = a;
   return 0;
