@@ -244,12 +244,17 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
 /* block_fill_with, compiled once for each value of s->track_pending (a constant then: one
  * test and one register less on the accesses' path), and without store buffers once more
  * with prefetching. */
+static __attribute__((noinline)) size_t block_fill_prefetch(atom_session *s,
+                                                             const atom_event *ev, size_t n) {
+  return block_fill_with(s, ev, n, 0, 1);
+}
+
 static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
   if (s->track_pending) return block_fill_with(s, ev, n, 1, 0);
   /* Prefetching pays once variables spill out of the direct table into the hash map: before
    * that every variable's entry is in a table of at most 256 KiB, mostly in the cache, and
    * the prefetch would cost instructions for nothing. */
-  if (s->ids[ATOM_SPACE_VAR].map.count) return block_fill_with(s, ev, n, 0, 1);
+  if (s->ids[ATOM_SPACE_VAR].map.count) return block_fill_prefetch(s, ev, n);
   return block_fill_with(s, ev, n, 0, 0);
 }
 
