@@ -32,10 +32,10 @@
  * input ended): a sleep and a wake-up are system calls, about as long as a hand-off's work,
  * and waking the other side at every hand-off made one of each per hand-off. */
 #define PIPE_WAKE (PIPE_SLOTS / 2)
-/* Before it sleeps, the consumer waits this many rounds of a pause for the next hand-off
- * (some microseconds: less than a hand-off's work, far less than a wake-up on a busy
- * machine). */
-#define PIPE_SPIN 4096
+/* Before it sleeps, the consumer waits this many rounds of a pause for the next hand-off:
+ * a pause is 10 to 140 cycles by processor, so at most some tens of microseconds, about a
+ * hand-off's decoding, less than a wake-up on a busy machine. */
+#define PIPE_SPIN 1024
 
 static inline void cpu_pause(void) {
 #if defined(__x86_64__) || defined(__i386__)
