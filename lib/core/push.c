@@ -113,6 +113,16 @@ int atom__close_transaction(atom_session *s, uint32_t t, uint64_t index) {
 
 /* ---- validation ---- */
 
+/* Thread t (key @p key) has its first event accepted: started, and live for the block fill
+ * (session.h, thread_live) if its key is small. Out of memory for the table only leaves the
+ * thread to the fill's full checks. */
+static void thread_start(atom_session *s, uint64_t key, atom__thread *th, uint32_t t) {
+  th->started = 1;
+  if (key < ATOM__DIRECT_KEYS &&
+      !ATOM__GROW(&s->mem, s->thread_live, s->thread_live_cap, (size_t)key + 1))
+    s->thread_live[key] = t + 1;
+}
+
 /* Reject an ill-formed event: count it, set the message, return err.
  * Message: "event 12: RELEASE of lock m by thread t2: the thread does not hold the lock". */
 static int reject(atom_session *s, int err, uint64_t index, const atom_event *e,
@@ -257,6 +267,7 @@ static int join_event(atom_session *s, uint64_t index, const atom_event *e, uint
    * index (so the indices of later events still count pushes). */
   if (s->threads[*x].depth && (err = atom__close_transaction(s, *x, index))) return err;
   s->threads[*x].joined = 1;
+  if (e->target < s->thread_live_cap) s->thread_live[e->target] = 0; /* no longer live */
   return 0;
 }
 
@@ -335,7 +346,7 @@ int atom__push_one(atom_session *s, const atom_event *e) {
       break;
   }
   if (err < 0) return err;
-  th->started = 1;
+  if (!th->started) thread_start(s, e->thread, th, t);
   if (err == SWALLOWED) return 0;
   ev.target = x;
   if (!drain && e->kind != ATOM_COMMIT && e->kind != ATOM_JOIN) /* most events: a tail call */

@@ -42,27 +42,50 @@
  *   to the one being dispatched (for a checker taking the whole block: the whole block).
  * - ATOM_PROFILE times each checker's share of the block. */
 
-/* The dense id of an interned key, without interning (1 if found), from a direct table held
- * in locals (dir, cap) and the hash map for the other keys. */
-static inline int lookup(const uint32_t *dir, size_t cap, const atom__intern *in, uint64_t key,
-                         uint32_t *id) {
-  if (key < cap) {
-    uint32_t v = dir[key];
-    *id = v - 1;
-    return v != 0;
-  }
-  return atom__u64map_get(&in->map, key, id);
+/* The dense id + 1 of key in @p space from the session's hash map (keys past the direct
+ * table), 0 if not interned. In line, its state read through s: a call in the fill's loop
+ * would leave it 6 registers that survive calls, and the loop needs more. */
+static inline size_t map_lookup_plus1(const atom_session *s, int space,
+                                                        uint64_t key) {
+  uint32_t id;
+  return atom__u64map_get(&s->ids[space].map, key, &id) ? (size_t)id + 1 : 0;
 }
 
-/* The same as id + 1, 0 if not found: the direct table's own value, widened before any
- * arithmetic, so that &a[id] is a + (id + 1) * size - size and the "- size" folds into the
- * displacement of every access through it (with a 32-bit id - 1 it cannot: the subtraction
- * wraps at 2^32). */
-static inline size_t lookup_plus1(const uint32_t *dir, size_t cap, const atom__intern *in,
-                                  uint64_t key) {
-  uint32_t id;
+/* The dense id + 1 of an interned key of @p space, 0 if not interned, without interning. The
+ * direct table's own value, widened before any arithmetic, so that &a[id] is
+ * a + (id + 1) * size - size and the "- size" folds into the displacement of every access
+ * through it (with a 32-bit id - 1 it cannot: the subtraction wraps at 2^32). */
+static inline size_t lookup_plus1(const atom_session *s, int space, const uint32_t *dir,
+                                  size_t cap, uint64_t key) {
   if (key < cap) return dir[key];
-  return atom__u64map_get(&in->map, key, &id) ? (size_t)id + 1 : 0;
+  return map_lookup_plus1(s, space, key);
+}
+
+/* The id + 1 of thread @p key if the fill may take its events, else 0: interned, started (its
+ * first event takes the single path, which starts it) and not joined. For the threads that
+ * thread_live does not know (session.h). */
+static inline size_t thread_checked_plus1(const atom_session *s,
+                                                            uint64_t key) {
+  const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD];
+  size_t t1 = lookup_plus1(s, ATOM_SPACE_THREAD, tid->direct, tid->direct_cap, key);
+  if (!t1 || s->threads[t1 - 1].joined || !s->threads[t1 - 1].started) return 0;
+  return t1;
+}
+
+/* With many variables (some past the direct table, in the hash map), their lookups miss the
+ * cache: the fill asks for the one PREFETCH_AHEAD events later while it works on this one.
+ * The target is taken as a variable whatever the kind (a lock's or none: one line fetched for
+ * nothing, cheaper than a test of the kind). The map's slot where a lookup starts is also
+ * where interning a new key looks first. */
+#define PREFETCH_AHEAD 8
+
+static inline void prefetch_var(const atom_session *s, uint64_t key) {
+  const atom__intern *vid = &s->ids[ATOM_SPACE_VAR];
+  if (key < vid->direct_cap) {
+    __builtin_prefetch(&vid->direct[key]);
+  } else if (vid->map.cap) {
+    __builtin_prefetch(&vid->map.slots[atom__hash64(key) & (vid->map.cap - 1)]);
+  }
 }
 
 /* The first 8 bytes of an atom_event (kind, flags) of @p kind with flags 0, read as one
@@ -76,22 +99,21 @@ static inline uint64_t kind_word(uint32_t kind) {
 
 /* Validate events from ev[0] on into the block while they are events a block may hold (see
  * above) and the block has room; return how many were taken. The first event not taken is
- * left untouched. No key is interned here and no thread is joined, so nothing moves and a
- * thread that passed the checks once passes them for the whole call: the direct tables'
- * addresses and sizes are copied into locals (the compiler cannot keep s's fields in registers
- * across the stores below), and the thread of the previous event is kept with its key, so a
- * run of events of one thread looks it up once. The block's length, kinds and the next index
- * are written back at the end. */
+ * left untouched. No key is interned here and no thread is joined, so nothing moves: what the
+ * accesses need (the live threads' and the variables' direct tables, their sizes) is copied
+ * into locals (the compiler cannot keep s's fields in registers across the stores below),
+ * and the rest (the thread records, the locks, the hash maps) is read through s on the paths
+ * that need it, so that the accesses' loop has every local in a register. The block's
+ * length, kinds and the next index are written back at the end. */
 static inline __attribute__((always_inline)) size_t block_fill_with(atom_session *s,
                                                                     const atom_event *ev,
                                                                     size_t n,
-                                                                    const int track_pending) {
-  const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD], *vid = &s->ids[ATOM_SPACE_VAR],
-                     *lid = &s->ids[ATOM_SPACE_LOCK];
-  const uint32_t *const tdir = tid->direct, *const vdir = vid->direct, *const ldir = lid->direct;
-  const size_t tcap = tid->direct_cap, vcap = vid->direct_cap, lcap = lid->direct_cap;
-  atom__thread *const threads = s->threads;
-  atom__lock *const locks = s->locks;
+                                                                    const int track_pending,
+                                                                    const int prefetch) {
+  const uint32_t *const vdir = s->ids[ATOM_SPACE_VAR].direct;
+  const size_t vcap = s->ids[ATOM_SPACE_VAR].direct_cap;
+  const uint32_t *const live = s->thread_live;
+  const size_t livecap = s->thread_live_cap;
   atom_ev *const block = s->block;
   size_t room = ATOM__BLOCK - s->block_len;
   uint64_t index = s->next_index;
@@ -100,7 +122,10 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
   if (!n) return 0;
   atom_ev *o = block + s->block_len; /* where the next event goes */
   const atom_event *e = ev, *const end = ev + n;
+  if (prefetch)
+    for (size_t i = 0; i < PREFETCH_AHEAD && i < n; i++) prefetch_var(s, ev[i].target);
   for (; e != end; e++) {
+    if (prefetch && end - e > PREFETCH_AHEAD) prefetch_var(s, e[PREFETCH_AHEAD].target);
     /* kind and flags in one load: with flags 0 it equals the kind, so every comparison with a
      * kind below also checks flags == 0, and an event with flags falls to the last else */
     uint64_t kf;
@@ -109,11 +134,12 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
     /* The thread looked up for every event: keeping the previous event's thread and
      * skipping the lookup when it is the same saved 3 instructions an event but mispredicted
      * the test on traces that switch threads every few events (0.37 more mispredictions an
-     * event, slower in time). */
-    size_t t1 = lookup_plus1(tdir, tcap, tid, e->thread); /* the thread's id + 1 */
-    if (!t1) break;
-    atom__thread *th = &threads[t1 - 1];
-    if (th->joined) break;
+     * event, slower in time). A live thread (started, not joined: session.h) is one load from
+     * thread_live and no look at its record, which an access does not need; any other goes
+     * through the full checks, and one not started yet to the single path, which starts it. */
+    uint64_t tk = e->thread;
+    size_t t1 = tk < livecap ? live[tk] : 0; /* the thread's id + 1 */
+    if (__builtin_expect(!t1, 0) && !(t1 = thread_checked_plus1(s, tk))) break;
     size_t forward = 1; /* as wide as a pointer: o += forward needs no widening */
     /* the accesses first: most events are accesses */
     if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
@@ -121,11 +147,14 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
        * and a mispredicted branch costs more than this whole path */
       kind = e->kind;
       kinds |= ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE);
-      if (!lookup(vdir, vcap, vid, e->target, &x)) break;
+      size_t x1 = lookup_plus1(s, ATOM_SPACE_VAR, vdir, vcap, e->target);
+      if (!x1) break;
+      x = (uint32_t)(x1 - 1);
       if (track_pending) {
         /* A WRITE goes into the store buffer if it has room (growing it may fail: the single
          * path). The slot after the pending writes is written for a READ too, which does not
          * count it: that slot holds nothing. */
+        atom__thread *th = &s->threads[t1 - 1];
         size_t plen = th->pending_len, pcap = th->pending_cap;
         uint32_t is_write = kind - ATOM_READ; /* READ 1, WRITE 2 */
         if (plen == pcap) {
@@ -136,6 +165,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
         th->pending_len = plen + is_write;
       }
     } else if (kf == kind_word(ATOM_BEGIN)) {
+      atom__thread *th = &s->threads[t1 - 1];
       kind = ATOM_BEGIN;
       kinds |= ATOM_KIND_BIT(ATOM_BEGIN);
       if (th->depth == UINT32_MAX) break;
@@ -146,6 +176,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
         th->begin_loc = e->loc;
       }
     } else if (kf == kind_word(ATOM_END)) {
+      atom__thread *th = &s->threads[t1 - 1];
       kind = ATOM_END;
       kinds |= ATOM_KIND_BIT(ATOM_END);
       if (!th->depth) break;
@@ -153,8 +184,11 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
     } else if (kf == kind_word(ATOM_ACQUIRE)) {
       kind = ATOM_ACQUIRE;
       kinds |= ATOM_KIND_BIT(ATOM_ACQUIRE);
-      if (!lookup(ldir, lcap, lid, e->target, &x)) break;
-      atom__lock *lk = &locks[x];
+      const atom__intern *lid = &s->ids[ATOM_SPACE_LOCK];
+      size_t l1 = lookup_plus1(s, ATOM_SPACE_LOCK, lid->direct, lid->direct_cap, e->target);
+      if (!l1) break;
+      x = (uint32_t)(l1 - 1);
+      atom__lock *lk = &s->locks[l1 - 1];
       if (lk->holder_plus1 == t1) {
         if (lk->depth == UINT32_MAX) break;
         lk->depth++; /* re-entrant: swallowed, and no drain (as atom__push_one) */
@@ -163,28 +197,30 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
         if (lk->holder_plus1) break;
         lk->holder_plus1 = (uint32_t)t1;
         lk->depth = 1;
-        if (track_pending) atom__pending_drain(th);
+        if (track_pending) atom__pending_drain(&s->threads[t1 - 1]);
       }
     } else if (kf == kind_word(ATOM_RELEASE)) {
       kind = ATOM_RELEASE;
       kinds |= ATOM_KIND_BIT(ATOM_RELEASE);
-      if (!lookup(ldir, lcap, lid, e->target, &x)) break;
-      atom__lock *lk = &locks[x];
+      const atom__intern *lid = &s->ids[ATOM_SPACE_LOCK];
+      size_t l1 = lookup_plus1(s, ATOM_SPACE_LOCK, lid->direct, lid->direct_cap, e->target);
+      if (!l1) break;
+      x = (uint32_t)(l1 - 1);
+      atom__lock *lk = &s->locks[l1 - 1];
       if (lk->holder_plus1 != t1) break;
       if (--lk->depth) {
         forward = 0;
       } else {
         lk->holder_plus1 = 0;
-        if (track_pending) atom__pending_drain(th);
+        if (track_pending) atom__pending_drain(&s->threads[t1 - 1]);
       }
     } else if (kf == kind_word(ATOM_FENCE)) {
       kind = ATOM_FENCE;
       kinds |= ATOM_KIND_BIT(ATOM_FENCE);
-      if (track_pending) atom__pending_drain(th);
+      if (track_pending) atom__pending_drain(&s->threads[t1 - 1]);
     } else {
       break; /* FORK, JOIN, COMMIT, an unknown kind, flags */
     }
-    th->started = 1;
     /* Written always (o is in the block: fewer than ATOM__BLOCK events are in it here) and
      * kept only when forwarded: no branch on what the trace does. An event of a kind nobody
      * takes is kept too (dropping it cost more per event than the flush's filter by kind). */
@@ -206,9 +242,20 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
 }
 
 /* block_fill_with, compiled once for each value of s->track_pending (a constant then: one
- * test and one register less on the accesses' path). */
+ * test and one register less on the accesses' path), and without store buffers once more
+ * with prefetching. */
+static __attribute__((noinline)) size_t block_fill_prefetch(atom_session *s,
+                                                             const atom_event *ev, size_t n) {
+  return block_fill_with(s, ev, n, 0, 1);
+}
+
 static size_t block_fill(atom_session *s, const atom_event *ev, size_t n) {
-  return s->track_pending ? block_fill_with(s, ev, n, 1) : block_fill_with(s, ev, n, 0);
+  if (s->track_pending) return block_fill_with(s, ev, n, 1, 0);
+  /* Prefetching pays once variables spill out of the direct table into the hash map: before
+   * that every variable's entry is in a table of at most 256 KiB, mostly in the cache, and
+   * the prefetch would cost instructions for nothing. */
+  if (s->ids[ATOM_SPACE_VAR].map.count) return block_fill_prefetch(s, ev, n);
+  return block_fill_with(s, ev, n, 0, 0);
 }
 
 /* The first error of a block in event order, with its message (later checkers may overwrite

@@ -150,6 +150,7 @@ static void session_destroy(atom_session *s) {
     atom__mem_free(mem, th->pending_src, th->pending_cap * sizeof *th->pending_src);
   }
   atom__mem_free(mem, s->threads, s->threads_cap * sizeof *s->threads);
+  atom__mem_free(mem, s->thread_live, s->thread_live_cap * sizeof *s->thread_live);
   atom__mem_free(mem, s->locks, s->locks_cap * sizeof *s->locks);
   for (int i = 0; i < 4; i++) intern_free(&s->ids[i], mem);
   atom__names_free(&s->names, mem);

@@ -130,6 +130,13 @@ struct atom_session {
   uint32_t id_limit;        /* distinct keys per space (ATOM__MAX_IDS; tests may lower it) */
   atom__thread *threads;
   size_t threads_cap;
+  /* A cache for the block fill (push_block.c): thread key -> id + 1 for the threads whose
+   * events need no look at their record (interned, started: an event of theirs was accepted,
+   * and not joined), 0 for the others and unknown ones. Small keys only (< ATOM__DIRECT_KEYS);
+   * an entry is set when the thread starts (push.c) and cleared when it is joined, the only
+   * way out. A 0 only sends the fill to the full checks: memory for it may be missing. */
+  uint32_t *thread_live;
+  size_t thread_live_cap;
   atom__lock *locks;
   size_t locks_cap;
   int track_pending;        /* some checker wants COMMIT: keep the store buffers */

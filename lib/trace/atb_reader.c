@@ -11,6 +11,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -26,7 +27,21 @@
 /* Events of one hand-off of the reading thread: a batch's, so that a whole hand-off is given
  * to the batch by swapping arrays, not copied. */
 #define PIPE_EVENTS BATCH_CAP
-#define PIPE_SLOTS 8
+#define PIPE_SLOTS 16
+/* A side that finds nothing to do sleeps until PIPE_WAKE hand-offs are ready for it (or the
+ * input ended): a sleep and a wake-up are system calls, about as long as a hand-off's work,
+ * and waking the other side at every hand-off made one of each per hand-off. */
+#define PIPE_WAKE (PIPE_SLOTS / 2)
+/* Before it sleeps, the consumer waits this many rounds of a pause for the next hand-off:
+ * a pause is 10 to 140 cycles by processor, so at most some tens of microseconds, about a
+ * hand-off's decoding, less than a wake-up on a busy machine. */
+#define PIPE_SPIN 1024
+
+static inline void cpu_pause(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
 
 struct atb_pipe;
 static int pipe_start(atom_trace_reader *r);
@@ -65,6 +80,12 @@ struct atom__atb {
   /* A fill returns before publishing a directive when it has events already, so that every
    * directive comes first in its batch (the reading thread's hand-offs). */
   int dir_first;
+  /* The record's top byte (kind in the low 4 bits, flags in the high 4) -> 0 if the pair is
+   * invalid, else 1 + the space of the kind's target (0: none): the fill's checks of kind and
+   * flags in one load (set at open from atb_target_space and atb_allowed_flag). */
+  unsigned char kf_class[256];
+  /* The same byte -> the first 8 bytes of its atom_event (kind, flags), for a valid pair. */
+  uint64_t kf_word[256];
   /* Reading in a thread of its own (with -j 2 or more): NULL when not (yet) started. */
   struct atb_pipe *pipe;
   int pipe_tried;
@@ -412,19 +433,24 @@ int atom__atb_fill(atom_trace_reader *r, size_t max) {
     atom_event *ev = b->ev + b->count;
     uint64_t *line = b->line + b->count;
     uint64_t ord = a->ordinal;
-    const uint64_t lim[4] = {0, a->names[0].n, a->names[1].n, a->names[2].n};
+    /* By the record's class c (kf_class): a good target is one with
+     * target - tbase[c] < trange[c] in 32 bits: c 0 (a bad kind or flags) none, c 1 (a kind
+     * without target) 0 only, else 1 .. the names of the space (a key 0 wraps: names count
+     * at most ATB_MAX_KEY < 2^32 - 1). */
+    const uint32_t thread_n = (uint32_t)a->names[0].n;
+    const uint32_t tbase[5] = {0, 0, 1, 1, 1};
+    const uint32_t trange[5] = {0, 1, (uint32_t)a->names[0].n, (uint32_t)a->names[1].n,
+                                (uint32_t)a->names[2].n};
+    const unsigned char *const kf_class = a->kf_class;
+    const uint64_t *const kf_word = a->kf_word;
     size_t i = 0;
     for (; i < n; i++, p += ATB_RECORD) {
       uint32_t thread = atom__load_le32(p), target = atom__load_le32(p + 4);
       uint64_t w = atom__load_le64(p + 8);
-      uint32_t kind = (uint32_t)(w >> 56) & 15, flags = (uint32_t)(w >> 60);
-      unsigned sp = atb_target_space[kind];
-      int bad = (kind - 1 >= ATOM_COMMIT) | ((uint64_t)(thread - 1u) >= lim[1]) |
-                (sp ? (uint64_t)(target - 1u) >= lim[sp] : target != 0) |
-                (flags != 0 && flags != atb_allowed_flag[kind]);
+      unsigned c = kf_class[w >> 56];
+      int bad = (thread - 1u >= thread_n) | (target - tbase[c] >= trange[c]);
       if (UNLIKELY(bad)) break;
-      ev[i].kind = kind;
-      ev[i].flags = flags;
+      memcpy(&ev[i], &kf_word[w >> 56], sizeof kf_word[0]); /* kind and flags */
       ev[i].thread = thread;
       ev[i].target = target;
       ev[i].loc = w & ATB_LOC_MASK;
@@ -464,7 +490,6 @@ typedef struct pipe_name {
 } pipe_name;
 
 typedef struct pipe_slot {
-  int done;               /* filled, not yet consumed */
   atom__trace_batch b;    /* the events (w->batch while it is filled) */
   pipe_name *names;       /* the names defined for them, in key order per space */
   size_t n_names, names_cap;
@@ -477,16 +502,29 @@ typedef struct pipe_slot {
   uint64_t consumed, total; /* progress after the events */
 } pipe_slot;
 
+/* The hand-offs go round the slots without the mutex: `filled` and `used` count them on each
+ * side, and each side publishes its count (filled_seen, used_seen: release, with the slot's
+ * contents before it) for the other to read (acquire). The mutex and the condition variables
+ * serve only to sleep: a side about to sleep says so (reader_waits, consumer_waits), then
+ * looks at the other's count again before it sleeps; a side that publishes a count then
+ * looks at the other's flag, and wakes it under the mutex if the other's condition now
+ * holds. Every one of these accesses is sequentially consistent, so that one of the two sees
+ * the other's store: no wake-up is lost. */
 typedef struct atb_pipe {
   pthread_mutex_t mu;
-  pthread_cond_t cv; /* a slot was filled or freed, or stop */
+  pthread_cond_t filled_cv; /* the consumer may go on (hand-offs filled, the end) */
+  pthread_cond_t freed_cv;  /* the reading thread may go on (slots freed, stop) */
+  atomic_int consumer_waits, reader_waits; /* about to sleep, or asleep, on filled_cv, freed_cv */
+  atomic_int reader_done;                  /* the reading thread filled its last hand-off */
+  atomic_int stop;
   pthread_t th;
-  int stop;
   atom_trace_reader *w;
   pipe_slot slot[PIPE_SLOTS];
-  uint64_t filled, used; /* hand-offs filled by the thread, taken by the consumer */
-  pipe_slot *cur;        /* the consumer's hand-off, or NULL */
-  int ended;             /* the consumer reached the end */
+  uint64_t filled, used;   /* the reading thread's count of hand-offs filled, the consumer's
+                            * of hand-offs taken back */
+  atomic_uint_fast64_t filled_seen, used_seen; /* the same, published */
+  pipe_slot *cur;          /* the consumer's hand-off, or NULL */
+  int ended;               /* the consumer reached the end */
   uint64_t consumed, total;
 } atb_pipe;
 
@@ -524,20 +562,31 @@ static void pipe_fill(atom_trace_reader *w, pipe_slot *sl) {
 
 static void *pipe_main(void *arg) {
   atb_pipe *p = arg;
-  pthread_mutex_lock(&p->mu);
   for (;;) {
-    while (!p->stop && p->filled >= p->used + PIPE_SLOTS) pthread_cond_wait(&p->cv, &p->mu);
-    if (p->stop) break;
+    if (atomic_load(&p->stop)) break;
+    if (p->filled >= atomic_load(&p->used_seen) + PIPE_SLOTS) { /* full: sleep */
+      pthread_mutex_lock(&p->mu);
+      atomic_store(&p->reader_waits, 1);
+      while (!atomic_load(&p->stop) &&
+             p->filled + PIPE_WAKE > atomic_load(&p->used_seen) + PIPE_SLOTS)
+        pthread_cond_wait(&p->freed_cv, &p->mu);
+      atomic_store(&p->reader_waits, 0);
+      pthread_mutex_unlock(&p->mu);
+      continue;
+    }
     pipe_slot *sl = &p->slot[p->filled % PIPE_SLOTS];
-    pthread_mutex_unlock(&p->mu);
     pipe_fill(p->w, sl);
-    pthread_mutex_lock(&p->mu);
-    sl->done = 1;
-    p->filled++;
-    pthread_cond_broadcast(&p->cv);
-    if (sl->rc) break; /* the end, or an error: nothing more to read */
+    int last = sl->rc != 0; /* the end, or an error: nothing more to read */
+    if (last) atomic_store(&p->reader_done, 1);
+    atomic_store(&p->filled_seen, ++p->filled);
+    if (atomic_load(&p->consumer_waits) &&
+        (last || p->filled >= atomic_load(&p->used_seen) + PIPE_WAKE)) {
+      pthread_mutex_lock(&p->mu);
+      pthread_cond_signal(&p->filled_cv);
+      pthread_mutex_unlock(&p->mu);
+    }
+    if (last) break;
   }
-  pthread_mutex_unlock(&p->mu);
   return NULL;
 }
 
@@ -560,11 +609,12 @@ static void pipe_stop(atom_trace_reader *r) {
   atb_pipe *p = r->atb->pipe;
   if (!p) return;
   pthread_mutex_lock(&p->mu);
-  p->stop = 1;
-  pthread_cond_broadcast(&p->cv);
+  atomic_store(&p->stop, 1);
+  pthread_cond_broadcast(&p->freed_cv);
   pthread_mutex_unlock(&p->mu);
   pthread_join(p->th, NULL);
-  pthread_cond_destroy(&p->cv);
+  pthread_cond_destroy(&p->filled_cv);
+  pthread_cond_destroy(&p->freed_cv);
   pthread_mutex_destroy(&p->mu);
   r->atb->pipe = NULL;
   pipe_release(p, &r->mem);
@@ -582,6 +632,12 @@ COLD static int pipe_start(atom_trace_reader *r) {
   if (a->fd >= 0 && !a->total) return 0;
   atb_pipe *p = atom__mem_calloc(&r->mem, 1, sizeof *p);
   if (!p) goto oom;
+  atomic_init(&p->consumer_waits, 0);
+  atomic_init(&p->reader_waits, 0);
+  atomic_init(&p->reader_done, 0);
+  atomic_init(&p->stop, 0);
+  atomic_init(&p->filled_seen, 0);
+  atomic_init(&p->used_seen, 0);
   if (atom_trace_reader_open_memory(&p->w, NULL, 0, r->display)) goto oom_p;
   atom_trace_reader *w = p->w;
   w->sniff = 0;
@@ -598,13 +654,19 @@ COLD static int pipe_start(atom_trace_reader *r) {
     sl->b.cap = PIPE_EVENTS;
   }
   if (pthread_mutex_init(&p->mu, NULL)) goto oom_p;
-  if (pthread_cond_init(&p->cv, NULL)) {
+  if (pthread_cond_init(&p->filled_cv, NULL)) {
+    pthread_mutex_destroy(&p->mu);
+    goto oom_p;
+  }
+  if (pthread_cond_init(&p->freed_cv, NULL)) {
+    pthread_cond_destroy(&p->filled_cv);
     pthread_mutex_destroy(&p->mu);
     goto oom_p;
   }
   if (pthread_create(&p->th, NULL, pipe_main, p)) {
     /* No thread: read serially, from where nothing was read yet. */
-    pthread_cond_destroy(&p->cv);
+    pthread_cond_destroy(&p->filled_cv);
+    pthread_cond_destroy(&p->freed_cv);
     pthread_mutex_destroy(&p->mu);
     pipe_release(p, &r->mem);
     return 0;
@@ -619,19 +681,27 @@ oom:
 
 /* The next hand-off, filled (the consumer). */
 static pipe_slot *pipe_take(atb_pipe *p) {
-  pthread_mutex_lock(&p->mu);
-  pipe_slot *sl = &p->slot[p->used % PIPE_SLOTS];
-  while (!sl->done) pthread_cond_wait(&p->cv, &p->mu);
-  pthread_mutex_unlock(&p->mu);
-  return sl;
+  for (int i = 0; i < PIPE_SPIN && atomic_load(&p->filled_seen) <= p->used; i++) cpu_pause();
+  if (atomic_load(&p->filled_seen) <= p->used) { /* sleep */
+    pthread_mutex_lock(&p->mu);
+    atomic_store(&p->consumer_waits, 1);
+    while (!atomic_load(&p->reader_done) && atomic_load(&p->filled_seen) < p->used + PIPE_WAKE)
+      pthread_cond_wait(&p->filled_cv, &p->mu);
+    atomic_store(&p->consumer_waits, 0);
+    pthread_mutex_unlock(&p->mu);
+  }
+  /* the consumer asks for no hand-off after the last one, so one is there now */
+  return &p->slot[p->used % PIPE_SLOTS];
 }
 
-static void pipe_give_back(atb_pipe *p, pipe_slot *sl) {
-  pthread_mutex_lock(&p->mu);
-  sl->done = 0;
-  p->used++;
-  pthread_cond_broadcast(&p->cv);
-  pthread_mutex_unlock(&p->mu);
+static void pipe_give_back(atb_pipe *p) {
+  atomic_store(&p->used_seen, ++p->used);
+  if (atomic_load(&p->reader_waits) &&
+      atomic_load(&p->filled_seen) + PIPE_WAKE <= p->used + PIPE_SLOTS) {
+    pthread_mutex_lock(&p->mu);
+    pthread_cond_signal(&p->freed_cv);
+    pthread_mutex_unlock(&p->mu);
+  }
 }
 
 /* Begin consuming hand-off sl: its names into r's tables, its directives into r's list. */
@@ -699,7 +769,7 @@ static int pipe_fill_batch(atom_trace_reader *r, size_t max) {
     }
     if (sl->rc > 0) p->ended = 1;
     p->cur = NULL;
-    pipe_give_back(p, sl);
+    pipe_give_back(p);
   }
   return 0;
 }
@@ -723,6 +793,14 @@ int atom__atb_open(atom_trace_reader *r, const unsigned char *data, size_t size,
     if (have) memcpy(a->buf, head, have); /* head is NULL when nothing was sniffed yet */
     a->data = a->buf;
     a->avail = have;
+  }
+  for (unsigned b = 0; b < 256; b++) {
+    unsigned kind = b & 15, flags = b >> 4;
+    if (kind < ATOM_READ || kind > ATOM_COMMIT || (flags && flags != atb_allowed_flag[kind]))
+      continue;
+    const uint32_t pair[2] = {kind, flags};
+    a->kf_class[b] = (unsigned char)(1 + atb_target_space[kind]);
+    memcpy(&a->kf_word[b], pair, sizeof a->kf_word[b]);
   }
   r->atb = a;
   return 0;

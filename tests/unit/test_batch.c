@@ -383,6 +383,43 @@ START_TEST(freed_during_a_block) {
 }
 END_TEST
 
+/* The fill takes the events of started, unjoined threads from a table of live threads
+ * (small keys) and checks the others' records: a thread's first event, a joined thread's
+ * events (in the same call as the JOIN and in later ones), a thread forked then joined before
+ * it started, with small keys, keys just past the direct tables and keys in the hash map. */
+START_TEST(joined_and_new_threads_in_blocks) {
+  static const uint64_t offsets[] = {0, 65530, 1ull << 40};
+  for (size_t k = 0; k < sizeof offsets / sizeof offsets[0]; k++) {
+    uint64_t o = offsets[k];
+    const atom_event ev[] = {
+        {ATOM_READ, 0, o + 1, 1, 1},     {ATOM_FORK, 0, o + 1, o + 2, 2},
+        {ATOM_FORK, 0, o + 1, o + 9, 2}, {ATOM_WRITE, 0, o + 2, 1, 3},
+        {ATOM_BEGIN, 0, o + 2, 0, 4},    {ATOM_READ, 0, o + 2, 1, 5},
+        {ATOM_END, 0, o + 2, 0, 6},      {ATOM_JOIN, 0, o + 1, o + 2, 7},
+        {ATOM_READ, 0, o + 2, 1, 8},     {ATOM_BEGIN, 0, o + 2, 0, 9},
+        {ATOM_READ, 0, o + 1, 1, 10},    {ATOM_JOIN, 0, o + 1, o + 9, 11},
+        {ATOM_WRITE, 0, o + 9, 1, 12},   {ATOM_READ, 0, o + 3, 1, 13},
+        {ATOM_READ, 0, o + 3, 1, 14},    {ATOM_ACQUIRE, 0, o + 2, 5, 15},
+        {ATOM_ACQUIRE, 0, o + 3, 5, 16}, {ATOM_RELEASE, 0, o + 3, 5, 17},
+        {ATOM_READ, 0, o + 1, 1, 18},
+    };
+    size_t n = sizeof ev / sizeof ev[0];
+    for (uint64_t seed = 1; seed <= 8; seed++) {
+      text one = {0}, many = {0};
+      run_single(ev, n, 0, 0, 0, &one);
+      run_many(ev, n, 0, 0, 0, seed, &many);
+      ck_assert_str_eq(one.s, many.s);
+      /* the refusals really happened: the joined thread's READ, BEGIN, WRITE and ACQUIRE */
+      ck_assert_ptr_nonnull(strstr(one.s, "push 8: "));
+      ck_assert_ptr_nonnull(strstr(one.s, "push 12: "));
+      ck_assert_ptr_nonnull(strstr(one.s, "push 15: "));
+      free(one.s);
+      free(many.s);
+    }
+  }
+}
+END_TEST
+
 Suite *atom_test_suite_batch(void) {
   Suite *s = suite_create("batch");
   TCase *tc = tcase_create("batch");
@@ -393,6 +430,7 @@ Suite *atom_test_suite_batch(void) {
   tcase_add_test(tc, checker_error_in_a_block);
   tcase_add_test(tc, enomem_in_a_block);
   tcase_add_test(tc, freed_during_a_block);
+  tcase_add_test(tc, joined_and_new_threads_in_blocks);
   suite_add_tcase(s, tc);
   return s;
 }
