@@ -818,6 +818,10 @@ static void check_vs_reference(const char *shape, uint64_t seed, atom_event *ev,
   for (int v = 0; v < NVARIANTS; v++) ck_assert_int_eq(atom_session_attach(s, variants[v]), 0);
   /* the optimized variant dropping variable clocks at every event: same reports */
   ck_assert_int_eq(atom_session_attach(s, "aerodrome:sweep=1"), 0);
+  /* ... and with a width of one slot: nearly every publication steals a slot (see "Slots");
+   * with two, some do */
+  ck_assert_int_eq(atom_session_attach(s, seed % 2 ? "aerodrome:slots=1" : "aerodrome:slots=2"),
+                   0);
   size_t done;
   int rc = atom_push_many(s, ev, n, &done);
   ck_assert_msg(rc == 0, "%s seed %llu: push: %s", shape, (unsigned long long)seed,
@@ -835,6 +839,9 @@ static void check_vs_reference(const char *shape, uint64_t seed, atom_event *ev,
   char sw[64];
   snprintf(sw, sizeof sw, "%s seed %llu sweep=1", shape, (unsigned long long)seed);
   same_reports(s, 1, 2, sw);
+  snprintf(sw, sizeof sw, "%s seed %llu slots=%d", shape, (unsigned long long)seed,
+           seed % 2 ? 1 : 2);
+  same_reports(s, 1, 3, sw);
   *violations += ser == 0;
   char what[64];
   for (int v = 0; v < NVARIANTS; v++) {
@@ -1126,7 +1133,9 @@ END_TEST
  * list allocation failing. */
 START_TEST(test_learned_overflow) {
   trace tr;
-  parse(&tr, "t1|begin|0\nt1|end|0\nt2|begin|0\nt2|end|0\nt3|begin|0\nt3|end|0\n"
+  /* (each warm-up transaction publishes, so that its thread's lists exist: see "Slots") */
+  parse(&tr, "t1|begin|0\nt1|w(x)|0\nt1|end|0\nt2|begin|0\nt2|w(y)|0\nt2|end|0\n"
+             "t3|begin|0\nt3|w(z)|0\nt3|end|0\n"
              "t4|w(x)|0\nt4|w(y)|0\nt4|w(z)|0\nt4|r(x)|0\nt4|r(y)|0\nt4|r(z)|0\n");
   size_t warm = tr.n;
   trace body;
