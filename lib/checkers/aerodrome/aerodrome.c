@@ -265,6 +265,8 @@ static uint32_t pick_slot(aero *a, uint32_t t) {
  * open_b[s] := b, as 003 Alg. 1 line 35 does at the BEGIN. Its number continues past every
  * number published on s before, so that records kept per slot (provenance) about earlier
  * owners never match it. 0, or an error before any change. */
+static int publish_on(aero *a, uint32_t t, uint32_t s);
+
 int atom__aero_publish_slow(aero *a, uint32_t t) {
   athread *th = &a->thr[t];
   uint32_t s = th->slot;
@@ -277,6 +279,12 @@ int atom__aero_publish_slow(aero *a, uint32_t t) {
     a->slots[s].owner = t;
     a->slots[s].next_free = NIL;
   }
+  return publish_on(a, t, s);
+}
+
+/* The publication of t's open transaction on slot s, which t owns. */
+static inline int publish_on(aero *a, uint32_t t, uint32_t s) {
+  athread *th = &a->thr[t];
   aslot *sl = &a->slots[s];
   if (sl->top >= ATOM__VC_MAX - 2 || sl->seq == UINT32_MAX)
     return atom_env_error(a->env, ATOM_ELIMIT, "clock slot %" PRIu32 " served more than %" PRIu32
@@ -606,6 +614,11 @@ int atom__aero_on_begin(aero *a, const atom_ev *ev) {
     th->begin_index = ev->index;
     th->begin_loc = ev->loc;
     th->n_rlog = 0;
+    /* While the clocks are narrower than `slots` no publication steals a slot, so a thread
+     * that owns one loses nothing by publishing now, as 003 Alg. 1 line 35 does (and the
+     * few threads of most programs then do no publication work in their transactions). A
+     * failure here leaves the transaction unpublished, which is as exact. */
+    if (th->slot < a->n_slot && a->n_slot < a->max_slots) (void)publish_on(a, t, th->slot);
     return 0;
   }
   uint32_t ts = th->slot;
