@@ -260,7 +260,7 @@ typedef struct cyc {
 } cyc;
 
 #define VFREE_COMP 128u
-#define AERO_SLOTS_DEFAULT 64u /* argument slots (see "Slots" in aerodrome.c) */ /* the widest block (in components) a free list takes */
+#define AERO_SLOTS_DEFAULT 32u /* argument slots (see "Slots" in aerodrome.c) */ /* the widest block (in components) a free list takes */
 
 typedef struct aero {
   atom_env *env;
