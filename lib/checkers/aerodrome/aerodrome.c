@@ -201,6 +201,10 @@ static void queue_slot(aero *a, uint32_t s) {
 int atom__aero_take_slot_slow(aero *a, uint32_t u) {
   athread *th = &a->thr[u];
   if (!a->basic) {
+    /* its rank first (see athread.rank): the free list's head, or a new one */
+    if (a->free_rank == NIL && a->n_rank >= a->rank_cap &&
+        ATOM__GROW(a->mem, a->rank_next, a->rank_cap, (size_t)a->n_rank + 1))
+      return ATOM_ENOMEM;
     uint32_t s = a->free_slot;
     if (s == NIL && a->n_slot < a->max_slots) {
       s = a->n_slot;
@@ -210,6 +214,12 @@ int atom__aero_take_slot_slow(aero *a, uint32_t u) {
       a->free_slot = a->slots[s].next_free;
     }
     th->slot = s == NIL ? SLOT_NONE : s;
+    if (a->free_rank != NIL) {
+      th->rank = a->free_rank;
+      a->free_rank = a->rank_next[th->rank];
+    } else {
+      th->rank = a->n_rank++;
+    }
     if (s != NIL) {
       a->slots[s].owner = u;
       a->slots[s].next_free = NIL;
@@ -338,6 +348,8 @@ static void release_slot(aero *a, uint32_t u) {
   th->slot = SLOT_GONE;
   if (s == NIL || s == SLOT_GONE) return; /* it never had an event, or was released already */
   if (a->basic) return;
+  a->rank_next[th->rank] = a->free_rank;
+  a->free_rank = th->rank;
   if (s < a->n_slot) {
     aslot *sl = &a->slots[s];
     if (th->pub) { /* (the session ends a transaction before the JOIN: not reached) */
@@ -766,6 +778,8 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->open_b, a->open_cap * sizeof *a->open_b);
   atom__mem_free(m, a->slots, a->slots_cap * sizeof *a->slots);
   atom__mem_free(m, a->stq, a->stq_cap * sizeof *a->stq);
+  atom__mem_free(m, a->rank_next, a->rank_cap * sizeof *a->rank_next);
+  atom__mem_free(m, a->rsort, a->rsort_cap * sizeof *a->rsort);
   atom__mem_free(m, a->var, a->var_cap * sizeof *a->var);
   atom__mem_free(m, a->vbasic, a->vbasic_cap * sizeof *a->vbasic);
   atom__mem_free(m, a->wlast, a->wlast_cap * sizeof *a->wlast);
@@ -802,6 +816,7 @@ static int aero_create(void **self, atom_env *env) {
   a->sweep_min = (size_t)sweep;
   a->sweep_at = basic ? SIZE_MAX : a->sweep_min; /* see atom__aero_var_sweep */
   a->free_slot = NIL;
+  a->free_rank = NIL;
   atom__rb_init(&a->rb, m);
   *self = a;
   return 0;

@@ -171,6 +171,9 @@ typedef struct athread { /* hot fields first */
   uint32_t nslot_b;     /* a->n_slot at the publication of its open transaction: every clock
                            in its learned list has room for that many components (opt_end) */
   uint64_t ver;         /* bumped whenever c changes */
+  uint32_t rank;        /* the slot it would own if every thread alive owned one (taken at its
+                           fork or first event, given back when joined: see "Slots"): END
+                           reports in this order, as when slots followed the live threads */
   uint32_t *lthr;       /* the threads whose clock learned its open transaction (appended by
                            thread_join's crossing test, emptied at END; optimized variant): END
                            joins into those only, whether they own a slot or not */
@@ -276,6 +279,11 @@ typedef struct aero {
   aslot *slots;       /* n_slot in use, slots_cap allocated */
   size_t slots_cap;
   uint32_t n_slot;    /* clock width (optimized variant: see "Slots") */
+  uint32_t *rank_next; /* ranks (athread.rank) in use or listed: the free list's links */
+  size_t rank_cap;
+  uint32_t n_rank, free_rank; /* ranks made; head of the free list of ranks, NIL if empty */
+  uint32_t *rsort;    /* END scratch: the knowers to report, sorted by rank */
+  size_t rsort_cap;
   uint32_t max_slots; /* argument slots: the width past which a publication steals a slot */
   uint32_t free_slot; /* head of the free list, NIL if empty */
   uint32_t *stq;      /* ring of slots whose owner may have no published open transaction
