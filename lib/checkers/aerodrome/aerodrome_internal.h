@@ -155,39 +155,43 @@ typedef struct seenv {
   uint64_t ver;
 } seenv;
 
-typedef struct athread { /* hot fields first */
+typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a power of two:
+                            a->thr[t] is a shift), so the 4-byte fields fill the holes */
   atom__vc c;           /* C_t */
   uint32_t slot;        /* the clock component it owns (see "Slots"): NIL before its first
                            event or fork, SLOT_NONE while it owns none (optimized variant),
                            SLOT_GONE once joined */
   atom__vc_t b;         /* C_t^▷(t): its open transaction's BEGIN value on its slot; NO_TXN
                            while that transaction is not published (see publish()) */
-  uint32_t active;      /* inside a transaction */
-  uint32_t pub;         /* its open transaction is published: it owns a slot, open_b[slot] = b
+  uint16_t active;      /* inside a transaction */
+  uint16_t pub;         /* its open transaction is published: it owns a slot, open_b[slot] = b
                            (optimized variant; basic: from the BEGIN) */
   uint32_t seq;         /* its transaction number: grows at each BEGIN, and at publication
                            past every number its slot served before (see publish()) */
   uint32_t overflow;    /* its learned list could not grow: END scans everything */
   uint32_t nslot_b;     /* a->n_slot at the publication of its open transaction: every clock
                            in its learned list has room for that many components (opt_end) */
-  uint64_t ver;         /* bumped whenever c changes */
   uint32_t rank;        /* the slot it would own if every thread alive owned one (taken at its
                            fork or first event, given back when joined: see "Slots"): END
                            reports in this order, as when slots followed the live threads */
+  uint32_t n_lthr;      /* (lthr's length) */
+  uint64_t ver;         /* bumped whenever c changes */
   uint32_t *lthr;       /* the threads whose clock learned its open transaction (appended by
                            thread_join's crossing test, emptied at END; optimized variant): END
                            joins into those only, whether they own a slot or not */
-  size_t n_lthr, cap_lthr;
-  kent *known;          /* open transactions c knows (validated lazily) */
-  size_t n_known, cap_known;
-  reg *learned;         /* clocks that learned its open transaction */
-  size_t n_learned, cap_learned;
+  size_t cap_lthr;
+  kent *known;          /* open transactions c knows (validated lazily), n_known of them */
+  size_t cap_known;
+  reg *learned;         /* clocks that learned its open transaction, n_learned of them */
+  size_t cap_learned;
+  uint32_t n_known, n_learned;
   uint64_t begin_index; /* of the open (or last) transaction */
   uint64_t begin_loc;
   atom_ev last;         /* its last event */
   uint32_t last_in_txn; /* that event belonged to a transaction */
   uint32_t started;     /* performed some event */
   uint32_t rep_seq;     /* seq + 1 of its transaction last reported, 0 = none */
+  uint32_t abs_cap;     /* (abs's capacity) */
   uint64_t rep_other;   /* the other transaction of that report */
   ends prov;            /* how C_t learned each open transaction it knows */
   rlog_ent *rlog;       /* reads of its open transaction that taught R_x (at most RLOG_MAX) */
@@ -195,7 +199,6 @@ typedef struct athread { /* hot fields first */
   atom__vc cb;          /* C_t^▷ (basic variant) */
   seenv *abs;           /* per slot s: C_t ⊒ the clock of abs[s].thr at version abs[s].ver
                            (optimized variant; a cache, see absorbed()); abs_cap allocated */
-  uint32_t abs_cap;
 } athread;
 
 typedef struct avar { /* what every access touches first (two cache lines), then the rest */

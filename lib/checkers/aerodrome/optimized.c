@@ -355,12 +355,12 @@ static inline int end_knower(const aero *a, const athread *th, uint32_t t, uint3
          atom__vc_get(&uh->c, th->slot) >= th->b;
 }
 
-/* The reports of lines 38-40 at END(t): each knower u whose transaction C_t knows, in the
- * order of their ranks (athread.rank). A report is made once per pair of transactions, as
+/* The reports of lines 38-40 at END(t): each knower u whose transaction C_t knows (gathered
+ * in a->rsort), in the order of their ranks (athread.rank). A report is made once per pair of transactions, as
  * its thread's last report (reported() in reports.c), so the order decides which repeats
  * count; ranks give the order of the clock slots when every thread alive owned one. */
-static AERO_RARE void end_reports_sorted(aero *a, const atom_ev *ev, uint32_t t, uint32_t *r,
-                                         size_t n) {
+static AERO_RARE void end_reports(aero *a, const atom_ev *ev, uint32_t t, size_t n) {
+  uint32_t *r = a->rsort;
   for (size_t i = 1; i < n; i++) { /* few: insertion sort by rank */
     uint32_t u = r[i];
     size_t j = i;
@@ -368,34 +368,6 @@ static AERO_RARE void end_reports_sorted(aero *a, const atom_ev *ev, uint32_t t,
     r[j] = u;
   }
   for (size_t i = 0; i < n; i++) note(a, atom__aero_report_end(a, ev, t, r[i]));
-}
-
-static AERO_HOT void end_reports(aero *a, const atom_ev *ev, athread *th, uint32_t t, int all,
-                                 size_t nw) {
-  uint32_t one = NIL, *r = NULL;
-  size_t n = 0;
-  for (size_t i = 0; i < nw; i++) {
-    uint32_t u = all ? (uint32_t)i : th->lthr[i];
-    if ((all && !end_knower(a, th, t, u)) || !knows(a, &th->c, u)) continue;
-    if (n == 0) {
-      one = u;
-      n = 1;
-      continue;
-    }
-    if (!r) { /* a second report: gather them in the scratch to sort */
-      if (a->rsort_cap < nw && ATOM__GROW(a->mem, a->rsort, a->rsort_cap, nw)) {
-        r = NULL; /* out of memory: the reports go out in the knowers' order */
-        note(a, atom__aero_report_end(a, ev, t, one));
-        one = u;
-        continue;
-      }
-      r = a->rsort;
-      r[0] = one;
-    }
-    r[n++] = u;
-  }
-  if (n == 1 && !r) note(a, atom__aero_report_end(a, ev, t, one));
-  else if (n) end_reports_sorted(a, ev, t, r, n);
 }
 
 static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
@@ -426,6 +398,7 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
     }
     if (!all) nw = k;
   }
+  if (nw > a->rsort_cap && ATOM__GROW(a->mem, a->rsort, a->rsort_cap, nw)) return ATOM_ENOMEM;
   if (!th->overflow && (a->n_slot <= ATOM__VC_INLINE || a->n_slot == th->nslot_b)) {
     /* Nothing to reserve: every clock has room for ATOM__VC_INLINE components, and a clock
      * in the learned list was stored (or updated at an END) after t's BEGIN, by a store that
@@ -449,17 +422,19 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
     return ATOM_ENOMEM;
 
   /* lines 38-40: threads whose clock knows t's transaction (found above, O(T) like the join;
-   * the joins below change only C_u, so the set is still the same). The reports first, in
-   * the order of the knowers' ranks (end_reports), then the joins: a report reads the clocks
-   * of t and u only where they know each other's transaction, which no join here changes. */
-  end_reports(a, ev, th, t, all, nw);
+   * the joins below change only C_u, so the set is still the same). The reports after the
+   * joins, in the order of the knowers' ranks (end_reports): a report reads what t and u know
+   * of each other's transaction (clocks, provenance), which no join here changes. */
+  size_t nrep = 0;
   for (size_t i = 0; i < nw; i++) {
     uint32_t u = all ? (uint32_t)i : th->lthr[i];
     if (all && !end_knower(a, th, t, u)) continue;
+    if (knows(a, &th->c, u)) a->rsort[nrep++] = u;
     srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
     thread_join(a, u, &th->c, &sd);
     absorb(a, &a->thr[u], t, th->ver);
   }
+  if (nrep) end_reports(a, ev, t, nrep);
   /* The other open transactions C_t knows: clocks updated below learn them too. */
   size_t nk = 0;
   for (size_t i = 0; i < th->n_known; i++) {
