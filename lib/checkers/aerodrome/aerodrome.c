@@ -30,8 +30,9 @@
  * lazily (T ended = stale). When u stores C_u into a variable or lock clock X that did not
  * know T yet, X is appended to T's "learned" list. Invariant: a clock that knows an open T is
  * in T's learned list. END(t) visits T's list only and, for each X it updates, registers X
- * with the other open transactions C_t knows. Thread clocks are scanned at END (O(T), the
- * cost of one join). The stores are monotone -- W_x := C_u comes after C_u ⊔= W_x (or
+ * with the other open transactions C_t knows. Thread clocks are not scanned either: a thread
+ * clock learns T only in thread_join, whose crossing test appends the learner to T's list of
+ * learner threads (lthr), slot or no slot. The stores are monotone -- W_x := C_u comes after C_u ⊔= W_x (or
  * W_x ⊑ C_u, u the last writer, see below), L_l := C_u after u's acquire joined L_l, and END
  * only joins -- so a clock never forgets T once it knows it: each clock is registered at most
  * once per transaction and the lists stay as small as the set of clocks T reached. (END still
@@ -81,33 +82,35 @@
  * kept out of line (AERO_RARE), and the event handlers build an event's description only when
  * a record needs it.
  *
- * Slots (optimized variant). A clock has one component per *slot*, not per thread ever seen:
- * a thread takes a slot at its fork or first event (take_slot) and gives it back when it is
- * joined (release_slot); a thread created later takes a free slot if there is one. Clocks are
- * then as wide as the threads alive at once, and END scans only the threads holding a slot.
- * Why this is exact:
- *   - A joined thread u performs no event again (the session rejects them, ATOM_EJOINED; a
- *     second JOIN of u too), so C_u is never read as a thread clock again and u never begins
- *     a transaction again: no check ever tests u's component for u.
- *   - The tests on component s are "X(s) >= b" for the open transaction of s's current owner
- *     v only (knows(), the join loop's crossing test with open_b[s], END). Values of component
- *     s originate in the clock of the slot's owner of the time and only the owner raises its
- *     own component, so the largest value s ever had is the old owner's own, C_u(s), when it
- *     is joined (slot top). The new owner starts its component at top + 1 and keeps the
- *     slot's transaction count (seq) going. Every value the old owner left in any clock is
- *     then < top + 1 <= v's BEGIN values: it reads as "knows nothing of v's transaction yet",
- *     which is true (v had no event then). Knowledge of v's transaction T still comes only
- *     from clocks derived from C_v after T's BEGIN, so X(s) >= b_v iff X knows T, as with a
- *     component of its own. The old values only make X(s) larger than ⊥ where the original
- *     had 0, and nothing compares them with anything but the current owner's b.
- *   - A fork joins the parent's clock into the child's, whose own component is top + 1 >=
- *     anything the parent holds at s, so the child's own component stays its own.
- *   - Provenance: records are kept per component too, and name a transaction by (thread
- *     `of`, number `about`); ends_get requires both to match the slot's current owner, and
- *     the owner's transaction numbers continue the slot's count, so a record about the old
- *     owner never explains the new owner's transaction. Recorded events keep real thread
- *     numbers, so reports name the right threads. A joined thread keeps its provenance
- *     records and last event: a stored clock it wrote (W_x, L_l) may still name it.
+ * Slots (optimized variant). A clock has one component per *slot*, not per thread, and a
+ * transaction holds one only while a clock other than its thread's may know it: from its
+ * publication (publish(): the first event that stores or joins C_t into another clock while
+ * it is open -- a write, a read, a release, a fork) to its END. Why this is exact:
+ *   - Every test on component s is "X(s) >= b" for the transaction open now on s (knows(),
+ *     the join loop's crossing test with open_b[s], END, the registrations, the sweeps).
+ *     Before its publication no clock but C_t derives from C_t after T's BEGIN, so nothing
+ *     knows T and every test about T is false: b = NO_TXN, above every value, says so.
+ *   - At the publication T takes slot s with b = top(s) + 1: values of s originate only at
+ *     publications (C_t(s) := b, line 35 done late), so top(s), the last b given on s, is the
+ *     largest value s ever had anywhere. Values an earlier owner left in any clock are below
+ *     b: they read as "knows nothing of T", which is true. Knowledge of T then travels only in
+ *     clocks derived from C_t after the publication, so X(s) >= b iff X knows T.
+ *   - The slot: t's own if it still owns one (kept after its END: sticky); a joined thread's
+ *     (free list); a new one below the width `slots`; the slot of a thread with nothing
+ *     published (stolen, from the queue stq, oldest first, validated when taken); else a new
+ *     one (exactness before width). While the width is below `slots` nothing is stolen, so a
+ *     thread owning a slot publishes at its BEGIN, as Algorithm 1 does.
+ *   - A learner may own no slot: END finds the thread clocks that know T by T's learner list.
+ *   - Transaction numbers (seq) grow per thread and, at a publication, past every number
+ *     published on the slot, so records kept per slot and named by number (provenance, rown)
+ *     never match an earlier owner; ends_get and the known lists name the thread as well.
+ *     Recorded events keep real thread numbers, so reports name the right threads. A joined
+ *     thread keeps its provenance records and last event: a stored clock it wrote (W_x, L_l)
+ *     may still name it. A joined thread performs no event again (ATOM_EJOINED; the session
+ *     ends its open transaction before the JOIN), so its slot goes to the free list.
+ *   - END reports in the order of ranks (athread.rank), the slots threads would own if every
+ *     thread alive owned one: reports are deduplicated against their thread's last one, so
+ *     the order decides which repetitions count, and this keeps them as they were.
  * The basic variant keeps slot = thread number (R_{u,x} is per thread there anyway).
  *
  * The lastWThr_x / lastRelThr_l shortcuts (lines 24, 28, 14) are exact: W_x ⊑ C_t while t is
