@@ -384,19 +384,14 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
   /* Reserve everything first so that the update below cannot fail half-way. The thread
    * clocks that know t's transaction learned it by a join whose crossing test put their
    * thread in th->lthr (thread_join), once each; a joined thread performs no event again (its
-   * clock is never read) and is skipped. The knowers are kept at the front of the list. If
-   * the list could not grow (overflow), every thread is tested instead, here and below. */
+   * clock is never read) and is skipped. If the list could not grow (overflow), every thread
+   * is tested instead, here and below. */
   int all = th->overflow;
   size_t nw = all ? a->n_thr : th->n_lthr;
-  {
-    size_t k = 0;
-    for (size_t i = 0; i < nw; i++) {
-      uint32_t u = all ? (uint32_t)i : th->lthr[i];
-      if (!end_knower(a, th, t, u)) continue;
-      if (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])) return ATOM_ENOMEM;
-      if (!all) th->lthr[k++] = u;
-    }
-    if (!all) nw = k;
+  for (size_t i = 0; i < nw; i++) {
+    uint32_t u = all ? (uint32_t)i : th->lthr[i];
+    if (!end_knower(a, th, t, u)) continue;
+    if (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])) return ATOM_ENOMEM;
   }
   if (nw > a->rsort_cap && ATOM__GROW(a->mem, a->rsort, a->rsort_cap, nw)) return ATOM_ENOMEM;
   if (!th->overflow && (a->n_slot <= ATOM__VC_INLINE || a->n_slot == th->nslot_b)) {
@@ -428,7 +423,7 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
   size_t nrep = 0;
   for (size_t i = 0; i < nw; i++) {
     uint32_t u = all ? (uint32_t)i : th->lthr[i];
-    if (all && !end_knower(a, th, t, u)) continue;
+    if (!end_knower(a, th, t, u)) continue;
     if (knows(a, &th->c, u)) a->rsort[nrep++] = u;
     srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
     thread_join(a, u, &th->c, &sd);
