@@ -30,8 +30,9 @@
  * lazily (T ended = stale). When u stores C_u into a variable or lock clock X that did not
  * know T yet, X is appended to T's "learned" list. Invariant: a clock that knows an open T is
  * in T's learned list. END(t) visits T's list only and, for each X it updates, registers X
- * with the other open transactions C_t knows. Thread clocks are scanned at END (O(T), the
- * cost of one join). The stores are monotone -- W_x := C_u comes after C_u ⊔= W_x (or
+ * with the other open transactions C_t knows. Thread clocks are not scanned either: a thread
+ * clock learns T only in thread_join, whose crossing test appends the learner to T's list of
+ * learner threads (lthr), slot or no slot. The stores are monotone -- W_x := C_u comes after C_u ⊔= W_x (or
  * W_x ⊑ C_u, u the last writer, see below), L_l := C_u after u's acquire joined L_l, and END
  * only joins -- so a clock never forgets T once it knows it: each clock is registered at most
  * once per transaction and the lists stay as small as the set of clocks T reached. (END still
@@ -81,33 +82,35 @@
  * kept out of line (AERO_RARE), and the event handlers build an event's description only when
  * a record needs it.
  *
- * Slots (optimized variant). A clock has one component per *slot*, not per thread ever seen:
- * a thread takes a slot at its fork or first event (take_slot) and gives it back when it is
- * joined (release_slot); a thread created later takes a free slot if there is one. Clocks are
- * then as wide as the threads alive at once, and END scans only the threads holding a slot.
- * Why this is exact:
- *   - A joined thread u performs no event again (the session rejects them, ATOM_EJOINED; a
- *     second JOIN of u too), so C_u is never read as a thread clock again and u never begins
- *     a transaction again: no check ever tests u's component for u.
- *   - The tests on component s are "X(s) >= b" for the open transaction of s's current owner
- *     v only (knows(), the join loop's crossing test with open_b[s], END). Values of component
- *     s originate in the clock of the slot's owner of the time and only the owner raises its
- *     own component, so the largest value s ever had is the old owner's own, C_u(s), when it
- *     is joined (slot top). The new owner starts its component at top + 1 and keeps the
- *     slot's transaction count (seq) going. Every value the old owner left in any clock is
- *     then < top + 1 <= v's BEGIN values: it reads as "knows nothing of v's transaction yet",
- *     which is true (v had no event then). Knowledge of v's transaction T still comes only
- *     from clocks derived from C_v after T's BEGIN, so X(s) >= b_v iff X knows T, as with a
- *     component of its own. The old values only make X(s) larger than ⊥ where the original
- *     had 0, and nothing compares them with anything but the current owner's b.
- *   - A fork joins the parent's clock into the child's, whose own component is top + 1 >=
- *     anything the parent holds at s, so the child's own component stays its own.
- *   - Provenance: records are kept per component too, and name a transaction by (thread
- *     `of`, number `about`); ends_get requires both to match the slot's current owner, and
- *     the owner's transaction numbers continue the slot's count, so a record about the old
- *     owner never explains the new owner's transaction. Recorded events keep real thread
- *     numbers, so reports name the right threads. A joined thread keeps its provenance
- *     records and last event: a stored clock it wrote (W_x, L_l) may still name it.
+ * Slots (optimized variant). A clock has one component per *slot*, not per thread, and a
+ * transaction holds one only while a clock other than its thread's may know it: from its
+ * publication (publish(): the first event that stores or joins C_t into another clock while
+ * it is open -- a write, a read, a release, a fork) to its END. Why this is exact:
+ *   - Every test on component s is "X(s) >= b" for the transaction open now on s (knows(),
+ *     the join loop's crossing test with open_b[s], END, the registrations, the sweeps).
+ *     Before its publication no clock but C_t derives from C_t after T's BEGIN, so nothing
+ *     knows T and every test about T is false: b = NO_TXN, above every value, says so.
+ *   - At the publication T takes slot s with b = top(s) + 1: values of s originate only at
+ *     publications (C_t(s) := b, line 35 done late), so top(s), the last b given on s, is the
+ *     largest value s ever had anywhere. Values an earlier owner left in any clock are below
+ *     b: they read as "knows nothing of T", which is true. Knowledge of T then travels only in
+ *     clocks derived from C_t after the publication, so X(s) >= b iff X knows T.
+ *   - The slot: t's own if it still owns one (kept after its END: sticky); a joined thread's
+ *     (free list); a new one below the width `slots`; the slot of a thread with nothing
+ *     published (stolen, from the queue stq, oldest first, validated when taken); else a new
+ *     one (exactness before width). While the width is below `slots` nothing is stolen, so a
+ *     thread owning a slot publishes at its BEGIN, as Algorithm 1 does.
+ *   - A learner may own no slot: END finds the thread clocks that know T by T's learner list.
+ *   - Transaction numbers (seq) grow per thread and, at a publication, past every number
+ *     published on the slot, so records kept per slot and named by number (provenance, rown)
+ *     never match an earlier owner; ends_get and the known lists name the thread as well.
+ *     Recorded events keep real thread numbers, so reports name the right threads. A joined
+ *     thread keeps its provenance records and last event: a stored clock it wrote (W_x, L_l)
+ *     may still name it. A joined thread performs no event again (ATOM_EJOINED; the session
+ *     ends its open transaction before the JOIN), so its slot goes to the free list.
+ *   - END reports in the order of ranks (athread.rank), the slots threads would own if every
+ *     thread alive owned one: reports are deduplicated against their thread's last one, so
+ *     the order decides which repetitions count, and this keeps them as they were.
  * The basic variant keeps slot = thread number (R_{u,x} is per thread there anyway).
  *
  * The lastWThr_x / lastRelThr_l shortcuts (lines 24, 28, 14) are exact: W_x ⊑ C_t while t is
@@ -159,36 +162,175 @@ int atom__aero_ensure_threads_slow(aero *a, uint32_t id) {
   return 0;
 }
 
-/* Thread u (without a slot yet) takes a clock component: the optimized variant recycles the
- * slots of joined threads (see "Slots"), the basic one uses slot u. 003 Alg. 1 line 3:
- * C_u := ⊥[1/u], C_u^▷ := ⊥, with the component continuing the slot's counter. */
+/* Room for one more slot: the per-slot tables (open_b, slots, the steal queue). 0 or
+ * ATOM_ENOMEM (nothing changed but capacities). */
+static int grow_slots(aero *a, uint32_t s) {
+  if (s >= UINT32_MAX - 3) return ATOM_ENOMEM;
+  if (ATOM__GROW(a->mem, a->open_b, a->open_cap, (size_t)s + 1) ||
+      ATOM__GROW(a->mem, a->slots, a->slots_cap, (size_t)s + 1))
+    return ATOM_ENOMEM;
+  if (a->basic || a->stq_cap >= a->slots_cap) return 0;
+  /* the ring holds each slot at most once: as large as the slot table, unwrapped on growth */
+  uint32_t *q = atom__mem_alloc(a->mem, a->slots_cap * sizeof *q);
+  if (!q) return ATOM_ENOMEM;
+  for (uint32_t i = 0; i < a->stq_n; i++) q[i] = a->stq[(a->stq_head + i) % a->stq_cap];
+  atom__mem_free(a->mem, a->stq, a->stq_cap * sizeof *a->stq);
+  a->stq = q;
+  a->stq_cap = a->slots_cap;
+  a->stq_head = 0;
+  return 0;
+}
+
+/* A new slot s = n_slot (room made by grow_slots). */
+static void new_slot(aero *a, uint32_t s) {
+  a->slots[s] = (aslot){NIL, 0, 0, NIL, 0};
+  a->open_b[s] = NO_TXN;
+  a->n_slot = s + 1;
+}
+
+/* Slot s (owned) goes to the back of the steal queue unless it is in it. */
+static void queue_slot(aero *a, uint32_t s) {
+  if (a->slots[s].queued) return;
+  a->slots[s].queued = 1;
+  a->stq[(a->stq_head + a->stq_n++) % a->stq_cap] = s;
+}
+
+/* Thread u (at its fork or first event) is considered for a slot. The basic variant gives it
+ * slot u (003 Alg. 1 line 3: C_u := ⊥[1/u], C_u^▷ := ⊥). The optimized one gives it a slot
+ * only if that is free: a slot of a joined thread, or a new one while the width is below the
+ * argument slots; else it owns none until it publishes a transaction (SLOT_NONE). A slot
+ * taken here carries no transaction yet (its owner's clock is not touched: only a
+ * publication gives the component a value), so it can be stolen at once. */
 int atom__aero_take_slot_slow(aero *a, uint32_t u) {
   athread *th = &a->thr[u];
-  int reuse = !a->basic && a->free_slot != NIL;
-  uint32_t s = reuse ? a->free_slot : a->basic ? u : a->n_slot;
-  /* all the memory first: a failure changes nothing */
-  if (s >= UINT32_MAX - 1 || reserve(a, &th->c, s + 1)) return ATOM_ENOMEM;
-  if (!reuse) {
-    if (ATOM__GROW(a->mem, a->open_b, a->open_cap, (size_t)s + 1) ||
-        ATOM__GROW(a->mem, a->knowers, a->knowers_cap, (size_t)s + 1) ||
-        ATOM__GROW(a->mem, a->slots, a->slots_cap, (size_t)s + 1))
+  if (!a->basic) {
+    /* its rank first (see athread.rank): the free list's head, or a new one */
+    if (a->free_rank == NIL && a->n_rank >= a->rank_cap &&
+        ATOM__GROW(a->mem, a->rank_next, a->rank_cap, (size_t)a->n_rank + 1))
       return ATOM_ENOMEM;
-    for (uint32_t k = a->n_slot; k <= s; k++) {
-      a->slots[k] = (aslot){NIL, 0, 0, NIL};
-      a->open_b[k] = NO_TXN;
+    uint32_t s = a->free_slot;
+    if (s == NIL && a->n_slot < a->max_slots) {
+      s = a->n_slot;
+      if (grow_slots(a, s)) return ATOM_ENOMEM;
+      new_slot(a, s);
+    } else if (s != NIL) {
+      a->free_slot = a->slots[s].next_free;
     }
-    if (s >= a->n_slot) a->n_slot = s + 1;
+    th->slot = s == NIL ? SLOT_NONE : s;
+    if (a->free_rank != NIL) {
+      th->rank = a->free_rank;
+      a->free_rank = a->rank_next[th->rank];
+    } else {
+      th->rank = a->n_rank++;
+    }
+    if (s != NIL) {
+      a->slots[s].owner = u;
+      a->slots[s].next_free = NIL;
+      queue_slot(a, s);
+    }
+    a->clocks++;
+    return 0;
   }
+  uint32_t s = u;
+  /* all the memory first: a failure changes nothing */
+  if (reserve(a, &th->c, s + 1) || grow_slots(a, s)) return ATOM_ENOMEM;
+  for (uint32_t k = a->n_slot; k <= s; k++) new_slot(a, k);
   aslot *sl = &a->slots[s];
   atom__vc_set(a->mem, &th->c, s, sl->top + 1); /* cannot fail: reserved */
-  if (reuse) a->free_slot = sl->next_free;
   th->slot = s;
   th->seq = sl->seq;
   sl->owner = u;
-  sl->next_free = NIL;
-  a->open_b[s] = NO_TXN;
-  a->clocks += a->basic ? 2 : 1;
+  a->clocks += 2;
   return 0;
+}
+
+/* The slot thread t (owning none) publishes on: a free one, else a new one below the width
+ * `slots`, else one stolen from a thread without a published open transaction, else a new
+ * one anyway (exactness before the width). NIL: out of memory. */
+static uint32_t pick_slot(aero *a, uint32_t t) {
+  uint32_t s = a->free_slot;
+  if (s != NIL) {
+    a->free_slot = a->slots[s].next_free;
+    return s;
+  }
+  if (a->n_slot >= a->max_slots)
+    while (a->stq_n) { /* the oldest queued slot whose owner has nothing published */
+      s = a->stq[a->stq_head];
+      a->stq_head = (uint32_t)((a->stq_head + 1) % a->stq_cap);
+      a->stq_n--;
+      a->slots[s].queued = 0;
+      uint32_t o = a->slots[s].owner;
+      if (o == NIL || o == t || a->thr[o].pub) continue; /* free (listed), or in use */
+      a->thr[o].slot = SLOT_NONE; /* stolen: see "Slots" */
+      return s;
+    }
+  s = a->n_slot;
+  if (grow_slots(a, s)) return NIL;
+  new_slot(a, s);
+  return s;
+}
+
+/* Publication (optimized variant): thread t's open transaction T is about to become visible
+ * to another clock. Until now no clock but C_t could know T, so every test about T was false,
+ * as it is without a component for it. T now takes a slot s (its own if it still owns one,
+ * see pick_slot) and the BEGIN value b = top(s) + 1, above every value s ever had anywhere:
+ * any value of s in any clock reads as "knows nothing of T", which is true. C_t(s) := b and
+ * open_b[s] := b, as 003 Alg. 1 line 35 does at the BEGIN. Its number continues past every
+ * number published on s before, so that records kept per slot (provenance) about earlier
+ * owners never match it. 0, or an error before any change. */
+static int publish_on(aero *a, uint32_t t, uint32_t s);
+
+int atom__aero_publish_slow(aero *a, uint32_t t) {
+  athread *th = &a->thr[t];
+  uint32_t s = th->slot;
+  if (s >= a->n_slot) {
+    /* all the memory first: a new slot, then the clock's room; a slot taken but unused
+     * (clock room missing) stays owned and queued, as if taken at the first event */
+    s = pick_slot(a, t);
+    if (s == NIL) return ATOM_ENOMEM;
+    th->slot = s;
+    a->slots[s].owner = t;
+    a->slots[s].next_free = NIL;
+  }
+  return publish_on(a, t, s);
+}
+
+/* The publication of t's open transaction on slot s, which t owns. */
+static inline int publish_on(aero *a, uint32_t t, uint32_t s) {
+  athread *th = &a->thr[t];
+  aslot *sl = &a->slots[s];
+  if (sl->top >= ATOM__VC_MAX - 2 || sl->seq == UINT32_MAX)
+    return atom_env_error(a->env, ATOM_ELIMIT, "clock slot %" PRIu32 " served more than %" PRIu32
+                          " transactions (thread %" PRIu32 ")", s,
+                          (uint32_t)(ATOM__VC_MAX - 3), t);
+  if (reserve(a, &th->c, s + 1)) {
+    queue_slot(a, s);
+    return ATOM_ENOMEM;
+  }
+  atom__vc_t b = ++sl->top;
+  atom__vc_set(a->mem, &th->c, s, b); /* cannot fail: reserved */
+  th->ver++;
+  th->b = b;
+  th->seq = max_u32(th->seq, sl->seq + 1);
+  sl->seq = th->seq;
+  th->pub = 1;
+  th->nslot_b = a->n_slot;
+  th->n_lthr = 0;
+  a->open_b[s] = b;
+  a->n_active++;
+  return 0;
+}
+
+/* Thread u's clock learned o's open transaction: u goes to o's learner list (the inline
+ * append of thread_join found it full). If the list cannot grow, o's END scans every thread. */
+AERO_RARE void atom__aero_note_learner(aero *a, uint32_t o, uint32_t u) {
+  athread *ot = &a->thr[o];
+  if (ot->overflow) return;
+  if (ATOM__GROW(a->mem, ot->lthr, ot->cap_lthr, ot->n_lthr + 1)) {
+    ot->overflow = 1;
+    return;
+  }
+  ot->lthr[ot->n_lthr++] = u;
 }
 
 /* Room for slot s in th's absorbed-version cache (absorb()): as wide as the slots in use. */
@@ -200,33 +342,43 @@ AERO_RARE void atom__aero_absorb_grow(aero *a, athread *th, uint32_t s) {
 }
 
 /* Thread u was joined: it performs no event again (the session rejects them, ATOM_EJOINED), so
- * its clock is never read again as a thread clock; its slot goes to the free list (optimized
- * variant) with the counters the next owner continues. Its last event and provenance records
- * stay: stored clocks it wrote may still name it in explanations. */
+ * its clock is never read again as a thread clock; its slot, if it owns one, goes to the free
+ * list (optimized variant), its counters (top, seq) staying with the slot. Its last event and
+ * provenance records stay: stored clocks it wrote may still name it in explanations. */
 static void release_slot(aero *a, uint32_t u) {
   athread *th = &a->thr[u];
   uint32_t s = th->slot;
   th->slot = SLOT_GONE;
-  if (s == NIL || s == SLOT_GONE) return; /* it never took one, or was released already */
+  if (s == NIL || s == SLOT_GONE) return; /* it never had an event, or was released already */
   if (a->basic) return;
-  aslot *sl = &a->slots[s];
-  sl->owner = NIL; /* the END scans test only this */
-  sl->top = atom__vc_get(&th->c, s);
-  sl->seq = th->seq;
-  sl->next_free = a->free_slot;
-  a->free_slot = s;
+  a->rank_next[th->rank] = a->free_rank;
+  a->free_rank = th->rank;
+  if (s < a->n_slot) {
+    aslot *sl = &a->slots[s];
+    if (th->pub) { /* (the session ends a transaction before the JOIN: not reached) */
+      a->open_b[s] = NO_TXN;
+      a->n_active--;
+    }
+    sl->owner = NIL;
+    sl->next_free = a->free_slot;
+    a->free_slot = s;
+  }
+  th->active = th->pub = 0;
   atom__mem *m = a->mem;
   atom__vc_free(m, &th->c);
   atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
   atom__mem_free(m, th->learned, th->cap_learned * sizeof *th->learned);
+  atom__mem_free(m, th->lthr, th->cap_lthr * sizeof *th->lthr);
   atom__mem_free(m, th->rlog, th->cap_rlog * sizeof *th->rlog);
   atom__mem_free(m, th->abs, th->abs_cap * sizeof *th->abs);
   th->abs = NULL;
   th->abs_cap = 0;
   th->known = NULL;
   th->learned = NULL;
+  th->lthr = NULL;
   th->rlog = NULL;
   th->n_known = th->cap_known = th->n_learned = th->cap_learned = 0;
+  th->n_lthr = th->cap_lthr = 0;
   th->n_rlog = th->cap_rlog = 0;
   a->clocks--;
 }
@@ -464,6 +616,26 @@ int atom__aero_on_begin(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread;
   athread *th = &a->thr[t];
   if (th->active) return 0; /* the session forwards only outermost BEGINs */
+  if (!a->basic) {
+    /* Line 35 waits for the publication (publish()): until then no clock but C_t can know
+     * the transaction, and b = NO_TXN makes every test about it false. */
+    if (th->seq == UINT32_MAX)
+      return atom_env_error(a->env, ATOM_ELIMIT, "thread %" PRIu32 " began more than %" PRIu32
+                            " transactions", t, UINT32_MAX - 1);
+    th->b = NO_TXN;
+    th->seq++;
+    th->active = 1;
+    th->pub = 0;
+    th->begin_index = ev->index;
+    th->begin_loc = ev->loc;
+    th->n_rlog = 0;
+    /* While the clocks are narrower than `slots` no publication steals a slot, so a thread
+     * that owns one loses nothing by publishing now, as 003 Alg. 1 line 35 does (and the
+     * few threads of most programs then do no publication work in their transactions). A
+     * failure here leaves the transaction unpublished, which is as exact. */
+    if (th->slot < a->n_slot && a->n_slot < a->max_slots) (void)publish_on(a, t, th->slot);
+    return 0;
+  }
   uint32_t ts = th->slot;
   atom__vc_t cur = atom__vc_get(&th->c, ts);
   if (cur >= ATOM__VC_MAX - 1 || th->seq == UINT32_MAX)
@@ -482,7 +654,7 @@ int atom__aero_on_begin(aero *a, const atom_ev *ev) {
   th->begin_loc = ev->loc;
   th->n_rlog = 0;
   th->nslot_b = a->n_slot;
-  th->kmask = 0;
+  th->pub = 1;
   a->open_b[ts] = th->b;
   a->n_active++;
   /* (its own open transaction is not put in its known list: the stores test it first) */
@@ -493,6 +665,8 @@ int atom__aero_on_begin(aero *a, const atom_ev *ev) {
 int atom__aero_on_fork(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, u = ev->target;
   athread *ch = &a->thr[u];
+  int err;
+  if (!a->basic && (err = publish(a, t)) != 0) return err; /* C_t flows into C_u */
   if (take_slot(a, u) || reserve(a, &ch->c, a->thr[t].c.len) || known_reserve(a, ch))
     return ATOM_ENOMEM;
   aev me = cur_aev(a, ev);
@@ -578,6 +752,7 @@ static void aero_destroy(void *self) {
     atom__vc_free(m, &th->cb);
     atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
     atom__mem_free(m, th->learned, th->cap_learned * sizeof *th->learned);
+    atom__mem_free(m, th->lthr, th->cap_lthr * sizeof *th->lthr);
     atom__mem_free(m, th->rlog, th->cap_rlog * sizeof *th->rlog);
     atom__mem_free(m, th->abs, th->abs_cap * sizeof *th->abs);
     atom__aero_ends_free(a, &th->prov);
@@ -605,7 +780,9 @@ static void aero_destroy(void *self) {
   atom__mem_free(m, a->thr, a->thr_cap * sizeof *a->thr);
   atom__mem_free(m, a->open_b, a->open_cap * sizeof *a->open_b);
   atom__mem_free(m, a->slots, a->slots_cap * sizeof *a->slots);
-  atom__mem_free(m, a->knowers, a->knowers_cap * sizeof *a->knowers);
+  atom__mem_free(m, a->stq, a->stq_cap * sizeof *a->stq);
+  atom__mem_free(m, a->rank_next, a->rank_cap * sizeof *a->rank_next);
+  atom__mem_free(m, a->rsort, a->rsort_cap * sizeof *a->rsort);
   atom__mem_free(m, a->var, a->var_cap * sizeof *a->var);
   atom__mem_free(m, a->vbasic, a->vbasic_cap * sizeof *a->vbasic);
   atom__mem_free(m, a->wlast, a->wlast_cap * sizeof *a->wlast);
@@ -622,11 +799,12 @@ static int aero_create(void **self, atom_env *env) {
   /* variant=optimized (or opt, the default) or basic */
   static const char *const variants[] = {"optimized", "opt", "basic", NULL};
   int variant = 0;
-  uint64_t max_threads = 16384, sweep = VAR_SWEEP_MIN;
+  uint64_t max_threads = 16384, sweep = VAR_SWEEP_MIN, slots = AERO_SLOTS_DEFAULT;
   int rc;
   if ((rc = atom__arg_choice(env, "variant", variants, &variant)) ||
       (rc = atom__arg_count(env, "max_threads", (uint64_t)1 << 24, "16777216", &max_threads)) ||
-      (rc = atom__arg_count(env, "sweep", (uint64_t)1 << 40, "1099511627776", &sweep)))
+      (rc = atom__arg_count(env, "sweep", (uint64_t)1 << 40, "1099511627776", &sweep)) ||
+      (rc = atom__arg_count(env, "slots", (uint64_t)1 << 24, "16777216", &slots)))
     return rc;
   int basic = variant == 2;
   aero *a = ATOM__NEW_STATE(env, aero, own_mem);
@@ -636,10 +814,12 @@ static int aero_create(void **self, atom_env *env) {
   a->mem = m;
   a->basic = basic;
   a->max_threads = (uint32_t)max_threads;
+  a->max_slots = (uint32_t)slots;
   a->collect_at = PN_COLLECT_MIN;
   a->sweep_min = (size_t)sweep;
   a->sweep_at = basic ? SIZE_MAX : a->sweep_min; /* see atom__aero_var_sweep */
   a->free_slot = NIL;
+  a->free_rank = NIL;
   atom__rb_init(&a->rb, m);
   *self = a;
   return 0;
@@ -653,7 +833,7 @@ static int aero_stats(void *self, atom_checker_counters *out) {
   return 0;
 }
 
-static const char *const aero_arg_keys[] = {"variant", "max_threads", "sweep", NULL};
+static const char *const aero_arg_keys[] = {"variant", "max_threads", "sweep", "slots", NULL};
 
 const atom_checker atom__checker_aerodrome = {
     .abi_version = ATOM_CHECKER_ABI_VERSION,

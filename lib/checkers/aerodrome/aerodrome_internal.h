@@ -155,30 +155,43 @@ typedef struct seenv {
   uint64_t ver;
 } seenv;
 
-typedef struct athread { /* hot fields first */
+typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a power of two:
+                            a->thr[t] is a shift), so the 4-byte fields fill the holes */
   atom__vc c;           /* C_t */
-  uint32_t slot;        /* its clock component (see "Slots"); NIL before its first event or
-                           fork, SLOT_GONE once joined */
-  atom__vc_t b;         /* C_t^▷(t) */
-  uint32_t active;      /* inside a transaction */
-  uint32_t seq;         /* transactions begun so far */
+  uint32_t slot;        /* the clock component it owns (see "Slots"): NIL before its first
+                           event or fork, SLOT_NONE while it owns none (optimized variant),
+                           SLOT_GONE once joined */
+  atom__vc_t b;         /* C_t^▷(t): its open transaction's BEGIN value on its slot; NO_TXN
+                           while that transaction is not published (see publish()) */
+  uint16_t active;      /* inside a transaction */
+  uint16_t pub;         /* its open transaction is published: it owns a slot, open_b[slot] = b
+                           (optimized variant; basic: from the BEGIN) */
+  uint32_t seq;         /* its transaction number: grows at each BEGIN, and at publication
+                           past every number its slot served before (see publish()) */
   uint32_t overflow;    /* its learned list could not grow: END scans everything */
-  uint32_t nslot_b;     /* a->n_slot at the BEGIN of its open transaction: every clock in its
-                           learned list has room for that many components (see opt_end) */
+  uint32_t nslot_b;     /* a->n_slot at the publication of its open transaction: every clock
+                           in its learned list has room for that many components (opt_end) */
+  uint32_t rank;        /* the slot it would own if every thread alive owned one (taken at its
+                           fork or first event, given back when joined: see "Slots"): END
+                           reports in this order, as when slots followed the live threads */
+  uint32_t n_lthr;      /* (lthr's length) */
   uint64_t ver;         /* bumped whenever c changes */
-  uint64_t kmask;       /* slots < 64 whose owner's clock learned its open transaction (set
-                           by thread_join's crossing test, cleared at BEGIN): END joins into
-                           those only (see opt_end in optimized.c) */
-  kent *known;          /* open transactions c knows (validated lazily) */
-  size_t n_known, cap_known;
-  reg *learned;         /* clocks that learned its open transaction */
-  size_t n_learned, cap_learned;
+  uint32_t *lthr;       /* the threads whose clock learned its open transaction (appended by
+                           thread_join's crossing test, emptied at END; optimized variant): END
+                           joins into those only, whether they own a slot or not */
+  size_t cap_lthr;
+  kent *known;          /* open transactions c knows (validated lazily), n_known of them */
+  size_t cap_known;
+  reg *learned;         /* clocks that learned its open transaction, n_learned of them */
+  size_t cap_learned;
+  uint32_t n_known, n_learned;
   uint64_t begin_index; /* of the open (or last) transaction */
   uint64_t begin_loc;
   atom_ev last;         /* its last event */
   uint32_t last_in_txn; /* that event belonged to a transaction */
   uint32_t started;     /* performed some event */
   uint32_t rep_seq;     /* seq + 1 of its transaction last reported, 0 = none */
+  uint32_t abs_cap;     /* (abs's capacity) */
   uint64_t rep_other;   /* the other transaction of that report */
   ends prov;            /* how C_t learned each open transaction it knows */
   rlog_ent *rlog;       /* reads of its open transaction that taught R_x (at most RLOG_MAX) */
@@ -186,7 +199,6 @@ typedef struct athread { /* hot fields first */
   atom__vc cb;          /* C_t^▷ (basic variant) */
   seenv *abs;           /* per slot s: C_t ⊒ the clock of abs[s].thr at version abs[s].ver
                            (optimized variant; a cache, see absorbed()); abs_cap allocated */
-  uint32_t abs_cap;
 } athread;
 
 typedef struct avar { /* what every access touches first (two cache lines), then the rest */
@@ -229,11 +241,14 @@ typedef struct alock {
  * slot goes to the free list and a thread created later continues its counters. */
 typedef struct aslot {
   uint32_t owner;     /* the thread that has it, NIL if free */
-  uint32_t seq;       /* free: its last owner's transaction count, continued by the next */
-  atom__vc_t top;     /* free: the largest value the component ever had */
+  uint32_t seq;       /* the number of the last transaction published on it (optimized) */
+  atom__vc_t top;     /* the largest value the component ever had: the last BEGIN value
+                         given on it (optimized; basic: its owner's own value when joined) */
   uint32_t next_free; /* free list, NIL-terminated */
+  uint32_t queued;    /* in the queue of slots that may be stolen (aero.stq) */
 } aslot;
 #define SLOT_GONE (UINT32_MAX - 1)
+#define SLOT_NONE (UINT32_MAX - 2)
 
 /* Memory for provenance nodes, handed out in order (see atom__aero_pn_collect). */
 typedef struct pchunk {
@@ -250,7 +265,8 @@ typedef struct cyc {
   aev start; /* the first event of the victim's transaction on the path */
 } cyc;
 
-#define VFREE_COMP 128u /* the widest block (in components) a free list takes */
+#define VFREE_COMP 128u
+#define AERO_SLOTS_DEFAULT 32u /* argument slots (see "Slots" in aerodrome.c) */ /* the widest block (in components) a free list takes */
 
 typedef struct aero {
   atom_env *env;
@@ -265,10 +281,19 @@ typedef struct aero {
   size_t open_cap;
   aslot *slots;       /* n_slot in use, slots_cap allocated */
   size_t slots_cap;
-  uint32_t n_slot;    /* clock width: at most the threads alive at once (optimized variant) */
+  uint32_t n_slot;    /* clock width (optimized variant: see "Slots") */
+  uint32_t *rank_next; /* ranks (athread.rank) in use or listed: the free list's links */
+  size_t rank_cap;
+  uint32_t n_rank, free_rank; /* ranks made; head of the free list of ranks, NIL if empty */
+  uint32_t *rsort;    /* END scratch: the knowers to report, sorted by rank */
+  size_t rsort_cap;
+  uint32_t max_slots; /* argument slots: the width past which a publication steals a slot */
   uint32_t free_slot; /* head of the free list, NIL if empty */
-  uint32_t *knowers;  /* END scratch: one per slot (grown with the slots) */
-  size_t knowers_cap;
+  uint32_t *stq;      /* ring of slots whose owner may have no published open transaction
+                         (validated when taken: see atom__aero_publish_slow), each at most once
+                         (aslot.queued), oldest first; stq_cap >= slots_cap */
+  size_t stq_cap;
+  uint32_t stq_head, stq_n;
   avar *var;
   size_t var_cap;
   avar_basic *vbasic; /* variant=basic only */
@@ -354,6 +379,8 @@ int atom__aero_ensure_threads_slow(aero *a, uint32_t id);
 int atom__aero_ensure_vars_slow(aero *a, uint32_t id);
 int atom__aero_ensure_locks_slow(aero *a, uint32_t id);
 int atom__aero_take_slot_slow(aero *a, uint32_t u);
+int atom__aero_publish_slow(aero *a, uint32_t t);
+AERO_RARE void atom__aero_note_learner(aero *a, uint32_t o, uint32_t u);
 int atom__aero_on_begin(aero *a, const atom_ev *ev);
 int atom__aero_on_fork(aero *a, const atom_ev *ev);
 int atom__aero_on_join(aero *a, const atom_ev *ev);
@@ -566,8 +593,14 @@ static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const s
     if (s[i] > d[i]) {
       if (d[i] < ob[i] && s[i] >= ob[i]) { /* slot i's owner has an open transaction */
         uint32_t o = a->slots[i].owner;
-        a->thr[o].kmask |= SEEN_BIT(th->slot);
-        if (!a->basic) th->known[th->n_known++] = (kent){o, a->thr[o].seq};
+        if (!a->basic) {
+          th->known[th->n_known++] = (kent){o, a->thr[o].seq};
+          athread *ot = &a->thr[o];
+          if (ot->n_lthr < ot->cap_lthr)
+            ot->lthr[ot->n_lthr++] = u;
+          else
+            atom__aero_note_learner(a, o, u);
+        }
         atom__aero_learn_thread(a, u, i, sd);
       }
       d[i] = s[i];
@@ -630,6 +663,13 @@ static inline int ensure_locks(aero *a, uint32_t id) {
 }
 static inline int take_slot(aero *a, uint32_t u) {
   return a->thr[u].slot != NIL ? 0 : atom__aero_take_slot_slow(a, u);
+}
+/* Thread t's open transaction, if any, becomes visible to other clocks by the event about to
+ * be handled (its clock is stored or joined into another): publish it first (optimized
+ * variant; see "Slots" in aerodrome.c). 0, or an error before any change. */
+static inline int publish(aero *a, uint32_t t) {
+  const athread *th = &a->thr[t];
+  return th->pub >= th->active ? 0 : atom__aero_publish_slow(a, t);
 }
 
 /* What every event does before its handler, in both variants: the collections that run at

@@ -45,7 +45,7 @@ static void register_known(aero *a, athread *src, reg r, const atom__vc *x) {
  * set of open transactions u knows). */
 static inline void register_from(aero *a, uint32_t u, reg r, const atom__vc *x) {
   athread *src = &a->thr[u];
-  if (src->active && atom__vc_get(x, src->slot) < src->b) learn(a, u, r);
+  if (src->pub && atom__vc_get(x, src->slot) < src->b) learn(a, u, r);
   if (src->n_known) register_known(a, src, r, x);
 }
 
@@ -88,7 +88,7 @@ static AERO_RARE void register_read_known(aero *a, uint32_t t, uint32_t x, const
 static inline void register_read(aero *a, uint32_t t, uint32_t x, const atom_ev *ev) {
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
-  if (th->active && atom__vc_get(&v->r, th->slot) < th->b) {
+  if (th->pub && atom__vc_get(&v->r, th->slot) < th->b) {
     learn(a, t, (reg){REG_R, x});
     rown_origin(a, v, t, ev->index, ev->loc);
   }
@@ -99,6 +99,8 @@ static AERO_HOT int opt_read(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
+  int err = publish(a, t); /* R_x ⊔= C_t */
+  if (err) return err;
   /* line 24: the last writer's W_x ⊑ C_t already; w_seen: t joined this W_x before;
    * absorbed: W_x is a snapshot of a clock C_t has absorbed since (the join raises nothing) */
   int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t));
@@ -141,6 +143,8 @@ static AERO_HOT int opt_write(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, x = ev->target;
   athread *th = &a->thr[t];
   avar *v = &a->var[x];
+  int err = publish(a, t); /* W_x := C_t */
+  if (err) return err;
   int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t)) &&
                !absorbed(a, th, v->w_from, v->w_ver); /* see opt_read */
   /* lines 30-31: R_x ⊑ C_t if t wrote last and nobody else read since (see avar) */
@@ -215,6 +219,8 @@ static AERO_HOT int opt_release(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread, l = ev->target;
   athread *th = &a->thr[t];
   alock *k = &a->lock[l];
+  int err = publish(a, t); /* L_l := C_t */
+  if (err) return err;
   if (reserve(a, &k->l, max_u32(th->c.len, a->n_slot))) return ATOM_ENOMEM; /* see nslot_b */
   /* lines 17-18 */
   if (!(k->l_from == t && k->l_ver == th->ver)) {
@@ -341,32 +347,53 @@ static int opt_end_reserve(aero *a, reg r, uint32_t t, uint32_t ts, uint32_t len
                            : var_reserve_r(a, &a->var[r.id], len);
 }
 
+/* Whether thread u's clock knows the open transaction of th (thread t) at its END: u's clock
+ * exists (a joined thread's is never read again) and has reached th's BEGIN value. */
+static inline int end_knower(const aero *a, const athread *th, uint32_t t, uint32_t u) {
+  const athread *uh = &a->thr[u];
+  return u != t && uh->slot != SLOT_GONE && uh->slot != NIL &&
+         atom__vc_get(&uh->c, th->slot) >= th->b;
+}
+
+/* The reports of lines 38-40 at END(t): each knower u whose transaction C_t knows (gathered
+ * in a->rsort), in the order of their ranks (athread.rank). A report is made once per pair of transactions, as
+ * its thread's last report (reported() in reports.c), so the order decides which repeats
+ * count; ranks give the order of the clock slots when every thread alive owned one. */
+static AERO_RARE void end_reports(aero *a, const atom_ev *ev, uint32_t t, size_t n) {
+  uint32_t *r = a->rsort;
+  for (size_t i = 1; i < n; i++) { /* few: insertion sort by rank */
+    uint32_t u = r[i];
+    size_t j = i;
+    for (; j > 0 && a->thr[r[j - 1]].rank > a->thr[u].rank; j--) r[j] = r[j - 1];
+    r[j] = u;
+  }
+  for (size_t i = 0; i < n; i++) note(a, atom__aero_report_end(a, ev, t, r[i]));
+}
+
 static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
   uint32_t t = ev->thread;
   athread *th = &a->thr[t];
   uint32_t len = th->c.len;
   if (!th->active) return 0;
 
+  if (!th->pub) { /* nobody but C_t knew the transaction: nothing to pass on */
+    th->active = 0;
+    return 0;
+  }
   uint32_t ts = th->slot;
   /* Reserve everything first so that the update below cannot fail half-way. The thread
-   * clocks that can know t's transaction are those of threads holding a slot (a joined
-   * thread performs no event again: its clock is never read). */
-  uint32_t nw = 0; /* the threads whose clock knows t's transaction, in a->knowers */
-  /* A thread clock learns t's open transaction only by a join whose crossing test marks its
-   * slot in th->kmask (thread_join): with every slot below 64 the marked slots are a superset
-   * of the knowers (a mark may be stale: its slot changed owner), so only those are tested.
-   * Otherwise every slot is. */
-  uint64_t cand = a->n_slot <= 64 ? th->kmask : 0;
-  for (uint32_t s = 0; a->n_slot <= 64 ? cand != 0 : s < a->n_slot; s++) {
-    if (a->n_slot <= 64) {
-      s = AERO_CTZ64(cand);
-      cand &= cand - 1;
-    }
-    uint32_t u = a->slots[s].owner;
-    if (u == NIL || u == t || atom__vc_get(&a->thr[u].c, ts) < th->b) continue;
+   * clocks that know t's transaction learned it by a join whose crossing test put their
+   * thread in th->lthr (thread_join), once each; a joined thread performs no event again (its
+   * clock is never read) and is skipped. If the list could not grow (overflow), every thread
+   * is tested instead, here and below. */
+  int all = th->overflow;
+  size_t nw = all ? a->n_thr : th->n_lthr;
+  for (size_t i = 0; i < nw; i++) {
+    uint32_t u = all ? (uint32_t)i : th->lthr[i];
+    if (!end_knower(a, th, t, u)) continue;
     if (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])) return ATOM_ENOMEM;
-    a->knowers[nw++] = u;
   }
+  if (nw > a->rsort_cap && ATOM__GROW(a->mem, a->rsort, a->rsort_cap, nw)) return ATOM_ENOMEM;
   if (!th->overflow && (a->n_slot <= ATOM__VC_INLINE || a->n_slot == th->nslot_b)) {
     /* Nothing to reserve: every clock has room for ATOM__VC_INLINE components, and a clock
      * in the learned list was stored (or updated at an END) after t's BEGIN, by a store that
@@ -390,14 +417,19 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
     return ATOM_ENOMEM;
 
   /* lines 38-40: threads whose clock knows t's transaction (found above, O(T) like the join;
-   * the joins below change only C_u, so the set is still the same) */
-  for (uint32_t i = 0; i < nw; i++) {
-    uint32_t u = a->knowers[i];
-    if (knows(a, &th->c, u)) note(a, atom__aero_report_end(a, ev, t, u));
+   * the joins below change only C_u, so the set is still the same). The reports after the
+   * joins, in the order of the knowers' ranks (end_reports): a report reads what t and u know
+   * of each other's transaction (clocks, provenance), which no join here changes. */
+  size_t nrep = 0;
+  for (size_t i = 0; i < nw; i++) {
+    uint32_t u = all ? (uint32_t)i : th->lthr[i];
+    if (!end_knower(a, th, t, u)) continue;
+    if (knows(a, &th->c, u)) a->rsort[nrep++] = u;
     srcd sd = {SD_END, t, NULL, NULL, NULL, ev};
     thread_join(a, u, &th->c, &sd);
     absorb(a, &a->thr[u], t, th->ver);
   }
+  if (nrep) end_reports(a, ev, t, nrep);
   /* The other open transactions C_t knows: clocks updated below learn them too. */
   size_t nk = 0;
   for (size_t i = 0; i < th->n_known; i++) {
@@ -412,10 +444,17 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
       opt_end_update(a, t, ts, th->b, &th->c, th->learned[i], nk, ev->index);
   }
   th->n_learned = 0;
+  th->n_lthr = 0;
   th->overflow = 0;
   th->active = 0;
+  th->pub = 0;
   a->open_b[ts] = NO_TXN;
   a->n_active--;
+  /* t keeps its slot for its next publication unless another thread needs it first */
+  if (!a->slots[ts].queued) {
+    a->slots[ts].queued = 1;
+    a->stq[(a->stq_head + a->stq_n++) % a->stq_cap] = ts;
+  }
   return 0;
 }
 
