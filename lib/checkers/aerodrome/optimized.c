@@ -448,59 +448,9 @@ static AERO_HOT int opt_event(aero *a, const atom_ev *ev) {
  * instruction sets of support/multiversion.h (a clone is called from this file only, hence
  * the plain exported wrappers). One call per block, and within it none per event but the rare
  * paths'. */
-/* Prefetch with many variables: each access would otherwise miss the cache on the variable's
- * record, then on the clocks whose addresses are in it (W_x's block, R_x and chR_x's), one
- * after the other. In two stages: the record of the event AERO_PF_RECORD ahead (the two lines
- * an access touches: see avar), and, for the event AERO_PF_CLOCKS ahead, whose record is in
- * the cache by then, the clocks its access will touch (a read: W_x, R_x, chR_x; a write: the
- * same and its last-write record) or, for a clock dropped by a sweep (inline), the free block
- * its allocation will take. Within a block only: the events past it are not known yet. Both
- * are hints: any event's target is taken as a variable (a lock's, a BEGIN's, only wastes a
- * fetch). With few variables the records stay in the cache and the loop prefetches nothing. */
-#ifndef AERO_PF_RECORD
-#define AERO_PF_RECORD 12
-#endif
-#ifndef AERO_PF_CLOCKS
-#define AERO_PF_CLOCKS 6
-#endif
-#define AERO_PF_MIN_VARS 8192u /* 1 MiB of records: more than a core's L2 share */
-#if defined(__GNUC__) || defined(__clang__)
-#define AERO_PF(p) __builtin_prefetch((p), 1)
-#else
-#define AERO_PF(p) ((void)(p))
-#endif
-
-static inline void pf_clock(const aero *a, const atom__vc *c, uint32_t comps) {
-  if (c->cap > ATOM__VC_INLINE)
-    AERO_PF(c->u.heap);
-  else if (comps <= VFREE_COMP && a->vfree[comps])
-    AERO_PF(a->vfree[comps]);
-}
-
-static inline void prefetch_deep(const aero *a, const atom_ev *ev, size_t i, size_t n) {
-  if (i + AERO_PF_RECORD < n) {
-    uint32_t x = ev[i + AERO_PF_RECORD].target;
-    if (x < a->n_var) {
-      AERO_PF(&a->var[x]);
-      AERO_PF((const char *)&a->var[x] + 111);
-    }
-  }
-  if (i + AERO_PF_CLOCKS < n) {
-    const atom_ev *e = &ev[i + AERO_PF_CLOCKS];
-    if ((e->kind == ATOM_READ || e->kind == ATOM_WRITE) && e->target < a->n_var) {
-      const avar *v = &a->var[e->target];
-      pf_clock(a, &v->w, a->n_slot);
-      pf_clock(a, &v->r, 2 * a->n_slot);
-      if (v->r.cap > ATOM__VC_INLINE) AERO_PF(v->chr.u.heap);
-      if (e->kind == ATOM_WRITE) AERO_PF(&a->wlast[e->target]);
-    }
-  }
-}
-
 static ATOM__CLONES int opt_events(aero *a, const atom_ev *ev, size_t n, size_t *failed) {
-  int deep = a->n_var >= AERO_PF_MIN_VARS;
   for (size_t i = 0; i < n; i++) {
-    if (deep) prefetch_deep(a, ev, i, n);
+    prefetch_var(a, ev, i, n);
     int err = opt_event(a, &ev[i]);
     if (err) {
       *failed = i;
