@@ -201,11 +201,18 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
                            (optimized variant; a cache, see absorbed()); abs_cap allocated */
 } athread;
 
-typedef struct avar { /* what every access touches first (two cache lines), then the rest */
+/* What every access touches comes first, `slot` (touched by provenance only) last: a large
+ * array usually starts 16 bytes past a cache line (glibc's header of an mmap-ed block), so
+ * a 128-byte record spans three lines, and an access then touches only the two that hold its
+ * first 112 bytes (W_x's inline components past the second are used with <= 4 slots only). */
+typedef struct avar {
   uint32_t lastw;   /* lastWThr_x */
   /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
   uint32_t w_from, r_from;
   uint32_t rd_other; /* a thread other than lastw read since lastw joined R_x */
+  uint32_t hot;      /* accessed since the last atom__aero_var_sweep (which keeps its clocks:
+                        they will likely be stored to again) */
+  uint32_t nslot;    /* slot's allocated cells */
   uint64_t w_ver, r_ver;
   uint64_t w_seen;  /* threads < 64 whose clock ⊒ the current W_x */
   atom__vc r, chr;  /* R_x, chR_x (optimized) */
@@ -214,9 +221,6 @@ typedef struct avar { /* what every access touches first (two cache lines), then
                        first use; W_x's (wend) in both variants, R_x's and chR_x's (rp, cp: the
                        read by another thread that taught it (PN_HOLD) or an END that did
                        (PN_END); ro: its own read) in the optimized one */
-  uint32_t nslot;
-  uint32_t hot;     /* accessed since the last atom__aero_var_sweep (which keeps its clocks:
-                       they will likely be stored to again); last, so that avar stays 128 bytes */
 } avar;
 
 /* What variant=basic keeps per variable besides avar (allocated in that variant only). */
