@@ -143,8 +143,8 @@ int atom__aero_ensure_threads_slow(aero *a, uint32_t id) {
   if (id < a->n_thr) return 0;
   if (id >= a->max_threads)
     return atom_env_error(a->env, ATOM_ELIMIT,
-                          "thread number %u is beyond max_threads=%u (each vector clock has a "
-                          "component per thread); its events are not checked",
+                          "thread number %u is beyond max_threads=%u (aerodrome keeps a record "
+                          "for each thread it has seen); its events are not checked",
                           id + 1, a->max_threads);
   uint32_t want = atom_env_count(a->env, ATOM_SPACE_THREAD);
   if (want <= id) want = id + 1;
