@@ -121,6 +121,10 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
   if (n > room) n = room;
   if (!n) return 0;
   atom_ev *o = block + s->block_len; /* where the next event goes */
+  /* READ and WRITE named in kinds whether or not the block gets one (a superset, which
+   * session.h allows): not one instruction an access for it. A block of other kinds only
+   * costs a checker that takes neither a copy of its kinds' events in block_flush. */
+  kinds |= ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE);
   const atom_event *e = ev, *const end = ev + n;
   if (prefetch)
     for (size_t i = 0; i < PREFETCH_AHEAD && i < n; i++) prefetch_var(s, ev[i].target);
@@ -145,8 +149,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
     if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
       /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
        * and a mispredicted branch costs more than this whole path */
-      kind = e->kind;
-      kinds |= ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE);
+      kind = e->kind; /* READ and WRITE are in kinds already (below) */
       size_t x1 = lookup_plus1(s, ATOM_SPACE_VAR, vdir, vcap, e->target);
       if (!x1) break;
       x = (uint32_t)(x1 - 1);
