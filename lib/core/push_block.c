@@ -142,8 +142,13 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
      * thread_live and no look at its record, which an access does not need; any other goes
      * through the full checks, and one not started yet to the single path, which starts it. */
     uint64_t tk = e->thread;
-    size_t t1 = tk < livecap ? live[tk] : 0; /* the thread's id + 1 */
-    if (__builtin_expect(!t1, 0) && !(t1 = thread_checked_plus1(s, tk))) break;
+    uint32_t t; /* the thread's id: live[tk] - 1, the subtraction's borrow testing for 0 */
+    if (__builtin_expect(__builtin_sub_overflow(tk < livecap ? live[tk] : 0, 1u, &t), 0)) {
+      size_t c1 = thread_checked_plus1(s, tk);
+      if (!c1) break;
+      t = (uint32_t)(c1 - 1);
+    }
+    size_t t1 = (size_t)t + 1; /* the thread's id + 1 (the locks' holder_plus1) */
     size_t forward = 1; /* as wide as a pointer: o += forward needs no widening */
     /* the accesses first: most events are accesses */
     if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
@@ -231,7 +236,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
      * only this loop writes the block (the checkers get it const) */
     ATOM__ASSERT(o->flags == 0);
     o->kind = kind;
-    o->thread = (uint32_t)(t1 - 1);
+    o->thread = t;
     o->target = x;
     o->index = index;
     o->loc = e->loc;
