@@ -99,19 +99,18 @@ static inline uint64_t kind_word(uint32_t kind) {
 
 /* Validate events from ev[0] on into the block while they are events a block may hold (see
  * above) and the block has room; return how many were taken. The first event not taken is
- * left untouched. No key is interned here and no thread is joined, so nothing moves: what the
- * accesses need (the live threads' and the variables' direct tables, their sizes) is copied
- * into locals (the compiler cannot keep s's fields in registers across the stores below),
- * and the rest (the thread records, the locks, the hash maps) is read through s on the paths
- * that need it, so that the accesses' loop has every local in a register. The block's
- * length, kinds and the next index are written back at the end. */
+ * left untouched. No key is interned here and no thread is joined, so nothing moves: the live
+ * threads' table and its size are copied into locals (the compiler cannot keep s's fields in
+ * registers across the stores below), and the rest (the variables' direct table and its size,
+ * the thread records, the locks, the hash maps) is read through s on the paths that need it.
+ * The variables' table was in locals too, which the compiler kept on the stack: a reload
+ * from there and a compare cost one instruction more than a compare with s's field. The
+ * block's length, kinds and the next index are written back at the end. */
 static inline __attribute__((always_inline)) size_t block_fill_with(atom_session *s,
                                                                     const atom_event *ev,
                                                                     size_t n,
                                                                     const int track_pending,
                                                                     const int prefetch) {
-  const uint32_t *const vdir = s->ids[ATOM_SPACE_VAR].direct;
-  const size_t vcap = s->ids[ATOM_SPACE_VAR].direct_cap;
   const uint32_t *const live = s->thread_live;
   const size_t livecap = s->thread_live_cap;
   atom_ev *const block = s->block;
@@ -155,7 +154,8 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
       /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
        * and a mispredicted branch costs more than this whole path */
       kind = e->kind; /* READ and WRITE are in kinds already (below) */
-      size_t x1 = lookup_plus1(s, ATOM_SPACE_VAR, vdir, vcap, e->target);
+      size_t x1 = lookup_plus1(s, ATOM_SPACE_VAR, s->ids[ATOM_SPACE_VAR].direct,
+                               s->ids[ATOM_SPACE_VAR].direct_cap, e->target);
       if (!x1) break;
       x = (uint32_t)(x1 - 1);
       if (track_pending) {
