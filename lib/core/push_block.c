@@ -153,7 +153,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
     if (kf == kind_word(ATOM_READ) || kf == kind_word(ATOM_WRITE)) {
       /* READ and WRITE on one path with no branch on which it is: traces mix them at random,
        * and a mispredicted branch costs more than this whole path */
-      kind = e->kind; /* READ and WRITE are in kinds already (below) */
+      kind = (uint32_t)kf; /* READ and WRITE are in kinds already (below) */
       size_t x1 = lookup_plus1(s, ATOM_SPACE_VAR, s->ids[ATOM_SPACE_VAR].direct,
                                s->ids[ATOM_SPACE_VAR].direct_cap, e->target);
       if (!x1) break;
