@@ -383,6 +383,52 @@ START_TEST(freed_during_a_block) {
 }
 END_TEST
 
+/* Blocks with no access (the fill names READ and WRITE in a block's kinds whatever it holds:
+ * the recorder that takes only some kinds must still get exactly its own), with re-entrant
+ * locks, nested transactions, FENCE, and refusals among them: a RELEASE of a lock the thread
+ * does not hold, an ACQUIRE of a lock another thread holds, an END with no BEGIN. */
+START_TEST(blocks_without_accesses) {
+  atom_event ev[600];
+  size_t n = 0;
+  ev[n++] = (atom_event){ATOM_READ, 0, 1, 1, 1}; /* interns threads 1, 2, var 1, lock 5, 6 */
+  ev[n++] = (atom_event){ATOM_READ, 0, 2, 1, 1};
+  ev[n++] = (atom_event){ATOM_ACQUIRE, 0, 1, 5, 1};
+  ev[n++] = (atom_event){ATOM_ACQUIRE, 0, 1, 6, 1};
+  ev[n++] = (atom_event){ATOM_RELEASE, 0, 1, 6, 1};
+  ev[n++] = (atom_event){ATOM_RELEASE, 0, 1, 5, 1};
+  while (n + 14 <= sizeof ev / sizeof ev[0]) {
+    uint64_t t = 1 + (n / 14) % 2, u = 3 - t, loc = n; /* threads 1 and 2 by turns */
+    ev[n++] = (atom_event){ATOM_BEGIN, 0, t, 0, loc};
+    ev[n++] = (atom_event){ATOM_ACQUIRE, 0, t, 5, loc};
+    ev[n++] = (atom_event){ATOM_ACQUIRE, 0, t, 5, loc};  /* re-entrant */
+    ev[n++] = (atom_event){ATOM_ACQUIRE, 0, u, 5, loc};  /* held by t: refused */
+    ev[n++] = (atom_event){ATOM_BEGIN, 0, t, 0, loc};    /* nested */
+    ev[n++] = (atom_event){ATOM_FENCE, 0, t, 0, loc};
+    ev[n++] = (atom_event){ATOM_RELEASE, 0, u, 5, loc};  /* not u's: refused */
+    ev[n++] = (atom_event){ATOM_RELEASE, 0, t, 5, loc};
+    ev[n++] = (atom_event){ATOM_END, 0, t, 0, loc};
+    ev[n++] = (atom_event){ATOM_RELEASE, 0, t, 5, loc};
+    ev[n++] = (atom_event){ATOM_RELEASE, 0, t, 5, loc};  /* free now: refused */
+    ev[n++] = (atom_event){ATOM_END, 0, t, 0, loc};
+    ev[n++] = (atom_event){ATOM_END, 0, t, 0, loc};      /* no BEGIN open: refused */
+    ev[n++] = (atom_event){ATOM_ACQUIRE, 0, u, 6, loc};  /* held on to across the block */
+    ev[n - 1].kind = n % 28 < 14 ? ATOM_ACQUIRE : ATOM_RELEASE;
+  }
+  for (uint64_t seed = 1; seed <= 8; seed++) {
+    text one = {0}, many = {0};
+    run_single(ev, n, 0, 0, 0, &one);
+    run_many(ev, n, 0, 0, 0, seed, &many);
+    ck_assert_str_eq(one.s, many.s);
+    ck_assert_ptr_nonnull(strstr(one.s, "push 9: ")); /* the refusals really happened */
+    ck_assert_ptr_nonnull(strstr(one.s, "push 12: "));
+    ck_assert_ptr_nonnull(strstr(one.s, "push 16: "));
+    ck_assert_ptr_nonnull(strstr(one.s, "push 18: "));
+    free(one.s);
+    free(many.s);
+  }
+}
+END_TEST
+
 /* The fill takes the events of started, unjoined threads from a table of live threads
  * (small keys) and checks the others' records: a thread's first event, a joined thread's
  * events (in the same call as the JOIN and in later ones), a thread forked then joined before
@@ -431,6 +477,7 @@ Suite *atom_test_suite_batch(void) {
   tcase_add_test(tc, enomem_in_a_block);
   tcase_add_test(tc, freed_during_a_block);
   tcase_add_test(tc, joined_and_new_threads_in_blocks);
+  tcase_add_test(tc, blocks_without_accesses);
   suite_add_tcase(s, tc);
   return s;
 }
