@@ -45,8 +45,7 @@
 /* The dense id + 1 of key in @p space from the session's hash map (keys past the direct
  * table), 0 if not interned. In line, its state read through s: a call in the fill's loop
  * would leave it 6 registers that survive calls, and the loop needs more. */
-static inline size_t map_lookup_plus1(const atom_session *s, int space,
-                                                        uint64_t key) {
+static inline size_t map_lookup_plus1(const atom_session *s, int space, uint64_t key) {
   uint32_t id;
   return atom__u64map_get(&s->ids[space].map, key, &id) ? (size_t)id + 1 : 0;
 }
@@ -64,8 +63,7 @@ static inline size_t lookup_plus1(const atom_session *s, int space, const uint32
 /* The id + 1 of thread @p key if the fill may take its events, else 0: interned, started (its
  * first event takes the single path, which starts it) and not joined. For the threads that
  * thread_live does not know (session.h). */
-static inline size_t thread_checked_plus1(const atom_session *s,
-                                                            uint64_t key) {
+static inline size_t thread_checked_plus1(const atom_session *s, uint64_t key) {
   const atom__intern *tid = &s->ids[ATOM_SPACE_THREAD];
   size_t t1 = lookup_plus1(s, ATOM_SPACE_THREAD, tid->direct, tid->direct_cap, key);
   if (!t1 || s->threads[t1 - 1].joined || !s->threads[t1 - 1].started) return 0;
