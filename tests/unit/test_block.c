@@ -515,6 +515,51 @@ START_TEST(corpus_one_report_per_pair) {
 }
 END_TEST
 
+/* max_count caps the count of further interleavings: hammer-fig3b has 14 besides the one shown;
+ * a cap of 14 or more counts them exactly, a smaller one says "at least" the cap (the same
+ * report otherwise: kind, transactions, witness events). */
+static char *fig3b_message(const char *checker) {
+  char *text = tu_read_source_file("tests/corpus/hammer-fig3b.std", NULL);
+  ck_assert_ptr_nonnull(text);
+  const char *const specs[] = {checker, NULL};
+  atom_session *s = tu_session(specs);
+  ck_assert_int_eq(tu_feed_std(s, text, NULL), 0);
+  ck_assert_uint_eq(atom_report_count(s), 1);
+  const char *m = atom_report_message(atom_report_get(s, 0));
+  char *msg = malloc(strlen(m) + 1);
+  ck_assert_ptr_nonnull(msg);
+  memcpy(msg, m, strlen(m) + 1);
+  atom_session_free(s);
+  free(text);
+  return msg;
+}
+
+START_TEST(count_cap) {
+  char *full = fig3b_message("block");
+  ck_assert_ptr_nonnull(strstr(full, " (14 more interleavings of these two transactions are not "
+                                     "serializable either)"));
+  char *at14 = fig3b_message("block:max_count=14");
+  ck_assert_str_eq(at14, full);
+  const char *const capped[][2] = {
+      {"block:max_count=13", " (at least 13 more interleavings of these two transactions are "
+                             "not serializable either)"},
+      {"block:max_count=1", " (at least 1 more interleaving of these two transactions is not "
+                            "serializable either)"}};
+  size_t head = (size_t)(strstr(full, " (14 more") - full);
+  for (size_t i = 0; i < 2; i++) {
+    char *m = fig3b_message(capped[i][0]);
+    ck_assert_msg(strstr(m, capped[i][1]) != NULL, "%s: %s", capped[i][0], m);
+    ck_assert_int_eq(strncmp(m, full, head), 0); /* the same finding is shown */
+    free(m);
+  }
+  free(at14);
+  free(full);
+  const char *const bad[] = {"block:max_count=0", "block:max_count=x",
+                             "block:max_count=4611686018427387905"};
+  refused(bad, sizeof bad / sizeof bad[0], "max_count must be");
+}
+END_TEST
+
 /* Threads "t1", "t2" have keys given by the trace reader; compare by name through messages. */
 START_TEST(report_patterns) {
   atom_event ev[MAXE];
@@ -1141,6 +1186,7 @@ Suite *atom_test_suite_block(void) {
   tcase_add_test(ex, lock_blocks_argument);
   tcase_add_test(ex, corpus);
   tcase_add_test(ex, corpus_one_report_per_pair);
+  tcase_add_test(ex, count_cap);
   suite_add_tcase(s, ex);
   TCase *rep = tcase_create("reports");
   tcase_add_test(rep, report_patterns);

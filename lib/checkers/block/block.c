@@ -142,12 +142,14 @@ static int block_stats(void *self, atom_checker_counters *out) {
 static int block_create(void **self, atom_env *env) {
   int scope_all = 0;
   uint64_t max_il = 100000, max_work = BLOCK_MAX_WORK, max_2blk = BLOCK_MAX_2BLOCKS;
+  uint64_t max_count = BLOCK_MAX_COUNT;
   static const char *const scopes[] = {"pairs", "all", NULL};
   int lock_blocks = 1;
   int rc = atom__arg_choice(env, "scope", scopes, &scope_all);
   if (!rc) rc = atom__arg_count(env, "max_interleavings", 1ull << 48, "2^48", &max_il);
   if (!rc) rc = atom__arg_count(env, "max_work", 1ull << 62, "2^62", &max_work);
   if (!rc) rc = atom__arg_count(env, "max_2blocks", 1ull << 62, "2^62", &max_2blk);
+  if (!rc) rc = atom__arg_count(env, "max_count", 1ull << 62, "2^62", &max_count);
   if (!rc) rc = atom__arg_yes_no(env, "lock_blocks", &lock_blocks);
   if (rc) return rc;
   block *b = ATOM__NEW_STATE(env, block, own_mem);
@@ -160,6 +162,7 @@ static int block_create(void **self, atom_env *env) {
   b->max_il = max_il;
   b->max_work = max_work;
   b->max_2blk = max_2blk;
+  b->max_count = max_count;
   atom__periods_init(&b->periods, mem);
   atom__ls_init(&b->ls, mem);
   atom__rb_init(&b->rb, mem);
@@ -171,7 +174,8 @@ static int block_create(void **self, atom_env *env) {
 }
 
 static const char *const block_keys[] = {"scope",       "max_interleavings", "max_work",
-                                         "max_2blocks", "lock_blocks",       NULL};
+                                         "max_2blocks", "max_count",         "lock_blocks",
+                                         NULL};
 
 const atom_checker atom__checker_block = {
     ATOM_CHECKER_ABI_VERSION,

@@ -150,6 +150,7 @@ typedef struct block {
   uint64_t max_work;  /* scope=all: steps of all groups together */
   uint64_t max_2blk;  /* 2-blocks (candidates: pairs of UR/FW events) of all units together */
   uint64_t used_2blk; /* candidates of the units whose 2-blocks were built */
+  uint64_t max_count; /* a report counts at most this many further interleavings exactly */
   uint64_t events;    /* 1 + the largest event index seen: where an end-of-run bound stops */
   uint64_t undecided; /* pairs and groups a bound left undecided */
   char undecided_why[400]; /* the first one's reason */
@@ -213,6 +214,11 @@ typedef struct block {
  * pairs are analysed, so the default holds the tuples below about 130 MB (doc/limits.md). */
 #define BLOCK_MAX_2BLOCKS 2097152ull
 
+/* Default max_count: the further interleavings a report counts exactly. Past it the report
+ * says "at least max_count more": telling findings apart costs a set of all of them, and two
+ * long transactions have millions (doc/checkers/block.md). */
+#define BLOCK_MAX_COUNT 1000ull
+
 /* A group of findings of one pair of transactions (findings.c): keyed by the two begin
  * locations, it shows its smallest finding (earliest last event) and counts the others. */
 typedef struct pair_group {
@@ -222,7 +228,8 @@ typedef struct pair_group {
   atom_ev ev[4];
   uint32_t ne, what;
   uint64_t last;     /* largest event index of the shown finding */
-  uint64_t findings; /* distinct findings */
+  uint64_t findings; /* distinct findings (at most max_count + 1 are told apart) */
+  int capped;        /* more than max_count + 1 findings: `findings` is a lower bound */
   uint64_t pairs;    /* distinct pairs of units: the report's occurrences */
 } pair_group;
 

@@ -109,7 +109,6 @@ int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_
   if (!b->recent) b->recent = atom__mem_calloc(b->mem, 2 * FINDING_CACHE, sizeof *b->recent);
   uint64_t la = b->unit[units[0]].begin_loc, lb = b->unit[units[1]].begin_loc;
   uint64_t lo = la < lb ? la : lb, hi = la < lb ? lb : la;
-  int distinct = fresh(b, kind, lo, hi, evs, ne, pattern);
   uint64_t last = b->unit[units[0]].begin_index;
   if (b->unit[units[1]].begin_index > last) last = b->unit[units[1]].begin_index;
   for (size_t i = 0; i < ne; i++)
@@ -136,8 +135,15 @@ int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_
   }
   b->last_grp = at;
   g = &b->grp[at];
+  /* Past max_count the group no longer tells its findings apart (the set of all of them is
+   * what long transactions cannot afford): only one that could become the shown finding (an
+   * earlier last event) is still looked up. */
+  int distinct = !g->capped || last < g->last ? fresh(b, kind, lo, hi, evs, ne, pattern) : 0;
   if (distinct || g->findings == 0) {
-    g->findings++;
+    if (g->findings <= b->max_count)
+      g->findings++;
+    else
+      g->capped = 1;
     if (last < g->last) {
       g->kind = kind;
       g->units[0] = units[0];
@@ -204,7 +210,11 @@ static void group_message(const pair_group *g, char *msg, size_t size) {
                        "{e1}, so that {h0}'s value is left last", fj);
     }
   }
-  if (g->findings > 1)
+  if (g->capped)
+    atom__msg_append(msg, size, &off, " (at least %" PRIu64 " more interleaving%s of these two "
+                     "transactions %s not serializable either)", g->findings - 1,
+                     g->findings > 2 ? "s" : "", g->findings > 2 ? "are" : "is");
+  else if (g->findings > 1)
     atom__msg_append(msg, size, &off, " (%" PRIu64 " more interleaving%s of these two "
                      "transactions %s not serializable either)", g->findings - 1,
                      g->findings > 2 ? "s" : "", g->findings > 2 ? "are" : "is");
