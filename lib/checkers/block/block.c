@@ -64,12 +64,12 @@ static int block_finish(void *self) {
   if (!rc) rc = atom__block_unit_locks(b);
   if (!rc) rc = atom__block_build_sites(b);
   if (!rc) rc = atom__block_build_tuples(b);
-  b->work_total = b->tup.n + b->sites.n + (b->scope_all ? b->unit_n : 0);
+  b->work_total = b->tup.n + b->var_cap + b->sites.n + (b->scope_all ? b->unit_n : 0);
   b->work_base = 0;
   if (!rc) rc = atom__block_free_pairs(b);
-  b->work_base = b->tup.n;
+  b->work_base = b->tup.n + b->var_cap;
   if (!rc) rc = atom__block_forced_pairs(b);
-  b->work_base = b->tup.n + b->sites.n;
+  b->work_base = b->tup.n + b->var_cap + b->sites.n;
   if (!rc) rc = atom__block_group_emit(b);
   if (!rc && b->scope_all) rc = atom__block_scope_all(b);
   if (!rc) (void)atom_env_progress(b->env, b->work_total, b->work_total);
@@ -105,6 +105,10 @@ static void block_release(block *b) {
   BLOCK_FREE(b->site_bad, b->site_bad_cap);
   BLOCK_FREE(b->unit_bad, b->unit_bad_cap);
   BLOCK_FREE(b->rep, b->rep_cap);
+  BLOCK_FREE(b->hn, b->hn_cap);
+  BLOCK_FREE(b->uf, b->uf_cap);
+  BLOCK_FREE(b->uf_at, b->uf_at_n);
+  b->hn_n = b->uf_n = 0;
 #undef BLOCK_FREE
   b->log_n = b->unit_n = b->fj_n = 0;
   atom__block_keyset_free(b->mem, &b->sites);
@@ -134,7 +138,7 @@ static int block_stats(void *self, atom_checker_counters *out) {
   block *b = self;
   /* units recorded, blocks/accesses/2-blocks built, thread periods */
   out->nodes = b->analysed ? b->units_done : b->unit_n;
-  out->edges = b->tuples_built;
+  out->edges = b->tuples_built + b->two_blocks_made;
   out->clocks = b->analysed ? b->periods_done : b->periods.n;
   return 0;
 }

@@ -134,6 +134,25 @@ typedef struct tuple_origin {
   uint32_t unit, p1, p2;
 } tuple_origin;
 
+/* A node of the tree of held-lock stacks (tuples.c): the stack of a unit after it acquired
+ * `lock` at position `at`, below it the stack `parent` (NONE32: empty). `ls` is the set of the
+ * locks of the stack (NONE32 while it was not made: a stack deeper than HELD_PREFIXES). With
+ * properly nested locks, the locks held continuously from before position p until an event
+ * are the deepest node of the event's stack acquired before p (block_h12()). */
+typedef struct held_node {
+  uint32_t parent, at, lock;
+  atom__ls ls;
+} held_node;
+
+/* An uninitialized read (the first of its variable) or a final write of a unit that gets
+ * 2-blocks (2B1): position, variable, REC_READ/REC_WRITE, the locks held at it and the node of
+ * its stack of held locks. A unit's are b->uf[b->uf_at[u] .. b->uf_at[u + 1]), in order. */
+typedef struct block_urfw {
+  uint32_t pos, var, op;
+  atom__ls held;
+  uint32_t node;
+} block_urfw;
+
 /* Site keys (8 words): thread, pfirst, plast, unary, begin_loc low, high, locks used, locks
  * held for good. */
 enum { SITE_WORDS = 8 };
@@ -196,6 +215,15 @@ typedef struct block {
   uint64_t work;         /* units of end-of-run work done, for atom_env_progress */
   uint64_t work_base;    /* where the current phase starts in work_total */
   uint64_t work_total;   /* tuples (pairs) + sites (forced pairs) + units (scope=all) */
+  /* 2-blocks, kept as their events (tuples.c) and made per variable (free_pairs.c) */
+  held_node *hn;
+  size_t hn_n, hn_cap;
+  block_urfw *uf;
+  size_t uf_n, uf_cap;
+  size_t *uf_at; /* unit_n + 1 entries (uf_at_n) */
+  size_t uf_at_n;
+  uint64_t two_blocks_made; /* distinct 2-blocks the pair loop made (stats) */
+  uint64_t grp_pair_n;      /* pairs in grp_pair */
   block_keyset tup;
   tuple_origin *rep;
   size_t rep_cap;
@@ -210,9 +238,10 @@ typedef struct block {
 
 /* Default max_2blocks: the 2-blocks of a unit are the pairs of its uninitialized reads and
  * final writes on two variables, quadratic in the variables it touches (a transaction of 2 000
- * accesses to 1 000 shared variables makes half a million). About 60 bytes each while the
- * pairs are analysed, so the default holds the tuples below about 130 MB (doc/limits.md). */
-#define BLOCK_MAX_2BLOCKS 2097152ull
+ * accesses to 1 000 shared variables makes half a million). They are not stored (the events
+ * are, free_pairs.c makes them one variable at a time), so the bound is one of time: the rows
+ * that must be made whole cost about 10 ns per 2-block (doc/limits.md). */
+#define BLOCK_MAX_2BLOCKS 268435456ull
 
 /* Default max_count: the further interleavings a report counts exactly. Past it the report
  * says "at least max_count more": telling findings apart costs a set of all of them, and two
@@ -303,6 +332,8 @@ enum {
 int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_t units[2],
                         const atom_ev *evs, size_t ne, uint64_t pattern);
 int atom__block_group_emit(block *b);
+int atom__block_group_state(const block *b, uint64_t lo, uint64_t hi, int *capped,
+                            uint64_t *last);
 int atom__block_report(block *b, const char *kind, const uint32_t *units, size_t nu,
                        const atom_ev *evs, size_t ne, const char *msg);
 void atom__block_mark_bad(block *b, uint32_t u);

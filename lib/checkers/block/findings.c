@@ -165,8 +165,29 @@ int atom__block_finding(block *b, const char *kind, unsigned what, const uint32_
   if (!atom__u64map_get(&b->grp_pair, pk, &seen)) {
     if (atom__u64map_put(&b->grp_pair, b->mem, pk, 1)) return ATOM_ENOMEM;
     g->pairs++;
+    b->grp_pair_n++;
   }
   *slot = pk + 1;
+  return 0;
+}
+
+/* The group of the begin locations lo, hi (in either order): 0 if there is none; else 1, with
+ * whether its count stopped at max_count and the last event of its shown finding. */
+int atom__block_group_state(const block *b, uint64_t lo, uint64_t hi, int *capped,
+                            uint64_t *last) {
+  if (lo > hi) {
+    uint64_t t = lo;
+    lo = hi;
+    hi = t;
+  }
+  atom__idindex_probe p;
+  atom__idindex_start(&b->grp_of, atom__hash_mix(atom__hash_mix(0xb10c, lo), hi), &p);
+  for (uint32_t at; (at = atom__idindex_next(&b->grp_of, &p)) != ATOM__IDINDEX_END;)
+    if (b->grp[at].loc[0] == lo && b->grp[at].loc[1] == hi) {
+      *capped = b->grp[at].capped;
+      *last = b->grp[at].last;
+      return 1;
+    }
   return 0;
 }
 

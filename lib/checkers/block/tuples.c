@@ -35,6 +35,7 @@ typedef struct var_scan {
 
 typedef struct held_entry {
   uint32_t lock, at;
+  uint32_t node; /* its node in b->hn (NONE32 for a unit without 2-blocks) */
 } held_entry;
 
 typedef struct held_locks {
@@ -44,6 +45,7 @@ typedef struct held_locks {
   size_t npref;     /* pref[0..npref] are valid */
   uint32_t *sorted; /* scratch to build a deep set */
   size_t scap;
+  int nodes; /* the unit gets 2-blocks: its held stacks are kept as nodes of b->hn */
 } held_locks;
 
 static void held_free(atom__mem *m, held_locks *h) {
@@ -64,6 +66,7 @@ static int held_prefix(block *b, held_locks *h, size_t k, atom__ls *out) {
   while (h->npref < k && h->npref < HELD_PREFIXES) {
     if (atom__ls_add(&b->ls, h->pref[h->npref], h->e[h->npref].lock, &h->pref[h->npref + 1]))
       return ATOM_ENOMEM;
+    if (h->e[h->npref].node != NONE32) b->hn[h->e[h->npref].node].ls = h->pref[h->npref + 1];
     h->npref++;
   }
   if (k <= HELD_PREFIXES) {
@@ -75,23 +78,45 @@ static int held_prefix(block *b, held_locks *h, size_t k, atom__ls *out) {
   return atom__ls_make(&b->ls, h->sorted, k, out);
 }
 
-static int held_push(block *b, held_locks *h, uint32_t lock, uint32_t at) {
-  if (ATOM__GROW(b->mem, h->e, h->cap, h->n + 1)) return ATOM_ENOMEM;
-  h->e[h->n++] = (held_entry){lock, at};
+/* The node of the stack entry k: its parent is the entry below it. Its lock set is filled in
+ * by held_prefix when the prefix is first made (so lock sets are made in the same order
+ * whether or not the unit keeps nodes). */
+static int held_new_node(block *b, held_locks *h, size_t k) {
+  if (!h->nodes) {
+    h->e[k].node = NONE32;
+    return 0;
+  }
+  if (b->hn_n >= UINT32_MAX - 1) return ATOM_ELIMIT;
+  if (ATOM__GROW(b->mem, b->hn, b->hn_cap, b->hn_n + 1)) return ATOM_ENOMEM;
+  b->hn[b->hn_n] = (held_node){k ? h->e[k - 1].node : NONE32, h->e[k].at, h->e[k].lock, NONE32};
+  h->e[k].node = (uint32_t)b->hn_n++;
   return 0;
 }
 
-static void held_pop(held_locks *h, uint32_t lock) {
+static int held_push(block *b, held_locks *h, uint32_t lock, uint32_t at) {
+  if (ATOM__GROW(b->mem, h->e, h->cap, h->n + 1)) return ATOM_ENOMEM;
+  h->e[h->n++] = (held_entry){lock, at, NONE32};
+  return held_new_node(b, h, h->n - 1);
+}
+
+static int held_pop(block *b, held_locks *h, uint32_t lock) {
   size_t k = h->n;
   while (k > 0 && h->e[k - 1].lock != lock) k--;
-  if (k == 0) return;
+  if (k == 0) return 0;
   k--;
   memmove(h->e + k, h->e + k + 1, (h->n - k - 1) * sizeof *h->e);
   h->n--;
   if (h->npref > k) h->npref = k; /* the prefixes from k on changed */
+  /* the entries above it have another stack below them now: new nodes */
+  for (size_t i = k; i < h->n; i++) {
+    int rc = held_new_node(b, h, i);
+    if (rc) return rc;
+  }
+  return 0;
 }
 
 static inline int held_now(block *b, held_locks *h, atom__ls *out) {
+  /* every prefix is made here (the nodes of the stack get their lock sets) */
   return held_prefix(b, h, h->n, out);
 }
 
@@ -102,22 +127,14 @@ static int held_since(block *b, held_locks *h, uint32_t p1, atom__ls *out) {
   return held_prefix(b, h, k, out);
 }
 
-typedef struct urfw_event {
-  uint32_t pos, var, op;
-  atom__ls held;
-} urfw_event;
-
 typedef struct unit_scan {
   var_scan *v;
   size_t vcap;
   held_locks h;
-  urfw_event *l;
-  size_t lcap;
 } unit_scan;
 
 static void scan_free(atom__mem *m, unit_scan *sc) {
   atom__mem_free(m, sc->v, sc->vcap * sizeof *sc->v);
-  atom__mem_free(m, sc->l, sc->lcap * sizeof *sc->l);
   held_free(m, &sc->h);
 }
 
@@ -159,7 +176,7 @@ static int unit_tuples(block *b, unit_scan *sc, uint32_t u) {
     if ((rc = atom__block_undecided(b, msg))) return rc;
   }
   held_clear(&sc->h);
-  size_t nl = 0;
+  sc->h.nodes = two_blocks;
   for (uint32_t p = 0; p < un->len; p++) {
     uint32_t k = rec_kind(&r[p]), x = r[p].target;
     if (k == REC_ACQUIRE) {
@@ -167,7 +184,7 @@ static int unit_tuples(block *b, unit_scan *sc, uint32_t u) {
       continue;
     }
     if (k == REC_RELEASE) {
-      held_pop(&sc->h, x);
+      if ((rc = held_pop(b, &sc->h, x))) return rc;
       continue;
     }
     if (!shared_var(b, x)) continue;
@@ -206,17 +223,13 @@ static int unit_tuples(block *b, unit_scan *sc, uint32_t u) {
         v->held_ur = held;
       }
     }
-    /* 2B1: pairs of (first) uninitialized reads and final writes on different variables. */
+    /* 2B1: the 2-blocks are the pairs of (first) uninitialized reads and final writes on
+     * different variables; they are not stored (a long transaction has half a million), only
+     * the events, with the node of the locks held at each (free_pairs.c makes the 2-blocks of
+     * one variable at a time from them). */
     if (two_blocks && ((ur && v->first_ur == p) || fw)) {
-      for (size_t i = 0; i < nl; i++) {
-        const urfw_event *e = &sc->l[i];
-        if (e->var == x) continue;
-        if ((rc = held_since(b, &sc->h, e->pos, &h12))) return rc;
-        uint32_t key2[TUPLE_WORDS] = {TUPLE_2BLOCK, site, e->var, x, e->op | k << 1, e->held, held, h12};
-        if ((rc = add_tuple(b, key2, u, e->pos, p))) return rc;
-      }
-      if (ATOM__GROW(b->mem, sc->l, sc->lcap, nl + 1)) return ATOM_ENOMEM;
-      sc->l[nl++] = (urfw_event){p, x, k, held};
+      if (ATOM__GROW(b->mem, b->uf, b->uf_cap, b->uf_n + 1)) return ATOM_ENOMEM;
+      b->uf[b->uf_n++] = (block_urfw){p, x, k, held, sc->h.n ? sc->h.e[sc->h.n - 1].node : NONE32};
     }
   }
   return 0;
@@ -228,8 +241,15 @@ int atom__block_build_tuples(block *b) {
   int rc = 0;
   if (b->var_cap && !(sc.v = atom__mem_calloc(b->mem, b->var_cap, sizeof *sc.v))) return ATOM_ENOMEM;
   sc.vcap = b->var_cap;
-  for (size_t u = 0; u < b->unit_n && !rc; u++)
+  if (b->unit_n && !(b->uf_at = atom__mem_calloc(b->mem, b->unit_n + 1, sizeof *b->uf_at)))
+    rc = ATOM_ENOMEM;
+  else if (b->unit_n)
+    b->uf_at_n = b->unit_n + 1;
+  for (size_t u = 0; u < b->unit_n && !rc; u++) {
+    b->uf_at[u] = b->uf_n;
     if (b->unit[u].len) rc = unit_tuples(b, &sc, (uint32_t)u);
+  }
+  if (b->uf_at) b->uf_at[b->unit_n] = b->uf_n;
   scan_free(b->mem, &sc);
   b->tuples_built = b->tup.n;
   return rc;
