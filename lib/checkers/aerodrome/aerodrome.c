@@ -157,6 +157,7 @@ int atom__aero_ensure_threads_slow(aero *a, uint32_t id) {
     atom__vc_init(&th->c);
     atom__vc_init(&th->cb);
     th->slot = NIL; /* given at its fork or first event (take_slot) */
+    th->b = NO_TXN; /* no open transaction (knows()) */
     a->n_thr = u + 1;
   }
   return 0;
@@ -364,6 +365,7 @@ static void release_slot(aero *a, uint32_t u) {
     a->free_slot = s;
   }
   th->active = th->pub = 0;
+  th->b = NO_TXN;
   atom__mem *m = a->mem;
   atom__vc_free(m, &th->c);
   atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
@@ -680,7 +682,7 @@ int atom__aero_on_join(aero *a, const atom_ev *ev) {
   athread *th = &a->thr[t];
   const athread *ch = &a->thr[u];
   /* A thread that performed no event conflicts with nothing: see the header comment. */
-  if (!ch->started) {
+  if (!ch->last.kind) {
     release_slot(a, u);
     return 0;
   }

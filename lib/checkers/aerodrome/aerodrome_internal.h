@@ -162,7 +162,8 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
                            event or fork, SLOT_NONE while it owns none (optimized variant),
                            SLOT_GONE once joined */
   atom__vc_t b;         /* C_t^▷(t): its open transaction's BEGIN value on its slot; NO_TXN
-                           while that transaction is not published (see publish()) */
+                           while that transaction is not published (see publish()), and in
+                           the optimized variant while there is none (knows()) */
   uint16_t active;      /* inside a transaction */
   uint16_t pub;         /* its open transaction is published: it owns a slot, open_b[slot] = b
                            (optimized variant; basic: from the BEGIN) */
@@ -187,9 +188,9 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
   uint32_t n_known, n_learned;
   uint64_t begin_index; /* of the open (or last) transaction */
   uint64_t begin_loc;
-  atom_ev last;         /* its last event */
-  uint32_t last_in_txn; /* that event belonged to a transaction */
-  uint32_t started;     /* performed some event */
+  atom_ev last;         /* its last event; kind 0 (none) until it performed one. Whether that
+                           event belonged to a transaction is not kept: while the thread is
+                           outside one, it did iff it was an END (thread_txn) */
   uint32_t rep_seq;     /* seq + 1 of its transaction last reported, 0 = none */
   uint32_t abs_cap;     /* (abs's capacity) */
   uint64_t rep_other;   /* the other transaction of that report */
@@ -199,6 +200,7 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
   atom__vc cb;          /* C_t^▷ (basic variant) */
   seenv *abs;           /* per slot s: C_t ⊒ the clock of abs[s].thr at version abs[s].ver
                            (optimized variant; a cache, see absorbed()); abs_cap allocated */
+  uint32_t pad_[6];     /* (to 256 bytes: records stay aligned to cache lines) */
 } athread;
 
 /* What every access touches comes first, `slot` (touched by provenance only) last: a large
@@ -392,7 +394,7 @@ int atom__aero_on_join(aero *a, const atom_ev *ev);
 static inline atom_txn_ref thread_txn(const aero *a, uint32_t t) {
   const athread *th = &a->thr[t];
   atom_txn_ref r = {t, 0, th->begin_index, th->begin_loc};
-  if (!th->active && !th->last_in_txn) {
+  if (!th->active && th->last.kind != ATOM_END) {
     r.unary = 1;
     r.begin_index = th->last.index;
     r.begin_loc = th->last.loc;
@@ -677,9 +679,11 @@ static inline void absorb(aero *a, athread *th, uint32_t u, uint64_t ver) {
   if (e->thr != u || e->ver < ver) *e = (seenv){u, ver};
 }
 
-/* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. */
+/* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. Optimized variant
+ * only: there b is NO_TXN, above every component value, while t has no open transaction
+ * (and while it is not published), so the test needs no look at `active`. */
 static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
-  return a->thr[t].active && atom__vc_get(clk, slot_of(a, t)) >= a->thr[t].b;
+  return atom__vc_get(clk, slot_of(a, t)) >= a->thr[t].b;
 }
 
 /* 003 Alg. 1 line 9-12 */
@@ -738,10 +742,7 @@ static AERO_HOT int event_pre(aero *a, const atom_ev *ev) {
  * error is the event's. */
 static AERO_HOT int event_post(aero *a, const atom_ev *ev, int err) {
   if (err) return err;
-  athread *th = &a->thr[ev->thread];
-  th->started = 1;
-  th->last = *ev;
-  th->last_in_txn = th->active || ev->kind == ATOM_END;
+  a->thr[ev->thread].last = *ev;
   err = a->rep_err;
   a->rep_err = 0;
   return err;

@@ -449,6 +449,7 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
   th->overflow = 0;
   th->active = 0;
   th->pub = 0;
+  th->b = NO_TXN; /* (knows()) */
   a->open_b[ts] = NO_TXN;
   a->n_active--;
   /* t keeps its slot for its next publication unless another thread needs it first */
