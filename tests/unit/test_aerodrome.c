@@ -953,9 +953,9 @@ static uint64_t many_vars_bytes(const char *spec, uint64_t vars, uint64_t *peak)
   return per_var;
 }
 
-/* Memory per variable under a stated bound: 128 bytes (the record) + 48 (its last write) +
+/* Memory per variable under a stated bound: 104 bytes (the record) + 48 (its last write) +
  * 32 (W_x, 8 components; R_x and chR_x are not allocated for a variable nobody reads) + the
- * arrays' growth: 252 on 64-bit Linux with 10^5 variables. The clocks that know no open
+ * arrays' growth: 220 on 64-bit Linux with 10^5 variables. The clocks that know no open
  * transaction are dropped by the sweeps (doc/checkers/aerodrome.md, "Dropping variable
  * clocks"); with a sweep at every event (sweep=1) every W_x here is dropped once its
  * transaction has ended: 10^4 variables then hold 32 bytes less each. */
@@ -1083,7 +1083,7 @@ START_TEST(test_all_alive_clock_width) {
   uint64_t per_thread = st.peak_bytes / THREADS;
   fprintf(stderr, "# aerodrome, %d threads all alive: %llu bytes per thread (peak)\n", THREADS,
           (unsigned long long)per_thread);
-  /* 1 311 on 64-bit Linux at the default width (32 slots): the thread's record, its clock,
+  /* 1 309 on 64-bit Linux at the default width (32 slots): the thread's record, its clock,
    * its provenance and absorbed-version cache per slot (see "Complexity") */
   ck_assert_msg(per_thread < 1600, "%llu bytes per thread at the peak (%llu in all)",
                 (unsigned long long)per_thread, (unsigned long long)st.peak_bytes);

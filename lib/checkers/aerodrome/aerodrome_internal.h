@@ -758,8 +758,10 @@ static AERO_HOT int event_post(aero *a, const atom_ev *ev, int err) {
 static inline void prefetch_var(const aero *a, const atom_ev *ev, size_t i, size_t n) {
 #if AERO_PREFETCH_AHEAD > 0 && (defined(__GNUC__) || defined(__clang__))
   if (i + AERO_PREFETCH_AHEAD < n) {
-    uint32_t x = ev[i + AERO_PREFETCH_AHEAD].target;
-    if (x < a->n_var) __builtin_prefetch(&a->var[x], 1);
+    /* no bound test: a prefetch never faults, and the address is computed as an integer
+     * (a pointer past the array would be undefined behaviour in C, an integer is not) */
+    uintptr_t x = ev[i + AERO_PREFETCH_AHEAD].target;
+    __builtin_prefetch((const void *)((uintptr_t)a->var + x * sizeof(avar)), 1);
   }
 #else
   (void)a, (void)ev, (void)i, (void)n;
