@@ -205,8 +205,8 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
 
 /* What every access touches comes first, `slot` (touched by provenance only) last: a large
  * array usually starts 16 bytes past a cache line (glibc's header of an mmap-ed block), so
- * a 128-byte record spans three lines, and an access then touches only the two that hold its
- * first 112 bytes (W_x's inline components past the second are used with <= 4 slots only). */
+ * a 104-byte record spans two or three lines, and an access touches the fields in the order
+ * below (the clocks are 16 bytes each: length, capacity, storage). */
 typedef struct avar {
   uint32_t lastw;   /* lastWThr_x */
   /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
