@@ -5,11 +5,17 @@
  * (or when it is copied from a longer clock): clocks of a trace whose threads appear over time
  * never need to be resized all at once, and there is no thread limit.
  *
- * Up to ATOM__VC_INLINE components live inside the struct itself, so that with few threads a
- * clock costs no separate allocation and no pointer chase (the common case of 2PL traces with
- * a handful of threads). Wider clocks move to the heap.
+ * A clock always points at its storage (no inline area: one representation, no branch per
+ * access), which is allocated in whole chunks of ATOM__VC_CHUNK components, so that the loops
+ * of the checkers (joins, copies, comparisons) run over whole 8-wide vector units with no
+ * scalar epilogue: the AVX2 copy of a hot path (support/multiversion.h) does a chunk in one
+ * instruction, the SSE2 baseline in two or a few. ⊥ has no storage (cap 0, p NULL): a zeroed
+ * struct is a valid ⊥.
  *
- * Invariant: the storage in [len, cap) is zero. Every operation keeps it.
+ * Invariants: cap is 0 or a multiple of ATOM__VC_CHUNK, at most ATOM__VC_CAP_MAX; len <= cap;
+ * the storage in [len, cap) is zero. Every operation keeps them. So a loop over the chunks
+ * that cover [0, len) of a clock (atom__vc_chunks) stays within its storage and reads zeros
+ * past len.
  *
  * Memory goes through an atom__mem (accounted to its owner). Operations that may need room
  * return 0 or ATOM_ENOMEM and leave the clock unchanged on failure; callers that must not fail
@@ -25,37 +31,35 @@
 
 #include "support/mem.h"
 
-#define ATOM__VC_INLINE 4u
+#define ATOM__VC_CHUNK 8u                  /* components per storage unit */
+#define ATOM__VC_CAP_MAX (UINT32_MAX & ~7u) /* largest capacity (a whole number of chunks) */
 
 typedef uint32_t atom__vc_t;
 #define ATOM__VC_MAX UINT32_MAX
 
 typedef struct atom__vc {
-  uint32_t len; /* components [0, len) may be non-zero */
-  uint32_t cap; /* storage size; > ATOM__VC_INLINE means u.heap is used */
-  union {
-    atom__vc_t *heap;
-    atom__vc_t in[ATOM__VC_INLINE];
-  } u;
+  uint32_t len;   /* components [0, len) may be non-zero */
+  uint32_t cap;   /* storage size: 0 (p is NULL) or a multiple of ATOM__VC_CHUNK */
+  atom__vc_t *p;  /* the storage, owned by the clock (atom__vc_free) */
 } atom__vc;
 
 /* ⊥: all components 0. Never fails, allocates nothing. */
 static inline void atom__vc_init(atom__vc *c) {
   c->len = 0;
-  c->cap = ATOM__VC_INLINE;
-  for (unsigned i = 0; i < ATOM__VC_INLINE; i++) c->u.in[i] = 0;
+  c->cap = 0;
+  c->p = NULL;
 }
 
 /* Release the storage; the clock is ⊥ afterwards (still usable). Accepts a clock that was
  * only initialized. */
 void atom__vc_free(atom__mem *m, atom__vc *c);
 
-static inline atom__vc_t *atom__vc_data(atom__vc *c) {
-  return c->cap > ATOM__VC_INLINE ? c->u.heap : c->u.in;
-}
-static inline const atom__vc_t *atom__vc_cdata(const atom__vc *c) {
-  return c->cap > ATOM__VC_INLINE ? c->u.heap : c->u.in;
-}
+/* The storage (NULL for a clock without any: then len is 0). */
+static inline atom__vc_t *atom__vc_data(atom__vc *c) { return c->p; }
+static inline const atom__vc_t *atom__vc_cdata(const atom__vc *c) { return c->p; }
+
+/* The chunks that cover n components (n <= ATOM__VC_CAP_MAX: no overflow). */
+static inline uint32_t atom__vc_chunks(uint32_t n) { return (n + ATOM__VC_CHUNK - 1) / ATOM__VC_CHUNK; }
 
 /* Make room for n components (geometric growth). 0 or ATOM_ENOMEM (clock unchanged). */
 int atom__vc_reserve(atom__mem *m, atom__vc *c, uint32_t n);

@@ -103,7 +103,7 @@ int atom__vc_inc(atom__mem *m, atom__vc *c, uint32_t i) {
 }
 
 void atom__vc_clear(atom__vc *c) {
-  memset(atom__vc_data(c), 0, (size_t)c->len * sizeof(atom__vc_t));
+  if (c->len) memset(atom__vc_data(c), 0, (size_t)c->len * sizeof(atom__vc_t));
   c->len = 0;
 }
 

@@ -157,6 +157,7 @@ int atom__aero_ensure_threads_slow(aero *a, uint32_t id) {
     atom__vc_init(&th->c);
     atom__vc_init(&th->cb);
     th->slot = NIL; /* given at its fork or first event (take_slot) */
+    th->b = NO_TXN; /* no open transaction (knows()) */
     a->n_thr = u + 1;
   }
   return 0;
@@ -364,6 +365,7 @@ static void release_slot(aero *a, uint32_t u) {
     a->free_slot = s;
   }
   th->active = th->pub = 0;
+  th->b = NO_TXN;
   atom__mem *m = a->mem;
   atom__vc_free(m, &th->c);
   atom__mem_free(m, th->known, th->cap_known * sizeof *th->known);
@@ -384,9 +386,9 @@ static void release_slot(aero *a, uint32_t u) {
 }
 
 /* Variable clocks. R_x and chR_x are read and joined together (a read joins C_t into both, an
- * END that updates R_x updates chR_x, a write reads chR_x(t) and joins R_x): wider than
- * ATOM__VC_INLINE, they live in one block of 2 * cap components, R_x's storage first, so that
- * they share cache lines and one allocation. The block belongs to R_x (r.u.heap), both clocks
+ * END that updates R_x updates chR_x, a write reads chR_x(t) and joins R_x): they live in one
+ * block of 2 * cap components (cap a whole number of chunks, support/vclock.h), R_x's storage
+ * first, so that they share cache lines and one allocation. The block belongs to R_x (r.p), both clocks
  * keep cap equal, var_reserve_r is their only growth, var_free frees it. W_x is a clock of its
  * own (a variable only written pays for no read clocks). Each is as wide as the slots in use
  * when it first grows: the widest clock it can receive, so growth is rare.
@@ -447,9 +449,9 @@ static void vblk_trim(aero *a, size_t keep) {
 
 /* R_x's block (R_x and chR_x, of cap c each) to the free list; both clocks are then ⊥. */
 static void rblk_drop(aero *a, avar *v) {
-  if (v->r.cap > ATOM__VC_INLINE) {
+  if (v->r.cap) {
     uint32_t c = v->r.cap;
-    atom__vc_t *p = v->r.u.heap;
+    atom__vc_t *p = v->r.p;
     a->vclk_bytes -= (size_t)c * 2 * sizeof(atom__vc_t);
     memset(p + c, 0, (size_t)v->chr.len * sizeof(atom__vc_t)); /* chR_x's used part */
     vblk_put(a, p, 2 * c, v->r.len);
@@ -460,9 +462,9 @@ static void rblk_drop(aero *a, avar *v) {
 
 /* W_x's block to the free list; W_x is then ⊥. */
 static void wblk_drop(aero *a, avar *v) {
-  if (v->w.cap > ATOM__VC_INLINE) {
+  if (v->w.cap) {
     a->vclk_bytes -= (size_t)v->w.cap * sizeof(atom__vc_t);
-    vblk_put(a, v->w.u.heap, v->w.cap, v->w.len);
+    vblk_put(a, v->w.p, v->w.cap, v->w.len);
   }
   atom__vc_init(&v->w);
 }
@@ -470,16 +472,17 @@ static void wblk_drop(aero *a, avar *v) {
 AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n) {
   uint32_t old = v->r.cap;
   uint64_t ncap = n;
-  if (old > ATOM__VC_INLINE && ncap < (uint64_t)old + old / 2) ncap = (uint64_t)old + old / 2;
+  if (ncap < (uint64_t)old + old / 2) ncap = (uint64_t)old + old / 2;
+  ncap = (ncap + ATOM__VC_CHUNK - 1) / ATOM__VC_CHUNK * ATOM__VC_CHUNK; /* whole chunks */
   if (ncap > UINT32_MAX / 2 || ncap * 2 > SIZE_MAX / sizeof(atom__vc_t)) return ATOM_ENOMEM;
   atom__vc_t *blk = vblk_get(a, (uint32_t)ncap * 2);
   if (!blk) return ATOM_ENOMEM;
-  memcpy(blk, atom__vc_cdata(&v->r), (size_t)v->r.len * sizeof(atom__vc_t));
-  memcpy(blk + ncap, atom__vc_cdata(&v->chr), (size_t)v->chr.len * sizeof(atom__vc_t));
+  if (v->r.len) memcpy(blk, v->r.p, (size_t)v->r.len * sizeof(atom__vc_t));
+  if (v->chr.len) memcpy(blk + ncap, v->chr.p, (size_t)v->chr.len * sizeof(atom__vc_t));
   uint32_t rlen = v->r.len, clen = v->chr.len;
   rblk_drop(a, v);
-  v->r.u.heap = blk;
-  v->chr.u.heap = blk + ncap;
+  v->r.p = blk;
+  v->chr.p = blk + ncap;
   v->r.cap = v->chr.cap = (uint32_t)ncap;
   v->r.len = rlen;
   v->chr.len = clen;
@@ -491,13 +494,14 @@ AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n) {
 AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n) {
   uint64_t ncap = (uint64_t)v->w.cap * 2;
   if (ncap < n) ncap = n;
-  if (ncap > UINT32_MAX || ncap > SIZE_MAX / sizeof(atom__vc_t)) return ATOM_ENOMEM;
+  ncap = (ncap + ATOM__VC_CHUNK - 1) / ATOM__VC_CHUNK * ATOM__VC_CHUNK; /* whole chunks */
+  if (ncap > ATOM__VC_CAP_MAX || ncap > SIZE_MAX / sizeof(atom__vc_t)) return ATOM_ENOMEM;
   atom__vc_t *blk = vblk_get(a, (uint32_t)ncap);
   if (!blk) return ATOM_ENOMEM;
   uint32_t len = v->w.len;
-  memcpy(blk, atom__vc_cdata(&v->w), (size_t)len * sizeof(atom__vc_t));
+  if (len) memcpy(blk, v->w.p, (size_t)len * sizeof(atom__vc_t));
   wblk_drop(a, v);
-  v->w.u.heap = blk;
+  v->w.p = blk;
   v->w.cap = (uint32_t)ncap;
   v->w.len = len;
   a->vclk_bytes += (size_t)ncap * sizeof(atom__vc_t);
@@ -563,8 +567,7 @@ AERO_RARE void atom__aero_var_sweep(aero *a) {
 /* Release a variable's clocks; they are ⊥ afterwards. */
 static void var_free(aero *a, avar *v) {
   atom__vc_free(a->mem, &v->w);
-  if (v->r.cap > ATOM__VC_INLINE)
-    atom__mem_free(a->mem, v->r.u.heap, (size_t)v->r.cap * 2 * sizeof(atom__vc_t));
+  if (v->r.cap) atom__mem_free(a->mem, v->r.p, (size_t)v->r.cap * 2 * sizeof(atom__vc_t));
   atom__vc_init(&v->r);
   atom__vc_init(&v->chr);
 }
@@ -579,10 +582,9 @@ int atom__aero_ensure_vars_slow(aero *a, uint32_t id) {
       (a->basic && ATOM__GROW(a->mem, a->vbasic, a->vbasic_cap, want)))
     return ATOM_ENOMEM;
   for (uint32_t x = a->n_var; x < want; x++) {
-    /* Records past n_var are still as ATOM__GROW zeroed them: set what is not 0 (the clocks
-     * as atom__vc_init leaves them, inline and zero) */
+    /* Records past n_var are still as ATOM__GROW zeroed them: set what is not 0 (zeroed
+     * clocks are ⊥ already) */
     avar *v = &a->var[x];
-    v->w.cap = v->r.cap = v->chr.cap = ATOM__VC_INLINE;
     v->lastw = v->w_from = v->r_from = NIL;
     a->wlast[x].txn.thread = NIL;
   }
@@ -680,7 +682,7 @@ int atom__aero_on_join(aero *a, const atom_ev *ev) {
   athread *th = &a->thr[t];
   const athread *ch = &a->thr[u];
   /* A thread that performed no event conflicts with nothing: see the header comment. */
-  if (!ch->started) {
+  if (!ch->last.kind) {
     release_slot(a, u);
     return 0;
   }

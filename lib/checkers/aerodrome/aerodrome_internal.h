@@ -162,7 +162,8 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
                            event or fork, SLOT_NONE while it owns none (optimized variant),
                            SLOT_GONE once joined */
   atom__vc_t b;         /* C_t^▷(t): its open transaction's BEGIN value on its slot; NO_TXN
-                           while that transaction is not published (see publish()) */
+                           while that transaction is not published (see publish()), and in
+                           the optimized variant while there is none (knows()) */
   uint16_t active;      /* inside a transaction */
   uint16_t pub;         /* its open transaction is published: it owns a slot, open_b[slot] = b
                            (optimized variant; basic: from the BEGIN) */
@@ -187,9 +188,9 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
   uint32_t n_known, n_learned;
   uint64_t begin_index; /* of the open (or last) transaction */
   uint64_t begin_loc;
-  atom_ev last;         /* its last event */
-  uint32_t last_in_txn; /* that event belonged to a transaction */
-  uint32_t started;     /* performed some event */
+  atom_ev last;         /* its last event; kind 0 (none) until it performed one. Whether that
+                           event belonged to a transaction is not kept: while the thread is
+                           outside one, it did iff it was an END (thread_txn) */
   uint32_t rep_seq;     /* seq + 1 of its transaction last reported, 0 = none */
   uint32_t abs_cap;     /* (abs's capacity) */
   uint64_t rep_other;   /* the other transaction of that report */
@@ -199,12 +200,13 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
   atom__vc cb;          /* C_t^▷ (basic variant) */
   seenv *abs;           /* per slot s: C_t ⊒ the clock of abs[s].thr at version abs[s].ver
                            (optimized variant; a cache, see absorbed()); abs_cap allocated */
+  uint32_t pad_[6];     /* (to 256 bytes: records stay aligned to cache lines) */
 } athread;
 
 /* What every access touches comes first, `slot` (touched by provenance only) last: a large
  * array usually starts 16 bytes past a cache line (glibc's header of an mmap-ed block), so
- * a 128-byte record spans three lines, and an access then touches only the two that hold its
- * first 112 bytes (W_x's inline components past the second are used with <= 4 slots only). */
+ * a 104-byte record spans two or three lines, and an access touches the fields in the order
+ * below (the clocks are 16 bytes each: length, capacity, storage). */
 typedef struct avar {
   uint32_t lastw;   /* lastWThr_x */
   /* shortcuts (optimized): W_x == C_{w_from} at version w_ver; R_x ⊒ C_{r_from} at r_ver */
@@ -392,7 +394,7 @@ int atom__aero_on_join(aero *a, const atom_ev *ev);
 static inline atom_txn_ref thread_txn(const aero *a, uint32_t t) {
   const athread *th = &a->thr[t];
   atom_txn_ref r = {t, 0, th->begin_index, th->begin_loc};
-  if (!th->active && !th->last_in_txn) {
+  if (!th->active && th->last.kind != ATOM_END) {
     r.unary = 1;
     r.begin_index = th->last.index;
     r.begin_loc = th->last.loc;
@@ -488,57 +490,93 @@ static inline int reserve(aero *a, atom__vc *c, uint32_t n) {
 static inline uint32_t max_u32(uint32_t x, uint32_t y) { return x > y ? x : y; }
 static inline uint32_t min_u32(uint32_t x, uint32_t y) { return x < y ? x : y; }
 
-/* dst ⊔= src for a variable or lock clock dst and a thread clock src (distinct storage), room
- * reserved: a loop without overlap checks or a per-component branch (vectorized). */
-static inline void xjoin_n(atom__vc_t *restrict d, const atom__vc_t *restrict s, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) d[i] = s[i] > d[i] ? s[i] : d[i];
+/* The clock kernels. They run over whole chunks (support/vclock.h: storage comes in chunks of
+ * ATOM__VC_CHUNK = 8 components, zero past len), c of them, on restrict parameters (distinct
+ * storage: compilers drop the run-time overlap checks for those, not always for restrict
+ * locals): each chunk is a fixed 8-component body that the compiler turns into one or two
+ * vector instructions a step (vpmaxud in the AVX2 copy), with no scalar epilogue and no
+ * per-component branch. A chunk past len holds zeros on both sides, so it changes nothing. */
+/* d ⊔= s over c chunks. */
+static inline void xjoin_n(atom__vc_t *restrict d, const atom__vc_t *restrict s, uint32_t c) {
+  for (; c > 0; c--, d += ATOM__VC_CHUNK, s += ATOM__VC_CHUNK)
+    for (unsigned k = 0; k < ATOM__VC_CHUNK; k++) d[k] = s[k] > d[k] ? s[k] : d[k];
 }
+/* dst ⊔= src for a variable or lock clock dst and a thread clock src (distinct storage), room
+ * reserved. */
 static inline void xjoin(atom__vc *dst, const atom__vc *src) {
   uint32_t n = src->len;
-  /* restrict on parameters: compilers drop the run-time overlap checks for those, not always
-   * for restrict locals */
-  xjoin_n(atom__vc_data(dst), atom__vc_cdata(src), n);
+  xjoin_n(dst->p, src->p, atom__vc_chunks(n));
   if (n > dst->len) dst->len = n;
 }
 
+/* d := s over c chunks, then zeros over the chunks up to o (keeps [len, cap) zero). */
+static inline void xcopy_n(atom__vc_t *restrict d, const atom__vc_t *restrict s, uint32_t c,
+                           uint32_t o) {
+  for (uint32_t i = 0; i < c; i++, d += ATOM__VC_CHUNK, s += ATOM__VC_CHUNK)
+    for (unsigned k = 0; k < ATOM__VC_CHUNK; k++) d[k] = s[k];
+  for (uint32_t i = c; i < o; i++, d += ATOM__VC_CHUNK)
+    for (unsigned k = 0; k < ATOM__VC_CHUNK; k++) d[k] = 0;
+}
 /* dst := src for a variable or lock clock dst and a thread clock src (distinct storage), room
  * reserved: atom__vc_copy without the call, the reservation test and memcpy's dispatch (a
  * store copies a clock of a few components). */
-static inline void xcopy_n(atom__vc_t *restrict d, const atom__vc_t *restrict s, uint32_t n,
-                           uint32_t old) {
-  for (uint32_t i = 0; i < n; i++) d[i] = s[i];
-  for (uint32_t i = n; i < old; i++) d[i] = 0; /* keeps [len, cap) zero */
-}
 static inline void xcopy(atom__vc *dst, const atom__vc *src) {
   ATOM__ASSERT(src->len <= dst->cap);
-  xcopy_n(atom__vc_data(dst), atom__vc_cdata(src), src->len, dst->len);
+  xcopy_n(dst->p, src->p, atom__vc_chunks(src->len), atom__vc_chunks(dst->len));
   dst->len = src->len;
 }
 
 /* R_x ⊔= src and chR_x ⊔= src[0/skip] in one pass (skip = NIL: chR_x ⊔= src), room reserved
  * (var_reserve_r: both have cap >= src->len). The two clocks are distinct storage (the two
- * halves of R_x's block, or each inline) and src is a thread clock, so the pointers do not
- * alias and the loop has no per-component branch: the compiler vectorizes it without
- * run-time overlap checks. */
+ * halves of R_x's block) and src is a thread clock, so the pointers do not alias. */
 static inline void rjoin_n(atom__vc_t *restrict r, atom__vc_t *restrict h,
-                           const atom__vc_t *restrict s, uint32_t n) {
-  for (uint32_t i = 0; i < n; i++) {
-    atom__vc_t y = s[i], x = r[i], z = h[i];
-    r[i] = y > x ? y : x;
-    h[i] = y > z ? y : z;
-  }
+                           const atom__vc_t *restrict s, uint32_t c) {
+  for (; c > 0; c--, r += ATOM__VC_CHUNK, h += ATOM__VC_CHUNK, s += ATOM__VC_CHUNK)
+    for (unsigned k = 0; k < ATOM__VC_CHUNK; k++) {
+      atom__vc_t y = s[k], x = r[k], z = h[k];
+      r[k] = y > x ? y : x;
+      h[k] = y > z ? y : z;
+    }
 }
 static inline void rjoin(avar *v, const atom__vc *src, uint32_t skip) {
   uint32_t n = src->len;
-  atom__vc_t *h = atom__vc_data(&v->chr);
+  atom__vc_t *h = v->chr.p;
   atom__vc_t keep = skip < n ? h[skip] : 0;
-  rjoin_n(atom__vc_data(&v->r), h, atom__vc_cdata(src), n); /* restrict: see xjoin */
+  rjoin_n(v->r.p, h, src->p, atom__vc_chunks(n));
   if (skip < n) h[skip] = keep;
   if (n > v->r.len) v->r.len = n;
   /* the skipped component alone does not lengthen chR_x (as atom__vc_join_except) */
   if (skip != NIL && n == skip + 1) n = skip;
   if (n > v->chr.len) v->chr.len = n;
 }
+
+/* Whether some component of s exceeds that of d, over c chunks: a test without a branch per
+ * component. With the vector extensions of gcc and clang, the lanes' results are gathered in
+ * one vector (the compiler's loop over a scalar `any` vectorizes the chunk loop itself, badly);
+ * elsewhere a plain loop. */
+#if defined(__GNUC__) || defined(__clang__)
+typedef atom__vc_t aero_v8 __attribute__((vector_size(ATOM__VC_CHUNK * sizeof(atom__vc_t))));
+typedef uint64_t aero_v8q __attribute__((vector_size(ATOM__VC_CHUNK * sizeof(atom__vc_t))));
+static inline int any_above(const atom__vc_t *restrict d, const atom__vc_t *restrict s,
+                            uint32_t c) {
+  aero_v8 acc = {0};
+  for (; c > 0; c--, d += ATOM__VC_CHUNK, s += ATOM__VC_CHUNK) {
+    aero_v8 x, y;
+    memcpy(&x, d, sizeof x);
+    memcpy(&y, s, sizeof y);
+    acc |= (aero_v8)(y > x);
+  }
+  aero_v8q q = (aero_v8q)acc;
+  return (q[0] | q[1] | q[2] | q[3]) != 0;
+}
+#else
+static inline int any_above(const atom__vc_t *restrict d, const atom__vc_t *restrict s,
+                            uint32_t c) {
+  unsigned any = 0;
+  for (uint32_t i = 0; i < c * ATOM__VC_CHUNK; i++) any |= s[i] > d[i];
+  return (int)any;
+}
+#endif
 
 AERO_RARE int atom__aero_rclk_grow(aero *a, avar *v, uint32_t n);
 AERO_RARE int atom__aero_wclk_grow(aero *a, avar *v, uint32_t n);
@@ -590,9 +628,7 @@ static inline void thread_join(aero *a, uint32_t u, const atom__vc *src, const s
   int grew = 0;
   /* Most joins raise no component, or few: first a test without a branch per component (the
    * compiler vectorizes it), then the loop with the crossing test only if something grows. */
-  unsigned any = 0;
-  for (uint32_t i = 0; i < n; i++) any |= s[i] > d[i];
-  if (!any) n = 0;
+  if (!any_above(d, s, atom__vc_chunks(n))) n = 0;
   for (uint32_t i = 0; i < n; i++)
     if (s[i] > d[i]) {
       if (d[i] < ob[i] && s[i] >= ob[i]) { /* slot i's owner has an open transaction */
@@ -643,9 +679,11 @@ static inline void absorb(aero *a, athread *th, uint32_t u, uint64_t ver) {
   if (e->thr != u || e->ver < ver) *e = (seenv){u, ver};
 }
 
-/* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. */
+/* 003 Alg. 1 line 9-12, optimized check: C_t^▷ ⊑ clk iff clk(t) >= b_t. Optimized variant
+ * only: there b is NO_TXN, above every component value, while t has no open transaction
+ * (and while it is not published), so the test needs no look at `active`. */
 static inline int knows(const aero *a, const atom__vc *clk, uint32_t t) {
-  return a->thr[t].active && atom__vc_get(clk, slot_of(a, t)) >= a->thr[t].b;
+  return atom__vc_get(clk, slot_of(a, t)) >= a->thr[t].b;
 }
 
 /* 003 Alg. 1 line 9-12 */
@@ -704,10 +742,7 @@ static AERO_HOT int event_pre(aero *a, const atom_ev *ev) {
  * error is the event's. */
 static AERO_HOT int event_post(aero *a, const atom_ev *ev, int err) {
   if (err) return err;
-  athread *th = &a->thr[ev->thread];
-  th->started = 1;
-  th->last = *ev;
-  th->last_in_txn = th->active || ev->kind == ATOM_END;
+  a->thr[ev->thread].last = *ev;
   err = a->rep_err;
   a->rep_err = 0;
   return err;
@@ -723,8 +758,10 @@ static AERO_HOT int event_post(aero *a, const atom_ev *ev, int err) {
 static inline void prefetch_var(const aero *a, const atom_ev *ev, size_t i, size_t n) {
 #if AERO_PREFETCH_AHEAD > 0 && (defined(__GNUC__) || defined(__clang__))
   if (i + AERO_PREFETCH_AHEAD < n) {
-    uint32_t x = ev[i + AERO_PREFETCH_AHEAD].target;
-    if (x < a->n_var) __builtin_prefetch(&a->var[x], 1);
+    /* no bound test: a prefetch never faults, and the address is computed as an integer
+     * (a pointer past the array would be undefined behaviour in C, an integer is not) */
+    uintptr_t x = ev[i + AERO_PREFETCH_AHEAD].target;
+    __builtin_prefetch((const void *)((uintptr_t)a->var + x * sizeof(avar)), 1);
   }
 #else
   (void)a, (void)ev, (void)i, (void)n;

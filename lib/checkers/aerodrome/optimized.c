@@ -394,8 +394,9 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
     if (reserve(a, &a->thr[u].c, len) || known_reserve(a, &a->thr[u])) return ATOM_ENOMEM;
   }
   if (nw > a->rsort_cap && ATOM__GROW(a->mem, a->rsort, a->rsort_cap, nw)) return ATOM_ENOMEM;
-  if (!th->overflow && (a->n_slot <= ATOM__VC_INLINE || a->n_slot == th->nslot_b)) {
-    /* Nothing to reserve: every clock has room for ATOM__VC_INLINE components, and a clock
+  if (!th->overflow && (a->n_slot <= ATOM__VC_CHUNK || a->n_slot == th->nslot_b)) {
+    /* Nothing to reserve: every clock that knows t's transaction has storage (a component
+     * is not zero), hence room for a chunk of ATOM__VC_CHUNK components, and a clock
      * in the learned list was stored (or updated at an END) after t's BEGIN, by a store that
      * reserved room for every slot of that time, at least th->nslot_b = a->n_slot >= len.
      * The clocks updated here then have room for every slot in use, so the invariant holds
@@ -448,6 +449,7 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
   th->overflow = 0;
   th->active = 0;
   th->pub = 0;
+  th->b = NO_TXN; /* (knows()) */
   a->open_b[ts] = NO_TXN;
   a->n_active--;
   /* t keeps its slot for its next publication unless another thread needs it first */
