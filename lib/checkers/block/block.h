@@ -124,7 +124,7 @@ typedef struct block_keyset {
 } block_keyset;
 
 /* Tuple keys (8 words): type, site, var x, var y (or 0), flags, h1, h2, h12. */
-enum { TUPLE_BLOCK = 1, TUPLE_ACCESS = 2, TUPLE_2BLOCK = 3 };
+enum { TUPLE_BLOCK = 1, TUPLE_ACCESS = 2 }; /* 2-blocks are not stored: see free_pairs.c */
 enum { KEY_TYPE, KEY_SITE, KEY_X, KEY_Y, KEY_FLAGS, KEY_H1, KEY_H2, KEY_H12, TUPLE_WORDS };
 /* flags of a block: op1 | op2 << 1 | fw1 << 2 | fw2 << 3; of an access: op | fw << 1 |
  * ur << 2 (an uninitialized read); of a 2-block: op1 | op2 << 1. */

@@ -7,36 +7,28 @@
 
 /* ---- analysis: pairs of blocks (000 §5.2) ---------------------------------------------------- */
 
-/* The sort order of the pair analysis: blocks and accesses first, by (type, variable, site,
- * ...); then 2-blocks by (smaller variable, larger variable, ...); ties by tuple id. */
-static void sort_key(const block_keyset *t, uint32_t id, uint32_t out[9]) {
+/* The sort order of the pair analysis over the stored tuples (blocks and accesses; 2-blocks
+ * are made one variable at a time, below): by (type, variable, site, ...); ties by tuple id. */
+static void sort_key(const block_keyset *t, uint32_t id, uint32_t out[TUPLE_WORDS]) {
   static const int order[TUPLE_WORDS] = {KEY_TYPE, KEY_X, KEY_Y, KEY_SITE, KEY_FLAGS, KEY_H1, KEY_H2, KEY_H12};
   const uint32_t *k = keyset_key(t, id);
-  for (int w = 0; w < TUPLE_WORDS; w++) out[1 + w] = k[order[w]];
-  out[0] = 0;
-  if (k[KEY_TYPE] == TUPLE_2BLOCK) {
-    uint32_t lo = k[KEY_X] < k[KEY_Y] ? k[KEY_X] : k[KEY_Y];
-    out[0] = 1 + lo; /* variable ids are below UINT32_MAX */
-    out[2] = k[KEY_X] ^ k[KEY_Y] ^ lo;
-  }
+  for (int w = 0; w < TUPLE_WORDS; w++) out[w] = k[order[w]];
 }
 
 static int id_before(const block_keyset *t, uint32_t a, uint32_t b) {
-  uint32_t ka[9], kb[9];
+  uint32_t ka[TUPLE_WORDS], kb[TUPLE_WORDS];
   sort_key(t, a, ka);
   sort_key(t, b, kb);
-  for (int i = 0; i < 9; i++)
+  for (int i = 0; i < TUPLE_WORDS; i++)
     if (ka[i] != kb[i]) return ka[i] < kb[i];
   return a < b;
 }
 
-/* A prefix of sort_key() in one word, within one type of tuple: (variable, site) of a block
- * or an access, (smaller variable, larger variable) of a 2-block. Each type is sorted apart. */
+/* A prefix of sort_key() in one word, within one type of tuple: (variable, site). Each type
+ * is sorted apart, and Y is 0 for blocks and accesses. */
 static uint64_t sort_prefix(const block_keyset *t, uint32_t id) {
   const uint32_t *k = keyset_key(t, id);
-  if (k[KEY_TYPE] != TUPLE_2BLOCK) return (uint64_t)k[KEY_X] << 32 | k[KEY_SITE]; /* Y is 0 */
-  uint32_t lo = k[KEY_X] < k[KEY_Y] ? k[KEY_X] : k[KEY_Y];
-  return (uint64_t)lo << 32 | (k[KEY_X] ^ k[KEY_Y] ^ lo);
+  return (uint64_t)k[KEY_X] << 32 | k[KEY_SITE];
 }
 
 /* Bottom-up merge sort of tuple ids of one type (qsort has no context argument, and the keys
