@@ -763,8 +763,9 @@ static VD_NOINLINE void vd_fetch(const velodrome *v, const atom_ev *e, const ato
  * slots or more, a first pass asks for the slot of every event's variable before any event is
  * taken (a hint: a slot that moves as the table grows, or a target not seen yet, only wastes the
  * fetch). The misses of the whole run are then in flight together, as many as the core tracks
- * at once, instead of each starting a few events before its use: fetched 8 events ahead in the
- * loop itself, a slot still arrived late (doc/performance.md, "velodrome, round 7"). */
+ * at once. Fetched 8 events ahead inside the loop instead, the first 8 events of a block were
+ * never fetched, and with many variables the session's blocks are short: every new variable
+ * ends one (doc/performance.md, "velodrome, round 7"). */
 static inline __attribute__((always_inline)) int vd_run(velodrome *v, const atom_ev *ev, size_t n,
                                                         size_t *failed) {
   const atom_ev *e = ev, *end = ev + n;
