@@ -6,6 +6,7 @@
 #include "atomicity/session.h"
 #include "atomicity/trace.h"
 #include "core/error.h"
+#include "core/push_check.h"
 #include "trace/std_reader.h"
 
 /* The session's verdicts on ill-formed events: the event is dropped, the session goes on. */
@@ -81,7 +82,11 @@ ATOM_API int atom_trace_feed(atom_session *s, atom_trace_reader *r, uint64_t max
     if (rc) break;
     size_t n = b->count - b->head, took = 0;
     if (max_events && n > max_events - done) n = (size_t)(max_events - done);
-    rc = atom_push_many(s, b->ev + b->head, n, &took);
+    /* the keys of the batch's events are within the reader's names: the session may skip
+     * testing them against its tables (not vouched: UINT64_MAX) */
+    uint64_t thread_max, var_max;
+    if (!atom__trace_reader_key_max(r, &thread_max, &var_max)) thread_max = var_max = UINT64_MAX;
+    rc = atom__push_many_bounded(s, b->ev + b->head, n, &took, thread_max, var_max);
     b->head += took;
     done += took;
     if (took) atom__trace_reader_set_line(r, b->line[b->head - 1]);

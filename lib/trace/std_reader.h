@@ -54,6 +54,13 @@ void atom__trace_reader_set_lazy_names(atom_trace_reader *r, uint64_t from);
 /* Names known to the reader in space `what` (1..3): keys 1..n. */
 uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what);
 
+/* 1 if the reader vouches that every event it has delivered so far has a thread key of at
+ * most *thread_max and, for a READ or WRITE, a target of at most *var_max (atom_trace_feed
+ * passes them to the session: atom__push_many_bounded); 0 if it does not. .atb readers do:
+ * their keys number their names, and every record is checked against them. */
+int atom__trace_reader_key_max(const atom_trace_reader *r, uint64_t *thread_max,
+                               uint64_t *var_max);
+
 /* Per space (index what-1): names already handed to a session by atom_trace_feed(). */
 uint64_t *atom__trace_reader_named(atom_trace_reader *r);
 

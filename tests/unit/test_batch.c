@@ -1,13 +1,16 @@
 /* Batch dispatch: atom_push_many in blocks of any size is the same as atom_push event by
  * event, for every built-in checker and for test checkers with and without on_events: the
  * same reports, statuses, events received and error codes (with their messages), also with
- * ill-formed events inside a block and a checker that runs out of memory inside a block. */
+ * ill-formed events inside a block and a checker that runs out of memory inside a block. So
+ * is atom__push_many_bounded (a trace reader's push, its keys vouched for) with the trace's
+ * true bounds. */
 #include <check.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/push_check.h"
 #include "randtrace.h"
 #include "util.h"
 
@@ -65,8 +68,10 @@ static void add(text *t, const char *fmt, ...) {
   t->len += len;
 }
 
-/* Which checkers a run attaches. */
-enum { WITH_TSO = 1, FAIL_RECORDERS = 2 };
+/* Which checkers a run attaches. NO_COMMIT: the recorders do not take COMMIT, so that no
+ * checker does and the session keeps no store buffers (the fills without them: plain, and
+ * with keys vouched for by atom__push_many_bounded). */
+enum { WITH_TSO = 1, FAIL_RECORDERS = 2, NO_COMMIT = 4 };
 
 static atom_session *new_session(int config, unsigned fail_a, unsigned fail_b) {
   atom_session *s = NULL;
@@ -75,17 +80,21 @@ static atom_session *new_session(int config, unsigned fail_a, unsigned fail_b) {
                                          "commit-node", "commit-node:mode=view", "block",
                                          "reduction", "race-automata", "null", NULL};
   char args[64];
-  atom_checker all = blockrec_vtable(0), some = blockrec_vtable(1);
+  atom_checker all = blockrec_vtable(0), some = blockrec_vtable(1), rec = tu_recorder_checker;
+  if (config & NO_COMMIT) {
+    all.event_mask &= ~ATOM_KIND_BIT(ATOM_COMMIT);
+    rec.event_mask &= ~ATOM_KIND_BIT(ATOM_COMMIT);
+  }
   /* recorders before, between and after the built-ins; with FAIL_RECORDERS one of each kind
    * runs out of memory at its fail_a-th / fail_b-th event */
   snprintf(args, sizeof args, "fail_at=%u", (config & FAIL_RECORDERS) ? fail_a : 0);
-  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, args), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &rec, args), 0);
   snprintf(args, sizeof args, "fail_at=%u", (config & FAIL_RECORDERS) ? fail_b : 0);
   ck_assert_int_eq(atom_session_attach_checker(s, &all, args), 0);
   for (int i = 0; builtins[i]; i++) ck_assert_int_eq(atom_session_attach(s, builtins[i]), 0);
   if (config & WITH_TSO) ck_assert_int_eq(atom_session_attach(s, "tso"), 0);
   ck_assert_int_eq(atom_session_attach_checker(s, &some, NULL), 0);
-  ck_assert_int_eq(atom_session_attach_checker(s, &tu_recorder_checker, "note=last"), 0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &rec, "note=last"), 0);
   return s;
 }
 
@@ -137,18 +146,28 @@ static void run_single(const atom_event *ev, size_t n, int config, unsigned fa, 
   atom_session_free(s);
 }
 
-/* The same events through atom_push_many in calls of random sizes (1 to 700). */
+/* The same events through atom_push_many in calls of random sizes (1 to 700), about half of
+ * the calls through atom__push_many_bounded with the trace's largest thread key and largest
+ * READ or WRITE target (what a reader vouches for). */
 static void run_many(const atom_event *ev, size_t n, int config, unsigned fa, unsigned fb,
                      uint64_t seed, text *t) {
   atom_session *s = new_session(config, fa, fb);
   rt_rng r;
   rt_rng_seed(&r, seed);
+  uint64_t thread_max = 0, var_max = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (ev[i].thread > thread_max) thread_max = ev[i].thread;
+    if ((ev[i].kind == ATOM_READ || ev[i].kind == ATOM_WRITE) && ev[i].target > var_max)
+      var_max = ev[i].target;
+  }
   size_t pos = 0;
   while (pos < n) {
     size_t want = 1 + (size_t)rt_rng_below(&r, rt_rng_chance(&r, 0.3) ? 8 : 700);
     if (want > n - pos) want = n - pos;
     size_t done = 0;
-    int rc = atom_push_many(s, ev + pos, want, &done);
+    int rc = rt_rng_chance(&r, 0.5)
+                 ? atom__push_many_bounded(s, ev + pos, want, &done, thread_max, var_max)
+                 : atom_push_many(s, ev + pos, want, &done);
     ck_assert_uint_le(done, want);
     if (rc) {
       /* a rejection: done counts the rejected event, which is the last one taken */
@@ -243,7 +262,8 @@ static void compare(uint64_t seed, int config) {
 
 START_TEST(push_many_is_push) {
   size_t calls0 = block_calls;
-  for (uint64_t seed = 1; seed <= 150; seed++) compare(seed, seed % 2 ? FAIL_RECORDERS : 0);
+  for (uint64_t seed = 1; seed <= 150; seed++)
+    compare(seed, (seed % 2 ? FAIL_RECORDERS : 0) | (seed % 4 >= 2 ? NO_COMMIT : 0));
   ck_assert_uint_gt(block_calls, calls0); /* blocks were really dispatched */
 }
 END_TEST
