@@ -167,6 +167,7 @@ static int block_create(void **self, atom_env *env) {
   b->max_work = max_work;
   b->max_2blk = max_2blk;
   b->max_count = max_count;
+  b->row_fast_min = BLOCK_ROW_FAST_MIN;
   atom__periods_init(&b->periods, mem);
   atom__ls_init(&b->ls, mem);
   atom__rb_init(&b->rb, mem);

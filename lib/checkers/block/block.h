@@ -170,6 +170,8 @@ typedef struct block {
   uint64_t max_2blk;  /* 2-blocks (candidates: pairs of UR/FW events) of all units together */
   uint64_t used_2blk; /* candidates of the units whose 2-blocks were built */
   uint64_t max_count; /* a report counts at most this many further interleavings exactly */
+  uint64_t row_fast_min; /* rows with fewer events are made whole (free_pairs.c, row_fast) */
+  uint64_t rows_fast;    /* rows made from a prefix of their events (for tests) */
   uint64_t events;    /* 1 + the largest event index seen: where an end-of-run bound stops */
   uint64_t undecided; /* pairs and groups a bound left undecided */
   char undecided_why[400]; /* the first one's reason */
@@ -247,6 +249,11 @@ typedef struct block {
  * says "at least max_count more": telling findings apart costs a set of all of them, and two
  * long transactions have millions (doc/checkers/block.md). */
 #define BLOCK_MAX_COUNT 1000ull
+
+/* A row of 2-blocks (free_pairs.c) with fewer events than this is made whole: below it, asking
+ * whether a prefix of its events is enough costs more than it saves. Tests lower it (to 0: the
+ * short way wherever it is exact) and compare the reports. */
+#define BLOCK_ROW_FAST_MIN 4096u
 
 /* A group of findings of one pair of transactions (findings.c): keyed by the two begin
  * locations, it shows its smallest finding (earliest last event) and counts the others. */

@@ -319,12 +319,6 @@ static int saturated(block *b, rows *rs, uint32_t u) {
   return rs->sat[u] = 1;
 }
 
-/* A row with fewer events than this is made whole (the question below costs more than it
- * saves). A test build may set it to 0 to take the short way wherever it is exact. */
-#ifndef BLOCK_ROW_FAST_MIN
-#define BLOCK_ROW_FAST_MIN 4096u
-#endif
-
 /* Can row lo be made from the events before *lim_index only? When every group of findings its
  * units can form has reached max_count (its count is final: "at least") and every unit of the
  * row is saturated, a pair of 2-blocks can change a report only by showing an earlier finding:
@@ -335,7 +329,7 @@ static int row_fast(block *b, rows *rs, uint32_t lo, uint64_t *lim_index) {
   const uint32_t *vu = rs->vx + rs->vx_at[lo];
   size_t n = rs->vx_at[lo + 1] - rs->vx_at[lo], events = 0;
   for (size_t i = 0; i < n; i++) events += b->uf_at[vu[i] + 1] - b->uf_at[vu[i]];
-  if (events < BLOCK_ROW_FAST_MIN) return 0;
+  if (events < b->row_fast_min) return 0;
   uint64_t locs[8];
   size_t nl = 0;
   for (size_t i = 0; i < n; i++) {
@@ -469,6 +463,7 @@ static int pairs_2blk(block *b, uint64_t tick0) {
     if (n < 2) continue;
     uint64_t lim = UINT64_MAX;
     int fast = row_fast(b, &rs, lo, &lim);
+    b->rows_fast += (uint64_t)fast;
     rs.rn = 0;
     for (size_t i = 0; i < n && !rc; i++) {
       uint32_t u = vu[i];
