@@ -325,6 +325,7 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
     atom__u64map_free(&t->short_names, &r->mem);
     atom__idindex_free(&t->long_names, &r->mem);
     atom__mem_free(&r->mem, t->ent, t->cap * sizeof *t->ent);
+    atom__mem_free(&r->mem, t->gkey, t->gkey_cap * sizeof *t->gkey);
   }
   for (arena_block *b = r->arena, *next; b; b = next) {
     next = b->next;

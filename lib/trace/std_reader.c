@@ -193,6 +193,19 @@ static char *arena_copy(atom_trace_reader *r, const unsigned char *s, size_t n) 
   return d;
 }
 
+/* The key of the name ent[at] of t (reader_state.h): final, or provisional in a worker reader. */
+static inline uint32_t key_of(const atom_trace_reader *r, const name_space *t, size_t at) {
+  return at < t->n_final ? t->gkey[at] : (r->key_tag | (uint32_t)(at + 1));
+}
+
+/* What the name cache holds of ent[at]: its key; for a name of more than 8 bytes, whose tail
+ * a hit compares with its string, its index + 1 with the reader's tag (its key in a reader of
+ * its own), which key_of() turns into the key. */
+static inline uint32_t cached_key(const atom_trace_reader *r, const name_space *t, size_t at,
+                                  size_t len) {
+  return len > 8 ? r->key_tag | (uint32_t)(at + 1) : key_of(r, t, at);
+}
+
 /* The key of the name s[0..len) (head: its name_head), interning it if it is new. */
 static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char *s, size_t len,
                        uint64_t head, uint64_t *key) {
@@ -207,7 +220,7 @@ static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char 
       if (t->ent[at].len == len && !memcmp(t->ent[at].s, s, len)) goto found;
   }
   /* A new name. */
-  if (t->n >= MAX_NAMES)
+  if (t->n >= (r->key_tag ? (size_t)r->key_tag - 1 : MAX_NAMES))
     return atom__trace_fail(r, ATOM_ELIMIT, "more than %lu distinct names in one space",
                 (unsigned long)MAX_NAMES);
   if (ATOM__GROW(&r->mem, t->ent, t->cap, t->n + 1))
@@ -221,8 +234,8 @@ static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char 
   t->ent[at] = (name_ent){copy, len};
   t->n++;
 found:
-  *key = (uint64_t)at + 1;
-  t->cache[cache_slot(head, len)] = (struct name_cache){head, (uint32_t)len, at + 1};
+  *key = key_of(r, t, at);
+  t->cache[cache_slot(head, len)] = (struct name_cache){head, (uint32_t)len, cached_key(r, t, at, len)};
   return 0;
 }
 
@@ -230,10 +243,16 @@ static inline int intern(atom_trace_reader *r, name_space *t, const unsigned cha
                          uint64_t *key) {
   uint64_t head = name_head(s, len);
   const struct name_cache *c = &t->cache[cache_slot(head, len)];
-  if (LIKELY(c->head == head && c->len == len) &&
-      (len <= 8 || !memcmp(t->ent[c->key - 1].s + 8, s + 8, len - 8))) {
-    *key = c->key;
-    return 0;
+  if (LIKELY(c->head == head && c->len == len)) {
+    if (len <= 8) {
+      *key = c->key;
+      return 0;
+    }
+    size_t at = (c->key & ~r->key_tag) - 1; /* cached_key() */
+    if (!memcmp(t->ent[at].s + 8, s + 8, len - 8)) {
+      *key = key_of(r, t, at);
+      return 0;
+    }
   }
   return intern_slow(r, t, s, len, head, key);
 }
@@ -1072,7 +1091,7 @@ void atom__trace_names_clear(atom_trace_reader *r) {
       t->cache[cache_slot(name_head(s, t->ent[k].len), t->ent[k].len)] =
           (struct name_cache){0, 0, 0};
     }
-    t->n = 0;
+    t->n = t->n_final = 0;
   }
   /* Keep the newest arena block for the next chunk's names, free the others. */
   arena_block *keep = r->arena;
@@ -1084,6 +1103,35 @@ void atom__trace_names_clear(atom_trace_reader *r) {
     keep->next = NULL;
   }
   r->arena_used = 0;
+}
+
+int atom__trace_names_settle(atom_trace_reader *r, uint32_t *const map[3]) {
+  for (int i = 0; i < 3; i++) {
+    name_space *t = &r->names[i];
+    if (t->n > t->gkey_cap && ATOM__GROW(&r->mem, t->gkey, t->gkey_cap, t->n)) return ATOM_ENOMEM;
+  }
+  for (int i = 0; i < 3; i++) {
+    name_space *t = &r->names[i];
+    for (size_t at = t->n_final; at < t->n; at++) {
+      uint32_t g = map[i][at + 1];
+      t->gkey[at] = g;
+      /* The name's cache slot, when it holds the name, has its provisional key; a name of more
+       * than 8 bytes keeps its index there (cached_key()). */
+      const name_ent *e = &t->ent[at];
+      if (e->len > 8) continue;
+      struct name_cache *c =
+          &t->cache[cache_slot(name_head((const unsigned char *)e->s, e->len), e->len)];
+      if (c->key == (r->key_tag | (uint32_t)(at + 1))) c->key = g;
+    }
+    t->n_final = t->n;
+  }
+  /* Line heads hold the thread's key (a head's target is its name cache, settled above). */
+  for (size_t i = 0; i < (size_t)1 << HEAD_CACHE_BITS; i++) {
+    struct line_head *h = &r->heads[i];
+    if (h->word != ~(uint64_t)0 && (h->ev.thread & r->key_tag))
+      h->ev.thread = map[0][h->ev.thread ^ r->key_tag];
+  }
+  return 0;
 }
 
 int atom__trace_parse_chunk(atom_trace_reader *w, atom__chunk_events *out) {
