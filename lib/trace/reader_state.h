@@ -76,7 +76,7 @@ typedef struct name_space {
  * and its name table. Filled only from lines taken whole, so a match needs no other test of
  * those bytes; an empty entry's word is all ones, which no head is. Keys never change while
  * the reader's names live; atom__trace_names_clear() empties the cache with them. */
-#define HEAD_CACHE_BITS 8
+#define HEAD_CACHE_BITS 10
 struct line_head {
   uint64_t word;
   struct {
