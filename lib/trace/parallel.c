@@ -34,6 +34,10 @@
 #include <string.h>
 #include <unistd.h>
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "atomicity/error.h"
 #include "core/error.h"
 #include "support/mem.h"
@@ -250,7 +254,7 @@ static void worker_reset(slot *s) {
   const unsigned char *nl = s->size ? memrchr(s->data, '\n', s->size) : NULL;
   w->body_end = nl ? nl + 1 : s->data;
   w->pos = w->lim = w->origin = s->data;
-  s->out.n = 0;
+  s->out.n = s->out.n_runs = 0;
 }
 
 static void parse_slot(slot *s) {
@@ -386,7 +390,7 @@ static void par_release(atom_trace_reader *r, atom__trace_par *p) {
     }
     if (s->w) {
       atom__mem_free(&s->w->mem, s->out.ev, s->out.cap * sizeof *s->out.ev);
-      atom__mem_free(&s->w->mem, s->out.line, s->out.line_cap * sizeof *s->out.line);
+      atom__mem_free(&s->w->mem, s->out.runs, s->out.runs_cap * sizeof *s->out.runs);
       atom__mem_free(&s->w->mem, s->out.dir_pos, s->out.dir_cap * sizeof *s->out.dir_pos);
       atom_trace_reader_free(s->w);
     }
@@ -544,6 +548,47 @@ COLD static int learn_names(atom_trace_reader *r, const slot *s, int space, uint
   return 0;
 }
 
+/* The line of event i (< out->n) of a chunk, counted from its start. */
+static uint64_t event_line(const atom__chunk_events *out, size_t i) {
+  size_t lo = 0, hi = out->n_runs; /* the last run that starts at or before i */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (out->runs[mid].ev <= i) lo = mid;
+    else hi = mid;
+  }
+  return out->runs[lo].line + (i - out->runs[lo].ev);
+}
+
+/* The lines of the chunk's events [from, to), plus base, into line[]. */
+static void event_lines(const atom__chunk_events *out, size_t from, size_t to, uint64_t base,
+                        uint64_t *line) {
+  size_t lo = 0, hi = out->n_runs;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (out->runs[mid].ev <= from) lo = mid;
+    else hi = mid;
+  }
+  for (size_t k = lo, i = from; i < to; k++) {
+    size_t end = k + 1 < out->n_runs && out->runs[k + 1].ev < to ? out->runs[k + 1].ev : to;
+    uint64_t first = base + out->runs[k].line + (i - out->runs[k].ev); /* the line of event i */
+    size_t n = end - i, j = 0;
+#if defined(__SSE2__)
+    /* Four lines a step (the compiler's own vectorization of the loop below stores two). */
+    __m128i a = _mm_set_epi64x((long long)(first + 1), (long long)first);
+    __m128i b = _mm_add_epi64(a, _mm_set1_epi64x(2)), four = _mm_set1_epi64x(4);
+    for (; j + 4 <= n; j += 4) {
+      _mm_storeu_si128((__m128i *)(void *)(line + j), a);
+      _mm_storeu_si128((__m128i *)(void *)(line + j + 2), b);
+      a = _mm_add_epi64(a, four);
+      b = _mm_add_epi64(b, four);
+    }
+#endif
+    for (; j < n; j++) line[j] = first + j;
+    line += n;
+    i = end;
+  }
+}
+
 /* 1 when every name of the mapped chunk s is in the reader's table. */
 static int knows_all(const atom_trace_reader *r, const slot *s) {
   for (int i = 0; i < 3; i++)
@@ -561,16 +606,16 @@ static int copy_mapped(atom_trace_reader *r, atom__trace_par *p, const slot *s, 
   atom_event *ev = b->ev + b->count;
   uint64_t *line = b->line + b->count;
   uint64_t base = p->base_line;
+  event_lines(out, from, to, base, line);
   if (knows_all(r, s)) { /* the common case: nothing to learn */
     memcpy(ev, out->ev + from, (to - from) * sizeof *ev);
-    for (size_t i = from; i < to; i++) *line++ = base + out->line[i];
   } else {
     for (size_t i = from; i < to; i++) {
       const atom_event *e = &out->ev[i];
       int sp = e->target ? target_space[e->kind] : 0;
       if (UNLIKELY(e->thread > r->names[0].n || (sp && e->target > r->names[sp - 1].n))) {
         int rc;
-        r->lineno = base + out->line[i]; /* for an error interning the name */
+        r->lineno = line[i - from]; /* for an error interning the name */
         if ((rc = learn_names(r, s, ATOM_SPACE_THREAD, e->thread)) ||
             (sp && (rc = learn_names(r, s, sp, e->target)))) {
           b->count += i - from;
@@ -579,7 +624,6 @@ static int copy_mapped(atom_trace_reader *r, atom__trace_par *p, const slot *s, 
         }
       }
       *ev++ = *e;
-      *line++ = base + out->line[i];
     }
   }
   b->count += to - from;
@@ -653,7 +697,7 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
     const atom__chunk_events *out = &s->out;
     atom_trace_reader *w = s->w;
     while (p->dir_i < w->n_dir && out->dir_pos[p->dir_i] <= p->ev_i) {
-      r->lineno = p->base_line + (p->ev_i < out->n ? out->line[p->ev_i] : w->lineno);
+      r->lineno = p->base_line + (p->ev_i < out->n ? event_line(out, p->ev_i) : w->lineno);
       if ((rc = move_directive(r, p, p->dir_i))) return rc;
       p->dir_i++;
     }
@@ -667,12 +711,10 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
         /* The common case: the batch points at the chunk's events (its own array kept in
          * own_ev until the next fill), which stay put until the chunk is released, in a later
          * fill; only the line numbers are written. The batch holds this stretch alone. */
-        const uint32_t *lines = out->line + p->ev_i;
-        uint64_t *line = b->line, base = p->base_line; /* locals: no aliasing of b's fields */
         size_t k = stop - p->ev_i;
         b->own_ev = b->ev;
         b->ev = out->ev + p->ev_i;
-        for (size_t i = 0; i < k; i++) line[i] = base + lines[i];
+        event_lines(out, p->ev_i, stop, p->base_line, b->line);
         b->count = k;
         p->ev_i = stop;
         r->line = b->line[k - 1];
@@ -686,10 +728,11 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
       /* Keys as the slot's reader gave them: a final key (a name of an earlier chunk, which the
        * reader knows) stays, a provisional one is mapped here. */
       const uint64_t *threads = p->map[0];
+      event_lines(out, p->ev_i, stop, p->base_line, b->line + b->count);
       for (size_t i = p->ev_i; i < stop; i++) {
         const atom_event *e = &out->ev[i];
         atom_event *ev = &b->ev[b->count];
-        uint64_t line = p->base_line + out->line[i];
+        uint64_t line = b->line[b->count];
         *ev = *e;
         if (e->thread & ATOM__KEY_PROV) {
           uint64_t local = e->thread ^ ATOM__KEY_PROV, t = threads[local - 1];
@@ -709,7 +752,7 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
           }
           ev->target = k;
         }
-        b->line[b->count++] = line;
+        b->count++; /* its line written above */
       }
       p->ev_i = stop;
       r->line = b->line[b->count - 1];

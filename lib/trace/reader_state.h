@@ -156,11 +156,17 @@ struct atom_trace_reader {
 };
 
 /* Events of one chunk parsed by a worker (parallel.c, filled by atom__trace_parse_chunk): their
- * keys are the worker reader's (chunk-local), their lines counted from the chunk's start. */
+ * keys are the worker reader's, their lines counted from the chunk's start and kept as runs of
+ * consecutive lines (most chunks, whose every line is an event, are one run): the events from
+ * runs[k].ev up to runs[k + 1].ev are on lines runs[k].line, runs[k].line + 1, ... */
+struct atom__line_run {
+  uint32_t ev, line;
+};
 typedef struct atom__chunk_events {
   atom_event *ev;
-  uint32_t *line;
-  size_t n, cap, line_cap;
+  size_t n, cap;
+  struct atom__line_run *runs;
+  size_t n_runs, runs_cap;
   size_t *dir_pos; /* per directive of the worker reader: how many events precede it */
   size_t dir_cap;
 } atom__chunk_events;

@@ -778,7 +778,8 @@ COLD static int line_miss(atom_trace_reader *r, const unsigned char *p, atom_eve
 }
 
 /* Parse the common lines from r->pos on, as many as follow one another (at most `cap`) into
- * ev[] and their line numbers into line32[] or line64[] (the other NULL): the lines fast_line()
+ * ev[] and their line numbers into line64[] (NULL: not written; a chunk keeps its lines as runs,
+ * atom__chunk_events, and these are consecutive): the lines fast_line()
  * takes, "T|op(NAME)|LOC" and "T|op|LOC" with names of 1 to 7 plain bytes, no blanks, no flag
  * and a location of 1 to 7 digits, but found from one 16-byte load per line. Two masks of it:
  * `odd`, the bytes that are not plain name bytes (the delimiters '|', '(', ')' and the line end
@@ -789,8 +790,8 @@ COLD static int line_miss(atom_trace_reader *r, const unsigned char *p, atom_eve
  * loads below read at most 33 bytes from the line's start), with r->pos at that line and
  * r->lineno at the line before: read_event() parses it as it would have. Returns how many
  * events were written; *rc is 0, or an interning error (r->lineno at its line). */
-static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t *line32,
-                                  uint64_t *line64, size_t cap, int *rc) {
+static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t *line64,
+                                  size_t cap, int *rc) {
   const unsigned char *p = r->pos;
   const uint64_t lineno = r->lineno; /* every line of a run is an event: line lineno + i + 1 */
   atom_event *const ev0 = ev, *const ev_end = ev + cap;
@@ -907,9 +908,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
 out:;
   /* The line numbers, in a pass of their own (a loop the compiler can vectorize). */
   size_t n = (size_t)(ev - ev0);
-  if (line32)
-    for (size_t i = 0; i < n; i++) line32[i] = (uint32_t)(lineno + i + 1);
-  else
+  if (line64)
     for (size_t i = 0; i < n; i++) line64[i] = lineno + i + 1;
   if (UNLIKELY(r->err)) { /* an interning error: r->pos and r->lineno at its line */
     *rc = r->err;
@@ -921,15 +920,15 @@ out:;
   return n;
 }
 
-/* simd_run() for the chunk (32-bit lines) and batch (64-bit lines) callers, each a function of
- * its own: the loop keeps its values in registers, apart from the callers' code. */
-__attribute__((noinline)) static size_t simd_run32(atom_trace_reader *r, atom_event *ev,
-                                                   uint32_t *line, size_t cap, int *rc) {
-  return simd_run(r, ev, line, NULL, cap, rc);
+/* simd_run() for the chunk (no lines written) and batch (64-bit lines) callers, each a function
+ * of its own: the loop keeps its values in registers, apart from the callers' code. */
+__attribute__((noinline)) static size_t simd_run_chunk(atom_trace_reader *r, atom_event *ev,
+                                                       size_t cap, int *rc) {
+  return simd_run(r, ev, NULL, cap, rc);
 }
 __attribute__((noinline)) static size_t simd_run64(atom_trace_reader *r, atom_event *ev,
                                                    uint64_t *line, size_t cap, int *rc) {
-  return simd_run(r, ev, NULL, line, cap, rc);
+  return simd_run(r, ev, line, cap, rc);
 }
 #endif
 
@@ -1134,17 +1133,29 @@ int atom__trace_names_settle(atom_trace_reader *r, uint32_t *const map[3]) {
   return 0;
 }
 
+/* Event `at` of the chunk is on line `line`: a new run unless it follows the last one's. */
+static int chunk_line(atom_trace_reader *w, atom__chunk_events *out, size_t at, uint64_t line) {
+  if (out->n_runs) {
+    const struct atom__line_run *last = &out->runs[out->n_runs - 1];
+    if (last->line + (at - last->ev) == line) return 0;
+  }
+  if (ATOM__GROW(&w->mem, out->runs, out->runs_cap, out->n_runs + 1))
+    return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
+  out->runs[out->n_runs++] = (struct atom__line_run){(uint32_t)at, (uint32_t)line};
+  return 0;
+}
+
 int atom__trace_parse_chunk(atom_trace_reader *w, atom__chunk_events *out) {
   for (;;) {
-    if (out->n == out->cap || out->n == out->line_cap) {
-      if (ATOM__GROW(&w->mem, out->ev, out->cap, out->n + 1) ||
-          ATOM__GROW(&w->mem, out->line, out->line_cap, out->n + 1))
-        return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
-    }
+    if (out->n == out->cap && ATOM__GROW(&w->mem, out->ev, out->cap, out->n + 1))
+      return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
 #if defined(SIMD_LINES)
-    size_t room = (out->cap < out->line_cap ? out->cap : out->line_cap) - out->n;
+    size_t room = out->cap - out->n;
+    uint64_t before = w->lineno;
     int rc;
-    size_t got = simd_run32(w, out->ev + out->n, out->line + out->n, room, &rc);
+    size_t got = simd_run_chunk(w, out->ev + out->n, room, &rc);
+    /* A run's lines are consecutive: its first event's line places them all. */
+    if (got && chunk_line(w, out, out->n, before + 1)) return w->err;
     out->n += got;
     if (UNLIKELY(rc)) return rc;
     if (got == room) continue; /* full: grow */
@@ -1157,7 +1168,8 @@ int atom__trace_parse_chunk(atom_trace_reader *w, atom__chunk_events *out) {
       for (; nd < w->n_dir; nd++) out->dir_pos[nd] = out->n;
     }
     if (rc1 != 1) return rc1;
-    out->line[out->n++] = (uint32_t)w->lineno;
+    if (chunk_line(w, out, out->n, w->lineno)) return w->err;
+    out->n++;
   }
 }
 
