@@ -448,6 +448,7 @@ int atom__trace_par_start(atom_trace_reader *r) {
   /* Kept names cost about 50 bytes each in a slot: at most about 50 MiB in all. */
   p->keep_names = ((size_t)1 << 20) / p->n_slots;
   if (p->keep_names < ((size_t)1 << 14)) p->keep_names = (size_t)1 << 14;
+  if (r->keep_names) p->keep_names = r->keep_names - 1; /* tests */
   for (size_t i = 0; i < p->n_slots; i++) {
     if (atom_trace_reader_open_memory(&p->slots[i].w, NULL, 0, r->display)) goto oom_p;
     p->slots[i].w->key_tag = ATOM__KEY_PROV;

@@ -360,6 +360,10 @@ ATOM_API int atom_trace_reader_set_threads(atom_trace_reader *r, unsigned n) {
 
 void atom__trace_reader_set_chunk(atom_trace_reader *r, size_t size) { r->chunk_size = size; }
 
+void atom__trace_reader_set_keep_names(atom_trace_reader *r, size_t n) {
+  r->keep_names = n + 1;
+}
+
 void atom__trace_reader_set_lazy_names(atom_trace_reader *r, uint64_t from) {
   r->lazy_from = from == UINT64_MAX ? 0 : from + 1;
 }

@@ -151,6 +151,7 @@ struct atom_trace_reader {
   unsigned threads;
   size_t chunk_size;
   uint64_t lazy_from; /* tests: 1 + the first chunk whose names the consumer maps, or 0 */
+  size_t keep_names;  /* tests: 1 + the names a slot's reader keeps, or 0: the default */
   struct atom__trace_par *par;
   int par_tried;
 };

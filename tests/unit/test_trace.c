@@ -1604,6 +1604,8 @@ static void full_append(full_outcome *f, const char *fmt, ...) {
 /* The first chunk whose names the consumer maps (read_full, parallel reading), or
  * UINT64_MAX: every chunk's names are mapped by the workers. */
 static uint64_t full_lazy_from = UINT64_MAX;
+/* The names the parallel reader's slots keep (read_full), or SIZE_MAX: the default. */
+static size_t full_keep_names = SIZE_MAX;
 
 /* Read text through `via` (memory or file) with `threads` threads and chunks of `chunk`
  * bytes (0: the default). */
@@ -1615,6 +1617,7 @@ static void read_full(int via, const char *text, size_t size, unsigned threads, 
   ck_assert_int_eq(atom_trace_reader_set_threads(op.r, threads), 0);
   atom__trace_reader_set_chunk(op.r, chunk);
   atom__trace_reader_set_lazy_names(op.r, full_lazy_from);
+  if (full_keep_names != SIZE_MAX) atom__trace_reader_set_keep_names(op.r, full_keep_names);
   read_all(op.r, &f->o);
   full_append(f, "%s", "");
   for (int what = ATOM_SPACE_THREAD; what <= ATOM_SPACE_LOCK; what++)
@@ -1831,6 +1834,44 @@ START_TEST(parallel_lazy_names) {
 }
 END_TEST
 
+/* The slots' readers keep their names from chunk to chunk up to a bound, past which they forget
+ * them before their next chunk: with every bound (0: never kept), and with names lazy from a
+ * chunk on, the serial reader's events, lines, names and directives all the same. */
+START_TEST(parallel_kept_names) {
+  enum { CAP = 1 << 16 };
+  char *text = malloc(CAP);
+  ck_assert_ptr_nonnull(text);
+  static const size_t keep[] = {0, 3, 40, 100000};
+  for (int iter = 0; iter < 24; iter++) {
+    uint64_t x = (uint64_t)iter + 4321;
+    int lines = 1 + (int)(xs(&x) % 1200);
+    int bad_at = iter % 4 == 0 ? 1 + (int)(xs(&x) % (uint64_t)lines) : 0;
+    size_t len = random_std(text, CAP, (uint64_t)iter + 2000, lines, iter % 5 == 0, bad_at,
+                            iter % 3 == 1);
+    int via = iter % 2 ? VIA_FILE : VIA_MEMORY;
+    full_outcome ref;
+    read_full(via, text, len, 1, 0, &ref);
+    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
+      for (int lazy = 0; lazy < 2; lazy++) {
+        full_outcome par;
+        char what[112];
+        snprintf(what, sizeof what, "iteration %d, %s, %zu names kept%s", iter, via_name[via],
+                 keep[k], lazy ? ", names lazy from chunk 6" : "");
+        full_keep_names = keep[k];
+        full_lazy_from = lazy ? 6 : UINT64_MAX;
+        read_full(via, text, len, 3, 150, &par);
+        full_keep_names = SIZE_MAX;
+        full_lazy_from = UINT64_MAX;
+        ck_same_outcome(&ref, &par, what);
+        full_free(&par);
+      }
+    }
+    full_free(&ref);
+  }
+  free(text);
+}
+END_TEST
+
 /* An error in a late chunk: every event before it is delivered, then the serial reader's
  * message and line; the same through atom_trace_feed(). */
 START_TEST(parallel_late_error) {
@@ -2031,6 +2072,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_set_timeout(t, 60);
   tcase_add_test(t, parallel_matches_serial);
   tcase_add_test(t, parallel_lazy_names);
+  tcase_add_test(t, parallel_kept_names);
   tcase_add_test(t, parallel_late_error);
   tcase_add_test(t, parallel_malformed);
   tcase_add_test(t, parallel_garbage);
