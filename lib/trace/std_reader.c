@@ -746,33 +746,48 @@ COLD static uint64_t intern_miss(atom_trace_reader *r, name_space *t, const unsi
   return intern_slow(r, t, s, len, head, &key) ? 0 : key;
 }
 
-/* The names of a line that simd_run() takes and that missed its caches, interned, the thread
- * first, and the line's head cached (miss: bit 0 the thread's name, bit 1 the target's, bit 2
- * the head; tc: the target's name cache, or NULL). The line is known to be common, so its
- * fields are found again from their delimiters (out of the loop, which keeps fewer values).
- * 0, or r's error. */
+/* A line that simd_run() takes and whose names or head are not all in its caches: the names
+ * that missed interned, the thread first, and a head of at most 8 bytes cached (tc: the
+ * target's name cache, or NULL). The loop only knows that something missed: the line is known
+ * to be common, so its fields are found again from their delimiters and probed again here,
+ * out of the loop, which keeps fewer values. 0, or r's error. */
 COLD static int line_miss(atom_trace_reader *r, const unsigned char *p, atom_event *ev,
-                          unsigned miss, struct name_cache *tc) {
+                          struct name_cache *tc) {
   size_t tlen = 1; /* the thread name is 1 to 7 bytes (a loop: shorter than a call) */
   while (p[tlen] != '|') tlen++;
   const unsigned char *bar = p + tlen;
-  if ((miss & 1) && !(ev->thread = intern_miss(r, &r->names[0], p, tlen, name_head(p, tlen))))
+  uint64_t th = name_head(p, tlen);
+  /* Keys are taken again from the caches: interning the thread may have filled the slot the
+   * target probed (a fork or join of a thread by the same name, or the same slot). A thread
+   * whose key came from the line's head may have left the name cache: interning it again finds
+   * the same key. */
+  const struct name_cache *c = &r->names[0].cache[short_slot(th)];
+  if (c->head == th)
+    ev->thread = c->key;
+  else if (!(ev->thread = intern_miss(r, &r->names[0], p, tlen, th)))
     return r->err;
   const unsigned char *d = bar + 1; /* the operation, up to '(' or '|' */
   while (*d != '(' && *d != '|') d++;
-  if (miss & 2) {
+  if (tc) {
     const unsigned char *n0 = d + 1;
     size_t nlen = 1;
     while (n0[nlen] != ')') nlen++;
+    uint64_t nh = name_head(n0, nlen);
     name_space *t = (name_space *)(void *)((char *)tc - offsetof(name_space, cache));
-    if (!(ev->target = intern_miss(r, t, n0, nlen, name_head(n0, nlen)))) return r->err;
+    c = &tc[short_slot(nh)];
+    if (c->head == nh)
+      ev->target = c->key;
+    else if (!(ev->target = intern_miss(r, t, n0, nlen, nh)))
+      return r->err;
   }
-  if (miss & 4) { /* the head is at most 8 bytes */
+  if (d - p < 8) { /* the head is at most 8 bytes */
     uint64_t hw = name_head(p, (size_t)(d - p) + 1);
     struct line_head *h = &r->heads[head_slot(hw)];
-    h->word = hw;
-    memcpy(&h->ev, ev, sizeof h->ev);
-    h->target = tc;
+    if (h->word != hw) {
+      h->word = hw;
+      memcpy(&h->ev, ev, sizeof h->ev);
+      h->target = tc;
+    }
   }
   return 0;
 }
@@ -810,13 +825,13 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t
     atom_event *const stop = (size_t)(ev_end - ev) < room ? ev_end : ev + room;
     do {
       /* Bit i set: p[i] is not a plain name byte (bytes 0x2A to 0x7B, as odd_bytes()), or not a
-       * digit; bits 16 to 31 set (the complement of a 16-bit mask), as if the line went on with
-       * such bytes. */
+       * digit; bits 16 to 63 set (the complement of a 16-bit mask), as if the line went on with
+       * such bytes. 64-bit masks: their bit scans need no extension to a position. */
       __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-      uint32_t odd =
-          ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_plain, _mm_add_epi8(x, to_plain)));
-      uint32_t nondig =
-          ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
+      uint64_t odd = ~(uint64_t)(uint32_t)_mm_movemask_epi8(
+          _mm_cmpgt_epi8(end_plain, _mm_add_epi8(x, to_plain)));
+      uint64_t nondig = ~(uint64_t)(uint32_t)_mm_movemask_epi8(
+          _mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
       /* The line's head, up to the second byte that is not plain (the byte after the operation
        * in a common line): when it is at most 8 bytes and in the cache, the thread's key, the
        * kind and the target's table come from there (struct line_head). A word of more than 8
@@ -826,9 +841,8 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t
       size_t q = (size_t)__builtin_ctzll(odd & (odd - 1)); /* odd has bits 16 up: q <= 17 */
       uint64_t hw = w0 & head_bytes[q];
       const struct line_head *h = &r->heads[head_slot(hw)];
-      unsigned miss;
+      uint64_t miss; /* not 0: a name or the head missed its cache (line_miss()) */
       struct name_cache *tc; /* the target's name cache, NULL: no target */
-      ev->target = 0;
       if (LIKELY(h->word == hw)) {
         memcpy(ev, &h->ev, sizeof h->ev); /* kind, flags (0) and thread */
         tc = h->target;
@@ -847,7 +861,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t
          * taken leaves them in the slot *ev, which is not counted. */
         const struct name_cache *c = &r->names[0].cache[short_slot(th)];
         ev->thread = c->key;
-        miss = (c->head != th) | (q < 8) << 2; /* bit 2: fill the head's entry */
+        miss = (c->head ^ th) | (q < 8); /* q < 8: the head is cached */
         /* <op> and the byte after it, compared as one word with the pattern its first two
          * bytes select (fast_line()); it puts the byte after the operation at q. */
         uint64_t ow = atom__load_le64(p + tlen + 1);
@@ -859,7 +873,9 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t
       }
       /* q at '(' or '|': q <= 14 */
       size_t s = q + 1; /* s: where the location starts */
-      if (tc) {
+      if (!tc) {
+        ev->target = 0;
+      } else {
         /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
          * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
         size_t nlen = (size_t)__builtin_ctzll(odd >> (q + 1));
@@ -868,10 +884,10 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t
         s = q + 3 + nlen; /* s <= 24 */
         const struct name_cache *c = &tc[short_slot(nh)];
         ev->target = c->key;
-        miss |= (unsigned)(c->head != nh) << 1;
+        miss |= c->head ^ nh;
       }
       /* <loc>: 1 to 7 digits, then LF (or CR LF); one or two digits most of the time. */
-      size_t k = (unsigned)__builtin_ctz(nondig >> s);
+      size_t k = (size_t)__builtin_ctzll(nondig >> s);
       const unsigned char *e = p + s + k;
       uint64_t loc;
       if (LIKELY(k - 1 < 2 && *e == '\n')) {
@@ -898,7 +914,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t
          * where an error needs them. A key found above stays valid: keys never change. */
         r->lineno = lineno + (size_t)(ev - ev0) + 1;
         r->pos = p;
-        if (line_miss(r, p, ev, miss, tc)) goto out;
+        if (line_miss(r, p, ev, tc)) goto out;
       }
       ev->loc = loc;
       ev++;

@@ -1711,6 +1711,40 @@ START_TEST(simd_parser_heads) {
 }
 END_TEST
 
+/* A thread that forks or joins a thread by its own name, and one by a name new on that line:
+ * both names missed the 16-byte-load parser's caches, and interning the first fills the slot
+ * the second probed (the same name, the same slot). Serially and in parallel. */
+START_TEST(simd_parser_fork_self) {
+  gen_trace g;
+  memset(&g, 0, sizeof g);
+  char buf[64], th[16], other[16];
+  for (int i = 0; i < 120; i++) { /* 240 names: gen_trace holds 256 */
+    snprintf(th, sizeof th, "F%d", i);
+    snprintf(other, sizeof other, "G%d", i);
+    const char *op = i % 2 ? "join" : "fork";
+    uint32_t kind = i % 2 ? ATOM_JOIN : ATOM_FORK;
+    int n = snprintf(buf, sizeof buf, "%s|%s(%s)|%d\n", th, op, th, i % 90);
+    gen_put(&g, buf, (size_t)n);
+    uint64_t tk = gen_key(&g, ATOM_SPACE_THREAD, th);
+    gen_event(&g, (atom_event){.kind = kind, .thread = tk, .target = tk, .loc = (uint64_t)(i % 90)});
+    n = snprintf(buf, sizeof buf, "%s|%s(%s)|7\n", th, op, other);
+    gen_put(&g, buf, (size_t)n);
+    uint64_t ok = gen_key(&g, ATOM_SPACE_THREAD, other);
+    gen_event(&g, (atom_event){.kind = kind, .thread = tk, .target = ok, .loc = 7});
+  }
+  for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, "fork self");
+  full_outcome serial, par;
+  read_full(VIA_MEMORY, g.text, g.len, 1, 0, &serial);
+  for (size_t chunk = 50; chunk <= 5000; chunk = chunk * 4 + 3) {
+    read_full(VIA_MEMORY, g.text, g.len, 3, chunk, &par);
+    ck_same_outcome(&serial, &par, "fork self in parallel");
+    full_free(&par);
+  }
+  full_free(&serial);
+  gen_free(&g);
+}
+END_TEST
+
 /* A random trace of about `lines` lines: every operation, short and long names, comments,
  * blank lines, CR LF line ends, blanks around fields, "#name" directives; with `bom` a byte
  * order mark first; with `bad_at` > 0 a malformed line there; with `unterminated` no line end
@@ -2041,6 +2075,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, simd_parser_name_lengths);
   tcase_add_test(t, simd_parser_locations);
   tcase_add_test(t, simd_parser_heads);
+  tcase_add_test(t, simd_parser_fork_self);
   suite_add_tcase(s, t);
 
   t = tcase_create("writer");
