@@ -2,11 +2,12 @@
  *
  * The input (a memory buffer, or a regular file read with read()) is cut at line ends into
  * chunks, in file order. Worker threads take the next chunk, cut it (under the lock: the cut
- * and the file's reads are sequential) and parse it with a private reader of their own into
- * events whose keys are chunk-local (the worker reader's names, 1..m per space in first-use
- * order within the chunk), with line numbers counted from the chunk's start. The consumer (the
+ * and the file's reads are sequential) and parse it with the reader of its slot into events
+ * whose keys are that reader's (reader_state.h: the final key of a name it met in an earlier
+ * chunk, settled at that chunk's turn; a provisional one, its index in the reader's names, for a
+ * name new to it), with line numbers counted from the chunk's start. The consumer (the
  * thread calling atom_trace_feed() or atom_trace_reader_next()) takes the chunks in file order:
- * it maps each local key to the reader's own key the first time an event of the chunk uses it,
+ * it maps each provisional key to the reader's own key the first time an event of the chunk uses it,
  * interning the name then, so names get the same keys in the same order as the serial reader
  * gives them; moves the chunk's "#name" directives in at the place of their lines; and adds the
  * lines of the chunks before to every line number. A chunk's parse error (or a read error after
@@ -16,16 +17,19 @@
  *
  * Names are mapped to the reader's keys in the workers, so that the consumer, which also runs
  * the checkers, only copies ready events: a worker that parsed chunk k waits for its turn (every
- * chunk before k mapped), interns the chunk's names (local keys 1..m, which is their first-use
- * order in the chunk) into a shared table, `shared`, whose keys are the keys the serial reader
- * gives, passes the turn on and rewrites its events' keys to those. The consumer interns a name
+ * chunk before k mapped), interns the names the chunk brought to its slot's reader (in their
+ * first-use order in the chunk) into a shared table, `shared`, whose keys are the keys the
+ * serial reader gives, passes the turn on, rewrites its events' provisional keys to those and
+ * settles them in the slot's reader, which keeps its names for its next chunk (up to a bound:
+ * beyond it, or once names are mapped by the consumer, it forgets them before its next chunk,
+ * and every key of that chunk is provisional). The consumer interns a name
  * in the reader's own table (what atom_trace_reader_name() shows) when the first event or
  * directive that uses it is delivered, as the serial reader does; the keys agree, as both tables
  * see the same names in the same order. Should the shared table fail (out of memory), that chunk
  * and every later one are mapped by the consumer instead, event by event.
  *
  * Memory is bounded: at most 2 N chunks are cut and not yet consumed; each slot keeps its
- * buffer, worker reader and event arrays from chunk to chunk. */
+ * buffer, worker reader (with at most keep_names names) and event arrays from chunk to chunk. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
