@@ -824,12 +824,14 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t
   const uint64_t lineno = r->lineno; /* every line of a run is an event: line lineno + i + 1 */
   atom_event *const ev0 = ev, *const ev_end = ev + cap;
   *rc = 0;
-  /* A byte b is in [lo, hi] when b + (0x80 - lo), wrapped, is below -128 + (hi - lo + 1) as a
-   * signed byte: one add and one compare a range. */
+  /* A byte b is outside [lo, hi] when b + (0x80 - lo), wrapped, is above -128 + (hi - lo) as a
+   * signed byte: one add and one compare a range (the sum the compare's destination, so no
+   * constant is copied first). */
   const __m128i to_plain = _mm_set1_epi8((char)(0x80 - 0x2A)),
-                end_plain = _mm_set1_epi8((char)(-128 + (0x7B - 0x2A + 1)));
+                last_plain = _mm_set1_epi8((char)(-128 + (0x7B - 0x2A)));
   const __m128i to_digit = _mm_set1_epi8((char)(0x80 - '0')),
-                end_digit = _mm_set1_epi8((char)(-128 + 10));
+                last_digit = _mm_set1_epi8((char)(-128 + 9));
+  const uint64_t past = ~(uint64_t)0xFFFF; /* the bits past the load */
   for (;;) {
     /* A line taken is at most FAST_NEED bytes long, so `stop` lines from p all start with
      * FAST_NEED bytes of the region left: one bound for the loop below. */
@@ -838,13 +840,13 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t
     atom_event *const stop = (size_t)(ev_end - ev) < room ? ev_end : ev + room;
     do {
       /* Bit i set: p[i] is not a plain name byte (bytes 0x2A to 0x7B, as odd_bytes()), or not a
-       * digit; bits 16 to 63 set (the complement of a 16-bit mask), as if the line went on with
+       * digit; bits 16 to 63 set (`past`), as if the line went on with
        * such bytes. 64-bit masks: their bit scans need no extension to a position. */
       __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-      uint64_t odd = ~(uint64_t)(uint32_t)_mm_movemask_epi8(
-          _mm_cmpgt_epi8(end_plain, _mm_add_epi8(x, to_plain)));
-      uint64_t nondig = ~(uint64_t)(uint32_t)_mm_movemask_epi8(
-          _mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
+      uint64_t odd =
+          (uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_add_epi8(x, to_plain), last_plain)) | past;
+      uint64_t nondig =
+          (uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_add_epi8(x, to_digit), last_digit)) | past;
       /* The line's head, up to the second byte that is not plain (the byte after the operation
        * in a common line): when it is at most 8 bytes and in the cache, the thread's key, the
        * kind and the target's table come from there (struct line_head). A word of more than 8
