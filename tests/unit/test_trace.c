@@ -1876,7 +1876,7 @@ START_TEST(parallel_kept_names) {
   char *text = malloc(CAP);
   ck_assert_ptr_nonnull(text);
   static const size_t keep[] = {0, 3, 40, 100000};
-  for (int iter = 0; iter < 24; iter++) {
+  for (int iter = 0; iter < 16; iter++) {
     uint64_t x = (uint64_t)iter + 4321;
     int lines = 1 + (int)(xs(&x) % 1200);
     int bad_at = iter % 4 == 0 ? 1 + (int)(xs(&x) % (uint64_t)lines) : 0;
