@@ -2,11 +2,12 @@
  *
  * The input (a memory buffer, or a regular file read with read()) is cut at line ends into
  * chunks, in file order. Worker threads take the next chunk, cut it (under the lock: the cut
- * and the file's reads are sequential) and parse it with a private reader of their own into
- * events whose keys are chunk-local (the worker reader's names, 1..m per space in first-use
- * order within the chunk), with line numbers counted from the chunk's start. The consumer (the
+ * and the file's reads are sequential) and parse it with the reader of its slot into events
+ * whose keys are that reader's (reader_state.h: the final key of a name it met in an earlier
+ * chunk, settled at that chunk's turn; a provisional one, its index in the reader's names, for a
+ * name new to it), with line numbers counted from the chunk's start. The consumer (the
  * thread calling atom_trace_feed() or atom_trace_reader_next()) takes the chunks in file order:
- * it maps each local key to the reader's own key the first time an event of the chunk uses it,
+ * it maps each provisional key to the reader's own key the first time an event of the chunk uses it,
  * interning the name then, so names get the same keys in the same order as the serial reader
  * gives them; moves the chunk's "#name" directives in at the place of their lines; and adds the
  * lines of the chunks before to every line number. A chunk's parse error (or a read error after
@@ -16,16 +17,19 @@
  *
  * Names are mapped to the reader's keys in the workers, so that the consumer, which also runs
  * the checkers, only copies ready events: a worker that parsed chunk k waits for its turn (every
- * chunk before k mapped), interns the chunk's names (local keys 1..m, which is their first-use
- * order in the chunk) into a shared table, `shared`, whose keys are the keys the serial reader
- * gives, passes the turn on and rewrites its events' keys to those. The consumer interns a name
+ * chunk before k mapped), interns the names the chunk brought to its slot's reader (in their
+ * first-use order in the chunk) into a shared table, `shared`, whose keys are the keys the
+ * serial reader gives, passes the turn on, rewrites its events' provisional keys to those and
+ * settles them in the slot's reader, which keeps its names for its next chunk (up to a bound:
+ * beyond it, or once names are mapped by the consumer, it forgets them before its next chunk,
+ * and every key of that chunk is provisional). The consumer interns a name
  * in the reader's own table (what atom_trace_reader_name() shows) when the first event or
  * directive that uses it is delivered, as the serial reader does; the keys agree, as both tables
  * see the same names in the same order. Should the shared table fail (out of memory), that chunk
  * and every later one are mapped by the consumer instead, event by event.
  *
  * Memory is bounded: at most 2 N chunks are cut and not yet consumed; each slot keeps its
- * buffer, worker reader and event arrays from chunk to chunk. */
+ * buffer, worker reader (with at most keep_names names) and event arrays from chunk to chunk. */
 #include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
@@ -33,6 +37,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "atomicity/error.h"
 #include "core/error.h"
@@ -53,12 +61,16 @@ typedef struct slot {
   unsigned char *buf; /* file chunks: owned */
   size_t buf_cap;
   int first;     /* the input's first chunk (a byte order mark may open it) */
+  int keep;      /* the slot's reader keeps the names of its chunks before (decided at the cut) */
+  int settle;    /* the chunk's names new to the slot's reader get their final keys */
   int io_err;    /* an error after the chunk's lines (read error, shrink, long line), or 0 */
   char io_msg[256];
   int rc;        /* the parse's result: 0, or w's error */
   /* Mapped by the worker (`mapped`): the events hold the reader's keys; map[i][local] is the
-   * reader's key of each local name (map[i][0] is 0, the key of no target); the chunk's names new to the input are the reader's
-   * keys gbase[i] + 1 .. gbase[i] + n_new[i], newloc[i][j] the local key of gbase[i] + 1 + j. */
+   * reader's key of each name of the slot's reader (local: its index + 1; map[i][0] is 0, the
+   * key of no target), kept with the names from chunk to chunk; the chunk's names new to the
+   * input are the reader's keys gbase[i] + 1 .. gbase[i] + n_new[i], newloc[i][j] the local key
+   * of gbase[i] + 1 + j. */
   int mapped;
   uint32_t *map[3], *newloc[3];
   size_t map_cap[3], newloc_cap[3];
@@ -95,6 +107,10 @@ typedef struct atom__trace_par {
   uint64_t names_turn;
   int eager;
   atom_trace_reader *shared;
+  /* The slots' readers keep their names from chunk to chunk (0 once a final key did not fit
+   * a worker's tables, or settling failed), up to keep_names names each. */
+  int persist;
+  size_t keep_names;
 
   /* The consumer (its own thread only). */
   slot *cur;
@@ -222,10 +238,11 @@ static int can_cut(const atom__trace_par *p) {
 
 /* ---- parsing (outside the lock) -------------------------------------------------------- */
 
-/* Point the slot's reader at its chunk, as a fresh memory reader with no names. */
+/* Point the slot's reader at its chunk, as a fresh memory reader; its names are those of its
+ * chunks before when s->keep, else none. */
 static void worker_reset(slot *s) {
   atom_trace_reader *w = s->w;
-  atom__trace_names_clear(w);
+  if (!s->keep) atom__trace_names_clear(w);
   for (size_t i = 0; i < w->n_dir; i++) atom__mem_strfree(&w->mem, w->dir[i].text);
   w->n_dir = 0;
   atom__mem_free(&w->mem, w->tail, w->tail_size);
@@ -241,7 +258,7 @@ static void worker_reset(slot *s) {
   const unsigned char *nl = s->size ? memrchr(s->data, '\n', s->size) : NULL;
   w->body_end = nl ? nl + 1 : s->data;
   w->pos = w->lim = w->origin = s->data;
-  s->out.n = 0;
+  s->out.n = s->out.n_runs = 0;
 }
 
 static void parse_slot(slot *s) {
@@ -249,9 +266,11 @@ static void parse_slot(slot *s) {
   s->rc = atom__trace_parse_chunk(s->w, &s->out);
 }
 
-/* Intern the names of slot s (its turn: every chunk before it is mapped) into the shared
- * table, in local key order: s->map, s->gbase, s->newloc. 0, or an error (out of memory, too
- * many names), after which the consumer maps this chunk and the later ones itself. */
+/* Intern the names of slot s (its turn: every chunk before it is mapped) that its reader has no
+ * final key for, those the chunk added (the names it kept have their keys since their own
+ * chunk's turn), into the shared table, in local key order: s->map, s->gbase, s->newloc. 0, or
+ * an error (out of memory, too many names), after which the consumer maps this chunk and the
+ * later ones itself. */
 static int map_names(atom__trace_par *p, slot *s) {
   atom_trace_reader *g = p->shared;
   for (int i = 0; i < 3; i++) {
@@ -261,11 +280,12 @@ static int map_names(atom__trace_par *p, slot *s) {
     if (t->n + 1 > s->map_cap[i] && ATOM__GROW(&g->mem, s->map[i], s->map_cap[i], t->n + 1))
       return ATOM_ENOMEM;
     s->map[i][0] = 0;
-    for (size_t k = 0; k < t->n; k++) {
+    for (size_t k = t->n_final; k < t->n; k++) {
       uint64_t key;
       int rc = atom__trace_intern(g, i + 1, t->ent[k].s, t->ent[k].len, &key);
       if (rc) return rc;
       s->map[i][k + 1] = (uint32_t)key; /* keys are at most MAX_NAMES */
+      if (key >= ATOM__KEY_PROV) s->settle = 0; /* no room in the tags: not kept */
       if (key > s->gbase[i]) { /* new to the input: keys come in order */
         if (s->n_new[i] == s->newloc_cap[i] &&
             ATOM__GROW(&g->mem, s->newloc[i], s->newloc_cap[i], s->n_new[i] + 1))
@@ -285,30 +305,41 @@ static const unsigned char target_space[ATOM_KIND_MAX_ + 1] = {
     [ATOM_JOIN] = ATOM_SPACE_THREAD,
 };
 
-/* Rewrite the events of a mapped slot to the reader's keys (outside the lock), without a
- * branch on whether an event has a target: a kind without one takes the threads' map, whose
- * entry 0 (no target) is 0. */
+/* Rewrite the provisional keys of a mapped slot's events to the reader's keys (outside the
+ * lock); the other keys are final already. Only chunks that brought the slot's reader names
+ * have any. */
 static void rewrite_events(slot *s) {
   atom_event *ev = s->out.ev;
   const uint32_t *threads = s->map[0], *by_kind[ATOM_KIND_MAX_ + 1];
   for (int k = 0; k <= ATOM_KIND_MAX_; k++)
     by_kind[k] = target_space[k] ? s->map[target_space[k] - 1] : threads;
   for (size_t i = 0, n = s->out.n; i < n; i++) {
-    ev[i].thread = threads[ev[i].thread];
-    ev[i].target = by_kind[ev[i].kind][ev[i].target];
+    if (ev[i].thread & ATOM__KEY_PROV) ev[i].thread = threads[ev[i].thread ^ ATOM__KEY_PROV];
+    if (ev[i].target & ATOM__KEY_PROV)
+      ev[i].target = by_kind[ev[i].kind][ev[i].target ^ ATOM__KEY_PROV];
   }
+}
+
+/* The slot's reader forgets its names at its next chunk when it holds more than this many. */
+static int over_keep(const atom__trace_par *p, const slot *s) {
+  const name_space *t = s->w->names;
+  return t[0].n + t[1].n + t[2].n > p->keep_names;
 }
 
 /* With p->mu held and can_cut(p): cut the next chunk, parse it without the lock, map its names
  * in its turn, and tell the consumer. Returns with p->mu held. */
 static void cut_and_parse(atom_trace_reader *r, atom__trace_par *p) {
   slot *s = cut_next(r, p);
+  /* Names are kept only while every chunk's names are mapped in the workers: a kept name's key
+   * is final from its chunk's turn on. */
+  s->keep = p->eager && p->persist && !over_keep(p, s);
   pthread_mutex_unlock(&p->mu);
   parse_slot(s);
   pthread_mutex_lock(&p->mu);
   while (p->names_turn != s->seq && !p->stop) pthread_cond_wait(&p->turn, &p->mu);
   if (p->stop) return; /* the chunk is abandoned: nobody waits for it */
   s->mapped = 0;
+  s->settle = 1;
   if (r->lazy_from && s->seq + 1 >= r->lazy_from) p->eager = 0;
   if (p->eager) {
     /* The shared table is this turn's alone: intern without the lock. */
@@ -321,9 +352,17 @@ static void cut_and_parse(atom_trace_reader *r, atom__trace_par *p) {
   p->names_turn++;
   pthread_cond_broadcast(&p->turn);
   if (s->mapped) {
+    const name_space *t = s->w->names;
+    int added = t[0].n > t[0].n_final || t[1].n > t[1].n_final || t[2].n > t[2].n_final;
+    int keep = 1;
     pthread_mutex_unlock(&p->mu);
-    rewrite_events(s);
+    if (added) {
+      rewrite_events(s);
+      /* The slot's reader gives the final keys of the chunk's names from now on. */
+      keep = s->settle && !atom__trace_names_settle(s->w, s->map);
+    }
     pthread_mutex_lock(&p->mu);
+    if (!keep) p->persist = 0;
   }
   s->state = SLOT_DONE;
   pthread_cond_broadcast(&p->done);
@@ -355,7 +394,7 @@ static void par_release(atom_trace_reader *r, atom__trace_par *p) {
     }
     if (s->w) {
       atom__mem_free(&s->w->mem, s->out.ev, s->out.cap * sizeof *s->out.ev);
-      atom__mem_free(&s->w->mem, s->out.line, s->out.line_cap * sizeof *s->out.line);
+      atom__mem_free(&s->w->mem, s->out.runs, s->out.runs_cap * sizeof *s->out.runs);
       atom__mem_free(&s->w->mem, s->out.dir_pos, s->out.dir_cap * sizeof *s->out.dir_pos);
       atom_trace_reader_free(s->w);
     }
@@ -409,8 +448,15 @@ int atom__trace_par_start(atom_trace_reader *r) {
   if (!p->slots || !p->th) goto oom_p;
   p->n_th = 0;
   p->eager = 1;
-  for (size_t i = 0; i < p->n_slots; i++)
+  p->persist = 1;
+  /* Kept names cost about 50 bytes each in a slot: at most about 50 MiB in all. */
+  p->keep_names = ((size_t)1 << 20) / p->n_slots;
+  if (p->keep_names < ((size_t)1 << 14)) p->keep_names = (size_t)1 << 14;
+  if (r->keep_names) p->keep_names = r->keep_names - 1; /* tests */
+  for (size_t i = 0; i < p->n_slots; i++) {
     if (atom_trace_reader_open_memory(&p->slots[i].w, NULL, 0, r->display)) goto oom_p;
+    p->slots[i].w->key_tag = ATOM__KEY_PROV;
+  }
   if (atom_trace_reader_open_memory(&p->shared, NULL, 0, r->display)) goto oom_p;
   if (pthread_mutex_init(&p->mu, NULL)) goto oom_p;
   if (pthread_cond_init(&p->work, NULL)) {
@@ -473,7 +519,8 @@ static void release_chunk(atom__trace_par *p, slot *s) {
   pthread_mutex_unlock(&p->mu);
 }
 
-/* The reader's key of the chunk's local key `local` in space (1..3). */
+/* The reader's key of the slot reader's local key `local` (a provisional key without its tag)
+ * in space (1..3). */
 static int map_key(atom_trace_reader *r, atom__trace_par *p, int space, uint64_t local,
                    uint64_t *key) {
   uint64_t *m = &p->map[space - 1][local - 1];
@@ -506,6 +553,47 @@ COLD static int learn_names(atom_trace_reader *r, const slot *s, int space, uint
   return 0;
 }
 
+/* The line of event i (< out->n) of a chunk, counted from its start. */
+static uint64_t event_line(const atom__chunk_events *out, size_t i) {
+  size_t lo = 0, hi = out->n_runs; /* the last run that starts at or before i */
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (out->runs[mid].ev <= i) lo = mid;
+    else hi = mid;
+  }
+  return out->runs[lo].line + (i - out->runs[lo].ev);
+}
+
+/* The lines of the chunk's events [from, to), plus base, into line[]. */
+static void event_lines(const atom__chunk_events *out, size_t from, size_t to, uint64_t base,
+                        uint64_t *line) {
+  size_t lo = 0, hi = out->n_runs;
+  while (hi - lo > 1) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (out->runs[mid].ev <= from) lo = mid;
+    else hi = mid;
+  }
+  for (size_t k = lo, i = from; i < to; k++) {
+    size_t end = k + 1 < out->n_runs && out->runs[k + 1].ev < to ? out->runs[k + 1].ev : to;
+    uint64_t first = base + out->runs[k].line + (i - out->runs[k].ev); /* the line of event i */
+    size_t n = end - i, j = 0;
+#if defined(__SSE2__)
+    /* Four lines a step (the compiler's own vectorization of the loop below stores two). */
+    __m128i a = _mm_set_epi64x((long long)(first + 1), (long long)first);
+    __m128i b = _mm_add_epi64(a, _mm_set1_epi64x(2)), four = _mm_set1_epi64x(4);
+    for (; j + 4 <= n; j += 4) {
+      _mm_storeu_si128((__m128i *)(void *)(line + j), a);
+      _mm_storeu_si128((__m128i *)(void *)(line + j + 2), b);
+      a = _mm_add_epi64(a, four);
+      b = _mm_add_epi64(b, four);
+    }
+#endif
+    for (; j < n; j++) line[j] = first + j;
+    line += n;
+    i = end;
+  }
+}
+
 /* 1 when every name of the mapped chunk s is in the reader's table. */
 static int knows_all(const atom_trace_reader *r, const slot *s) {
   for (int i = 0; i < 3; i++)
@@ -523,16 +611,16 @@ static int copy_mapped(atom_trace_reader *r, atom__trace_par *p, const slot *s, 
   atom_event *ev = b->ev + b->count;
   uint64_t *line = b->line + b->count;
   uint64_t base = p->base_line;
+  event_lines(out, from, to, base, line);
   if (knows_all(r, s)) { /* the common case: nothing to learn */
     memcpy(ev, out->ev + from, (to - from) * sizeof *ev);
-    for (size_t i = from; i < to; i++) *line++ = base + out->line[i];
   } else {
     for (size_t i = from; i < to; i++) {
       const atom_event *e = &out->ev[i];
       int sp = e->target ? target_space[e->kind] : 0;
       if (UNLIKELY(e->thread > r->names[0].n || (sp && e->target > r->names[sp - 1].n))) {
         int rc;
-        r->lineno = base + out->line[i]; /* for an error interning the name */
+        r->lineno = line[i - from]; /* for an error interning the name */
         if ((rc = learn_names(r, s, ATOM_SPACE_THREAD, e->thread)) ||
             (sp && (rc = learn_names(r, s, sp, e->target)))) {
           b->count += i - from;
@@ -541,7 +629,6 @@ static int copy_mapped(atom_trace_reader *r, atom__trace_par *p, const slot *s, 
         }
       }
       *ev++ = *e;
-      *line++ = base + out->line[i];
     }
   }
   b->count += to - from;
@@ -579,12 +666,13 @@ static int chunk_error(atom_trace_reader *r, atom__trace_par *p, slot *s) {
 static int move_directive(atom_trace_reader *r, atom__trace_par *p, size_t i) {
   const atom__trace_directive *d = &p->cur->w->dir[i];
   uint64_t key = d->key;
+  /* A name's key as the slot's reader gave it: final, or provisional (reader_state.h). */
   if (d->space != ATOM_SPACE_LOC && p->cur->mapped) {
-    key = p->cur->map[d->space - 1][d->key];
+    if (key & ATOM__KEY_PROV) key = p->cur->map[d->space - 1][key ^ ATOM__KEY_PROV];
     int rc = learn_names(r, p->cur, d->space, key);
     if (rc) return rc;
-  } else if (d->space != ATOM_SPACE_LOC) {
-    int rc = map_key(r, p, d->space, d->key, &key);
+  } else if (d->space != ATOM_SPACE_LOC && (key & ATOM__KEY_PROV)) {
+    int rc = map_key(r, p, d->space, key ^ ATOM__KEY_PROV, &key);
     if (rc) return rc;
   }
   if (ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1))
@@ -614,7 +702,7 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
     const atom__chunk_events *out = &s->out;
     atom_trace_reader *w = s->w;
     while (p->dir_i < w->n_dir && out->dir_pos[p->dir_i] <= p->ev_i) {
-      r->lineno = p->base_line + (p->ev_i < out->n ? out->line[p->ev_i] : w->lineno);
+      r->lineno = p->base_line + (p->ev_i < out->n ? event_line(out, p->ev_i) : w->lineno);
       if ((rc = move_directive(r, p, p->dir_i))) return rc;
       p->dir_i++;
     }
@@ -628,12 +716,10 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
         /* The common case: the batch points at the chunk's events (its own array kept in
          * own_ev until the next fill), which stay put until the chunk is released, in a later
          * fill; only the line numbers are written. The batch holds this stretch alone. */
-        const uint32_t *lines = out->line + p->ev_i;
-        uint64_t *line = b->line, base = p->base_line; /* locals: no aliasing of b's fields */
         size_t k = stop - p->ev_i;
         b->own_ev = b->ev;
         b->ev = out->ev + p->ev_i;
-        for (size_t i = 0; i < k; i++) line[i] = base + lines[i];
+        event_lines(out, p->ev_i, stop, p->base_line, b->line);
         b->count = k;
         p->ev_i = stop;
         r->line = b->line[k - 1];
@@ -644,29 +730,34 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
       continue;
     }
     if (p->ev_i < stop) {
+      /* Keys as the slot's reader gave them: a final key (a name of an earlier chunk, which the
+       * reader knows) stays, a provisional one is mapped here. */
       const uint64_t *threads = p->map[0];
+      event_lines(out, p->ev_i, stop, p->base_line, b->line + b->count);
       for (size_t i = p->ev_i; i < stop; i++) {
         const atom_event *e = &out->ev[i];
         atom_event *ev = &b->ev[b->count];
-        uint64_t line = p->base_line + out->line[i];
+        uint64_t line = b->line[b->count];
         *ev = *e;
-        uint64_t t = threads[e->thread - 1];
-        if (UNLIKELY(!t)) {
-          r->lineno = line; /* for an error interning the name */
-          if ((rc = map_key(r, p, ATOM_SPACE_THREAD, e->thread, &t))) return rc;
-          threads = p->map[0];
+        if (e->thread & ATOM__KEY_PROV) {
+          uint64_t local = e->thread ^ ATOM__KEY_PROV, t = threads[local - 1];
+          if (UNLIKELY(!t)) {
+            r->lineno = line; /* for an error interning the name */
+            if ((rc = map_key(r, p, ATOM_SPACE_THREAD, local, &t))) return rc;
+            threads = p->map[0];
+          }
+          ev->thread = t;
         }
-        ev->thread = t;
-        if (e->target) {
+        if (e->target & ATOM__KEY_PROV) {
           int space = target_space[e->kind];
-          uint64_t k = p->map[space - 1][e->target - 1];
+          uint64_t local = e->target ^ ATOM__KEY_PROV, k = p->map[space - 1][local - 1];
           if (UNLIKELY(!k)) {
             r->lineno = line;
-            if ((rc = map_key(r, p, space, e->target, &k))) return rc;
+            if ((rc = map_key(r, p, space, local, &k))) return rc;
           }
           ev->target = k;
         }
-        b->line[b->count++] = line;
+        b->count++; /* its line written above */
       }
       p->ev_i = stop;
       r->line = b->line[b->count - 1];

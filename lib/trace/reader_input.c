@@ -325,6 +325,7 @@ ATOM_API void atom_trace_reader_free(atom_trace_reader *r) {
     atom__u64map_free(&t->short_names, &r->mem);
     atom__idindex_free(&t->long_names, &r->mem);
     atom__mem_free(&r->mem, t->ent, t->cap * sizeof *t->ent);
+    atom__mem_free(&r->mem, t->gkey, t->gkey_cap * sizeof *t->gkey);
   }
   for (arena_block *b = r->arena, *next; b; b = next) {
     next = b->next;
@@ -358,6 +359,10 @@ ATOM_API int atom_trace_reader_set_threads(atom_trace_reader *r, unsigned n) {
 }
 
 void atom__trace_reader_set_chunk(atom_trace_reader *r, size_t size) { r->chunk_size = size; }
+
+void atom__trace_reader_set_keep_names(atom_trace_reader *r, size_t n) {
+  r->keep_names = n + 1;
+}
 
 void atom__trace_reader_set_lazy_names(atom_trace_reader *r, uint64_t from) {
   r->lazy_from = from == UINT64_MAX ? 0 : from + 1;

@@ -32,6 +32,8 @@
 #define MAX_NAMES (UINT32_MAX - 1)
 #define NAME_CACHE_BITS 12
 #define NAME_CACHE ((size_t)1 << NAME_CACHE_BITS) /* entries per space */
+/* The tag of a worker reader's provisional keys (name_space): final keys stay below it. */
+#define ATOM__KEY_PROV ((uint32_t)1 << 31)
 
 /* ---- name tables ----------------------------------------------------------------------- */
 
@@ -51,6 +53,13 @@ typedef struct name_space {
   atom__idindex long_names; /* word-at-a-time hash -> key - 1 */
   name_ent *ent;            /* ent[key - 1] */
   size_t n, cap;
+  /* A worker reader of the parallel reader (parallel.c) keeps its names from chunk to chunk
+   * and gives the reader's final keys once it knows them: the names ent[0 .. n_final) have the
+   * final keys gkey[]; a name after them has the provisional key ATOM__KEY_PROV | (index + 1)
+   * until its chunk's turn settles it (atom__trace_names_settle()). A reader of its own has
+   * n_final 0 and no tag: keys index + 1. */
+  uint32_t *gkey;
+  size_t gkey_cap, n_final;
   /* A direct-mapped cache in front of the maps, indexed by a hash of the head: most events
    * find their names here in one probe, without the maps' hashing and probing. An entry holds
    * a name's head, length and key (0: empty); a long name's tail is checked against its string
@@ -67,7 +76,7 @@ typedef struct name_space {
  * and its name table. Filled only from lines taken whole, so a match needs no other test of
  * those bytes; an empty entry's word is all ones, which no head is. Keys never change while
  * the reader's names live; atom__trace_names_clear() empties the cache with them. */
-#define HEAD_CACHE_BITS 8
+#define HEAD_CACHE_BITS 10
 struct line_head {
   uint64_t word;
   struct {
@@ -119,6 +128,7 @@ struct atom_trace_reader {
   unsigned char *buf;
   size_t buf_cap, fill;
 
+  uint32_t key_tag; /* ATOM__KEY_PROV in a worker reader of parallel.c, else 0 */
   int sniff;       /* the format is not known yet: told at the first read (atom__trace_sniff) */
 
   atom__trace_batch *batch;
@@ -141,16 +151,23 @@ struct atom_trace_reader {
   unsigned threads;
   size_t chunk_size;
   uint64_t lazy_from; /* tests: 1 + the first chunk whose names the consumer maps, or 0 */
+  size_t keep_names;  /* tests: 1 + the names a slot's reader keeps, or 0: the default */
   struct atom__trace_par *par;
   int par_tried;
 };
 
 /* Events of one chunk parsed by a worker (parallel.c, filled by atom__trace_parse_chunk): their
- * keys are the worker reader's (chunk-local), their lines counted from the chunk's start. */
+ * keys are the worker reader's, their lines counted from the chunk's start and kept as runs of
+ * consecutive lines (most chunks, whose every line is an event, are one run): the events from
+ * runs[k].ev up to runs[k + 1].ev are on lines runs[k].line, runs[k].line + 1, ... */
+struct atom__line_run {
+  uint32_t ev, line;
+};
 typedef struct atom__chunk_events {
   atom_event *ev;
-  uint32_t *line;
-  size_t n, cap, line_cap;
+  size_t n, cap;
+  struct atom__line_run *runs;
+  size_t n_runs, runs_cap;
   size_t *dir_pos; /* per directive of the worker reader: how many events precede it */
   size_t dir_cap;
 } atom__chunk_events;
@@ -164,6 +181,10 @@ int atom__trace_intern(atom_trace_reader *r, int space, const char *s, size_t le
                        uint64_t *key);
 /* Forget every name of r (a worker reader between chunks). */
 void atom__trace_names_clear(atom_trace_reader *r);
+/* A worker reader (key_tag set): its names from n_final on get their final keys, map[i][index
+ * + 1] in space i + 1 (each below ATOM__KEY_PROV), in its tables, caches and line heads. 0, or
+ * ATOM_ENOMEM (nothing settled: the caller forgets the names before the next chunk). */
+int atom__trace_names_settle(atom_trace_reader *r, uint32_t *const map[3]);
 /* Empty r's cache of line heads (a new reader; the names forgotten). */
 void atom__trace_heads_clear(atom_trace_reader *r);
 

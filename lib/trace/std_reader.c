@@ -193,6 +193,19 @@ static char *arena_copy(atom_trace_reader *r, const unsigned char *s, size_t n) 
   return d;
 }
 
+/* The key of the name ent[at] of t (reader_state.h): final, or provisional in a worker reader. */
+static inline uint32_t key_of(const atom_trace_reader *r, const name_space *t, size_t at) {
+  return at < t->n_final ? t->gkey[at] : (r->key_tag | (uint32_t)(at + 1));
+}
+
+/* What the name cache holds of ent[at]: its key; for a name of more than 8 bytes, whose tail
+ * a hit compares with its string, its index + 1 with the reader's tag (its key in a reader of
+ * its own), which key_of() turns into the key. */
+static inline uint32_t cached_key(const atom_trace_reader *r, const name_space *t, size_t at,
+                                  size_t len) {
+  return len > 8 ? r->key_tag | (uint32_t)(at + 1) : key_of(r, t, at);
+}
+
 /* The key of the name s[0..len) (head: its name_head), interning it if it is new. */
 static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char *s, size_t len,
                        uint64_t head, uint64_t *key) {
@@ -207,7 +220,7 @@ static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char 
       if (t->ent[at].len == len && !memcmp(t->ent[at].s, s, len)) goto found;
   }
   /* A new name. */
-  if (t->n >= MAX_NAMES)
+  if (t->n >= (r->key_tag ? (size_t)r->key_tag - 1 : MAX_NAMES))
     return atom__trace_fail(r, ATOM_ELIMIT, "more than %lu distinct names in one space",
                 (unsigned long)MAX_NAMES);
   if (ATOM__GROW(&r->mem, t->ent, t->cap, t->n + 1))
@@ -221,8 +234,8 @@ static int intern_slow(atom_trace_reader *r, name_space *t, const unsigned char 
   t->ent[at] = (name_ent){copy, len};
   t->n++;
 found:
-  *key = (uint64_t)at + 1;
-  t->cache[cache_slot(head, len)] = (struct name_cache){head, (uint32_t)len, at + 1};
+  *key = key_of(r, t, at);
+  t->cache[cache_slot(head, len)] = (struct name_cache){head, (uint32_t)len, cached_key(r, t, at, len)};
   return 0;
 }
 
@@ -230,10 +243,16 @@ static inline int intern(atom_trace_reader *r, name_space *t, const unsigned cha
                          uint64_t *key) {
   uint64_t head = name_head(s, len);
   const struct name_cache *c = &t->cache[cache_slot(head, len)];
-  if (LIKELY(c->head == head && c->len == len) &&
-      (len <= 8 || !memcmp(t->ent[c->key - 1].s + 8, s + 8, len - 8))) {
-    *key = c->key;
-    return 0;
+  if (LIKELY(c->head == head && c->len == len)) {
+    if (len <= 8) {
+      *key = c->key;
+      return 0;
+    }
+    size_t at = (c->key & ~r->key_tag) - 1; /* cached_key() */
+    if (!memcmp(t->ent[at].s + 8, s + 8, len - 8)) {
+      *key = key_of(r, t, at);
+      return 0;
+    }
   }
   return intern_slow(r, t, s, len, head, key);
 }
@@ -672,6 +691,19 @@ static HOT_INLINE int fast_line(atom_trace_reader *r, const unsigned char *p, at
 #if defined(__SSE2__)
 #define SIMD_LINES 1
 
+/* The position of the lowest set bit of x (not 0) as a 64-bit value. __builtin_ctzll() gives an
+ * int, which the compiler sign-extends after every scan; `tzcnt` writes all 64 bits (a CPU
+ * without it runs the same bytes as `bsf`, equal for x not 0). */
+static inline size_t low_bit(uint64_t x) {
+#if defined(__x86_64__) && defined(__GNUC__)
+  uint64_t r;
+  __asm__("tzcnt %1, %0" : "=r"(r) : "r"(x) : "cc");
+  return (size_t)r;
+#else
+  return (size_t)__builtin_ctzll(x);
+#endif
+}
+
 static inline uint16_t load_le16(const unsigned char *p) {
   uint16_t v;
   memcpy(&v, p, 2);
@@ -727,39 +759,55 @@ COLD static uint64_t intern_miss(atom_trace_reader *r, name_space *t, const unsi
   return intern_slow(r, t, s, len, head, &key) ? 0 : key;
 }
 
-/* The names of a line that simd_run() takes and that missed its caches, interned, the thread
- * first, and the line's head cached (miss: bit 0 the thread's name, bit 1 the target's, bit 2
- * the head; tc: the target's name cache, or NULL). The line is known to be common, so its
- * fields are found again from their delimiters (out of the loop, which keeps fewer values).
- * 0, or r's error. */
+/* A line that simd_run() takes and whose names or head are not all in its caches: the names
+ * that missed interned, the thread first, and a head of at most 8 bytes cached (tc: the
+ * target's name cache, or NULL). The loop only knows that something missed: the line is known
+ * to be common, so its fields are found again from their delimiters and probed again here,
+ * out of the loop, which keeps fewer values. 0, or r's error. */
 COLD static int line_miss(atom_trace_reader *r, const unsigned char *p, atom_event *ev,
-                          unsigned miss, struct name_cache *tc) {
+                          struct name_cache *tc) {
   size_t tlen = 1; /* the thread name is 1 to 7 bytes (a loop: shorter than a call) */
   while (p[tlen] != '|') tlen++;
   const unsigned char *bar = p + tlen;
-  if ((miss & 1) && !(ev->thread = intern_miss(r, &r->names[0], p, tlen, name_head(p, tlen))))
+  uint64_t th = name_head(p, tlen);
+  /* Keys are taken again from the caches: interning the thread may have filled the slot the
+   * target probed (a fork or join of a thread by the same name, or the same slot). A thread
+   * whose key came from the line's head may have left the name cache: interning it again finds
+   * the same key. */
+  const struct name_cache *c = &r->names[0].cache[short_slot(th)];
+  if (c->head == th)
+    ev->thread = c->key;
+  else if (!(ev->thread = intern_miss(r, &r->names[0], p, tlen, th)))
     return r->err;
   const unsigned char *d = bar + 1; /* the operation, up to '(' or '|' */
   while (*d != '(' && *d != '|') d++;
-  if (miss & 2) {
+  if (tc) {
     const unsigned char *n0 = d + 1;
     size_t nlen = 1;
     while (n0[nlen] != ')') nlen++;
+    uint64_t nh = name_head(n0, nlen);
     name_space *t = (name_space *)(void *)((char *)tc - offsetof(name_space, cache));
-    if (!(ev->target = intern_miss(r, t, n0, nlen, name_head(n0, nlen)))) return r->err;
+    c = &tc[short_slot(nh)];
+    if (c->head == nh)
+      ev->target = c->key;
+    else if (!(ev->target = intern_miss(r, t, n0, nlen, nh)))
+      return r->err;
   }
-  if (miss & 4) { /* the head is at most 8 bytes */
+  if (d - p < 8) { /* the head is at most 8 bytes */
     uint64_t hw = name_head(p, (size_t)(d - p) + 1);
     struct line_head *h = &r->heads[head_slot(hw)];
-    h->word = hw;
-    memcpy(&h->ev, ev, sizeof h->ev);
-    h->target = tc;
+    if (h->word != hw) {
+      h->word = hw;
+      memcpy(&h->ev, ev, sizeof h->ev);
+      h->target = tc;
+    }
   }
   return 0;
 }
 
 /* Parse the common lines from r->pos on, as many as follow one another (at most `cap`) into
- * ev[] and their line numbers into line32[] or line64[] (the other NULL): the lines fast_line()
+ * ev[] and their line numbers into line64[] (NULL: not written; a chunk keeps its lines as runs,
+ * atom__chunk_events, and these are consecutive): the lines fast_line()
  * takes, "T|op(NAME)|LOC" and "T|op|LOC" with names of 1 to 7 plain bytes, no blanks, no flag
  * and a location of 1 to 7 digits, but found from one 16-byte load per line. Two masks of it:
  * `odd`, the bytes that are not plain name bytes (the delimiters '|', '(', ')' and the line end
@@ -770,18 +818,20 @@ COLD static int line_miss(atom_trace_reader *r, const unsigned char *p, atom_eve
  * loads below read at most 33 bytes from the line's start), with r->pos at that line and
  * r->lineno at the line before: read_event() parses it as it would have. Returns how many
  * events were written; *rc is 0, or an interning error (r->lineno at its line). */
-static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t *line32,
-                                  uint64_t *line64, size_t cap, int *rc) {
+static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint64_t *line64,
+                                  size_t cap, int *rc) {
   const unsigned char *p = r->pos;
   const uint64_t lineno = r->lineno; /* every line of a run is an event: line lineno + i + 1 */
   atom_event *const ev0 = ev, *const ev_end = ev + cap;
   *rc = 0;
-  /* A byte b is in [lo, hi] when b + (0x80 - lo), wrapped, is below -128 + (hi - lo + 1) as a
-   * signed byte: one add and one compare a range. */
+  /* A byte b is outside [lo, hi] when b + (0x80 - lo), wrapped, is above -128 + (hi - lo) as a
+   * signed byte: one add and one compare a range (the sum the compare's destination, so no
+   * constant is copied first). */
   const __m128i to_plain = _mm_set1_epi8((char)(0x80 - 0x2A)),
-                end_plain = _mm_set1_epi8((char)(-128 + (0x7B - 0x2A + 1)));
+                last_plain = _mm_set1_epi8((char)(-128 + (0x7B - 0x2A)));
   const __m128i to_digit = _mm_set1_epi8((char)(0x80 - '0')),
-                end_digit = _mm_set1_epi8((char)(-128 + 10));
+                last_digit = _mm_set1_epi8((char)(-128 + 9));
+  const uint64_t past = ~(uint64_t)0xFFFF; /* the bits past the load */
   for (;;) {
     /* A line taken is at most FAST_NEED bytes long, so `stop` lines from p all start with
      * FAST_NEED bytes of the region left: one bound for the loop below. */
@@ -790,25 +840,24 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
     atom_event *const stop = (size_t)(ev_end - ev) < room ? ev_end : ev + room;
     do {
       /* Bit i set: p[i] is not a plain name byte (bytes 0x2A to 0x7B, as odd_bytes()), or not a
-       * digit; bits 16 to 31 set (the complement of a 16-bit mask), as if the line went on with
-       * such bytes. */
+       * digit; bits 16 to 63 set (`past`), as if the line went on with
+       * such bytes. 64-bit masks: their bit scans need no extension to a position. */
       __m128i x = _mm_loadu_si128((const __m128i *)(const void *)p);
-      uint32_t odd =
-          ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_plain, _mm_add_epi8(x, to_plain)));
-      uint32_t nondig =
-          ~(uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(end_digit, _mm_add_epi8(x, to_digit)));
+      uint64_t odd =
+          (uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_add_epi8(x, to_plain), last_plain)) | past;
+      uint64_t nondig =
+          (uint32_t)_mm_movemask_epi8(_mm_cmpgt_epi8(_mm_add_epi8(x, to_digit), last_digit)) | past;
       /* The line's head, up to the second byte that is not plain (the byte after the operation
        * in a common line): when it is at most 8 bytes and in the cache, the thread's key, the
        * kind and the target's table come from there (struct line_head). A word of more than 8
        * bytes (the mask keeps all 8) matches no entry: byte 7 of an entry is its second byte that
        * is not plain, with one more before it, which the word's 8 bytes do not both have. */
       uint64_t w0 = atom__load_le64(p);
-      size_t q = (size_t)__builtin_ctzll(odd & (odd - 1)); /* odd has bits 16 up: q <= 17 */
+      size_t q = low_bit(odd & (odd - 1)); /* odd has bits 16 up: q <= 17 */
       uint64_t hw = w0 & head_bytes[q];
       const struct line_head *h = &r->heads[head_slot(hw)];
-      unsigned miss;
+      uint64_t miss; /* not 0: a name or the head missed its cache (line_miss()) */
       struct name_cache *tc; /* the target's name cache, NULL: no target */
-      ev->target = 0;
       if (LIKELY(h->word == hw)) {
         memcpy(ev, &h->ev, sizeof h->ev); /* kind, flags (0) and thread */
         tc = h->target;
@@ -816,7 +865,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
       } else {
         /* <thread>|: a name of 1 to 7 bytes, all inside the load, then '|' (tested as a byte:
          * it may be the first byte after the load). */
-        size_t tlen = (size_t)__builtin_ctzll(odd);
+        size_t tlen = low_bit(odd);
         if (UNLIKELY(tlen - 1 >= 7 || p[tlen] != '|')) goto out;
         uint64_t th = w0 & low_bytes[tlen];
         /* The names' keys are looked up in the cache as soon as the names are known (a short
@@ -827,7 +876,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
          * taken leaves them in the slot *ev, which is not counted. */
         const struct name_cache *c = &r->names[0].cache[short_slot(th)];
         ev->thread = c->key;
-        miss = (c->head != th) | (q < 8) << 2; /* bit 2: fill the head's entry */
+        miss = (c->head ^ th) | (q < 8); /* q < 8: the head is cached */
         /* <op> and the byte after it, compared as one word with the pattern its first two
          * bytes select (fast_line()); it puts the byte after the operation at q. */
         uint64_t ow = atom__load_le64(p + tlen + 1);
@@ -839,19 +888,21 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
       }
       /* q at '(' or '|': q <= 14 */
       size_t s = q + 1; /* s: where the location starts */
-      if (tc) {
+      if (!tc) {
+        ev->target = 0;
+      } else {
         /* (<name>)|: the next byte that is not plain must be ')' right after 1 to 7 bytes, then
          * '|'. odd >> (q + 1) keeps a set bit from the padding bits 16 up. */
-        size_t nlen = (size_t)__builtin_ctzll(odd >> (q + 1));
+        size_t nlen = low_bit(odd >> (q + 1));
         if (UNLIKELY(nlen - 1 >= 7 || load_le16(p + q + 1 + nlen) != W2(')', '|'))) goto out;
         uint64_t nh = atom__load_le64(p + q + 1) & low_bytes[nlen];
         s = q + 3 + nlen; /* s <= 24 */
         const struct name_cache *c = &tc[short_slot(nh)];
         ev->target = c->key;
-        miss |= (unsigned)(c->head != nh) << 1;
+        miss |= c->head ^ nh;
       }
       /* <loc>: 1 to 7 digits, then LF (or CR LF); one or two digits most of the time. */
-      size_t k = (unsigned)__builtin_ctz(nondig >> s);
+      size_t k = low_bit(nondig >> s);
       const unsigned char *e = p + s + k;
       uint64_t loc;
       if (LIKELY(k - 1 < 2 && *e == '\n')) {
@@ -878,7 +929,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
          * where an error needs them. A key found above stays valid: keys never change. */
         r->lineno = lineno + (size_t)(ev - ev0) + 1;
         r->pos = p;
-        if (line_miss(r, p, ev, miss, tc)) goto out;
+        if (line_miss(r, p, ev, tc)) goto out;
       }
       ev->loc = loc;
       ev++;
@@ -888,9 +939,7 @@ static HOT_INLINE size_t simd_run(atom_trace_reader *r, atom_event *ev, uint32_t
 out:;
   /* The line numbers, in a pass of their own (a loop the compiler can vectorize). */
   size_t n = (size_t)(ev - ev0);
-  if (line32)
-    for (size_t i = 0; i < n; i++) line32[i] = (uint32_t)(lineno + i + 1);
-  else
+  if (line64)
     for (size_t i = 0; i < n; i++) line64[i] = lineno + i + 1;
   if (UNLIKELY(r->err)) { /* an interning error: r->pos and r->lineno at its line */
     *rc = r->err;
@@ -902,15 +951,15 @@ out:;
   return n;
 }
 
-/* simd_run() for the chunk (32-bit lines) and batch (64-bit lines) callers, each a function of
- * its own: the loop keeps its values in registers, apart from the callers' code. */
-__attribute__((noinline)) static size_t simd_run32(atom_trace_reader *r, atom_event *ev,
-                                                   uint32_t *line, size_t cap, int *rc) {
-  return simd_run(r, ev, line, NULL, cap, rc);
+/* simd_run() for the chunk (no lines written) and batch (64-bit lines) callers, each a function
+ * of its own: the loop keeps its values in registers, apart from the callers' code. */
+__attribute__((noinline)) static size_t simd_run_chunk(atom_trace_reader *r, atom_event *ev,
+                                                       size_t cap, int *rc) {
+  return simd_run(r, ev, NULL, cap, rc);
 }
 __attribute__((noinline)) static size_t simd_run64(atom_trace_reader *r, atom_event *ev,
                                                    uint64_t *line, size_t cap, int *rc) {
-  return simd_run(r, ev, NULL, line, cap, rc);
+  return simd_run(r, ev, line, cap, rc);
 }
 #endif
 
@@ -1072,7 +1121,7 @@ void atom__trace_names_clear(atom_trace_reader *r) {
       t->cache[cache_slot(name_head(s, t->ent[k].len), t->ent[k].len)] =
           (struct name_cache){0, 0, 0};
     }
-    t->n = 0;
+    t->n = t->n_final = 0;
   }
   /* Keep the newest arena block for the next chunk's names, free the others. */
   arena_block *keep = r->arena;
@@ -1086,17 +1135,58 @@ void atom__trace_names_clear(atom_trace_reader *r) {
   r->arena_used = 0;
 }
 
+int atom__trace_names_settle(atom_trace_reader *r, uint32_t *const map[3]) {
+  for (int i = 0; i < 3; i++) {
+    name_space *t = &r->names[i];
+    if (t->n > t->gkey_cap && ATOM__GROW(&r->mem, t->gkey, t->gkey_cap, t->n)) return ATOM_ENOMEM;
+  }
+  for (int i = 0; i < 3; i++) {
+    name_space *t = &r->names[i];
+    for (size_t at = t->n_final; at < t->n; at++) {
+      uint32_t g = map[i][at + 1];
+      t->gkey[at] = g;
+      /* The name's cache slot, when it holds the name, has its provisional key; a name of more
+       * than 8 bytes keeps its index there (cached_key()). */
+      const name_ent *e = &t->ent[at];
+      if (e->len > 8) continue;
+      struct name_cache *c =
+          &t->cache[cache_slot(name_head((const unsigned char *)e->s, e->len), e->len)];
+      if (c->key == (r->key_tag | (uint32_t)(at + 1))) c->key = g;
+    }
+    t->n_final = t->n;
+  }
+  /* Line heads hold the thread's key (a head's target is its name cache, settled above). */
+  for (size_t i = 0; i < (size_t)1 << HEAD_CACHE_BITS; i++) {
+    struct line_head *h = &r->heads[i];
+    if (h->word != ~(uint64_t)0 && (h->ev.thread & r->key_tag))
+      h->ev.thread = map[0][h->ev.thread ^ r->key_tag];
+  }
+  return 0;
+}
+
+/* Event `at` of the chunk is on line `line`: a new run unless it follows the last one's. */
+static int chunk_line(atom_trace_reader *w, atom__chunk_events *out, size_t at, uint64_t line) {
+  if (out->n_runs) {
+    const struct atom__line_run *last = &out->runs[out->n_runs - 1];
+    if (last->line + (at - last->ev) == line) return 0;
+  }
+  if (ATOM__GROW(&w->mem, out->runs, out->runs_cap, out->n_runs + 1))
+    return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
+  out->runs[out->n_runs++] = (struct atom__line_run){(uint32_t)at, (uint32_t)line};
+  return 0;
+}
+
 int atom__trace_parse_chunk(atom_trace_reader *w, atom__chunk_events *out) {
   for (;;) {
-    if (out->n == out->cap || out->n == out->line_cap) {
-      if (ATOM__GROW(&w->mem, out->ev, out->cap, out->n + 1) ||
-          ATOM__GROW(&w->mem, out->line, out->line_cap, out->n + 1))
-        return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
-    }
+    if (out->n == out->cap && ATOM__GROW(&w->mem, out->ev, out->cap, out->n + 1))
+      return atom__trace_fail(w, ATOM_ENOMEM, "out of memory");
 #if defined(SIMD_LINES)
-    size_t room = (out->cap < out->line_cap ? out->cap : out->line_cap) - out->n;
+    size_t room = out->cap - out->n;
+    uint64_t before = w->lineno;
     int rc;
-    size_t got = simd_run32(w, out->ev + out->n, out->line + out->n, room, &rc);
+    size_t got = simd_run_chunk(w, out->ev + out->n, room, &rc);
+    /* A run's lines are consecutive: its first event's line places them all. */
+    if (got && chunk_line(w, out, out->n, before + 1)) return w->err;
     out->n += got;
     if (UNLIKELY(rc)) return rc;
     if (got == room) continue; /* full: grow */
@@ -1109,7 +1199,8 @@ int atom__trace_parse_chunk(atom_trace_reader *w, atom__chunk_events *out) {
       for (; nd < w->n_dir; nd++) out->dir_pos[nd] = out->n;
     }
     if (rc1 != 1) return rc1;
-    out->line[out->n++] = (uint32_t)w->lineno;
+    if (chunk_line(w, out, out->n, w->lineno)) return w->err;
+    out->n++;
   }
 }
 

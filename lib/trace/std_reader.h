@@ -51,6 +51,10 @@ void atom__trace_reader_set_chunk(atom_trace_reader *r, size_t size);
  * every chunk's names are mapped in the workers. */
 void atom__trace_reader_set_lazy_names(atom_trace_reader *r, uint64_t from);
 
+/* For tests: the slots of the parallel reader forget their names before a chunk once they hold
+ * more than `n` (by default about 2^20 over all the slots, see parallel.c). */
+void atom__trace_reader_set_keep_names(atom_trace_reader *r, size_t n);
+
 /* Names known to the reader in space `what` (1..3): keys 1..n. */
 uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what);
 

@@ -1604,6 +1604,8 @@ static void full_append(full_outcome *f, const char *fmt, ...) {
 /* The first chunk whose names the consumer maps (read_full, parallel reading), or
  * UINT64_MAX: every chunk's names are mapped by the workers. */
 static uint64_t full_lazy_from = UINT64_MAX;
+/* The names the parallel reader's slots keep (read_full), or SIZE_MAX: the default. */
+static size_t full_keep_names = SIZE_MAX;
 
 /* Read text through `via` (memory or file) with `threads` threads and chunks of `chunk`
  * bytes (0: the default). */
@@ -1615,6 +1617,7 @@ static void read_full(int via, const char *text, size_t size, unsigned threads, 
   ck_assert_int_eq(atom_trace_reader_set_threads(op.r, threads), 0);
   atom__trace_reader_set_chunk(op.r, chunk);
   atom__trace_reader_set_lazy_names(op.r, full_lazy_from);
+  if (full_keep_names != SIZE_MAX) atom__trace_reader_set_keep_names(op.r, full_keep_names);
   read_all(op.r, &f->o);
   full_append(f, "%s", "");
   for (int what = ATOM_SPACE_THREAD; what <= ATOM_SPACE_LOCK; what++)
@@ -1701,6 +1704,40 @@ START_TEST(simd_parser_heads) {
   for (size_t chunk = 50; chunk <= 2000; chunk = chunk * 3 + 7) {
     read_full(VIA_MEMORY, g.text, g.len, 3, chunk, &par);
     ck_same_outcome(&serial, &par, "heads in parallel");
+    full_free(&par);
+  }
+  full_free(&serial);
+  gen_free(&g);
+}
+END_TEST
+
+/* A thread that forks or joins a thread by its own name, and one by a name new on that line:
+ * both names missed the 16-byte-load parser's caches, and interning the first fills the slot
+ * the second probed (the same name, the same slot). Serially and in parallel. */
+START_TEST(simd_parser_fork_self) {
+  gen_trace g;
+  memset(&g, 0, sizeof g);
+  char buf[64], th[16], other[16];
+  for (int i = 0; i < 120; i++) { /* 240 names: gen_trace holds 256 */
+    snprintf(th, sizeof th, "F%d", i);
+    snprintf(other, sizeof other, "G%d", i);
+    const char *op = i % 2 ? "join" : "fork";
+    uint32_t kind = i % 2 ? ATOM_JOIN : ATOM_FORK;
+    int n = snprintf(buf, sizeof buf, "%s|%s(%s)|%d\n", th, op, th, i % 90);
+    gen_put(&g, buf, (size_t)n);
+    uint64_t tk = gen_key(&g, ATOM_SPACE_THREAD, th);
+    gen_event(&g, (atom_event){.kind = kind, .thread = tk, .target = tk, .loc = (uint64_t)(i % 90)});
+    n = snprintf(buf, sizeof buf, "%s|%s(%s)|7\n", th, op, other);
+    gen_put(&g, buf, (size_t)n);
+    uint64_t ok = gen_key(&g, ATOM_SPACE_THREAD, other);
+    gen_event(&g, (atom_event){.kind = kind, .thread = tk, .target = ok, .loc = 7});
+  }
+  for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, "fork self");
+  full_outcome serial, par;
+  read_full(VIA_MEMORY, g.text, g.len, 1, 0, &serial);
+  for (size_t chunk = 50; chunk <= 5000; chunk = chunk * 4 + 3) {
+    read_full(VIA_MEMORY, g.text, g.len, 3, chunk, &par);
+    ck_same_outcome(&serial, &par, "fork self in parallel");
     full_free(&par);
   }
   full_free(&serial);
@@ -1824,6 +1861,44 @@ START_TEST(parallel_lazy_names) {
       full_lazy_from = UINT64_MAX;
       ck_same_outcome(&ref, &par, what);
       full_free(&par);
+    }
+    full_free(&ref);
+  }
+  free(text);
+}
+END_TEST
+
+/* The slots' readers keep their names from chunk to chunk up to a bound, past which they forget
+ * them before their next chunk: with every bound (0: never kept), and with names lazy from a
+ * chunk on, the serial reader's events, lines, names and directives all the same. */
+START_TEST(parallel_kept_names) {
+  enum { CAP = 1 << 16 };
+  char *text = malloc(CAP);
+  ck_assert_ptr_nonnull(text);
+  static const size_t keep[] = {0, 3, 40, 100000};
+  for (int iter = 0; iter < 16; iter++) {
+    uint64_t x = (uint64_t)iter + 4321;
+    int lines = 1 + (int)(xs(&x) % 1200);
+    int bad_at = iter % 4 == 0 ? 1 + (int)(xs(&x) % (uint64_t)lines) : 0;
+    size_t len = random_std(text, CAP, (uint64_t)iter + 2000, lines, iter % 5 == 0, bad_at,
+                            iter % 3 == 1);
+    int via = iter % 2 ? VIA_FILE : VIA_MEMORY;
+    full_outcome ref;
+    read_full(via, text, len, 1, 0, &ref);
+    for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
+      for (int lazy = 0; lazy < 2; lazy++) {
+        full_outcome par;
+        char what[112];
+        snprintf(what, sizeof what, "iteration %d, %s, %zu names kept%s", iter, via_name[via],
+                 keep[k], lazy ? ", names lazy from chunk 6" : "");
+        full_keep_names = keep[k];
+        full_lazy_from = lazy ? 6 : UINT64_MAX;
+        read_full(via, text, len, 3, 150, &par);
+        full_keep_names = SIZE_MAX;
+        full_lazy_from = UINT64_MAX;
+        ck_same_outcome(&ref, &par, what);
+        full_free(&par);
+      }
     }
     full_free(&ref);
   }
@@ -2000,6 +2075,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_add_test(t, simd_parser_name_lengths);
   tcase_add_test(t, simd_parser_locations);
   tcase_add_test(t, simd_parser_heads);
+  tcase_add_test(t, simd_parser_fork_self);
   suite_add_tcase(s, t);
 
   t = tcase_create("writer");
@@ -2031,6 +2107,7 @@ Suite *atom_test_suite_trace(void) {
   tcase_set_timeout(t, 60);
   tcase_add_test(t, parallel_matches_serial);
   tcase_add_test(t, parallel_lazy_names);
+  tcase_add_test(t, parallel_kept_names);
   tcase_add_test(t, parallel_late_error);
   tcase_add_test(t, parallel_malformed);
   tcase_add_test(t, parallel_garbage);
