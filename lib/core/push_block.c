@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/push_check.h"
+#include "core/push_vouched.h"
 #include "core/session.h"
 #include "support/assert.h"
 

@@ -66,13 +66,4 @@ static inline int atom__check_pushable(atom_session *s) {
  * atom_push_many for an event a block cannot hold. */
 int atom__push_one(atom_session *s, const atom_event *e);
 
-/* atom_push_many for a caller that vouches for its keys (a trace reader: its keys number its
- * names): every event's thread key is at most thread_max, and every READ's and WRITE's target
- * at most var_max (UINT64_MAX: nothing vouched). Once both bounds are within the session's
- * direct tables (the live threads', the variables'), blocks are filled without testing those
- * keys against the tables' sizes; what is accepted, refused and dispatched is as with
- * atom_push_many. A key above its bound may be read out of bounds: the bounds must hold. */
-int atom__push_many_bounded(atom_session *s, const atom_event *ev, size_t n, size_t *done,
-                            uint64_t thread_max, uint64_t var_max);
-
 #endif

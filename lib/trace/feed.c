@@ -6,7 +6,7 @@
 #include "atomicity/session.h"
 #include "atomicity/trace.h"
 #include "core/error.h"
-#include "core/push_check.h"
+#include "core/push_vouched.h"
 #include "trace/std_reader.h"
 
 /* The session's verdicts on ill-formed events: the event is dropped, the session goes on. */

@@ -13,7 +13,7 @@ RULES = {
     'support': ('support/',),
     'core': ('core/', 'support/', 'checkers/list.def', 'checkers/builtin.h'),
     'checkers': ('support/', 'checkers/builtin.h', 'checkers/list.def'),
-    'trace': ('trace/', 'support/', 'core/error.h'),
+    'trace': ('trace/', 'support/', 'core/error.h', 'core/push_vouched.h'),
     'output': ('output/', 'core/', 'support/'),
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "core/push_check.h"
+#include "core/push_vouched.h"
 #include "randtrace.h"
 #include "util.h"
 
