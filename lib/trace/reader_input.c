@@ -375,9 +375,8 @@ uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what) {
 
 int atom__trace_reader_key_max(const atom_trace_reader *r, uint64_t *thread_max,
                                uint64_t *var_max) {
-  if (!r->atb) return 0;
-  *thread_max = atom__atb_name_count(r, ATOM_SPACE_THREAD);
-  *var_max = atom__atb_name_count(r, ATOM_SPACE_VAR);
+  *thread_max = atom__trace_reader_name_count(r, ATOM_SPACE_THREAD);
+  *var_max = atom__trace_reader_name_count(r, ATOM_SPACE_VAR);
   return 1;
 }
 

@@ -60,8 +60,10 @@ uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what);
 
 /* 1 if the reader vouches that every event it has delivered so far has a thread key of at
  * most *thread_max and, for a READ or WRITE, a target of at most *var_max (atom_trace_feed
- * passes them to the session: atom__push_many_bounded); 0 if it does not. .atb readers do:
- * their keys number their names, and every record is checked against them. */
+ * passes them to the session: atom__push_many_bounded); 0 if it does not. Every reader does:
+ * its keys number its names. An .atb reader checks every record against its name tables; an
+ * STD reader gives each name the next key as it meets it, and the parallel reader's consumer
+ * learns every name of a chunk's events before they enter the batch (parallel.c, copy_mapped). */
 int atom__trace_reader_key_max(const atom_trace_reader *r, uint64_t *thread_max,
                                uint64_t *var_max);
 
