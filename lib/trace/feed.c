@@ -7,6 +7,7 @@
 #include "atomicity/trace.h"
 #include "core/error.h"
 #include "core/push_vouched.h"
+#include "support/assert.h"
 #include "trace/std_reader.h"
 
 /* The session's verdicts on ill-formed events: the event is dropped, the session goes on. */
@@ -86,6 +87,13 @@ ATOM_API int atom_trace_feed(atom_session *s, atom_trace_reader *r, uint64_t max
      * testing them against its tables (not vouched: UINT64_MAX) */
     uint64_t thread_max, var_max;
     if (!atom__trace_reader_key_max(r, &thread_max, &var_max)) thread_max = var_max = UINT64_MAX;
+#if defined(ATOM_ASSERTIONS) && ATOM_ASSERTIONS
+    for (size_t i = 0; i < n; i++) { /* what the reader vouches for: a key above reads out of bounds */
+      const atom_event *e = &b->ev[b->head + i];
+      ATOM__ASSERT(e->thread <= thread_max);
+      ATOM__ASSERT((e->kind != ATOM_READ && e->kind != ATOM_WRITE) || e->target <= var_max);
+    }
+#endif
     rc = atom__push_many_bounded(s, b->ev + b->head, n, &took, thread_max, var_max);
     b->head += took;
     done += took;
