@@ -467,13 +467,18 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
 static AERO_HOT int opt_event(aero *a, const atom_ev *ev) {
   int err = event_pre(a, ev);
   if (err) return err;
+  /* each case grows the table its target indexes first (ensure_target, in the one switch) */
   switch (ev->kind) {
-    case ATOM_READ: err = opt_read(a, ev); break;
-    case ATOM_WRITE: err = opt_write(a, ev); break;
-    case ATOM_ACQUIRE: err = opt_acquire(a, ev); break;
-    case ATOM_RELEASE: err = opt_release(a, ev); break;
-    case ATOM_FORK: err = atom__aero_on_fork(a, ev); break;
-    case ATOM_JOIN: err = atom__aero_on_join(a, ev); break;
+    case ATOM_READ: if (!(err = ensure_vars(a, ev->target))) err = opt_read(a, ev); break;
+    case ATOM_WRITE: if (!(err = ensure_vars(a, ev->target))) err = opt_write(a, ev); break;
+    case ATOM_ACQUIRE: if (!(err = ensure_locks(a, ev->target))) err = opt_acquire(a, ev); break;
+    case ATOM_RELEASE: if (!(err = ensure_locks(a, ev->target))) err = opt_release(a, ev); break;
+    case ATOM_FORK:
+      if (!(err = ensure_threads(a, ev->target))) err = atom__aero_on_fork(a, ev);
+      break;
+    case ATOM_JOIN:
+      if (!(err = ensure_threads(a, ev->target))) err = atom__aero_on_join(a, ev);
+      break;
     case ATOM_BEGIN: err = atom__aero_on_begin(a, ev); break;
     case ATOM_END: err = opt_end(a, ev); break;
     /* FENCE: no clock work (it touches no shared state), but it is an event of its thread:
