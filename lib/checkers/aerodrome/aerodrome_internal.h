@@ -719,11 +719,17 @@ static inline int publish(aero *a, uint32_t t) {
  * event's thread id, its thread's slot (then ensure_target). 0, or an error before any change. The dispatches
  * (aerodrome.c for variant=basic, optimized.c) call event_pre, then the kind's handler, then
  * event_post. */
-static AERO_HOT int event_pre(aero *a, const atom_ev *ev) {
-  int err;
-  a->rep_err = 0;
+static inline void collect_due(aero *a) {
   if (a->node_bytes >= a->collect_at) atom__aero_pn_collect(a);
   if (a->vclk_bytes >= a->sweep_at) atom__aero_var_sweep(a);
+}
+/* gc = 0: the caller ran collect_due already (the optimized block loop, once a block: a
+ * collection is exact at any event boundary, so once a block only lets memory overshoot by
+ * a block's allocations). */
+static AERO_HOT int event_pre(aero *a, const atom_ev *ev, int gc) {
+  int err;
+  a->rep_err = 0;
+  if (gc) collect_due(a);
   if ((err = ensure_threads(a, ev->thread)) != 0 || (err = take_slot(a, ev->thread)) != 0)
     return err;
   return 0;
