@@ -702,7 +702,8 @@ int atom__aero_on_join(aero *a, const atom_ev *ev) {
 /* One event of variant=basic (on_event and each event of on_events); variant=optimized has
  * its own dispatch, compiled with its handlers (atom__aero_opt_event). */
 static AERO_HOT int basic_event(aero *a, const atom_ev *ev) {
-  int err = event_pre(a, ev);
+  int err = event_pre(a, ev, 1);
+  if (!err) err = ensure_target(a, ev);
   if (err) return err;
   switch (ev->kind) {
     case ATOM_READ: err = atom__aero_basic_read(a, ev); break;

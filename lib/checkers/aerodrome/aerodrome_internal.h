@@ -715,17 +715,29 @@ static inline int publish(aero *a, uint32_t t) {
 }
 
 /* What every event does before its handler, in both variants: the collections that run at
- * the start of an event (provenance nodes, variable clocks), the tables as large as the ids
- * the event names, its thread's slot. 0, or an error before any change. The dispatches
+ * the start of an event (provenance nodes, variable clocks), the thread table as large as the
+ * event's thread id, its thread's slot (then ensure_target). 0, or an error before any change. The dispatches
  * (aerodrome.c for variant=basic, optimized.c) call event_pre, then the kind's handler, then
  * event_post. */
-static AERO_HOT int event_pre(aero *a, const atom_ev *ev) {
-  int err;
-  a->rep_err = 0;
+static inline void collect_due(aero *a) {
   if (a->node_bytes >= a->collect_at) atom__aero_pn_collect(a);
   if (a->vclk_bytes >= a->sweep_at) atom__aero_var_sweep(a);
+}
+/* gc = 0: the caller ran collect_due already (the optimized block loop, once a block: a
+ * collection is exact at any event boundary, so once a block only lets memory overshoot by
+ * a block's allocations). */
+static AERO_HOT int event_pre(aero *a, const atom_ev *ev, int gc) {
+  int err;
+  a->rep_err = 0;
+  if (gc) collect_due(a);
   if ((err = ensure_threads(a, ev->thread)) != 0 || (err = take_slot(a, ev->thread)) != 0)
     return err;
+  return 0;
+}
+
+/* The table of the event's target as large as its id (after event_pre; the optimized
+ * dispatch tests it in the kind's case of its one switch instead). */
+static inline int ensure_target(aero *a, const atom_ev *ev) {
   switch (ev->kind) {
     case ATOM_READ:
     case ATOM_WRITE: return ensure_vars(a, ev->target);

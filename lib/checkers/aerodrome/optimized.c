@@ -13,16 +13,25 @@ static atom__vc *reg_clock(aero *a, reg r) {
   }
 }
 
+/* The learned list of o is full: grow it. 0, or 1 if it cannot (or need not) grow: the
+ * transaction then scans everything at its END (overflow), where the list is not read. */
+static AERO_RARE int learn_grow(aero *a, athread *o) {
+  if (o->overflow) return 1;
+  if (ATOM__GROW(a->mem, o->learned, o->cap_learned, o->n_learned + 1)) {
+    o->overflow = 1;
+    return 1;
+  }
+  return 0;
+}
+
 /* Append r to the learned list of t's open transaction. Never fails: if the list cannot
- * grow, the transaction falls back to the full scan at its END. */
+ * grow, the transaction falls back to the full scan at its END. The overflow test is in the
+ * growth path only: a list that failed to grow stays full until the END empties it (an
+ * overflow set by the learner list, atom__aero_note_learner, lets appends go on: harmless,
+ * the END's scan does not read them). */
 static void learn(aero *a, uint32_t t, reg r) {
   athread *o = &a->thr[t];
-  if (o->overflow) return;
-  if (o->n_learned == o->cap_learned &&
-      ATOM__GROW(a->mem, o->learned, o->cap_learned, o->n_learned + 1)) {
-    o->overflow = 1;
-    return;
-  }
+  if (o->n_learned == o->cap_learned && learn_grow(a, o)) return;
   o->learned[o->n_learned++] = r;
 }
 
@@ -464,16 +473,21 @@ static AERO_HOT int opt_end(aero *a, const atom_ev *ev) {
 
 /* One event: the shared prologue (event_pre: its rare parts are calls), the kind's handler
  * (inline, but for the BEGIN, FORK and JOIN that both variants share), event_post. */
-static AERO_HOT int opt_event(aero *a, const atom_ev *ev) {
-  int err = event_pre(a, ev);
+static AERO_HOT int opt_event(aero *a, const atom_ev *ev, int gc) {
+  int err = event_pre(a, ev, gc);
   if (err) return err;
+  /* each case grows the table its target indexes first (ensure_target, in the one switch) */
   switch (ev->kind) {
-    case ATOM_READ: err = opt_read(a, ev); break;
-    case ATOM_WRITE: err = opt_write(a, ev); break;
-    case ATOM_ACQUIRE: err = opt_acquire(a, ev); break;
-    case ATOM_RELEASE: err = opt_release(a, ev); break;
-    case ATOM_FORK: err = atom__aero_on_fork(a, ev); break;
-    case ATOM_JOIN: err = atom__aero_on_join(a, ev); break;
+    case ATOM_READ: if (!(err = ensure_vars(a, ev->target))) err = opt_read(a, ev); break;
+    case ATOM_WRITE: if (!(err = ensure_vars(a, ev->target))) err = opt_write(a, ev); break;
+    case ATOM_ACQUIRE: if (!(err = ensure_locks(a, ev->target))) err = opt_acquire(a, ev); break;
+    case ATOM_RELEASE: if (!(err = ensure_locks(a, ev->target))) err = opt_release(a, ev); break;
+    case ATOM_FORK:
+      if (!(err = ensure_threads(a, ev->target))) err = atom__aero_on_fork(a, ev);
+      break;
+    case ATOM_JOIN:
+      if (!(err = ensure_threads(a, ev->target))) err = atom__aero_on_join(a, ev);
+      break;
     case ATOM_BEGIN: err = atom__aero_on_begin(a, ev); break;
     case ATOM_END: err = opt_end(a, ev); break;
     /* FENCE: no clock work (it touches no shared state), but it is an event of its thread:
@@ -490,9 +504,22 @@ static AERO_HOT int opt_event(aero *a, const atom_ev *ev) {
  * the plain exported wrappers). One call per block, and within it none per event but the rare
  * paths'. */
 static ATOM__CLONES int opt_events(aero *a, const atom_ev *ev, size_t n, size_t *failed) {
+  /* The collections' thresholds are tested once a block (event_pre), but at every event with
+   * argument sweep=1 (tests: sweep at every event), by the one-event entry. */
+  if (a->sweep_min == 1) {
+    for (size_t i = 0; i < n; i++) {
+      int err = atom__aero_opt_event(a, &ev[i]);
+      if (err) {
+        *failed = i;
+        return err;
+      }
+    }
+    return 0;
+  }
+  collect_due(a);
   for (size_t i = 0; i < n; i++) {
     prefetch_var(a, ev, i, n);
-    int err = opt_event(a, &ev[i]);
+    int err = opt_event(a, &ev[i], 0);
     if (err) {
       *failed = i;
       return err;
@@ -501,7 +528,7 @@ static ATOM__CLONES int opt_events(aero *a, const atom_ev *ev, size_t n, size_t 
   return 0;
 }
 
-static ATOM__CLONES int opt_event1(aero *a, const atom_ev *ev) { return opt_event(a, ev); }
+static ATOM__CLONES int opt_event1(aero *a, const atom_ev *ev) { return opt_event(a, ev, 1); }
 
 int atom__aero_opt_events(aero *a, const atom_ev *ev, size_t n, size_t *failed) {
   return opt_events(a, ev, n, failed);
