@@ -1652,6 +1652,20 @@ static void ck_same_outcome(const full_outcome *a, const full_outcome *b, const 
   ck_assert_msg(strcmp(a->names, b->names) == 0, "%s: names or directives differ", what);
 }
 
+/* g read every way serially, then in parallel (3 threads) with chunks of 50 bytes and more,
+ * up to max_chunk: the same outcome each time. */
+static void ck_gen_serial_and_parallel(const gen_trace *g, const char *what, size_t max_chunk) {
+  for (int via = 0; via < VIA_COUNT; via++) ck_gen(g, via, what);
+  full_outcome serial, par;
+  read_full(VIA_MEMORY, g->text, g->len, 1, 0, &serial);
+  for (size_t chunk = 50; chunk <= max_chunk; chunk = chunk * 3 + 7) {
+    read_full(VIA_MEMORY, g->text, g->len, 3, chunk, &par);
+    ck_same_outcome(&serial, &par, what);
+    full_free(&par);
+  }
+  full_free(&serial);
+}
+
 /* The 16-byte-load parser's cache of line heads ("THREAD|op(" of at most 8 bytes): each head
  * seen first in a common line, then in lines that share it and go on otherwise (blanks, a
  * flag, names past the load, a '#' or an empty target that the general parser refuses in
@@ -1698,15 +1712,7 @@ START_TEST(simd_parser_heads) {
                                    .target = ops[o].space ? gen_key(&g, ops[o].space, tg) : 0,
                                    .loc = loc});
       }
-  for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, "heads");
-  full_outcome serial, par;
-  read_full(VIA_MEMORY, g.text, g.len, 1, 0, &serial);
-  for (size_t chunk = 50; chunk <= 2000; chunk = chunk * 3 + 7) {
-    read_full(VIA_MEMORY, g.text, g.len, 3, chunk, &par);
-    ck_same_outcome(&serial, &par, "heads in parallel");
-    full_free(&par);
-  }
-  full_free(&serial);
+  ck_gen_serial_and_parallel(&g, "heads", 2000);
   gen_free(&g);
 }
 END_TEST
@@ -1732,15 +1738,7 @@ START_TEST(simd_parser_fork_self) {
     uint64_t ok = gen_key(&g, ATOM_SPACE_THREAD, other);
     gen_event(&g, (atom_event){.kind = kind, .thread = tk, .target = ok, .loc = 7});
   }
-  for (int via = 0; via < VIA_COUNT; via++) ck_gen(&g, via, "fork self");
-  full_outcome serial, par;
-  read_full(VIA_MEMORY, g.text, g.len, 1, 0, &serial);
-  for (size_t chunk = 50; chunk <= 5000; chunk = chunk * 4 + 3) {
-    read_full(VIA_MEMORY, g.text, g.len, 3, chunk, &par);
-    ck_same_outcome(&serial, &par, "fork self in parallel");
-    full_free(&par);
-  }
-  full_free(&serial);
+  ck_gen_serial_and_parallel(&g, "fork self", 5000);
   gen_free(&g);
 }
 END_TEST
@@ -1835,6 +1833,32 @@ START_TEST(parallel_matches_serial) {
 }
 END_TEST
 
+/* Case iter of a random test of the parallel reader: a random_std trace of 1 to max_lines
+ * lines from seed + iter, every fourth with a malformed line, every third unterminated; read
+ * from a file (*via) for odd iterations, from memory for even ones. Returns its length. */
+static size_t random_case(char *text, size_t cap, int iter, uint64_t seed, int max_lines,
+                          int bom, int *via) {
+  uint64_t x = (uint64_t)iter + seed + 234;
+  int lines = 1 + (int)(xs(&x) % (uint64_t)max_lines);
+  int bad_at = iter % 4 == 0 ? 1 + (int)(xs(&x) % (uint64_t)lines) : 0;
+  *via = iter % 2 ? VIA_FILE : VIA_MEMORY;
+  return random_std(text, cap, (uint64_t)iter + seed, lines, bom, bad_at, iter % 3 == 1);
+}
+
+/* The text read in parallel (3 threads, chunks of `chunk` bytes) with the slots keeping at
+ * most `keep` names and names lazy from chunk `lazy_from` on: the outcome ref. */
+static void ck_parallel_as(const full_outcome *ref, int via, const char *text, size_t len,
+                           size_t chunk, size_t keep, uint64_t lazy_from, const char *what) {
+  full_outcome par;
+  full_keep_names = keep;
+  full_lazy_from = lazy_from;
+  read_full(via, text, len, 3, chunk, &par);
+  full_keep_names = SIZE_MAX;
+  full_lazy_from = UINT64_MAX;
+  ck_same_outcome(ref, &par, what);
+  full_free(&par);
+}
+
 /* Names mapped by the workers for the first chunks and by the consumer from a later one on
  * (what a failure of the workers' shared name table leads to): the serial reader's events,
  * lines, names and directives all the same. */
@@ -1844,23 +1868,15 @@ START_TEST(parallel_lazy_names) {
   ck_assert_ptr_nonnull(text);
   static const uint64_t from[] = {0, 1, 2, 5, 40};
   for (int iter = 0; iter < 40; iter++) {
-    uint64_t x = (uint64_t)iter + 1234;
-    int lines = 1 + (int)(xs(&x) % 800);
-    int bad_at = iter % 4 == 0 ? 1 + (int)(xs(&x) % (uint64_t)lines) : 0;
-    size_t len = random_std(text, CAP, (uint64_t)iter + 1000, lines, 0, bad_at, iter % 3 == 1);
-    int via = iter % 2 ? VIA_FILE : VIA_MEMORY;
+    int via;
+    size_t len = random_case(text, CAP, iter, 1000, 800, 0, &via);
     full_outcome ref;
     read_full(via, text, len, 1, 0, &ref);
     for (size_t k = 0; k < sizeof from / sizeof from[0]; k++) {
-      full_outcome par;
       char what[96];
       snprintf(what, sizeof what, "iteration %d, %s, names lazy from chunk %" PRIu64, iter,
                via_name[via], from[k]);
-      full_lazy_from = from[k];
-      read_full(via, text, len, 3, 200, &par);
-      full_lazy_from = UINT64_MAX;
-      ck_same_outcome(&ref, &par, what);
-      full_free(&par);
+      ck_parallel_as(&ref, via, text, len, 200, SIZE_MAX, from[k], what);
     }
     full_free(&ref);
   }
@@ -1877,27 +1893,16 @@ START_TEST(parallel_kept_names) {
   ck_assert_ptr_nonnull(text);
   static const size_t keep[] = {0, 3, 40, 100000};
   for (int iter = 0; iter < 16; iter++) {
-    uint64_t x = (uint64_t)iter + 4321;
-    int lines = 1 + (int)(xs(&x) % 1200);
-    int bad_at = iter % 4 == 0 ? 1 + (int)(xs(&x) % (uint64_t)lines) : 0;
-    size_t len = random_std(text, CAP, (uint64_t)iter + 2000, lines, iter % 5 == 0, bad_at,
-                            iter % 3 == 1);
-    int via = iter % 2 ? VIA_FILE : VIA_MEMORY;
+    int via;
+    size_t len = random_case(text, CAP, iter, 2000, 1200, iter % 5 == 0, &via);
     full_outcome ref;
     read_full(via, text, len, 1, 0, &ref);
     for (size_t k = 0; k < sizeof keep / sizeof keep[0]; k++) {
       for (int lazy = 0; lazy < 2; lazy++) {
-        full_outcome par;
         char what[112];
         snprintf(what, sizeof what, "iteration %d, %s, %zu names kept%s", iter, via_name[via],
                  keep[k], lazy ? ", names lazy from chunk 6" : "");
-        full_keep_names = keep[k];
-        full_lazy_from = lazy ? 6 : UINT64_MAX;
-        read_full(via, text, len, 3, 150, &par);
-        full_keep_names = SIZE_MAX;
-        full_lazy_from = UINT64_MAX;
-        ck_same_outcome(&ref, &par, what);
-        full_free(&par);
+        ck_parallel_as(&ref, via, text, len, 150, keep[k], lazy ? 6 : UINT64_MAX, what);
       }
     }
     full_free(&ref);
