@@ -48,6 +48,8 @@
 #include "trace/reader_state.h"
 
 #define DEFAULT_CHUNK ((size_t)256 << 10)
+/* Bytes read at a time past the chunk size while looking for the chunk's last line end. */
+#define READ_PAST ((size_t)4 << 10)
 
 enum { SLOT_FREE, SLOT_BUSY, SLOT_DONE };
 
@@ -96,6 +98,7 @@ typedef struct atom__trace_par {
   uint64_t next_cut; /* seq of the next chunk to cut */
   uint64_t next_use; /* seq of the chunk the consumer is on or waits for */
   int cut_end;       /* every chunk is cut */
+  int cutting;       /* a thread is reading the next chunk of a file (without the lock) */
   const unsigned char *mem_pos; /* memory input: where the next chunk starts */
   unsigned char *carry;         /* file input: the bytes after the last chunk's last '\n' */
   size_t carry_len, carry_cap;
@@ -145,10 +148,13 @@ static int slot_reserve(atom__trace_par *p, slot *s, size_t need) {
 }
 
 /* The next chunk of a file into s: the carried bytes, then reads until the chunk size is
- * reached and a line end found (or the end of the file, or an error, which ends the cutting). */
-static void cut_file(atom_trace_reader *r, atom__trace_par *p, slot *s) {
+ * reached and a line end found (or the end of the file, or an error, which ends the cutting:
+ * *end set). Runs without the lock, by the one thread that is cutting (p->cutting): the carry,
+ * the counts of bytes read and p->mem are the cutter's alone. */
+static void cut_file(atom_trace_reader *r, atom__trace_par *p, slot *s, int *end) {
   size_t len = 0;
-  if (slot_reserve(p, s, p->chunk + p->carry_len + 1)) goto oom;
+  /* Room for the reads past the chunk size too: the buffer does not grow for them. */
+  if (slot_reserve(p, s, p->chunk + p->carry_len + READ_PAST + 1)) goto oom;
   if (p->carry_len) memcpy(s->buf, p->carry, p->carry_len); /* carry is NULL before any */
   len = p->carry_len;
   p->carry_len = 0;
@@ -169,12 +175,18 @@ static void cut_file(atom_trace_reader *r, atom__trace_par *p, slot *s) {
         /* No line end in a whole line's worth of bytes: the serial reader's error. */
         len = 0;
         io_fail(s, ATOM_EPARSE, "line too long (more than %zu bytes)", ATOM__TRACE_MAX_LINE);
-        p->cut_end = 1;
+        *end = 1;
         break;
       }
-      if (slot_reserve(p, s, len + p->chunk + 1)) goto oom;
+      if (slot_reserve(p, s, len + READ_PAST + 1)) goto oom;
     }
-    ssize_t n = read(r->fd, s->buf + len, s->buf_cap - len - 1);
+    /* Up to the chunk size, then READ_PAST bytes at a time: a slot's buffer holds about one
+     * chunk, not all the room its growth left (the chunk's bytes and events stay near the
+     * caches). */
+    size_t want = s->buf_cap - len - 1;
+    if (len < p->chunk) want = p->chunk - len;
+    else if (want > READ_PAST) want = READ_PAST;
+    ssize_t n = read(r->fd, s->buf + len, want);
     if (n < 0) {
       if (errno == EINTR) continue;
       int e = errno;
@@ -182,11 +194,11 @@ static void cut_file(atom_trace_reader *r, atom__trace_par *p, slot *s) {
       const unsigned char *nl = len ? memrchr(s->buf, '\n', len) : NULL;
       len = nl ? (size_t)(nl - s->buf) + 1 : 0;
       io_fail(s, ATOM_EIO, "read error: %s", strerror(e));
-      p->cut_end = 1;
+      *end = 1;
       break;
     }
     if (n == 0) {
-      p->cut_end = 1;
+      *end = 1;
       p->end_off = p->read_total;
       if (p->read_total < r->total) {
         const unsigned char *nl = len ? memrchr(s->buf, '\n', len) : NULL;
@@ -207,10 +219,10 @@ oom:
   s->data = s->buf;
   s->size = 0;
   io_fail(s, ATOM_ENOMEM, "out of memory");
-  p->cut_end = 1;
+  *end = 1;
 }
 
-/* Claim and cut the next chunk (lock held). */
+/* Claim and cut the next chunk (lock held; a file's reads release it meanwhile). */
 static slot *cut_next(atom_trace_reader *r, atom__trace_par *p) {
   slot *s = &p->slots[p->next_cut % p->n_slots];
   s->state = SLOT_BUSY;
@@ -227,13 +239,23 @@ static slot *cut_next(atom_trace_reader *r, atom__trace_par *p) {
     p->mem_pos = cut;
     if (cut == end) p->cut_end = 1;
   } else {
-    cut_file(r, p, s);
+    /* The reads take the lock's holder tens of microseconds: the other threads may take and
+     * release chunks meanwhile, but not cut. */
+    int end = 0;
+    p->cutting = 1;
+    pthread_mutex_unlock(&p->mu);
+    cut_file(r, p, s, &end);
+    pthread_mutex_lock(&p->mu);
+    p->cutting = 0;
+    if (end) p->cut_end = 1;
+    pthread_cond_broadcast(&p->work);
+    pthread_cond_broadcast(&p->done); /* the consumer may cut now, or learn the end */
   }
   return s;
 }
 
 static int can_cut(const atom__trace_par *p) {
-  return !p->cut_end && !p->stop && p->next_cut < p->next_use + p->n_slots;
+  return !p->cut_end && !p->cutting && !p->stop && p->next_cut < p->next_use + p->n_slots;
 }
 
 /* ---- parsing (outside the lock) -------------------------------------------------------- */
@@ -694,7 +716,7 @@ int atom__trace_par_fill(atom_trace_reader *r, atom__trace_batch *b, size_t n) {
     slot *s = p->cur;
     if (!s) {
       if (!(s = next_chunk(r, p))) {
-        r->end_off = p->end_off; /* read by the cutter under the lock, done now */
+        r->end_off = p->end_off; /* written by the cutter before it set cut_end under the lock */
         return 0;
       }
       if ((rc = begin_chunk(r, p, s))) return rc;
