@@ -732,8 +732,9 @@ static int aero_on_event(void *self, const atom_ev *ev) {
 static int aero_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
   aero *a = self;
   if (!a->basic) return atom__aero_opt_events(a, ev, n, failed);
+  size_t pf = prefetch_end(a, n);
   for (size_t i = 0; i < n; i++) {
-    prefetch_var(a, ev, i, n);
+    prefetch_var(a, ev, i, pf);
     int err = basic_event(a, &ev[i]);
     if (err) {
       *failed = i;

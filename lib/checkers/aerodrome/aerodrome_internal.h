@@ -763,20 +763,30 @@ static AERO_HOT int event_post(aero *a, const atom_ev *ev, int err) {
 /* How many events ahead a block loop prefetches the record of an accessed variable (0: none):
  * a hint (any event's target is taken as a variable; a lock's, a BEGIN's or a target not seen
  * yet only wastes the fetch), so that with many variables its cache miss overlaps the work on
- * the events before it. */
+ * the events before it. Only while the variable table is larger than AERO_PREFETCH_MIN_BYTES
+ * (about a core's L2 cache): a smaller table stays cached, and the prefetch would only add
+ * its instructions to every event. */
 #ifndef AERO_PREFETCH_AHEAD
 #define AERO_PREFETCH_AHEAD 8
 #endif
-static inline void prefetch_var(const aero *a, const atom_ev *ev, size_t i, size_t n) {
+#define AERO_PREFETCH_MIN_BYTES ((size_t)256 << 10)
+/* The length of a block of n events as far as prefetches go (the i-th event prefetches iff
+ * i + AERO_PREFETCH_AHEAD < that length): 0 if the table is small, tested once a block (a
+ * table that grows within the block starts its prefetches at the next one). */
+static inline size_t prefetch_end(const aero *a, size_t n) {
+  return (size_t)a->n_var * sizeof(avar) > AERO_PREFETCH_MIN_BYTES ? n : 0;
+}
+static inline void prefetch_var(const aero *a, const atom_ev *ev, size_t i, size_t end) {
 #if AERO_PREFETCH_AHEAD > 0 && (defined(__GNUC__) || defined(__clang__))
-  if (i + AERO_PREFETCH_AHEAD < n) {
-    /* no bound test: a prefetch never faults, and the address is computed as an integer
-     * (a pointer past the array would be undefined behaviour in C, an integer is not) */
+  if (i + AERO_PREFETCH_AHEAD < end) {
+    /* no bound test on the target: a prefetch never faults, and the address is computed as
+     * an integer (a pointer past the array would be undefined behaviour in C, an integer is
+     * not) */
     uintptr_t x = ev[i + AERO_PREFETCH_AHEAD].target;
     __builtin_prefetch((const void *)((uintptr_t)a->var + x * sizeof(avar)), 1);
   }
 #else
-  (void)a, (void)ev, (void)i, (void)n;
+  (void)a, (void)ev, (void)i, (void)end;
 #endif
 }
 

@@ -517,8 +517,9 @@ static ATOM__CLONES int opt_events(aero *a, const atom_ev *ev, size_t n, size_t 
     return 0;
   }
   collect_due(a);
+  size_t pf = prefetch_end(a, n);
   for (size_t i = 0; i < n; i++) {
-    prefetch_var(a, ev, i, n);
+    prefetch_var(a, ev, i, pf);
     int err = opt_event(a, &ev[i], 0);
     if (err) {
       *failed = i;
