@@ -321,30 +321,43 @@ static AERO_RARE void opt_end_scan(aero *a, uint32_t t, size_t nk, uint64_t made
  * other open transactions C_t knows (in a->scratch[0..nk)). */
 static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t b,
                                     const atom__vc *ct, reg r, size_t nk, uint64_t made) {
-  atom__vc *x = reg_clock(a, r);
-  if (atom__vc_get(x, ts) < b) return; /* see "Optimized END" */
-  if (nk) opt_end_learn(a, t, r, x, nk, made);
-  ATOM__ASSERT(ct->len <= x->cap); /* reserved (see opt_end): the join cannot grow */
-  if (r.kind == REG_R) { /* R_x and chR_x (same capacity) */
-    rjoin(&a->var[r.id], ct, NIL);
-    return;
-  }
-  xjoin(x, ct);
-  /* X changed: the shortcuts no longer hold, except when X was a snapshot of C_t (t stored
-   * it in its transaction): C_t only grows, so X ⊔ C_t is C_t now, at its version. */
-  uint64_t ver = a->thr[t].ver;
-  if (r.kind == REG_W) {
-    avar *v = &a->var[r.id];
-    int mine = v->w_from == t;
-    v->w_from = mine ? t : NIL;
-    v->w_ver = ver;
-    v->w_seen = mine ? SEEN_BIT(t) : 0;
-  } else {
-    alock *k = &a->lock[r.id];
-    int mine = k->l_from == t;
-    k->l_from = mine ? t : NIL;
-    k->l_ver = ver;
-    k->seen = mine ? SEEN_BIT(t) : 0;
+  /* One switch on the kind, each case with its clock at hand (the common END update is a
+   * test and a join). When X changes, the shortcuts no longer hold, except when X was a
+   * snapshot of C_t (t stored it in its transaction): C_t only grows, so X ⊔ C_t is C_t now,
+   * at its version. */
+  switch (r.kind) {
+    case REG_R: {
+      avar *v = &a->var[r.id];
+      if (atom__vc_get(&v->r, ts) < b) return; /* see "Optimized END" */
+      if (nk) opt_end_learn(a, t, r, &v->r, nk, made);
+      ATOM__ASSERT(ct->len <= v->r.cap); /* reserved (see opt_end): the join cannot grow */
+      rjoin(v, ct, NIL); /* R_x and chR_x (same capacity) */
+      return;
+    }
+    case REG_W: {
+      avar *v = &a->var[r.id];
+      if (atom__vc_get(&v->w, ts) < b) return;
+      if (nk) opt_end_learn(a, t, r, &v->w, nk, made);
+      ATOM__ASSERT(ct->len <= v->w.cap);
+      xjoin(&v->w, ct);
+      int mine = v->w_from == t;
+      v->w_from = mine ? t : NIL;
+      v->w_ver = a->thr[t].ver;
+      v->w_seen = mine ? SEEN_BIT(t) : 0;
+      return;
+    }
+    default: {
+      alock *k = &a->lock[r.id];
+      if (atom__vc_get(&k->l, ts) < b) return;
+      if (nk) opt_end_learn(a, t, r, &k->l, nk, made);
+      ATOM__ASSERT(ct->len <= k->l.cap);
+      xjoin(&k->l, ct);
+      int mine = k->l_from == t;
+      k->l_from = mine ? t : NIL;
+      k->l_ver = a->thr[t].ver;
+      k->seen = mine ? SEEN_BIT(t) : 0;
+      return;
+    }
   }
 }
 
