@@ -157,6 +157,7 @@ int atom__aero_ensure_threads_slow(aero *a, uint32_t id) {
     atom__vc_init(&th->c);
     atom__vc_init(&th->cb);
     th->slot = NIL; /* given at its fork or first event (take_slot) */
+    th->seen_bit = SEEN_BIT(u);
     th->b = NO_TXN; /* no open transaction (knows()) */
     a->n_thr = u + 1;
   }

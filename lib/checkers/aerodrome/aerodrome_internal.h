@@ -200,7 +200,9 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
   atom__vc cb;          /* C_t^▷ (basic variant) */
   seenv *abs;           /* per slot s: C_t ⊒ the clock of abs[s].thr at version abs[s].ver
                            (optimized variant; a cache, see absorbed()); abs_cap allocated */
-  uint32_t pad_[6];     /* (to 256 bytes: records stay aligned to cache lines) */
+  uint64_t seen_bit;    /* SEEN_BIT(its id), kept: the access handlers test and set it in the
+                           w_seen and seen masks (a load instead of a shift and a compare) */
+  uint32_t pad_[4];     /* (to 256 bytes: records stay aligned to cache lines) */
 } athread;
 
 /* What every access touches comes first, `slot` (touched by provenance only) last: a large

@@ -112,10 +112,10 @@ static AERO_HOT int opt_read(aero *a, const atom_ev *ev) {
   if (err) return err;
   /* line 24: the last writer's W_x ⊑ C_t already; w_seen: t joined this W_x before;
    * absorbed: W_x is a snapshot of a clock C_t has absorbed since (the join raises nothing) */
-  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t));
+  int join_w = v->lastw != t && !(v->w_seen & th->seen_bit);
   if (join_w && absorbed(a, th, v->w_from, v->w_ver)) {
     join_w = 0;
-    v->w_seen |= SEEN_BIT(t);
+    v->w_seen |= th->seen_bit;
   }
   /* line 26 as §4.3: R_x ⊔= C_t, chR_x ⊔= C_t[0/t]; skip if R_x ⊒ C_t already */
   int store_r = join_w || !(v->r_from == t && v->r_ver == th->ver);
@@ -133,7 +133,7 @@ static AERO_HOT int opt_read(aero *a, const atom_ev *ev) {
     if (join_w) {
       srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
       thread_join(a, t, &v->w, &sd);
-      v->w_seen |= SEEN_BIT(t);
+      v->w_seen |= th->seen_bit;
       absorb(a, th, v->w_from, v->w_ver);
     }
     v->rd_other = 1;
@@ -154,7 +154,7 @@ static AERO_HOT int opt_write(aero *a, const atom_ev *ev) {
   avar *v = &a->var[x];
   int err = publish(a, t); /* W_x := C_t */
   if (err) return err;
-  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t)) &&
+  int join_w = v->lastw != t && !(v->w_seen & th->seen_bit) &&
                !absorbed(a, th, v->w_from, v->w_ver); /* see opt_read */
   /* lines 30-31: R_x ⊑ C_t if t wrote last and nobody else read since (see avar) */
   int join_r = !(v->lastw == t && !v->rd_other);
@@ -191,7 +191,7 @@ static AERO_HOT int opt_write(aero *a, const atom_ev *ev) {
     v->w_from = t;
     v->w_ver = th->ver;
   }
-  v->w_seen = SEEN_BIT(t);
+  v->w_seen = th->seen_bit;
   v->lastw = t;
   v->rd_other = 0;
   v->hot = 1;
@@ -204,10 +204,10 @@ static AERO_HOT int opt_acquire(aero *a, const atom_ev *ev) {
   athread *th = &a->thr[t];
   alock *k = &a->lock[l];
   if (k->lastrel == t || k->lastrel == NIL) return 0; /* line 14 (L_l = ⊥ if never released) */
-  int join = !(k->seen & SEEN_BIT(t));
+  int join = !(k->seen & th->seen_bit);
   if (join && absorbed(a, th, k->l_from, k->l_ver)) { /* L_l ⊑ C_t: see opt_read */
     join = 0;
-    k->seen |= SEEN_BIT(t);
+    k->seen |= th->seen_bit;
   }
   if (join && (reserve(a, &th->c, max_u32(th->c.len, k->l.len)) || known_reserve(a, th)))
     return ATOM_ENOMEM;
@@ -218,7 +218,7 @@ static AERO_HOT int opt_acquire(aero *a, const atom_ev *ev) {
   if (join) {
     srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, ev};
     thread_join(a, t, &k->l, &sd);
-    k->seen |= SEEN_BIT(t);
+    k->seen |= th->seen_bit;
     absorb(a, th, k->l_from, k->l_ver);
   }
   return 0;
@@ -238,7 +238,7 @@ static AERO_HOT int opt_release(aero *a, const atom_ev *ev) {
     k->l_from = t;
     k->l_ver = th->ver;
   }
-  k->seen = SEEN_BIT(t);
+  k->seen = th->seen_bit;
   k->lastrel = t;
   a->rellast[l] = cur_aev(a, ev);
   return 0;
