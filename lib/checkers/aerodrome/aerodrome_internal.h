@@ -328,7 +328,7 @@ typedef struct aero {
   size_t scratch_cap;
   cyc *cy;           /* report scratch */
   atom__report_build rb; /* the report being handed over */
-  int rep_err;       /* first report failure of the current event */
+  int rep_err;       /* first report failure of the current event (0 between events) */
 } aero;
 
 #define PN_CHUNK 65536u     /* bytes of node memory asked for at a time */
@@ -729,8 +729,7 @@ static inline void collect_due(aero *a) {
  * collection is exact at any event boundary, so once a block only lets memory overshoot by
  * a block's allocations). */
 static AERO_HOT int event_pre(aero *a, const atom_ev *ev, int gc) {
-  int err;
-  a->rep_err = 0;
+  int err; /* a->rep_err is 0 here: event_post clears it, on every path */
   if (gc) collect_due(a);
   if ((err = ensure_threads(a, ev->thread)) != 0 || (err = take_slot(a, ev->thread)) != 0)
     return err;
@@ -755,7 +754,10 @@ static inline int ensure_target(aero *a, const atom_ev *ev) {
  * anything, and the event is then ignored. A report that failed did not stop the update: its
  * error is the event's. */
 static AERO_HOT int event_post(aero *a, const atom_ev *ev, int err) {
-  if (err) return err;
+  if (err) {
+    a->rep_err = 0; /* (the next event starts with none) */
+    return err;
+  }
   a->thr[ev->thread].last = *ev;
   err = a->rep_err;
   a->rep_err = 0;
