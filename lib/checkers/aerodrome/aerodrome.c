@@ -157,6 +157,7 @@ int atom__aero_ensure_threads_slow(aero *a, uint32_t id) {
     atom__vc_init(&th->c);
     atom__vc_init(&th->cb);
     th->slot = NIL; /* given at its fork or first event (take_slot) */
+    th->seen_bit = SEEN_BIT(u);
     th->b = NO_TXN; /* no open transaction (knows()) */
     a->n_thr = u + 1;
   }
@@ -732,8 +733,9 @@ static int aero_on_event(void *self, const atom_ev *ev) {
 static int aero_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
   aero *a = self;
   if (!a->basic) return atom__aero_opt_events(a, ev, n, failed);
+  size_t pf = prefetch_end(a, n);
   for (size_t i = 0; i < n; i++) {
-    prefetch_var(a, ev, i, n);
+    prefetch_var(a, ev, i, pf);
     int err = basic_event(a, &ev[i]);
     if (err) {
       *failed = i;

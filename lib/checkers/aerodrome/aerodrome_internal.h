@@ -200,7 +200,9 @@ typedef struct athread { /* hot fields first; 256 bytes on 64-bit targets (a pow
   atom__vc cb;          /* C_t^▷ (basic variant) */
   seenv *abs;           /* per slot s: C_t ⊒ the clock of abs[s].thr at version abs[s].ver
                            (optimized variant; a cache, see absorbed()); abs_cap allocated */
-  uint32_t pad_[6];     /* (to 256 bytes: records stay aligned to cache lines) */
+  uint64_t seen_bit;    /* SEEN_BIT(its id), kept: the access handlers test and set it in the
+                           w_seen and seen masks (a load instead of a shift and a compare) */
+  uint32_t pad_[4];     /* (to 256 bytes: records stay aligned to cache lines) */
 } athread;
 
 /* What every access touches comes first, `slot` (touched by provenance only) last: a large
@@ -326,7 +328,7 @@ typedef struct aero {
   size_t scratch_cap;
   cyc *cy;           /* report scratch */
   atom__report_build rb; /* the report being handed over */
-  int rep_err;       /* first report failure of the current event */
+  int rep_err;       /* first report failure of the current event (0 between events) */
 } aero;
 
 #define PN_CHUNK 65536u     /* bytes of node memory asked for at a time */
@@ -727,8 +729,7 @@ static inline void collect_due(aero *a) {
  * collection is exact at any event boundary, so once a block only lets memory overshoot by
  * a block's allocations). */
 static AERO_HOT int event_pre(aero *a, const atom_ev *ev, int gc) {
-  int err;
-  a->rep_err = 0;
+  int err; /* a->rep_err is 0 here: event_post clears it, on every path */
   if (gc) collect_due(a);
   if ((err = ensure_threads(a, ev->thread)) != 0 || (err = take_slot(a, ev->thread)) != 0)
     return err;
@@ -753,7 +754,10 @@ static inline int ensure_target(aero *a, const atom_ev *ev) {
  * anything, and the event is then ignored. A report that failed did not stop the update: its
  * error is the event's. */
 static AERO_HOT int event_post(aero *a, const atom_ev *ev, int err) {
-  if (err) return err;
+  if (err) {
+    a->rep_err = 0; /* (the next event starts with none) */
+    return err;
+  }
   a->thr[ev->thread].last = *ev;
   err = a->rep_err;
   a->rep_err = 0;
@@ -763,20 +767,30 @@ static AERO_HOT int event_post(aero *a, const atom_ev *ev, int err) {
 /* How many events ahead a block loop prefetches the record of an accessed variable (0: none):
  * a hint (any event's target is taken as a variable; a lock's, a BEGIN's or a target not seen
  * yet only wastes the fetch), so that with many variables its cache miss overlaps the work on
- * the events before it. */
+ * the events before it. Only while the variable table is larger than AERO_PREFETCH_MIN_BYTES
+ * (about a core's L2 cache): a smaller table stays cached, and the prefetch would only add
+ * its instructions to every event. */
 #ifndef AERO_PREFETCH_AHEAD
 #define AERO_PREFETCH_AHEAD 8
 #endif
-static inline void prefetch_var(const aero *a, const atom_ev *ev, size_t i, size_t n) {
+#define AERO_PREFETCH_MIN_BYTES ((size_t)256 << 10)
+/* The length of a block of n events as far as prefetches go (the i-th event prefetches iff
+ * i + AERO_PREFETCH_AHEAD < that length): 0 if the table is small, tested once a block (a
+ * table that grows within the block starts its prefetches at the next one). */
+static inline size_t prefetch_end(const aero *a, size_t n) {
+  return (size_t)a->n_var * sizeof(avar) > AERO_PREFETCH_MIN_BYTES ? n : 0;
+}
+static inline void prefetch_var(const aero *a, const atom_ev *ev, size_t i, size_t end) {
 #if AERO_PREFETCH_AHEAD > 0 && (defined(__GNUC__) || defined(__clang__))
-  if (i + AERO_PREFETCH_AHEAD < n) {
-    /* no bound test: a prefetch never faults, and the address is computed as an integer
-     * (a pointer past the array would be undefined behaviour in C, an integer is not) */
+  if (i + AERO_PREFETCH_AHEAD < end) {
+    /* no bound test on the target: a prefetch never faults, and the address is computed as
+     * an integer (a pointer past the array would be undefined behaviour in C, an integer is
+     * not) */
     uintptr_t x = ev[i + AERO_PREFETCH_AHEAD].target;
     __builtin_prefetch((const void *)((uintptr_t)a->var + x * sizeof(avar)), 1);
   }
 #else
-  (void)a, (void)ev, (void)i, (void)n;
+  (void)a, (void)ev, (void)i, (void)end;
 #endif
 }
 

@@ -112,10 +112,10 @@ static AERO_HOT int opt_read(aero *a, const atom_ev *ev) {
   if (err) return err;
   /* line 24: the last writer's W_x ⊑ C_t already; w_seen: t joined this W_x before;
    * absorbed: W_x is a snapshot of a clock C_t has absorbed since (the join raises nothing) */
-  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t));
+  int join_w = v->lastw != t && !(v->w_seen & th->seen_bit);
   if (join_w && absorbed(a, th, v->w_from, v->w_ver)) {
     join_w = 0;
-    v->w_seen |= SEEN_BIT(t);
+    v->w_seen |= th->seen_bit;
   }
   /* line 26 as §4.3: R_x ⊔= C_t, chR_x ⊔= C_t[0/t]; skip if R_x ⊒ C_t already */
   int store_r = join_w || !(v->r_from == t && v->r_ver == th->ver);
@@ -133,7 +133,7 @@ static AERO_HOT int opt_read(aero *a, const atom_ev *ev) {
     if (join_w) {
       srcd sd = {SD_SNAP, 0, &a->wlast[x], NULL, v, ev};
       thread_join(a, t, &v->w, &sd);
-      v->w_seen |= SEEN_BIT(t);
+      v->w_seen |= th->seen_bit;
       absorb(a, th, v->w_from, v->w_ver);
     }
     v->rd_other = 1;
@@ -154,7 +154,7 @@ static AERO_HOT int opt_write(aero *a, const atom_ev *ev) {
   avar *v = &a->var[x];
   int err = publish(a, t); /* W_x := C_t */
   if (err) return err;
-  int join_w = v->lastw != t && !(v->w_seen & SEEN_BIT(t)) &&
+  int join_w = v->lastw != t && !(v->w_seen & th->seen_bit) &&
                !absorbed(a, th, v->w_from, v->w_ver); /* see opt_read */
   /* lines 30-31: R_x ⊑ C_t if t wrote last and nobody else read since (see avar) */
   int join_r = !(v->lastw == t && !v->rd_other);
@@ -191,7 +191,7 @@ static AERO_HOT int opt_write(aero *a, const atom_ev *ev) {
     v->w_from = t;
     v->w_ver = th->ver;
   }
-  v->w_seen = SEEN_BIT(t);
+  v->w_seen = th->seen_bit;
   v->lastw = t;
   v->rd_other = 0;
   v->hot = 1;
@@ -204,10 +204,10 @@ static AERO_HOT int opt_acquire(aero *a, const atom_ev *ev) {
   athread *th = &a->thr[t];
   alock *k = &a->lock[l];
   if (k->lastrel == t || k->lastrel == NIL) return 0; /* line 14 (L_l = ⊥ if never released) */
-  int join = !(k->seen & SEEN_BIT(t));
+  int join = !(k->seen & th->seen_bit);
   if (join && absorbed(a, th, k->l_from, k->l_ver)) { /* L_l ⊑ C_t: see opt_read */
     join = 0;
-    k->seen |= SEEN_BIT(t);
+    k->seen |= th->seen_bit;
   }
   if (join && (reserve(a, &th->c, max_u32(th->c.len, k->l.len)) || known_reserve(a, th)))
     return ATOM_ENOMEM;
@@ -218,7 +218,7 @@ static AERO_HOT int opt_acquire(aero *a, const atom_ev *ev) {
   if (join) {
     srcd sd = {SD_SNAP, 0, &a->rellast[l], &k->lend, NULL, ev};
     thread_join(a, t, &k->l, &sd);
-    k->seen |= SEEN_BIT(t);
+    k->seen |= th->seen_bit;
     absorb(a, th, k->l_from, k->l_ver);
   }
   return 0;
@@ -238,7 +238,7 @@ static AERO_HOT int opt_release(aero *a, const atom_ev *ev) {
     k->l_from = t;
     k->l_ver = th->ver;
   }
-  k->seen = SEEN_BIT(t);
+  k->seen = th->seen_bit;
   k->lastrel = t;
   a->rellast[l] = cur_aev(a, ev);
   return 0;
@@ -321,30 +321,43 @@ static AERO_RARE void opt_end_scan(aero *a, uint32_t t, size_t nk, uint64_t made
  * other open transactions C_t knows (in a->scratch[0..nk)). */
 static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t b,
                                     const atom__vc *ct, reg r, size_t nk, uint64_t made) {
-  atom__vc *x = reg_clock(a, r);
-  if (atom__vc_get(x, ts) < b) return; /* see "Optimized END" */
-  if (nk) opt_end_learn(a, t, r, x, nk, made);
-  ATOM__ASSERT(ct->len <= x->cap); /* reserved (see opt_end): the join cannot grow */
-  if (r.kind == REG_R) { /* R_x and chR_x (same capacity) */
-    rjoin(&a->var[r.id], ct, NIL);
-    return;
-  }
-  xjoin(x, ct);
-  /* X changed: the shortcuts no longer hold, except when X was a snapshot of C_t (t stored
-   * it in its transaction): C_t only grows, so X ⊔ C_t is C_t now, at its version. */
-  uint64_t ver = a->thr[t].ver;
-  if (r.kind == REG_W) {
-    avar *v = &a->var[r.id];
-    int mine = v->w_from == t;
-    v->w_from = mine ? t : NIL;
-    v->w_ver = ver;
-    v->w_seen = mine ? SEEN_BIT(t) : 0;
-  } else {
-    alock *k = &a->lock[r.id];
-    int mine = k->l_from == t;
-    k->l_from = mine ? t : NIL;
-    k->l_ver = ver;
-    k->seen = mine ? SEEN_BIT(t) : 0;
+  /* One switch on the kind, each case with its clock at hand (the common END update is a
+   * test and a join). When X changes, the shortcuts no longer hold, except when X was a
+   * snapshot of C_t (t stored it in its transaction): C_t only grows, so X ⊔ C_t is C_t now,
+   * at its version. */
+  switch (r.kind) {
+    case REG_R: {
+      avar *v = &a->var[r.id];
+      if (atom__vc_get(&v->r, ts) < b) return; /* see "Optimized END" */
+      if (nk) opt_end_learn(a, t, r, &v->r, nk, made);
+      ATOM__ASSERT(ct->len <= v->r.cap); /* reserved (see opt_end): the join cannot grow */
+      rjoin(v, ct, NIL); /* R_x and chR_x (same capacity) */
+      return;
+    }
+    case REG_W: {
+      avar *v = &a->var[r.id];
+      if (atom__vc_get(&v->w, ts) < b) return;
+      if (nk) opt_end_learn(a, t, r, &v->w, nk, made);
+      ATOM__ASSERT(ct->len <= v->w.cap);
+      xjoin(&v->w, ct);
+      int mine = v->w_from == t;
+      v->w_from = mine ? t : NIL;
+      v->w_ver = a->thr[t].ver;
+      v->w_seen = mine ? SEEN_BIT(t) : 0;
+      return;
+    }
+    default: {
+      alock *k = &a->lock[r.id];
+      if (atom__vc_get(&k->l, ts) < b) return;
+      if (nk) opt_end_learn(a, t, r, &k->l, nk, made);
+      ATOM__ASSERT(ct->len <= k->l.cap);
+      xjoin(&k->l, ct);
+      int mine = k->l_from == t;
+      k->l_from = mine ? t : NIL;
+      k->l_ver = a->thr[t].ver;
+      k->seen = mine ? SEEN_BIT(t) : 0;
+      return;
+    }
   }
 }
 
@@ -517,8 +530,9 @@ static ATOM__CLONES int opt_events(aero *a, const atom_ev *ev, size_t n, size_t 
     return 0;
   }
   collect_due(a);
+  size_t pf = prefetch_end(a, n);
   for (size_t i = 0; i < n; i++) {
-    prefetch_var(a, ev, i, n);
+    prefetch_var(a, ev, i, pf);
     int err = opt_event(a, &ev[i], 0);
     if (err) {
       *failed = i;
