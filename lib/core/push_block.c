@@ -19,9 +19,10 @@
  *   was never promised; reports of one checker keep their order).
  * - What goes into a block (block_fill): only events whose validation is known to pass and
  *   that need nothing at dispatch time beyond the event itself: READ, WRITE, ACQUIRE,
- *   RELEASE, BEGIN, END and FENCE without flags, of a known thread, with a known target. Any
- *   other event ends the block: the block is dispatched, then the event takes the single
- *   path (atom__push_one, push.c) and is dispatched at once. So:
+ *   RELEASE, BEGIN, END and FENCE without flags, of a known thread, with a known target (or
+ *   a new variable or lock, below). Any other event ends the block: the block is dispatched,
+ *   then the event takes the single path (atom__push_one, push.c) and is dispatched at once.
+ *   So:
  *   - an ill-formed event reaches atom__push_one, which rejects it exactly as atom_push does,
  *     after every event before it was dispatched;
  *   - a new variable or lock key is interned by the fill, its event kept in the block, only
