@@ -43,27 +43,34 @@ static int grow_space_state(atom_session *s, int space, uint32_t count) {
   return 0;
 }
 
-static int intern_slow(atom_session *s, int space, uint64_t key, uint32_t *id) {
+int atom__intern_new(atom_session *s, int space, uint64_t key, uint32_t *id) {
   atom__intern *in = &s->ids[space];
-  if (in->count >= s->id_limit) {
-    static const char *const what[] = {"", "thread", "variable", "lock"};
-    return atom__error(ATOM_ELIMIT, "event %" PRIu64 ": more than %u distinct %s keys",
-                       s->next_index - 1, s->id_limit, what[space]);
-  }
+  if (in->count >= s->id_limit) return ATOM_ELIMIT;
   uint32_t nid = in->count;
+  /* A failure leaves the key not interned and count as it was (only capacities may grow). */
   if (ATOM__GROW(&s->mem, in->keys, in->keys_cap, (size_t)nid + 1) ||
       grow_space_state(s, space, nid + 1))
-    return atom__error(ATOM_ENOMEM, "out of memory interning a key");
+    return ATOM_ENOMEM;
   if (key < ATOM__DIRECT_KEYS) {
-    if (ATOM__GROW(&s->mem, in->direct, in->direct_cap, (size_t)key + 1))
-      return atom__error(ATOM_ENOMEM, "out of memory interning a key");
+    if (ATOM__GROW(&s->mem, in->direct, in->direct_cap, (size_t)key + 1)) return ATOM_ENOMEM;
     in->direct[key] = nid + 1;
   } else if (atom__u64map_put(&in->map, &s->mem, key, nid)) {
-    return atom__error(ATOM_ENOMEM, "out of memory interning a key");
+    return ATOM_ENOMEM;
   }
   in->keys[nid] = key;
   in->count = nid + 1;
   *id = nid;
+  return 0;
+}
+
+static int intern_slow(atom_session *s, int space, uint64_t key, uint32_t *id) {
+  int err = atom__intern_new(s, space, key, id);
+  if (err == ATOM_ELIMIT) {
+    static const char *const what[] = {"", "thread", "variable", "lock"};
+    return atom__error(ATOM_ELIMIT, "event %" PRIu64 ": more than %u distinct %s keys",
+                       s->next_index - 1, s->id_limit, what[space]);
+  }
+  if (err) return atom__error(ATOM_ENOMEM, "out of memory interning a key");
   return 0;
 }
 

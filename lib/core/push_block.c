@@ -20,13 +20,24 @@
  *   was never promised; reports of one checker keep their order).
  * - What goes into a block (block_fill): only events whose validation is known to pass and
  *   that need nothing at dispatch time beyond the event itself: READ, WRITE, ACQUIRE,
- *   RELEASE, BEGIN, END and FENCE without flags, of a known thread, with a known target. Any
- *   other event ends the block: the block is dispatched, then the event takes the single
- *   path (atom__push_one, push.c) and is dispatched at once. So:
+ *   RELEASE, BEGIN, END and FENCE without flags, of a known thread, with a known target (or
+ *   a new variable or lock, below). Any other event ends the block: the block is dispatched,
+ *   then the event takes the single path (atom__push_one, push.c) and is dispatched at once.
+ *   So:
  *   - an ill-formed event reaches atom__push_one, which rejects it exactly as atom_push does,
  *     after every event before it was dispatched;
- *   - a new key is interned only with the block empty, so atom_env_count() and the id
- *     tables are, for every event of a block, what they were when it was validated;
+ *   - a new variable or lock key is interned by the fill, its event kept in the block, only
+ *     while every checker a block's event may reach takes blocks (no checker without
+ *     on_events takes a kind a block holds) and no store buffers are kept (block_new_key).
+ *     A checker taking a block then sees atom_env_count() count every id of the block, and
+ *     every one of them has its key: ids are dense and given in event order, as single
+ *     pushes give them, so each id of the block is the one atom_push would have given, and
+ *     the count is the one on_event would see at the block's last event (doc/api.md). With
+ *     any other checker attached, a new key is interned only with the block empty (the
+ *     event takes the single path), so the count is, for every event a checker gets one at
+ *     a time, what atom_push would make it. A key that cannot be interned (ATOM_ELIMIT at
+ *     id_limit, ATOM_ENOMEM) ends the block with nothing changed: its event takes the
+ *     single path, which fails on it with the exact error and message;
  *   - COMMIT (the checkers may ask for its write, during its dispatch only), FORK and JOIN
  *     (a JOIN may close the child's transaction with a synthetic END, dispatched at once)
  *     take the single path; so does every event while a checker reads store buffers
@@ -87,6 +98,23 @@ static inline void prefetch_var(const atom_session *s, uint64_t key) {
   }
 }
 
+/* The id + 1 of new key @p key of @p space (ATOM_SPACE_VAR or ATOM_SPACE_LOCK), interned for
+ * the block fill, or 0: the event must take the single path (see "blocks" above: a checker
+ * that takes events one at a time could be dispatched an event of the block and see the count
+ * of a later one; store buffers: a WRITE may still end the block after its key was interned;
+ * interning failed). Out of line: a new key is rare next to the lookups. */
+static __attribute__((noinline, cold)) size_t block_new_key(atom_session *s, int space,
+                                                             uint64_t key) {
+  const uint32_t block_kinds = ATOM_KIND_BIT(ATOM_READ) | ATOM_KIND_BIT(ATOM_WRITE) |
+                               ATOM_KIND_BIT(ATOM_ACQUIRE) | ATOM_KIND_BIT(ATOM_RELEASE) |
+                               ATOM_KIND_BIT(ATOM_BEGIN) | ATOM_KIND_BIT(ATOM_END) |
+                               ATOM_KIND_BIT(ATOM_FENCE);
+  uint32_t id;
+  if ((s->loop_kinds & block_kinds) || s->track_pending || atom__intern_new(s, space, key, &id))
+    return 0;
+  return (size_t)id + 1;
+}
+
 /* The first 8 bytes of an atom_event (kind, flags) of @p kind with flags 0, read as one
  * integer in this machine's byte order (a constant once inlined). */
 static inline uint64_t kind_word(uint32_t kind) {
@@ -98,10 +126,11 @@ static inline uint64_t kind_word(uint32_t kind) {
 
 /* Validate events from ev[0] on into the block while they are events a block may hold (see
  * above) and the block has room; return how many were taken. The first event not taken is
- * left untouched. No key is interned here and no thread is joined, so nothing moves: the live
- * threads' table and its size are copied into locals (the compiler cannot keep s's fields in
- * registers across the stores below), and the rest (the variables' direct table and its size,
- * the thread records, the locks, the hash maps) is read through s on the paths that need it.
+ * left untouched. No thread is interned or joined here, so the live threads' table and its size
+ * do not move: they are copied into locals (the compiler cannot keep s's fields in registers
+ * across the stores below). A new variable or lock (block_new_key) may move the variables'
+ * direct table, the locks and the hash maps: they are read through s on the paths that need
+ * them.
  * The variables' table was in locals too, which the compiler kept on the stack: a reload
  * from there and a compare cost one instruction more than a compare with s's field. The
  * block's length, kinds and the next index are written back at the end. With @p bounded the
@@ -164,7 +193,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
       size_t x1 = bounded ? s->ids[ATOM_SPACE_VAR].direct[e->target]
                           : lookup_plus1(s, ATOM_SPACE_VAR, s->ids[ATOM_SPACE_VAR].direct,
                                          s->ids[ATOM_SPACE_VAR].direct_cap, e->target);
-      if (!x1) break;
+      if (__builtin_expect(!x1, 0) && !(x1 = block_new_key(s, ATOM_SPACE_VAR, e->target))) break;
       x = (uint32_t)(x1 - 1);
       if (track_pending) {
         /* A WRITE goes into the store buffer if it has room (growing it may fail: the single
@@ -202,7 +231,7 @@ static inline __attribute__((always_inline)) size_t block_fill_with(atom_session
       kinds |= ATOM_KIND_BIT(ATOM_ACQUIRE);
       const atom__intern *lid = &s->ids[ATOM_SPACE_LOCK];
       size_t l1 = lookup_plus1(s, ATOM_SPACE_LOCK, lid->direct, lid->direct_cap, e->target);
-      if (!l1) break;
+      if (!l1 && !(l1 = block_new_key(s, ATOM_SPACE_LOCK, e->target))) break;
       x = (uint32_t)(l1 - 1);
       atom__lock *lk = &s->locks[l1 - 1];
       if (lk->holder_plus1 == t1) {

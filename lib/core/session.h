@@ -175,6 +175,9 @@ struct atom_session {
 
 /* Dense id of key in space (1..3), interning it. Returns 0 or ATOM_ENOMEM / ATOM_ELIMIT. */
 int atom__intern_id(atom_session *s, int space, uint64_t key, uint32_t *id);
+/* Intern key, known not to be interned yet, as the next id of space: 0, or ATOM_ELIMIT (id_limit
+ * reached) or ATOM_ENOMEM, with no message set and nothing changed (atom__intern_id sets it). */
+int atom__intern_new(atom_session *s, int space, uint64_t key, uint32_t *id);
 /* Id of an already-interned key; 1 if found. */
 int atom__intern_find(const atom_session *s, int space, uint64_t key, uint32_t *id);
 uint64_t atom__intern_key(const atom_session *s, int space, uint32_t id);

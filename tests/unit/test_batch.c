@@ -69,14 +69,117 @@ static void add(text *t, const char *fmt, ...) {
   t->len += len;
 }
 
+/* ---- a checker that reads the id tables during dispatch ----
+ *
+ * For every event it gets, keyrec writes to keyrec_out the event with its keys and names as
+ * atom_env_key() and atom_env_name() give them, and asserts that every id of the event is below
+ * atom_env_count(). Taking events one at a time (keyrec_vtable(0)) it also writes the counts, which must be what
+ * atom_push makes them; taking blocks (keyrec_vtable(1)) it asserts that nothing is interned
+ * during the call and counts in keyrec_new_in_blocks the variables and locks it first met
+ * inside a block (interned by the block fill, doc/api.md). It allocates nothing from the
+ * session, so that a failing allocator fails the session's interning only. */
+
+static text *keyrec_out;
+static size_t keyrec_new_in_blocks;
+
+typedef struct keyrec {
+  atom_env *env;
+  int64_t max_id[4]; /* the largest id met per space, -1: none */
+  int counts;        /* keyrec_vtable(0): write the counts (it takes single events) */
+} keyrec;
+
+static int keyrec_create(void **self, atom_env *env) {
+  keyrec *k = calloc(1, sizeof *k);
+  ck_assert_ptr_nonnull(k);
+  k->env = env;
+  for (int i = 0; i < 4; i++) k->max_id[i] = -1;
+  *self = k;
+  return 0;
+}
+static int keyrec_create_counts(void **self, atom_env *env) {
+  keyrec_create(self, env);
+  ((keyrec *)*self)->counts = 1;
+  return 0;
+}
+static void keyrec_destroy(void *self) { free(self); }
+
+static void keyrec_event(keyrec *k, const atom_ev *ev, int in_block) {
+  int space = atom_kind_space(ev->kind);
+  ck_assert_uint_lt(ev->thread, atom_env_count(k->env, ATOM_SPACE_THREAD));
+  uint64_t key = 0;
+  const char *name = NULL;
+  if (space) {
+    ck_assert_uint_lt(ev->target, atom_env_count(k->env, space));
+    key = atom_env_key(k->env, space, ev->target);
+    name = atom_env_name(k->env, space, ev->target);
+    if ((int64_t)ev->target > k->max_id[space]) {
+      if (in_block && space != ATOM_SPACE_THREAD) keyrec_new_in_blocks++;
+      k->max_id[space] = ev->target;
+    }
+  }
+  add(keyrec_out, "k %u %llu %llu %s @%llu", ev->kind,
+      (unsigned long long)atom_env_key(k->env, ATOM_SPACE_THREAD, ev->thread),
+      (unsigned long long)key, name ? name : "-", (unsigned long long)ev->index);
+  if (k->counts)
+    add(keyrec_out, " n %u %u %u", atom_env_count(k->env, ATOM_SPACE_THREAD),
+        atom_env_count(k->env, ATOM_SPACE_VAR), atom_env_count(k->env, ATOM_SPACE_LOCK));
+  add(keyrec_out, "\n");
+}
+static int keyrec_on_event(void *self, const atom_ev *ev) {
+  keyrec_event(self, ev, 0);
+  return 0;
+}
+static int keyrec_on_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
+  keyrec *k = self;
+  (void)failed;
+  uint32_t counts[4];
+  for (int sp = 1; sp < 4; sp++) counts[sp] = atom_env_count(k->env, sp);
+  for (size_t i = 0; i < n; i++) keyrec_event(k, &ev[i], 1);
+  for (int sp = 1; sp < 4; sp++) ck_assert_uint_eq(counts[sp], atom_env_count(k->env, sp));
+  return 0;
+}
+
+static atom_checker keyrec_vtable(int batched) {
+  atom_checker vt;
+  ck_assert_int_eq(atom_checker_init(&vt, ATOM_CHECKER_ABI_VERSION), 0);
+  vt.name = "keyrec";
+  vt.event_mask = 0x3feu; /* READ to FENCE: no COMMIT, no store buffers */
+  vt.create = batched ? keyrec_create : keyrec_create_counts;
+  vt.on_event = keyrec_on_event;
+  vt.destroy = keyrec_destroy;
+  if (batched) vt.on_events = keyrec_on_events;
+  return vt;
+}
+
 /* Which checkers a run attaches. NO_COMMIT: the recorders do not take COMMIT, so that no
  * checker does and the session keeps no store buffers (the fills without them: plain, and
  * with keys vouched for by atom__push_many_bounded). */
-enum { WITH_TSO = 1, FAIL_RECORDERS = 2, NO_COMMIT = 4 };
+enum { WITH_TSO = 1, FAIL_RECORDERS = 2, NO_COMMIT = 4, ONLY_BLOCKS = 8 };
 
+/* ONLY_BLOCKS: only checkers that take blocks (null, aerodrome, velodrome, the block
+ * recorders without COMMIT, keyrec), so that blocks intern new keys; the others attach keyrec
+ * taking events one at a time. A few keys have names. */
 static atom_session *new_session(int config, unsigned fail_a, unsigned fail_b) {
   atom_session *s = NULL;
   ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+  ck_assert_int_eq(atom_set_name(s, ATOM_SPACE_VAR, 2, "x2"), 0);
+  ck_assert_int_eq(atom_set_name(s, ATOM_SPACE_VAR, 1000, "x1000"), 0);
+  ck_assert_int_eq(atom_set_name(s, ATOM_SPACE_LOCK, 1, "m1"), 0);
+  if (config & ONLY_BLOCKS) {
+    static const char *const batched[] = {"null", "aerodrome", "aerodrome:variant=basic",
+                                          "velodrome", NULL};
+    atom_checker all = blockrec_vtable(0), some = blockrec_vtable(1), k = keyrec_vtable(1);
+    all.event_mask &= ~ATOM_KIND_BIT(ATOM_COMMIT);
+    char args[64];
+    snprintf(args, sizeof args, "fail_at=%u", (config & FAIL_RECORDERS) ? fail_b : 0);
+    ck_assert_int_eq(atom_session_attach_checker(s, &all, args), 0);
+    for (int i = 0; batched[i]; i++) ck_assert_int_eq(atom_session_attach(s, batched[i]), 0);
+    ck_assert_int_eq(atom_session_attach_checker(s, &k, NULL), 0);
+    ck_assert_int_eq(atom_session_attach_checker(s, &some, NULL), 0);
+    return s;
+  }
+  atom_checker k = keyrec_vtable(0);
+  ck_assert_int_eq(atom_session_attach_checker(s, &k, NULL), 0);
   static const char *const builtins[] = {"aerodrome", "aerodrome:variant=basic", "velodrome",
                                          "commit-node", "commit-node:mode=view", "block",
                                          "reduction", "race-automata", "null", NULL};
@@ -138,6 +241,7 @@ static void sum_up(atom_session *s, text *t, int finish_rc) {
 
 static void run_single(const atom_event *ev, size_t n, int config, unsigned fa, unsigned fb,
                        text *t) {
+  keyrec_out = t;
   atom_session *s = new_session(config, fa, fb);
   for (size_t i = 0; i < n; i++) {
     int rc = atom_push(s, &ev[i]);
@@ -152,6 +256,7 @@ static void run_single(const atom_event *ev, size_t n, int config, unsigned fa, 
  * READ or WRITE target (what a reader vouches for). */
 static void run_many(const atom_event *ev, size_t n, int config, unsigned fa, unsigned fb,
                      uint64_t seed, text *t) {
+  keyrec_out = t;
   atom_session *s = new_session(config, fa, fb);
   rt_rng r;
   rt_rng_seed(&r, seed);
@@ -266,6 +371,15 @@ START_TEST(push_many_is_push) {
   for (uint64_t seed = 1; seed <= 150; seed++)
     compare(seed, (seed % 2 ? FAIL_RECORDERS : 0) | (seed % 4 >= 2 ? NO_COMMIT : 0));
   ck_assert_uint_gt(block_calls, calls0); /* blocks were really dispatched */
+}
+END_TEST
+
+/* With only checkers that take blocks the fill interns new variables and locks: the same. */
+START_TEST(push_many_is_push_new_keys_in_blocks) {
+  size_t new0 = keyrec_new_in_blocks;
+  for (uint64_t seed = 1; seed <= 100; seed++)
+    compare(seed, ONLY_BLOCKS | (seed % 2 ? FAIL_RECORDERS : 0));
+  ck_assert_uint_gt(keyrec_new_in_blocks, new0); /* new keys really were in blocks */
 }
 END_TEST
 
@@ -483,12 +597,118 @@ START_TEST(joined_and_new_threads_in_blocks) {
 }
 END_TEST
 
+/* Reads of 200 new variables (keys in the direct table and in the hash map), new locks among
+ * them: with only checkers that take blocks, one block after the thread's first event; with a
+ * checker that takes events one at a time, each new key ends the block (no block at all). */
+START_TEST(new_keys_in_one_block) {
+  static const uint64_t offsets[] = {0, 1ull << 40};
+  for (size_t k = 0; k < 2; k++)
+    for (int loop = 0; loop < 2; loop++) {
+      atom_session *s = NULL;
+      ck_assert_int_eq(atom_session_new(&s, NULL), 0);
+      atom_checker vt = blockrec_vtable(0), kr = keyrec_vtable(1);
+      vt.event_mask &= ~ATOM_KIND_BIT(ATOM_COMMIT);
+      ck_assert_int_eq(atom_session_attach_checker(s, &vt, NULL), 0);
+      ck_assert_int_eq(atom_session_attach_checker(s, &kr, NULL), 0);
+      ck_assert_int_eq(atom_session_attach(s, "aerodrome"), 0);
+      ck_assert_int_eq(atom_session_attach(s, "velodrome"), 0);
+      atom_checker one = keyrec_vtable(0);
+      if (loop) ck_assert_int_eq(atom_session_attach_checker(s, &one, NULL), 0);
+      atom_event ev[200];
+      for (int i = 0; i < 200; i++) {
+        uint64_t o = offsets[k];
+        ev[i] = (atom_event){i % 2 ? ATOM_WRITE : ATOM_READ, 0, 1, o + 3 * (uint64_t)i, 0};
+        if (i % 10 == 5) ev[i] = (atom_event){ATOM_ACQUIRE, 0, 1, o + (uint64_t)i, 0};
+        if (i % 10 == 6) ev[i] = (atom_event){ATOM_RELEASE, 0, 1, o + (uint64_t)i - 1, 0};
+      }
+      text t = {0};
+      keyrec_out = &t;
+      size_t done = 0, new0 = keyrec_new_in_blocks;
+      block_calls = 0;
+      ck_assert_int_eq(atom_push_many(s, ev, 200, &done), 0);
+      ck_assert_uint_eq(done, 200);
+      /* with the checker taking single events: the RELEASEs (their lock known), one a block */
+      ck_assert_uint_eq(block_calls, loop ? 20 : 1);
+      ck_assert_uint_eq(keyrec_new_in_blocks - new0, loop ? 0 : 179); /* 199 less 20 RELEASEs */
+      ck_assert_uint_eq(tu_recorder_of(s, 0)->count, 200);
+      ck_assert_uint_eq(atom_env_count(tu_recorder_of(s, 0)->env, ATOM_SPACE_VAR), 160);
+      ck_assert_uint_eq(atom_env_count(tu_recorder_of(s, 0)->env, ATOM_SPACE_LOCK), 20);
+      atom_session_free(s);
+      free(t.s);
+    }
+}
+END_TEST
+
+/* Events that name new variables and locks, pushed one by one or with atom_push_many in one
+ * call, until the first refusal, with an id limit or a failing allocator: the same refusal
+ * (event, code, message), the same events taken, and keyrec saw the same. */
+static void run_until_refused(const atom_event *ev, size_t n, int many, uint32_t id_limit,
+                              long budget, text *t) {
+  tu_failing f = {-1, 0, 0, 0};
+  atom_options o;
+  tu_failing_options(&o, &f);
+  atom_session *s = NULL;
+  ck_assert_int_eq(atom_session_new(&s, &o), 0);
+  atom_checker kr = keyrec_vtable(1);
+  ck_assert_int_eq(atom_session_attach_checker(s, &kr, NULL), 0);
+  s->id_limit = id_limit;
+  keyrec_out = t;
+  f.budget = budget; /* counted from the first push */
+  size_t done = n;
+  int rc = 0;
+  if (many) {
+    rc = atom_push_many(s, ev, n, &done);
+  } else {
+    for (size_t i = 0; i < n && !rc; i++)
+      if ((rc = atom_push(s, &ev[i]))) done = i + 1;
+  }
+  add(t, "rc %d done %zu %s\n", rc, done, rc ? atom_last_error() : "");
+  atom_session_free(s);
+  ck_assert_int_eq(f.live, 0);
+}
+
+START_TEST(refused_new_keys_in_a_block) {
+  atom_event ev[300];
+  for (int i = 0; i < 300; i++) {
+    ev[i] = (atom_event){ATOM_READ, 0, 1 + (uint64_t)(i % 3), 5 + (uint64_t)i, (uint64_t)i};
+    if (i % 7 == 3) ev[i] = (atom_event){ATOM_ACQUIRE, 0, 1 + (uint64_t)(i % 3), 900 + (uint64_t)i, 0};
+    if (i % 50 == 49) ev[i].target += 1ull << 40; /* the hash maps */
+  }
+  /* the id limit reached inside a block: 40 variables, then 40 locks */
+  for (uint32_t limit = 40; limit <= 41; limit++) {
+    text one = {0}, many = {0};
+    run_until_refused(ev, 300, 0, limit, -1, &one);
+    run_until_refused(ev, 300, 1, limit, -1, &many);
+    ck_assert_str_eq(one.s, many.s);
+    ck_assert_ptr_nonnull(strstr(one.s, "rc -"));
+    ck_assert_ptr_nonnull(strstr(one.s, "distinct variable keys"));
+    free(one.s);
+    free(many.s);
+  }
+  /* the allocator failing from its b-th allocation on: at every point of the interning */
+  int refused = 0;
+  for (long b = 0; b < 60; b++) {
+    text one = {0}, many = {0};
+    run_until_refused(ev, 300, 0, ATOM__MAX_IDS, b, &one);
+    run_until_refused(ev, 300, 1, ATOM__MAX_IDS, b, &many);
+    ck_assert_str_eq(one.s, many.s);
+    refused += strstr(one.s, "out of memory interning") != NULL;
+    free(one.s);
+    free(many.s);
+  }
+  ck_assert_int_gt(refused, 10);
+}
+END_TEST
+
 Suite *atom_test_suite_batch(void) {
   Suite *s = suite_create("batch");
   TCase *tc = tcase_create("batch");
   tcase_set_timeout(tc, 60);
   tcase_add_test(tc, push_many_is_push);
   tcase_add_test(tc, push_many_is_push_with_store_buffers);
+  tcase_add_test(tc, push_many_is_push_new_keys_in_blocks);
+  tcase_add_test(tc, new_keys_in_one_block);
+  tcase_add_test(tc, refused_new_keys_in_a_block);
   tcase_add_test(tc, one_call_per_block);
   tcase_add_test(tc, checker_error_in_a_block);
   tcase_add_test(tc, enomem_in_a_block);

@@ -195,9 +195,14 @@ typedef struct atom_checker {
    * during the call.
    *
    * When a block reaches the checker, the session has already validated the events that
-   * follow in the block (so atom_session_stats() from a report callback may count them); the
-   * ids of the block were all interned before its first event (a block never interns a new
-   * key), so atom_env_count() and the rest of atom_env_* answer as they would in on_event.
+   * follow in the block (so atom_session_stats() from a report callback may count them) and
+   * interned their keys: during the call atom_env_count() counts every id of the block (it
+   * answers as on_event would at the block's last event, and does not change during the
+   * call), and atom_env_key(), atom_env_name() and atom_env_label() know every id of it. Ids
+   * are still dense and given in event order, the ones atom_push() would give; an id of the
+   * block may be one the checker never met before, as in on_event. (A block holds new keys
+   * only while every checker the session would hand its events to has on_events; a checker
+   * that takes events one at a time sees the counts atom_push() would make.)
    *
    * @return 0 when every event was taken; else the negative ATOM_E* code of the first event
    *         that failed, with *@p failed set to its position in @p ev (0 .. @p n - 1). The
