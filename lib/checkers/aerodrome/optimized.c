@@ -317,6 +317,21 @@ static AERO_RARE void opt_end_scan(aero *a, uint32_t t, size_t nk, uint64_t made
     opt_end_update(a, t, ts, th->b, &th->c, (reg){REG_L, l}, nk, made);
 }
 
+/* opt_end_update for a stored clock x (W_x or L_l) with its shortcuts: x == C_{*from} at
+ * version *ver, known to the threads in *seen. */
+static inline void end_update_stored(aero *a, uint32_t t, uint32_t ts, atom__vc_t b,
+                                     const atom__vc *ct, reg r, size_t nk, uint64_t made,
+                                     atom__vc *x, uint32_t *from, uint64_t *ver, uint64_t *seen) {
+  if (atom__vc_get(x, ts) < b) return;
+  if (nk) opt_end_learn(a, t, r, x, nk, made);
+  ATOM__ASSERT(ct->len <= x->cap);
+  xjoin(x, ct);
+  int mine = *from == t;
+  *from = mine ? t : NIL;
+  *ver = a->thr[t].ver;
+  *seen = mine ? SEEN_BIT(t) : 0;
+}
+
 /* Lines 41-46 for one registered clock: X := C_t^▷ ⊑ X ? C_t ⊔ X : X, registering X with the
  * other open transactions C_t knows (in a->scratch[0..nk)). */
 static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t b,
@@ -336,26 +351,12 @@ static AERO_HOT void opt_end_update(aero *a, uint32_t t, uint32_t ts, atom__vc_t
     }
     case REG_W: {
       avar *v = &a->var[r.id];
-      if (atom__vc_get(&v->w, ts) < b) return;
-      if (nk) opt_end_learn(a, t, r, &v->w, nk, made);
-      ATOM__ASSERT(ct->len <= v->w.cap);
-      xjoin(&v->w, ct);
-      int mine = v->w_from == t;
-      v->w_from = mine ? t : NIL;
-      v->w_ver = a->thr[t].ver;
-      v->w_seen = mine ? SEEN_BIT(t) : 0;
+      end_update_stored(a, t, ts, b, ct, r, nk, made, &v->w, &v->w_from, &v->w_ver, &v->w_seen);
       return;
     }
     default: {
       alock *k = &a->lock[r.id];
-      if (atom__vc_get(&k->l, ts) < b) return;
-      if (nk) opt_end_learn(a, t, r, &k->l, nk, made);
-      ATOM__ASSERT(ct->len <= k->l.cap);
-      xjoin(&k->l, ct);
-      int mine = k->l_from == t;
-      k->l_from = mine ? t : NIL;
-      k->l_ver = a->thr[t].ver;
-      k->seen = mine ? SEEN_BIT(t) : 0;
+      end_update_stored(a, t, ts, b, ct, r, nk, made, &k->l, &k->l_from, &k->l_ver, &k->seen);
       return;
     }
   }
