@@ -742,37 +742,33 @@ static int vd_event(void *self, const atom_ev *ev) { return vd_step(self, ev); }
 #define VD_PREFETCH_MIN_VARS 4096
 #endif
 
-/* At most this many events' slots are asked for at once (256 lines of 64 bytes: half of a
- * 32 KB first-level cache), so that a longer block does not evict its first slots before use.
- * The session's blocks are this long (ATOM__BLOCK). */
-#define VD_PREFETCH_RUN 256
-
 /* Ask for the slots of the variables of events [e, end). Any event's target is taken as a
  * variable here: a lock's or a BEGIN's (0) names one of the first slots, fetched for nothing
  * and cheaper than testing the kind. Nor is the target tested against the table's size: a
  * prefetch never faults, and the address is computed as an integer, so that one past the
  * table is no pointer arithmetic out of bounds. Out of line: in line, the compiler gave the
- * usual access of vd_run one more jump (cachegrind, 10^3 variables, where this never runs). */
+ * usual access of vd_events one more jump (cachegrind, 10^3 variables, where this never runs). */
 static VD_NOINLINE void vd_fetch(const velodrome *v, const atom_ev *e, const atom_ev *end) {
   for (; e != end; e++)
     __builtin_prefetch(
         (const void *)((uintptr_t)v->var + (uintptr_t)e->target * sizeof(vd_var)), 1);
 }
 
-/* vd_events on a run of at most VD_PREFETCH_RUN events. With a table of VD_PREFETCH_MIN_VARS
- * slots or more, a first pass asks for the slot of every event's variable before any event is
- * taken (a hint: a slot that moves as the table grows, or a target not seen yet, only wastes the
- * fetch). The misses of the whole run are then in flight together, as many as the core tracks
- * at once. Fetched 8 events ahead inside the loop instead, the first 8 events of a block were
- * never fetched, and with many variables the session's blocks are short: every new variable
- * ends one (doc/performance.md, "velodrome, round 7"). */
-static inline __attribute__((always_inline)) int vd_run(velodrome *v, const atom_ev *ev, size_t n,
-                                                        size_t *failed) {
+/* The block form: vd_event on each event in turn, exactly (the position of the first failure
+ * in *failed, the events after it not taken). With a table of VD_PREFETCH_MIN_VARS slots or
+ * more, a first pass asks for the slot of every event's variable before any event is taken (a
+ * hint: a slot that moves as the table grows, or a target not seen yet, only wastes the
+ * fetch): the misses of the whole block are then in flight together. A session's block holds
+ * at most ATOM__BLOCK = 256 events, 256 lines: half of a 32 KB first-level cache. Fetched 8
+ * events ahead inside the loop instead, the first 8 events of every block were never fetched
+ * (doc/performance.md, "velodrome, round 7"). */
+static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
+  velodrome *v = self;
   const atom_ev *e = ev, *end = ev + n;
 #if VD_PREFETCH
   if (v->var_cap >= VD_PREFETCH_MIN_VARS) vd_fetch(v, e, end);
 #endif
-  /* One pointer walks the run (the failed position is computed from it only on failure). */
+  /* One pointer walks the block (the failed position is computed from it only on failure). */
   for (; e != end; e++) {
     int err = vd_step(v, e);
     if (err) {
@@ -781,25 +777,6 @@ static inline __attribute__((always_inline)) int vd_run(velodrome *v, const atom
     }
   }
   return 0;
-}
-
-/* The block form: vd_event on each event in turn, exactly (the position of the first failure
- * in *failed, the events after it not taken), by runs of VD_PREFETCH_RUN events. A session's
- * block is one run (ATOM__BLOCK). */
-static int vd_events(void *self, const atom_ev *ev, size_t n, size_t *failed) {
-  velodrome *v = self;
-  size_t done = 0;
-  while (n - done > VD_PREFETCH_RUN) {
-    int err = vd_run(v, ev + done, VD_PREFETCH_RUN, failed);
-    if (err) {
-      *failed += done;
-      return err;
-    }
-    done += VD_PREFETCH_RUN;
-  }
-  int err = vd_run(v, ev + done, n - done, failed);
-  if (err) *failed += done;
-  return err;
 }
 
 static const char *const vd_keys[] = {NULL};

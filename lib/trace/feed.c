@@ -83,10 +83,10 @@ ATOM_API int atom_trace_feed(atom_session *s, atom_trace_reader *r, uint64_t max
     if (rc) break;
     size_t n = b->count - b->head, took = 0;
     if (max_events && n > max_events - done) n = (size_t)(max_events - done);
-    /* the keys of the batch's events are within the reader's names: the session may skip
-     * testing them against its tables (not vouched: UINT64_MAX) */
-    uint64_t thread_max, var_max;
-    if (!atom__trace_reader_key_max(r, &thread_max, &var_max)) thread_max = var_max = UINT64_MAX;
+    /* the keys of the batch's events number the reader's names (std_reader.h): the session
+     * may skip testing them against its tables */
+    uint64_t thread_max = atom__trace_reader_name_count(r, ATOM_SPACE_THREAD);
+    uint64_t var_max = atom__trace_reader_name_count(r, ATOM_SPACE_VAR);
 #if defined(ATOM_ASSERTIONS) && ATOM_ASSERTIONS
     for (size_t i = 0; i < n; i++) { /* what the reader vouches for: a key above reads out of bounds */
       const atom_event *e = &b->ev[b->head + i];

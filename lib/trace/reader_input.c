@@ -373,13 +373,6 @@ uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what) {
   return what >= ATOM_SPACE_THREAD && what <= ATOM_SPACE_LOCK ? r->names[what - 1].n : 0;
 }
 
-int atom__trace_reader_key_max(const atom_trace_reader *r, uint64_t *thread_max,
-                               uint64_t *var_max) {
-  *thread_max = atom__trace_reader_name_count(r, ATOM_SPACE_THREAD);
-  *var_max = atom__trace_reader_name_count(r, ATOM_SPACE_VAR);
-  return 1;
-}
-
 uint64_t *atom__trace_reader_named(atom_trace_reader *r) { return r->named; }
 
 const atom__trace_directive *atom__trace_reader_directives(atom_trace_reader *r, size_t *n,

@@ -55,17 +55,13 @@ void atom__trace_reader_set_lazy_names(atom_trace_reader *r, uint64_t from);
  * more than `n` (by default about 2^20 over all the slots, see parallel.c). */
 void atom__trace_reader_set_keep_names(atom_trace_reader *r, size_t n);
 
-/* Names known to the reader in space `what` (1..3): keys 1..n. */
-uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what);
-
-/* 1 if the reader vouches that every event it has delivered so far has a thread key of at
- * most *thread_max and, for a READ or WRITE, a target of at most *var_max (atom_trace_feed
- * passes them to the session: atom__push_many_bounded); 0 if it does not. Every reader does:
- * its keys number its names. An .atb reader checks every record against its name tables; an
+/* Names known to the reader in space `what` (1..3): keys 1..n. Every event a reader has
+ * delivered has keys within them, which atom_trace_feed vouches for to the session
+ * (atom__push_many_bounded): an .atb reader checks every record against its name tables; an
  * STD reader gives each name the next key as it meets it, and the parallel reader's consumer
- * learns every name of a chunk's events before they enter the batch (parallel.c, copy_mapped). */
-int atom__trace_reader_key_max(const atom_trace_reader *r, uint64_t *thread_max,
-                               uint64_t *var_max);
+ * learns every name of a chunk's events before they enter the batch (parallel.c,
+ * copy_mapped). */
+uint64_t atom__trace_reader_name_count(const atom_trace_reader *r, int what);
 
 /* Per space (index what-1): names already handed to a session by atom_trace_feed(). */
 uint64_t *atom__trace_reader_named(atom_trace_reader *r);
