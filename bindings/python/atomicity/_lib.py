@@ -1,11 +1,15 @@
 """Loading libatomicity and declaring its C prototypes.
 
-The library is looked up once per process:
+The library is looked up once per process, in this order (the first that loads wins):
 
-* ``ATOMICITY_LIBRARY`` (environment), when set and non-empty, is the path (or name) handed to
-  the dynamic loader;
-* otherwise the versioned soname ``libatomicity.so.1`` is loaded, which the dynamic loader finds
-  in its usual places (``LD_LIBRARY_PATH``, the system directories, the ld.so cache).
+1. ``ATOMICITY_LIBRARY`` (environment), when set and non-empty: the path (or name) handed to
+   the dynamic loader, and nothing else is tried (a failure is an error);
+2. the versioned soname ``libatomicity.so.1``, which the dynamic loader finds in its usual
+   places (``LD_LIBRARY_PATH``, the system directories, the ld.so cache);
+3. ``libatomicity.so.1`` in the directory that ``pkg-config --variable=libdir atomicity``
+   reports (``PKG_CONFIG_PATH`` honoured), when pkg-config is installed;
+4. ``libatomicity.so.1`` in the library directory recorded by ``meson install`` in the
+   generated module ``atomicity/_installed.py`` (the source tree and a pip install have none).
 
 The unversioned ``libatomicity.so`` development symlink is never used, and no build tree is
 guessed. Every function the binding calls gets ``argtypes`` and ``restype`` here; the event
@@ -13,13 +17,19 @@ kinds and error codes are read from the library itself (``atom_kind_name``,
 ``atom_error_name``), so the C lists in event.h and error.h stay the only tables.
 """
 
+from __future__ import annotations
+
 import ctypes
 import enum
+import importlib
 import os
+import shutil
+import subprocess
 import sys
 import threading
+from typing import TYPE_CHECKING, Any, List, Optional, Tuple, Union, overload
 
-from .errors import Error
+from .errors import Error, LibraryNotFoundError, UsageError, error_class
 
 LIBRARY_ENV = "ATOMICITY_LIBRARY"
 
@@ -234,6 +244,7 @@ _PROTOTYPES = (
     ("atom_session_write", c_int, (c_void_p, ctypes.POINTER(COutputOptions), WRITE_FN, c_void_p)),
     # trace.h
     ("atom_trace_reader_open", c_int, (P_void_p, c_char_p)),
+    ("atom_trace_reader_open_memory", c_int, (P_void_p, c_void_p, c_size_t, c_char_p)),
     ("atom_trace_reader_free", None, (c_void_p,)),
     ("atom_trace_reader_name", c_char_p, (c_void_p, c_int, c_uint64)),
     ("atom_trace_reader_line", c_uint64, (c_void_p,)),
@@ -244,7 +255,15 @@ _PROTOTYPES = (
 _SCAN_LIMIT = 4096
 
 
-def text(raw):
+@overload
+def text(raw: bytes) -> str: ...
+@overload
+def text(raw: None) -> None: ...
+@overload
+def text(raw: Optional[bytes]) -> Optional[str]: ...
+
+
+def text(raw: Optional[bytes]) -> Optional[str]:
     """Decode a C string returned by the library (bytes or None)."""
     if raw is None:
         return None
@@ -252,64 +271,79 @@ def text(raw):
 
 
 class Library:
-    """The loaded library: its prototyped functions as attributes, and its tables."""
+    """The loaded library: its prototyped functions as attributes, and its tables.
 
-    def __init__(self, cdll, path):
+    ``path`` is what was handed to the dynamic loader (a path, or the soname when the loader
+    searched for it) and ``origin`` says where it came from: ``"argument"`` (load(path)),
+    ``"env"`` (ATOMICITY_LIBRARY), ``"soname"``, ``"pkg-config"`` or ``"install"`` (the path
+    recorded by meson install)."""
+
+    # Kind and ErrorCode are IntEnum classes built from the library's tables at load time.
+    Kind: Any
+    ErrorCode: Any
+
+    if TYPE_CHECKING:
+        # The atom_* functions are set from _PROTOTYPES in __init__.
+        def __getattr__(self, name: str) -> Any: ...
+
+    def __init__(self, cdll: ctypes.CDLL, path: str, origin: str = "argument") -> None:
         self.cdll = cdll
         self.path = path
+        self.origin = origin
         for name, restype, argtypes in _PROTOTYPES:
             try:
                 fn = getattr(cdll, name)
             except AttributeError:
-                raise Error("the atomicity library %r lacks the function %s; it is not a "
-                            "compatible libatomicity (soname 1)" % (path, name)) from None
+                raise LibraryNotFoundError(
+                    "the atomicity library %r lacks the function %s; it is not a "
+                    "compatible libatomicity (soname 1)" % (path, name)) from None
             fn.restype = restype
             fn.argtypes = argtypes
             setattr(self, name, fn)
-        self.version = text(self.atom_version())
+        self.version: str = text(self.atom_version()) or ""
         self.Kind = self._kinds()
         self.ErrorCode = self._error_codes()
 
-    def _kinds(self):
+    def _kinds(self) -> Any:
         members = []
         for value in range(1, _SCAN_LIMIT):
-            name = self.atom_kind_name(value)
+            name = text(self.atom_kind_name(value))
             if name is None:
                 break
-            members.append((text(name).upper(), value))
-        kind = enum.IntEnum("Kind", members, module="atomicity")
+            members.append((name.upper(), value))
+        kind = enum.IntEnum("Kind", members, module="atomicity")  # type: ignore[misc]
         kind.__doc__ = "Event kinds, as listed by the loaded library (ATOM_KIND_MAP)."
         return kind
 
-    def _error_codes(self):
+    def _error_codes(self) -> Any:
         members = []
         for value in range(-1, -_SCAN_LIMIT, -1):
-            name = self.atom_error_name(value)
+            name = text(self.atom_error_name(value))
             if name is None:
                 break
-            name = text(name)
             if name.startswith("ATOM_"):
                 name = name[5:]
             members.append((name, value))
-        codes = enum.IntEnum("ErrorCode", members, module="atomicity")
+        codes = enum.IntEnum("ErrorCode", members, module="atomicity")  # type: ignore[misc]
         codes.__doc__ = "Error codes, as listed by the loaded library (ATOM_ERROR_MAP)."
         return codes
 
-    def code(self, value):
+    def code(self, value: int) -> int:
         """``value`` as an ErrorCode member when the library knows it, else as an int."""
         try:
-            return self.ErrorCode(value)
+            return self.ErrorCode(value)  # type: ignore[no-any-return]
         except ValueError:
             return value
 
-    def make_error(self, code, message=None):
-        """An Error for ``code`` with ``message`` (default: the library's description)."""
+    def make_error(self, code: int, message: Optional[str] = None) -> Error:
+        """The Error for ``code`` with ``message`` (default: the library's description), of
+        the subclass the code belongs to (errors.py: EventError, LimitError ...)."""
         name = text(self.atom_error_name(code))
         if not message:
-            message = text(self.atom_strerror(code))
-        return Error(message, self.code(code), name)
+            message = text(self.atom_strerror(code)) or "unknown error"
+        return error_class(name)(message, self.code(code), name)
 
-    def error(self, code):
+    def error(self, code: int) -> Error:
         """The Error for a call that just returned ``code``; reads atom_last_error() at once,
         so call it before any other library call."""
         detail = text(self.atom_last_error())
@@ -317,49 +351,108 @@ class Library:
 
 
 _lock = threading.Lock()
-_loaded = None
+_loaded: Optional[Library] = None
+
+# The seconds pkg-config may take before the look-up gives up on it.
+_PKG_CONFIG_TIMEOUT = 10
 
 
-def _describe(path, origin):
-    if origin == "env":
-        return "%r (from %s)" % (path, LIBRARY_ENV)
-    if origin == "default":
-        return "%r (install it, or set %s to its path)" % (path, LIBRARY_ENV)
-    return repr(path)
+def _pkg_config_libdir() -> Tuple[Optional[str], str]:
+    """(libdir of the atomicity pkg-config module or None, why not when None)."""
+    exe = shutil.which("pkg-config")
+    if exe is None:
+        return None, "pkg-config is not installed"
+    try:
+        proc = subprocess.run([exe, "--variable=libdir", "atomicity"], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, universal_newlines=True,
+                              timeout=_PKG_CONFIG_TIMEOUT)
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, "pkg-config failed: %s" % exc
+    libdir = proc.stdout.strip()
+    if proc.returncode != 0 or not libdir:
+        return None, "pkg-config knows no module atomicity (set PKG_CONFIG_PATH?)"
+    return libdir, ""
 
 
-def load(path=None):
+def _installed_libdir() -> Tuple[Optional[str], str]:
+    """(libdir recorded by meson install or None, why not when None)."""
+    try:
+        # Generated by meson install (bindings/python/meson.build); absent in the source tree
+        # and in a pip install.
+        installed = importlib.import_module(__name__.rpartition(".")[0] + "._installed")
+    except ImportError:
+        return None, "no library directory was recorded (the package was not installed by meson)"
+    libdir = getattr(installed, "LIBDIR", None)
+    if not isinstance(libdir, str) or not libdir:
+        return None, "atomicity/_installed.py records no LIBDIR"
+    return libdir, ""
+
+
+def _try(path: str, tried: List[str], how: str) -> Optional[ctypes.CDLL]:
+    try:
+        return ctypes.CDLL(path)
+    except OSError as exc:
+        tried.append("%s %r: %s" % (how, path, exc))
+        return None
+
+
+def _search() -> Tuple[ctypes.CDLL, str, str]:
+    """Load by the documented order; (cdll, path, origin), or raise LibraryNotFoundError
+    naming every place tried."""
+    env = os.environ.get(LIBRARY_ENV)
+    tried: List[str] = []
+    if env:
+        cdll = _try(env, tried, "%s=" % LIBRARY_ENV)
+        if cdll is None:
+            raise LibraryNotFoundError("cannot load the atomicity library: %s (unset %s to "
+                                       "search the usual places)" % (tried[0], LIBRARY_ENV))
+        return cdll, env, "env"
+    cdll = _try(SONAME, tried, "the soname")
+    if cdll is not None:
+        return cdll, SONAME, "soname"
+    for origin, (libdir, why) in (("pkg-config", _pkg_config_libdir()),
+                                  ("install", _installed_libdir())):
+        if libdir is None:
+            tried.append(why)
+            continue
+        path = os.path.join(libdir, SONAME)
+        how = "the pkg-config libdir:" if origin == "pkg-config" else "the installed libdir:"
+        cdll = _try(path, tried, how)
+        if cdll is not None:
+            return cdll, path, origin
+    raise LibraryNotFoundError(
+        "cannot load the atomicity library; tried: %s. Install libatomicity, or set %s to "
+        "the path of %s" % ("; ".join(tried), LIBRARY_ENV, SONAME))
+
+
+def load(path: Union[str, "os.PathLike[str]", None] = None) -> Library:
     """Load the library (once per process) and return the Library.
 
-    ``path`` overrides ``ATOMICITY_LIBRARY`` and the default soname; it is only accepted
-    before the library was loaded, or when it names the same path.
-    Raises Error when the library cannot be loaded.
+    ``path`` overrides the search (ATOMICITY_LIBRARY, the soname, pkg-config, the recorded
+    libdir); it is only accepted before the library was loaded, or when it names the same
+    path. Raises LibraryNotFoundError when the library cannot be loaded.
     """
     global _loaded
     with _lock:
         if _loaded is not None:
             if path is not None and os.fspath(path) != _loaded.path:
-                raise Error("the atomicity library is already loaded from %r; cannot switch "
-                            "to %r in this process" % (_loaded.path, os.fspath(path)))
+                raise UsageError("the atomicity library is already loaded from %r; cannot "
+                                 "switch to %r in this process" % (_loaded.path, os.fspath(path)))
             return _loaded
-        origin = "argument"
-        if path is None:
-            env = os.environ.get(LIBRARY_ENV)
-            if env:
-                path, origin = env, "env"
-            else:
-                path, origin = SONAME, "default"
+        if path is not None:
+            spath = os.fspath(path)
+            try:
+                cdll = ctypes.CDLL(spath)
+            except OSError as exc:
+                raise LibraryNotFoundError("cannot load the atomicity library %r: %s"
+                                           % (spath, exc)) from None
+            found: Tuple[ctypes.CDLL, str, str] = (cdll, spath, "argument")
         else:
-            path = os.fspath(path)
-        try:
-            cdll = ctypes.CDLL(path)
-        except OSError as exc:
-            raise Error("cannot load the atomicity library %s: %s"
-                        % (_describe(path, origin), exc)) from None
-        _loaded = Library(cdll, path)
+            found = _search()
+        _loaded = Library(*found)
         return _loaded
 
 
-def loaded():
+def loaded() -> Optional[Library]:
     """The Library if it was loaded, else None (never tries to load)."""
     return _loaded

@@ -1,7 +1,9 @@
 """Violation reports, copied out of the library into plain Python objects."""
 
+from __future__ import annotations
+
 import ctypes
-from typing import NamedTuple, Optional, Union
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 from . import _lib
 
@@ -29,7 +31,7 @@ class Event(NamedTuple):
     and ``target`` are names where known, else keys; ``target`` is None for BEGIN, END and
     FENCE."""
 
-    index: int
+    index: int  # type: ignore[assignment]  # a field named as tuple.index, on purpose
     kind: int
     thread: Key
     target: Optional[Key]
@@ -48,16 +50,16 @@ _TARGET_SPACE = {
 }
 
 
-def _kind_text(kind):
+def _kind_text(kind: Any) -> Any:
     """"read" for Kind.READ; an int kind unknown to the library stays an int."""
     name = getattr(kind, "name", None)
     return kind if name is None else name.lower()
 
 
-def target_space(kind):
+def target_space(kind: Any) -> Optional[_lib.Space]:
     """The key space of the target of ``kind`` (a Kind member), or None if it has none."""
     name = getattr(kind, "name", None)
-    return _TARGET_SPACE.get(name)
+    return _TARGET_SPACE.get(name) if isinstance(name, str) else None
 
 
 class Report:
@@ -84,8 +86,20 @@ class Report:
     __slots__ = ("checker", "checker_index", "kind", "event_index", "count", "message",
                  "transactions", "events", "variables", "evidence")
 
-    def __init__(self, checker, checker_index, kind, event_index, count, message,
-                 transactions, events, variables, evidence="observed"):
+    checker: str
+    checker_index: int
+    kind: str
+    event_index: int
+    count: int
+    message: str
+    transactions: List[Transaction]
+    events: List[Event]
+    variables: List[Key]
+    evidence: str
+
+    def __init__(self, checker: str, checker_index: int, kind: str, event_index: int,
+                 count: int, message: str, transactions: List[Transaction],
+                 events: List[Event], variables: List[Key], evidence: str = "observed") -> None:
         self.checker = checker
         self.checker_index = checker_index
         self.kind = kind
@@ -97,25 +111,25 @@ class Report:
         self.variables = variables
         self.evidence = evidence
 
-    def _fields(self):
+    def _fields(self) -> Tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
 
-    def __eq__(self, other):
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, Report):
             return NotImplemented
         return self._fields() == other._fields()
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         count = "" if self.count == 1 else " x%d" % self.count
         return "<Report %s %s at event %d%s: %s>" % (
             self.checker, self.kind, self.event_index, count, self.message)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return "%s: %s: %s" % (self.checker, self.kind, self.message)
 
-    def as_dict(self):
+    def as_dict(self) -> Dict[str, Any]:
         """The report as plain dicts, lists, strings and ints (for JSON)."""
         return {
             "checker": self.checker,
@@ -130,7 +144,7 @@ class Report:
             "variables": list(self.variables),
         }
 
-    def _with_count(self, count, evidence=None):
+    def _with_count(self, count: int, evidence: Optional[str] = None) -> Report:
         fields = list(self._fields())
         fields[self.__slots__.index("count")] = count
         if evidence is not None:
@@ -138,21 +152,22 @@ class Report:
         return Report(*fields)
 
 
-def evidence_of(lib, rep):
+def evidence_of(lib: _lib.Library, rep: int) -> str:
     """"observed", "predicted" or "confirmed" for the report at address ``rep``."""
     name = lib.atom_evidence_name(lib.atom_report_evidence(rep))
-    return "observed" if name is None else _lib.text(name)
+    return _lib.text(name) or "observed"
 
 
-def snapshot(lib, session, rep):
+def snapshot(lib: _lib.Library, session: Optional[int], rep: int) -> Report:
     """Copy the report at address ``rep`` of ``session`` (both raw pointers) into a Report."""
     text = _lib.text
 
-    def name_of(space, key):
+    def name_of(space: int, key: int) -> Key:
         name = lib.atom_get_name(session, space, key)
-        return key if name is None else text(name)
+        decoded = text(name)
+        return key if decoded is None else decoded
 
-    transactions = []
+    transactions: List[Transaction] = []
     thread = ctypes.c_uint64()
     index = ctypes.c_uint64()
     loc = ctypes.c_uint64()
@@ -163,7 +178,7 @@ def snapshot(lib, session, rep):
         transactions.append(Transaction(name_of(_lib.Space.THREAD, thread.value),
                                         index.value, loc.value))
 
-    events = []
+    events: List[Event] = []
     ev = _lib.CEvent()
     for i in range(lib.atom_report_event_count(rep)):
         if lib.atom_report_event(rep, i, ctypes.byref(ev), ctypes.byref(index)) != 0:
@@ -177,15 +192,16 @@ def snapshot(lib, session, rep):
         events.append(Event(index.value, kind, name_of(_lib.Space.THREAD, ev.thread),
                             target, ev.loc))
 
-    variables = []
+    variables: List[Key] = []
     for i in range(lib.atom_report_var_count(rep)):
         name = lib.atom_report_var_name(rep, i)
-        variables.append(lib.atom_report_var(rep, i) if name is None else text(name))
+        decoded = text(name)
+        variables.append(lib.atom_report_var(rep, i) if decoded is None else decoded)
 
     return Report(
-        checker=text(lib.atom_report_checker(rep)),
+        checker=text(lib.atom_report_checker(rep)) or "",
         checker_index=lib.atom_report_checker_index(rep),
-        kind=text(lib.atom_report_kind(rep)),
+        kind=text(lib.atom_report_kind(rep)) or "",
         event_index=lib.atom_report_event_index(rep),
         count=lib.atom_report_occurrences(rep),
         message=text(lib.atom_report_message(rep)) or "",

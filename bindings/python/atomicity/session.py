@@ -1,5 +1,7 @@
 """Sessions: push events, attach checkers, read reports; and check_trace() for files."""
 
+from __future__ import annotations
+
 import collections
 import contextlib
 import ctypes
@@ -7,10 +9,24 @@ import os
 import threading
 import warnings
 import weakref
+from typing import (IO, TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional,
+                    Union)
 
 from . import _lib
-from .errors import TraceWarning
-from .report import evidence_of, snapshot, target_space
+from .errors import Error, TraceIOError, TraceNotFoundError, TraceWarning
+from .report import Report, evidence_of, snapshot, target_space
+
+if TYPE_CHECKING:
+    from types import TracebackType
+
+    from typing import Literal  # 3.8+; only for the checker
+
+# A key: an int, or a str the session maps to an int of its own (Session docstring).
+Key = Union[int, str]
+# A key space: "thread", "var", "lock" or a Space member.
+SpaceName = Union[str, int]
+# What check_trace() reads: a path, or a file object open for reading (binary or text).
+TraceSource = Union[str, bytes, "os.PathLike[str]", "os.PathLike[bytes]", IO[bytes], IO[str]]
 
 __all__ = ["Session", "check_trace", "CheckerStatus"]
 
@@ -47,11 +63,13 @@ _SPACE_NAMES = {
 
 # Events per atom_trace_feed() call, so that Ctrl-C is seen between chunks of a long trace.
 _FEED_CHUNK = 1 << 20
+# Bytes (or characters) per read() of a file object given to check_trace().
+_READ_CHUNK = 1 << 20
 # Rejected trace events kept for warnings when strict=False; the rest are only counted.
 _REJECTS_KEPT = 100
 
 
-def _space(what):
+def _space(what: SpaceName) -> _lib.Space:
     if isinstance(what, str):
         try:
             return _SPACE_NAMES[what.lower()]
@@ -61,7 +79,7 @@ def _space(what):
     return Space(what)
 
 
-def _c_string(value, what):
+def _c_string(value: object, what: str) -> bytes:
     if not isinstance(value, str):
         raise TypeError("%s must be a str, not %s" % (what, type(value).__name__))
     if "\0" in value:
@@ -69,7 +87,7 @@ def _c_string(value, what):
     return value.encode("utf-8")
 
 
-def _uint(value, bits, what):
+def _uint(value: object, bits: int, what: str) -> int:
     """``value`` as an unsigned C integer of ``bits`` bits. ctypes would silently keep only the
     low bits (2**64 + 1 becomes 1), so every int the binding hands to C that is not a key or a
     loc (those have their own checks) goes through here."""
@@ -81,7 +99,7 @@ def _uint(value, bits, what):
     return value
 
 
-def _loc(loc):
+def _loc(loc: object) -> int:
     if type(loc) is int and 0 <= loc < _KEY_LIMIT:
         return loc
     if not isinstance(loc, int):
@@ -92,12 +110,12 @@ def _loc(loc):
     return loc
 
 
-def _report_trampoline(session_ref):
+def _report_trampoline(session_ref: "weakref.ref[Session]") -> Any:
     """The C callback for atom_options.on_report. It holds the session weakly (no cycle) and
     never lets an exception reach C: the first one is kept and re-raised by the session call
     during which the report was made."""
 
-    def on_report(rep, payload):
+    def on_report(rep: int, payload: Optional[int]) -> None:
         session = session_ref()
         if session is None or session._handle is None or session._close_pending:
             return
@@ -137,22 +155,26 @@ class Session:
     :meth:`finish`.
     """
 
-    def __init__(self, checkers=("aerodrome",), threadsafe=False, max_reports=0,
-                 on_report=None, profile=False):
+    def __init__(self, checkers: Union[str, Iterable[str]] = ("aerodrome",),
+                 threadsafe: bool = False, max_reports: int = 0,
+                 on_report: Optional[Callable[[Report], object]] = None,
+                 profile: bool = False) -> None:
         # First, so that close() and __del__ work whenever __init__ fails.
-        self._handle = None
-        self._reports = []
-        self._closed_reports = None
-        self._callback = None
+        self._handle: Optional[int] = None
+        self._reports: List[Report] = []
+        self._closed_reports: Optional[List[Report]] = None
+        self._callback: Any = None
         self._lib = lib = _lib.load()
         # Serializes every call into the C session (doc/python.md "Threads"). Re-entrant: the
         # report callback runs on the thread that holds it.
         self._lock = threading.RLock()
         self._depth = 0              # calls into C in progress (under _lock)
         self._close_pending = False  # close() was called from inside the callback
-        self._string_keys = {Space.THREAD: {}, Space.VAR: {}, Space.LOCK: {}, _SET_SPACE: {}}
-        self._key_strings = {Space.THREAD: {}, Space.VAR: {}, Space.LOCK: {}, _SET_SPACE: {}}
-        self._on_report = on_report
+        self._string_keys: Dict[int, Dict[str, int]] = {
+            Space.THREAD: {}, Space.VAR: {}, Space.LOCK: {}, _SET_SPACE: {}}
+        self._key_strings: Dict[int, Dict[int, str]] = {
+            Space.THREAD: {}, Space.VAR: {}, Space.LOCK: {}, _SET_SPACE: {}}
+        self._on_report: Any = on_report
         self._pending = 0
         self._pending_local = threading.local()
 
@@ -193,7 +215,7 @@ class Session:
 
     # -- lifetime ----------------------------------------------------------------------------
 
-    def close(self):
+    def close(self) -> None:
         """Free the C session. Reports stay readable; every other method raises Error.
         Calling it again does nothing. From inside ``on_report`` the close is deferred until
         the call that ran the callback returns."""
@@ -210,7 +232,7 @@ class Session:
             finally:
                 self._free()
 
-    def _free(self):
+    def _free(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None:
             self._lib.atom_session_free(handle)
@@ -218,16 +240,17 @@ class Session:
         if self._closed_reports is None:
             self._closed_reports = list(self._reports)
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self._free()
         except Exception:
             pass
 
-    def __enter__(self):
+    def __enter__(self) -> Session:
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: Optional[type], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> Literal[False]:
         try:
             if exc_type is None and self._handle is not None:
                 self.finish()
@@ -236,24 +259,24 @@ class Session:
         return False
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         """True after close()."""
         return self._handle is None
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "closed" if self._handle is None else "open"
         return "<atomicity.Session %s checkers=%r reports=%d>" % (
             state, self.checkers, len(self._reports))
 
     # -- internal helpers --------------------------------------------------------------------
 
-    def _h(self):
+    def _h(self) -> int:
         handle = self._handle
         if handle is None:
             raise self._lib.make_error(self._lib.ErrorCode.ESTATE, "the session is closed")
         return handle
 
-    def _enter(self):
+    def _enter(self) -> Optional[int]:
         """Take the session for one call into C; returns the handle. Pair with _leave()."""
         self._lock.acquire()
         handle = self._handle
@@ -263,7 +286,7 @@ class Session:
         self._depth += 1
         return handle
 
-    def _leave(self):
+    def _leave(self) -> None:
         self._depth -= 1
         try:
             if not self._depth and self._close_pending:
@@ -272,7 +295,7 @@ class Session:
         finally:
             self._lock.release()
 
-    def _call(self, fn, *args):
+    def _call(self, fn: Callable[..., Any], *args: Any) -> Any:
         """fn(handle, *args) with the session taken; returns fn's result."""
         h = self._enter()
         try:
@@ -280,13 +303,13 @@ class Session:
         finally:
             self._leave()
 
-    def _keep_callback_error(self, exc):
+    def _keep_callback_error(self, exc: BaseException) -> None:
         local = self._pending_local
         if getattr(local, "error", None) is None:
             local.error = exc
             self._pending += 1
 
-    def _raise_pending(self, error=None):
+    def _raise_pending(self, error: Optional[BaseException] = None) -> None:
         local = self._pending_local
         exc = getattr(local, "error", None)
         if exc is not None:
@@ -298,19 +321,19 @@ class Session:
         if error is not None:
             raise error
 
-    def _check(self, rc):
+    def _check(self, rc: int) -> None:
         """Raise for a non-zero status (read the library's message first), or for an
         exception the report callback raised during the call."""
         error = self._lib.error(rc) if rc else None
         if error is not None or self._pending:
             self._raise_pending(error)
 
-    def _key(self, space, key):
+    def _key(self, space: int, key: Key) -> int:
         if type(key) is int and 0 <= key < _STRING_BASE:
             return key
         return self._slow_key(space, key)
 
-    def _slow_key(self, space, key):
+    def _slow_key(self, space: int, key: object) -> int:
         if isinstance(key, str):
             value = self._string_keys[space].get(key)
             if value is None:
@@ -327,7 +350,7 @@ class Session:
             return key
         raise TypeError("keys must be int or str, not %s" % type(key).__name__)
 
-    def _new_string_key(self, space, key):
+    def _new_string_key(self, space: int, key: str) -> int:
         encoded = _c_string(key, "a string key")
         with self._lock:
             table = self._string_keys[space]
@@ -346,7 +369,8 @@ class Session:
     # The two push paths are the hot loop of the binding: the common case (int keys below
     # 2**63, an int loc, no error) is checked inline.
 
-    def _push_target(self, fn, space, thread, target, loc):
+    def _push_target(self, fn: Callable[..., int], space: int, thread: Key, target: Key,
+                     loc: int) -> None:
         if self._handle is None:
             self._h()
         if type(thread) is not int or not 0 <= thread < _STRING_BASE:
@@ -374,7 +398,7 @@ class Session:
         if rc or self._pending:
             self._check(rc)
 
-    def _push_plain(self, fn, thread, loc):
+    def _push_plain(self, fn: Callable[..., int], thread: Key, loc: int) -> None:
         if self._handle is None:
             self._h()
         if type(thread) is not int or not 0 <= thread < _STRING_BASE:
@@ -402,7 +426,7 @@ class Session:
 
     # -- events: one method per kind, as in C ---------------------------------------------------
 
-    def read(self, thread, var, loc=0, acquire=False):
+    def read(self, thread: Key, var: Key, loc: int = 0, acquire: bool = False) -> None:
         """``thread`` reads variable ``var``. ``acquire=True``: the read is an acquire (the
         predictive checkers order it after every earlier release write of ``var`` by another
         thread)."""
@@ -412,7 +436,7 @@ class Session:
         else:
             self._push_target(self._lib.atom_read, _VAR, thread, var, loc)
 
-    def write(self, thread, var, loc=0, release=False):
+    def write(self, thread: Key, var: Key, loc: int = 0, release: bool = False) -> None:
         """``thread`` writes variable ``var`` (under TSO: issues the write). ``release=True``:
         the write is a release (see :meth:`read`)."""
         if release:
@@ -420,7 +444,7 @@ class Session:
         else:
             self._push_target(self._lib.atom_write, _VAR, thread, var, loc)
 
-    def _push_flagged(self, kind, thread, var, loc, flags):
+    def _push_flagged(self, kind: int, thread: Key, var: Key, loc: int, flags: int) -> None:
         # atom_read/atom_write take no flags: flagged accesses go through atom_push.
         ev = _lib.CEvent()
         ev.kind = kind
@@ -430,39 +454,40 @@ class Session:
         ev.loc = _loc(loc)
         self._check(self._call(self._lib.atom_push, ctypes.byref(ev)))
 
-    def acquire(self, thread, lock, loc=0):
+    def acquire(self, thread: Key, lock: Key, loc: int = 0) -> None:
         """``thread`` acquires ``lock`` (re-entrant: only the outermost pair counts)."""
         self._push_target(self._lib.atom_acquire, _LOCK, thread, lock, loc)
 
-    def release(self, thread, lock, loc=0):
+    def release(self, thread: Key, lock: Key, loc: int = 0) -> None:
         """``thread`` releases ``lock``."""
         self._push_target(self._lib.atom_release, _LOCK, thread, lock, loc)
 
-    def fork(self, thread, child, loc=0):
+    def fork(self, thread: Key, child: Key, loc: int = 0) -> None:
         """``thread`` starts thread ``child`` (before any event of ``child``)."""
         self._push_target(self._lib.atom_fork, _THREAD, thread, child, loc)
 
-    def join(self, thread, child, loc=0):
+    def join(self, thread: Key, child: Key, loc: int = 0) -> None:
         """``thread`` waits for thread ``child`` to end (after its last event)."""
         self._push_target(self._lib.atom_join, _THREAD, thread, child, loc)
 
-    def begin(self, thread, loc=0):
+    def begin(self, thread: Key, loc: int = 0) -> None:
         """``thread`` begins a transaction (inner pairs nest and are swallowed)."""
         self._push_plain(self._lib.atom_begin, thread, loc)
 
-    def end(self, thread, loc=0):
+    def end(self, thread: Key, loc: int = 0) -> None:
         """``thread`` ends its innermost open transaction."""
         self._push_plain(self._lib.atom_end, thread, loc)
 
-    def fence(self, thread, loc=0):
+    def fence(self, thread: Key, loc: int = 0) -> None:
         """``thread`` executes a memory fence (drains its TSO store buffer)."""
         self._push_plain(self._lib.atom_fence, thread, loc)
 
-    def commit(self, thread, var, loc=0):
+    def commit(self, thread: Key, var: Key, loc: int = 0) -> None:
         """TSO: the oldest buffered write of ``thread`` to ``var`` reaches memory."""
         self._push_target(self._lib.atom_commit, _VAR, thread, var, loc)
 
-    def push(self, kind, thread, target=None, loc=0, flags=0):
+    def push(self, kind: Union[int, str], thread: Key, target: Optional[Key] = None,
+             loc: int = 0, flags: int = 0) -> None:
         """Push one event of ``kind`` (a Kind member, its value, or its name such as
         ``"read"``); ``target`` is the variable, lock or child thread, None for BEGIN, END,
         FENCE; ``flags`` is 0, ``FLAG_ACQUIRE`` on a read or ``FLAG_RELEASE`` on a write."""
@@ -480,17 +505,18 @@ class Session:
         ev.thread = self._key(Space.THREAD, thread)
         if space is None:
             if target is not None:
-                raise TypeError("a %s event has no target" % kind.name.lower())
+                raise TypeError("a %s event has no target" % kind.name.lower())  # type: ignore[union-attr]
         else:
             if target is None:
-                raise TypeError("a %s event needs a target" % kind.name.lower())
+                raise TypeError("a %s event needs a target" % kind.name.lower())  # type: ignore[union-attr]
             ev.target = self._key(space, target)
         ev.loc = _loc(loc)
         ev.flags = _uint(flags, 32, "flags")
         self._check(self._call(lib.atom_push, ctypes.byref(ev)))
 
     @contextlib.contextmanager
-    def transaction(self, thread, loc=0, end_loc=None):
+    def transaction(self, thread: Key, loc: int = 0,
+                    end_loc: Optional[int] = None) -> Iterator[Session]:
         """``with session.transaction(t):`` pushes BEGIN on entry and END on exit, also when
         the block raises. END gets ``end_loc`` (default: ``loc``)."""
         self.begin(thread, loc)
@@ -501,7 +527,7 @@ class Session:
 
     # -- names and sets ----------------------------------------------------------------------
 
-    def set_name(self, what, key, name):
+    def set_name(self, what: SpaceName, key: Key, name: str) -> None:
         """Name ``key`` of key space ``what`` (``"thread"``, ``"var"``, ``"lock"`` or a
         Space) for reports; replaces an earlier name."""
         space = _space(what)
@@ -509,20 +535,21 @@ class Session:
         value = self._key(space, key)
         self._check(self._call(self._lib.atom_set_name, space, value, encoded))
 
-    def get_name(self, what, key):
+    def get_name(self, what: SpaceName, key: Key) -> Optional[str]:
         """The name registered for ``key`` of space ``what``, or None."""
         space = _space(what)
         value = self._key(space, key)
         with self._lock:
-            return _lib.text(self._lib.atom_get_name(self._h(), space, value))
+            raw: Optional[bytes] = self._lib.atom_get_name(self._h(), space, value)
+            return _lib.text(raw)
 
-    def key(self, what, key):
+    def key(self, what: SpaceName, key: Key) -> int:
         """The integer key the library sees for ``key`` (itself for an int; the mapped key
         for a string)."""
         space = _space(what)
         return self._key(space, key)
 
-    def declare_set(self, var, set):  # named as in C
+    def declare_set(self, var: Key, set: Key) -> None:  # named as in C
         """Declare that variable ``var`` belongs to atomic set ``set`` (an int or a str);
         a later call moves it."""
         self._check(self._call(self._lib.atom_declare_set, self._key(Space.VAR, var),
@@ -530,13 +557,13 @@ class Session:
 
     # -- end and results ---------------------------------------------------------------------
 
-    def finish(self):
+    def finish(self) -> List[Report]:
         """End of the execution: close every open transaction and let every checker finish.
         Idempotent. Returns :attr:`reports`."""
         self._check(self._call(self._lib.atom_finish))
         return self.reports
 
-    def _collect_reports(self):
+    def _collect_reports(self) -> List[Report]:
         lib, h = self._lib, self._handle
         count = lib.atom_report_count(h)
         for i in range(len(self._reports), count):
@@ -554,7 +581,7 @@ class Session:
         return list(self._reports)
 
     @property
-    def reports(self):
+    def reports(self) -> List[Report]:
         """The stored reports (a new list of :class:`Report`, in order of discovery, with
         current occurrence counts). Readable during the run, after finish() and after
         close()."""
@@ -564,13 +591,13 @@ class Session:
             return self._collect_reports()
 
     @property
-    def dropped(self):
+    def dropped(self) -> int:
         """Distinct reports found but not stored because of ``max_reports``."""
         with self._lock:
-            return self._lib.atom_report_dropped(self._h())
+            return int(self._lib.atom_report_dropped(self._h()))
 
     @property
-    def checkers(self):
+    def checkers(self) -> List[str]:
         """Names of the attached checkers, in attach order."""
         with self._lock:
             if self._handle is None:
@@ -579,7 +606,7 @@ class Session:
             return [_lib.text(lib.atom_checker_name(self._handle, i))
                     for i in range(lib.atom_checker_count(self._handle))]
 
-    def stats(self):
+    def stats(self) -> Dict[str, Any]:
         """Counters of the session and of each checker, as a dict:
         ``{"events", "rejected", "threads", "vars", "locks", "bytes", "checkers": [...]}``,
         each checker a dict with ``name``, ``bytes``, ``peak_bytes``, ``time_ns`` (with
@@ -589,7 +616,7 @@ class Session:
         with self._lock:
             return self._stats()
 
-    def _stats(self):
+    def _stats(self) -> Dict[str, Any]:
         lib, h = self._lib, self._h()
         out = _lib.CSessionStats()
         out.version = _lib.SESSION_STATS_VERSION
@@ -608,14 +635,14 @@ class Session:
         result["checkers"] = checkers
         return result
 
-    def checker_status(self, i):
+    def checker_status(self, i: int) -> CheckerStatus:
         """The :class:`CheckerStatus` of attached checker ``i`` (attach order). Read it after
         :meth:`finish`: checkers that decide at the end can still stop there. A
         :meth:`finish` that raised because a checker was disabled leaves it readable."""
         with self._lock:
             return self._checker_status(i)
 
-    def _checker_status(self, i):
+    def _checker_status(self, i: int) -> CheckerStatus:
         lib, h = self._lib, self._h()
         if not isinstance(i, int) or isinstance(i, bool) or not 0 <= i < lib.atom_checker_count(h):
             raise IndexError(f"no checker {i!r}")
@@ -631,7 +658,7 @@ class Session:
             error=lib.code(st.error) if st.error else None)
 
     @property
-    def status(self):
+    def status(self) -> List[CheckerStatus]:
         """The :class:`CheckerStatus` of every attached checker, in attach order."""
         with self._lock:
             if self._handle is None:
@@ -641,8 +668,10 @@ class Session:
 
     # -- output ------------------------------------------------------------------------------
 
-    def write_reports(self, path_or_file, format="html", *, tool="python", input=None,
-                      max_reports=0):
+    def write_reports(self, path_or_file: Union[str, bytes, "os.PathLike[str]", IO[Any]],
+                      format: str = "html", *, tool: str = "python",
+                      input: Union[str, "os.PathLike[str]", None] = None,
+                      max_reports: int = 0) -> None:
         """(Not ``write``: that is the WRITE event.) Write the stored reports, the checkers' status and a summary, in ``format``:
         ``"html"`` (one self-contained page with a picture of each violation, doc/html.md),
         ``"json"``, ``"sarif"``, ``"text"`` or ``"dot"`` (doc/output.md), as atomcheck and
@@ -669,7 +698,7 @@ class Session:
         opts.max_reports = _uint(max_reports, 8 * ctypes.sizeof(ctypes.c_size_t), "max_reports")
         chunks = []
 
-        def collect(data, length, _payload):
+        def collect(data: int, length: int, _payload: Optional[int]) -> int:
             try:
                 chunks.append(ctypes.string_at(data, length))
                 return 0
@@ -691,18 +720,26 @@ class Session:
 
     # -- trace files ---------------------------------------------------------------------------
 
-    def _feed_trace(self, path, strict):
+    def _feed_trace(self, path: Any, strict: bool, data: Optional[bytes] = None) -> None:
         """Push every event of STD trace ``path`` (names registered from the trace). Keys of
-        the trace are 1, 2, 3... per space, so do not mix this with events of your own."""
+        the trace are 1, 2, 3... per space, so do not mix this with events of your own.
+        With ``data``, the trace is that buffer and ``path`` only its name in messages."""
         lib = self._lib
         reader = ctypes.c_void_p()
-        rc = lib.atom_trace_reader_open(ctypes.byref(reader), os.fsencode(path))
+        if data is None:
+            rc = lib.atom_trace_reader_open(ctypes.byref(reader), os.fsencode(path))
+        else:
+            # The reader borrows `data` (not copied): this frame holds it until the reader is
+            # freed below.
+            rc = lib.atom_trace_reader_open_memory(ctypes.byref(reader), data, len(data),
+                                                   os.fsencode(path))
         if rc:
             raise lib.error(rc)
-        rejects = []
+        rejects: List[Any] = []
         counter = [0]
 
-        def on_reject(_reader, err, message, _payload):
+        def on_reject(_reader: Optional[int], err: int, message: Optional[bytes],
+                      _payload: Optional[int]) -> int:
             try:
                 counter[0] += 1
                 if len(rejects) < _REJECTS_KEPT:
@@ -735,25 +772,79 @@ class Session:
                           TraceWarning, stacklevel=3)
 
 
-def _as_kind(lib, kind):
+def _as_kind(lib: _lib.Library, kind: int) -> Any:
     try:
         return lib.Kind(kind)
     except ValueError:
         raise ValueError("unknown event kind %r" % (kind,)) from None
 
 
-def check_trace(path, checkers=("aerodrome",), *, strict=True, max_reports=0):
-    """Check the STD trace file ``path`` (``"-"`` = standard input) with ``checkers`` and
-    return the list of :class:`Report`. Reports use the names of the trace.
+def _read_all(stream: Any) -> bytes:
+    """The whole content of a file object, as bytes (text is encoded as UTF-8)."""
+    chunks = []
+    while True:
+        chunk = stream.read(_READ_CHUNK)
+        if not chunk:
+            break
+        if isinstance(chunk, str):
+            chunk = chunk.encode("utf-8")
+        elif not isinstance(chunk, bytes):
+            chunk = bytes(chunk)
+        chunks.append(chunk)
+    return b"".join(chunks)
 
-    A malformed line raises Error (code EPARSE, message ``"file:line: ..."``). An ill-formed
-    event (END without BEGIN, ...) raises Error with its own code when ``strict`` (the
-    default); with ``strict=False`` it is dropped with a :class:`TraceWarning` and the check
-    goes on.
+
+def _file_error(path: Any, error: Error) -> Error:
+    """The TraceIOError for ``error`` (code EIO) of the trace file ``path``: the operating
+    system's errno and reason, found by opening the file again (the library reports neither).
     """
+    filename = os.fsdecode(path)
+    try:
+        with open(path, "rb"):
+            pass
+    except OSError as exc:
+        cls = TraceNotFoundError if isinstance(exc, FileNotFoundError) else TraceIOError
+        return cls(exc.errno, exc.strerror or error.message, filename, error.code, error.name)
+    return TraceIOError(None, error.message, filename, error.code, error.name)
+
+
+def check_trace(source: TraceSource, checkers: Union[str, Iterable[str]] = ("aerodrome",), *,
+                strict: bool = True, max_reports: int = 0) -> List[Report]:
+    """Check a trace with ``checkers`` and return the list of :class:`Report`. Reports use the
+    names of the trace.
+
+    ``source`` is a path (``str``, ``bytes`` or path-like; ``"-"`` = standard input), or a file
+    object open for reading, binary or text (``io.BytesIO``, ``io.StringIO``, an open file,
+    ``sys.stdin.buffer``): it is read to its end first, then checked from memory. Both trace
+    formats are read (STD text and .atb binary, told apart by their first bytes).
+
+    A malformed line raises TraceError (code EPARSE, message ``"file:line: ..."``, where
+    ``file`` is the path, or the file object's ``name`` when it has one, else ``<stream>``).
+    An ill-formed event (END without BEGIN, ...) raises EventError with its own code when
+    ``strict`` (the default); with ``strict=False`` it is dropped with a
+    :class:`TraceWarning` and the check goes on. A missing file raises TraceNotFoundError
+    (a FileNotFoundError), another unreadable one TraceIOError (an OSError).
+    """
+    data: Optional[bytes] = None
+    if hasattr(source, "read"):
+        name = getattr(source, "name", None)
+        data = _read_all(source)
+        path: Any = name if isinstance(name, (str, bytes)) else "<stream>"
+    elif isinstance(source, (str, bytes, os.PathLike)):
+        path = os.fspath(source)
+    else:
+        raise TypeError("check_trace() takes a path or a file object, not %s"
+                        % type(source).__name__)
     session = Session(checkers, max_reports=max_reports)
     try:
-        session._feed_trace(path, strict)
+        try:
+            session._feed_trace(path, strict, data)
+        except Error as exc:
+            if exc.name != "ATOM_EIO" or data is not None:
+                raise
+            if path in ("-", b"-"):
+                raise TraceIOError(None, exc.message, "<stdin>", exc.code, exc.name) from None
+            raise _file_error(path, exc) from None
         session.finish()
         return session.reports
     finally:
