@@ -161,5 +161,96 @@ class TestKeys(unittest.TestCase):
                 s.set_name("thread", 1, 5)
 
 
+class TestHierarchy(unittest.TestCase):
+    """The Error subclasses: which code raises which, and what else they are."""
+
+    def test_event_errors(self):
+        with atomicity.Session(["aerodrome"]) as s:
+            with self.assertRaises(atomicity.EventError) as cm:
+                s.end(1)
+            self.assertEqual(cm.exception.code, atomicity.ErrorCode.EENDNOBEGIN)
+            with self.assertRaises(atomicity.EventError) as cm:
+                s.release(1, 7)
+            self.assertEqual(cm.exception.code, atomicity.ErrorCode.ENOTHELD)
+            s.acquire(1, 7)
+            with self.assertRaises(atomicity.EventError) as cm:
+                s.acquire(2, 7)
+            self.assertEqual(cm.exception.code, atomicity.ErrorCode.EHELD)
+
+    def test_usage_errors(self):
+        with self.assertRaises(atomicity.UsageError) as cm:
+            atomicity.Session(["no-such-checker"])
+        self.assertEqual(cm.exception.code, atomicity.ErrorCode.ENOTFOUND)
+        s = atomicity.Session(["aerodrome"])
+        s.close()
+        with self.assertRaises(atomicity.UsageError) as cm:
+            s.write(1, 1)
+        self.assertEqual(cm.exception.code, atomicity.ErrorCode.ESTATE)
+
+    def test_every_code_has_its_class(self):
+        lib = atomicity._lib.load()
+        expected = {
+            "EINVAL": atomicity.UsageError, "ENOTFOUND": atomicity.UsageError,
+            "ESTATE": atomicity.UsageError, "EREENTRANT": atomicity.UsageError,
+            "EKIND": atomicity.EventError, "EENDNOBEGIN": atomicity.EventError,
+            "ENOTHELD": atomicity.EventError, "EHELD": atomicity.EventError,
+            "EJOINED": atomicity.EventError, "ENOPENDING": atomicity.EventError,
+            "EFORK": atomicity.EventError, "EJOIN": atomicity.EventError,
+            "EPARSE": atomicity.TraceError, "ELIMIT": atomicity.LimitError,
+            "ENOMEM": atomicity.OutOfMemoryError,
+        }
+        for code in atomicity.ErrorCode:
+            with self.subTest(code=code.name):
+                e = lib.make_error(code)
+                self.assertIs(type(e), expected.get(code.name, atomicity.Error))
+                self.assertIsInstance(e, atomicity.Error)
+                self.assertEqual(e.code, code)
+                self.assertEqual(e.name, "ATOM_" + code.name)
+                self.assertTrue(e.message)
+
+    def test_out_of_memory_is_a_memory_error(self):
+        e = atomicity._lib.load().make_error(atomicity.ErrorCode.ENOMEM)
+        self.assertIsInstance(e, MemoryError)
+        self.assertIsInstance(e, atomicity.Error)
+        self.assertEqual(str(e), "out of memory (ATOM_ENOMEM)")
+
+    def test_file_errors_are_os_errors(self):
+        self.assertTrue(issubclass(atomicity.TraceNotFoundError, FileNotFoundError))
+        self.assertTrue(issubclass(atomicity.TraceNotFoundError, atomicity.TraceIOError))
+        self.assertTrue(issubclass(atomicity.TraceIOError, OSError))
+        e = atomicity.TraceNotFoundError(2, "No such file or directory", "x.std",
+                                         atomicity.ErrorCode.EIO, "ATOM_EIO")
+        self.assertEqual((e.errno, e.strerror, e.filename), (2, "No such file or directory",
+                                                             "x.std"))
+        self.assertEqual(e.message, "x.std: No such file or directory")
+        self.assertEqual(str(e), "x.std: No such file or directory (ATOM_EIO)")
+
+    def test_subclasses_pickle(self):
+        lib = atomicity._lib.load()
+        errors = [lib.make_error(code) for code in atomicity.ErrorCode]
+        errors.append(atomicity.LibraryNotFoundError("cannot load"))
+        errors.append(atomicity.TraceNotFoundError(2, "No such file or directory", "x.std",
+                                                   -3, "ATOM_EIO"))
+        errors.append(atomicity.TraceIOError(None, "the file shrank", "y.std", -3, "ATOM_EIO"))
+        for e in errors:
+            with self.subTest(error=repr(e)):
+                f = pickle.loads(pickle.dumps(e))
+                self.assertIs(type(f), type(e))
+                self.assertEqual((f.message, f.code, f.name), (e.message, e.code, e.name))
+                self.assertEqual(str(f), str(e))
+                if isinstance(e, OSError):
+                    self.assertEqual((f.errno, f.strerror, f.filename),
+                                     (e.errno, e.strerror, e.filename))
+
+    def test_exported(self):
+        for name in ("Error", "LibraryNotFoundError", "UsageError", "EventError", "TraceError",
+                     "LimitError", "OutOfMemoryError", "TraceIOError", "TraceNotFoundError"):
+            with self.subTest(name=name):
+                cls = getattr(atomicity, name)
+                self.assertIn(name, atomicity.__all__)
+                self.assertTrue(issubclass(cls, atomicity.Error))
+                self.assertEqual(cls.__module__, "atomicity.errors")
+
+
 if __name__ == "__main__":
     unittest.main()

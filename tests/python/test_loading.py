@@ -2,9 +2,13 @@
 
 import ctypes
 import os
+import re
+import shutil
 import subprocess
 import sys
+import tempfile
 import textwrap
+import time
 import unittest
 
 import helpers
@@ -131,6 +135,167 @@ class TestTables(unittest.TestCase):
         ptr = ctypes.sizeof(ctypes.c_void_p)
         self.assertEqual(_lib.COptions.on_report.offset, 8)
         self.assertEqual(ctypes.sizeof(_lib.COptions), 8 + 7 * ptr)
+
+
+def run_clean(code, env_extra, pythonpath=None):
+    """Run ``code`` in a fresh interpreter with no ATOMICITY_LIBRARY, no LD_LIBRARY_PATH, and a
+    pkg-config that sees only ``env_extra``'s PKG_CONFIG_PATH (never the system's .pc files)."""
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("ATOMICITY_LIBRARY", "LD_LIBRARY_PATH", "PKG_CONFIG_PATH")}
+    env["PKG_CONFIG_LIBDIR"] = env_extra.pop("PKG_CONFIG_LIBDIR")
+    env.update(env_extra)
+    env["PYTHONPATH"] = pythonpath or helpers.BINDING
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          universal_newlines=True, timeout=60)
+
+
+SHOW = """
+    import atomicity
+    from atomicity import _lib
+    try:
+        path = atomicity.library_path()
+    except atomicity.LibraryNotFoundError as e:
+        print("NOTFOUND", e)
+    else:
+        print(_lib.loaded().origin, path)
+        assert atomicity.check_trace(%r)
+    """ % helpers.corpus("aerodrome-rho2.std")
+
+
+class TestLookupOrder(unittest.TestCase):
+    """ATOMICITY_LIBRARY, then the soname, then pkg-config's libdir, then the recorded libdir."""
+
+    @classmethod
+    def setUpClass(cls):
+        env = os.environ.get("ATOMICITY_LIBRARY")
+        if not env or not os.path.isabs(env):
+            raise unittest.SkipTest("needs ATOMICITY_LIBRARY set to the library of a build")
+        cls.libdir = os.path.dirname(env)
+        if not os.path.exists(os.path.join(cls.libdir, _lib.SONAME)):
+            raise unittest.SkipTest("no %s beside %s" % (_lib.SONAME, env))
+
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, self.tmp)
+        self.empty = os.path.join(self.tmp, "empty")
+        os.mkdir(self.empty)
+
+    def write_pc(self, libdir):
+        pcdir = os.path.join(self.tmp, "pc")
+        os.makedirs(pcdir, exist_ok=True)
+        with open(os.path.join(pcdir, "atomicity.pc"), "w", encoding="utf-8") as f:
+            f.write("libdir=%s\nName: atomicity\nDescription: test\nVersion: 0.1.0\n"
+                    "Libs: -L${libdir} -latomicity\n" % libdir)
+        return pcdir
+
+    def installed_copy(self, libdir):
+        """A copy of the package with the module meson install generates."""
+        site = os.path.join(self.tmp, "site")
+        shutil.copytree(os.path.join(helpers.BINDING, "atomicity"),
+                        os.path.join(site, "atomicity"),
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        with open(os.path.join(site, "atomicity", "_installed.py"), "w",
+                  encoding="utf-8") as f:
+            f.write("LIBDIR = %r\n" % libdir)
+        return site
+
+    def test_soname(self):
+        proc = run_clean(SHOW, {"PKG_CONFIG_LIBDIR": self.empty,
+                                "LD_LIBRARY_PATH": self.libdir})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.split(), ["soname", _lib.SONAME])
+
+    def test_pkg_config(self):
+        if shutil.which("pkg-config") is None:
+            self.skipTest("pkg-config is not installed")
+        proc = run_clean(SHOW, {"PKG_CONFIG_LIBDIR": self.empty,
+                                "PKG_CONFIG_PATH": self.write_pc(self.libdir)},
+                         self.installed_copy(os.path.join(self.tmp, "nowhere")))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.split(),
+                         ["pkg-config", os.path.join(self.libdir, _lib.SONAME)])
+
+    def test_recorded_libdir(self):
+        pc = {"PKG_CONFIG_PATH": self.write_pc(os.path.join(self.tmp, "nowhere"))} \
+            if shutil.which("pkg-config") else {}
+        proc = run_clean(SHOW, dict(pc, PKG_CONFIG_LIBDIR=self.empty),
+                         self.installed_copy(self.libdir))
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(proc.stdout.split(),
+                         ["install", os.path.join(self.libdir, _lib.SONAME)])
+
+    def test_nothing_found_lists_every_place(self):
+        proc = run_clean(SHOW, {"PKG_CONFIG_LIBDIR": self.empty})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        out = proc.stdout
+        self.assertTrue(out.startswith("NOTFOUND"), out)
+        self.assertIn("the soname '%s'" % _lib.SONAME, out)
+        self.assertIn("pkg-config", out)
+        self.assertIn("no library directory was recorded", out)
+        self.assertIn("ATOMICITY_LIBRARY", out)
+
+    def test_environment_variable_is_the_only_place(self):
+        # Set but wrong: an error, although the soname would load.
+        proc = run_clean(SHOW, {"PKG_CONFIG_LIBDIR": self.empty,
+                                "LD_LIBRARY_PATH": self.libdir, "ATOMICITY_LIBRARY": BOGUS})
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertTrue(proc.stdout.startswith("NOTFOUND"), proc.stdout)
+        self.assertIn(BOGUS, proc.stdout)
+        self.assertNotIn("pkg-config", proc.stdout)
+
+
+class TestPackage(unittest.TestCase):
+    def test_version_is_the_projects(self):
+        with open(os.path.join(helpers.ROOT, "meson.build"), encoding="utf-8") as f:
+            match = re.search(r"^project\([^)]*?version:\s*'([^']+)'", f.read(), re.M | re.S)
+        self.assertIsNotNone(match)
+        self.assertEqual(atomicity.__version__, match.group(1))
+        with open(os.path.join(helpers.BINDING, "pyproject.toml"), encoding="utf-8") as f:
+            pyproject = f.read()
+        # The version is read from __version__, not written twice.
+        self.assertIn('dynamic = ["version"]', pyproject)
+        self.assertIn('version = {attr = "atomicity.__version__"}', pyproject)
+
+    def test_py_typed(self):
+        self.assertTrue(os.path.isfile(os.path.join(helpers.BINDING, "atomicity", "py.typed")))
+
+    def test_no_recorded_libdir_in_the_source_tree(self):
+        self.assertFalse(os.path.exists(os.path.join(helpers.BINDING, "atomicity",
+                                                     "_installed.py")))
+
+
+# The modules held to mypy --strict (every module of the package that is typed).
+TYPED_MODULES = ["__init__.py", "_lib.py", "errors.py", "report.py", "session.py"]
+
+
+def find_mypy():
+    """A command that runs mypy, or None: this interpreter's, Debian's, or one on PATH."""
+    for python in (sys.executable, "/usr/bin/python3"):
+        if os.path.exists(python) and subprocess.run(
+                [python, "-c", "import mypy"], stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL, timeout=60).returncode == 0:
+            return [python, "-m", "mypy"]
+    exe = shutil.which("mypy")
+    return [exe] if exe else None
+
+
+class TestTypes(unittest.TestCase):
+    def test_mypy_strict(self):
+        mypy = find_mypy()
+        if mypy is None:
+            self.skipTest("mypy is not installed (Debian: python3-mypy)")
+        with tempfile.TemporaryDirectory() as cache:
+            start = time.monotonic()
+            proc = subprocess.run(
+                mypy + ["--strict", "--follow-imports=silent", "--cache-dir", cache] +
+                [os.path.join("atomicity", m) for m in TYPED_MODULES],
+                cwd=helpers.BINDING, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                universal_newlines=True, timeout=300)
+        self.assertEqual(proc.returncode, 0, proc.stdout)
+        self.assertIn("Success", proc.stdout)
+        sys.stderr.write("mypy --strict: %.1f s\n" % (time.monotonic() - start))
 
 
 if __name__ == "__main__":

@@ -505,10 +505,12 @@ class Session:
         ev.thread = self._key(Space.THREAD, thread)
         if space is None:
             if target is not None:
-                raise TypeError("a %s event has no target" % kind.name.lower())  # type: ignore[union-attr]
+                raise TypeError("a %s event has no target"
+                                % kind.name.lower())  # type: ignore[union-attr]
         else:
             if target is None:
-                raise TypeError("a %s event needs a target" % kind.name.lower())  # type: ignore[union-attr]
+                raise TypeError("a %s event needs a target"
+                                % kind.name.lower())  # type: ignore[union-attr]
             ev.target = self._key(space, target)
         ev.loc = _loc(loc)
         ev.flags = _uint(flags, 32, "flags")
