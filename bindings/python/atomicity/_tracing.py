@@ -633,6 +633,11 @@ class Tracer:
             self._prev_trace = sys.gettrace()
             self._prev_thread_trace = getattr(threading, "_trace_hook", None)
             self._active = True
+            if sys.version_info >= (3, 12):
+                # 3.12 delivers no opcode events at all unless some frame asked for them
+                # before tracing started (3.13 delivers them from each code object's second
+                # run on: documented)
+                sys._getframe(1).f_trace_opcodes = True
             threading.settrace(self._global_trace)
             sys.settrace(self._global_trace)
 
