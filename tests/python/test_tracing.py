@@ -217,7 +217,8 @@ def keyed(d, k):
     d[k] = 1                # L:keyed
 
 
-MODULE_SRC = "X = 1\nY = X + 1\ndel Y\n"
+MODULE_SRC = ("X = 1\nY = X + 1\ndel Y\nimport os\ndef f():\n    return X\n"
+              "Z = len(X.__class__.__name__)\n")
 
 
 def run(sink, fn, *args):
@@ -320,7 +321,7 @@ class TracingTests(unittest.TestCase):
         run(sink, exec, code, ns)
         self.assertEqual(sink.log, [
             ("glob", "w", "X", 1), ("glob", "r", "X", 2), ("glob", "w", "Y", 2),
-            ("glob", "w", "Y", 3),
+            ("glob", "w", "Y", 3), ("glob", "r", "X", 7), ("glob", "w", "Z", 7),
         ])
 
     def test_unresolved_are_counted_not_reported(self):

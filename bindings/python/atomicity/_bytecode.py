@@ -66,6 +66,9 @@ _LOAD_LOCAL = {"LOAD_FAST": "fast", "LOAD_FAST_CHECK": "fast", "LOAD_DEREF": "de
 _STORE_ONE = frozenset(("STORE_FAST", "STORE_DEREF", "STORE_GLOBAL", "STORE_NAME", "POP_TOP"))
 _UNARY = frozenset(("UNARY_NEGATIVE", "UNARY_NOT", "UNARY_INVERT", "UNARY_POSITIVE",
                     "TO_BOOL", "FORMAT_SIMPLE", "CONVERT_VALUE"))
+# Instructions whose result stored into a name is code (a def, an import), not data: the
+# store is not reported (a module defines all its functions at import).
+_DEFINES = frozenset(("MAKE_FUNCTION", "SET_FUNCTION_ATTRIBUTE", "IMPORT_NAME", "IMPORT_FROM"))
 _NOP = frozenset(("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PRECALL", "KW_NAMES",
                   "MAKE_CELL", "COPY_FREE_VARS", "NOT_TAKEN"))
 
@@ -73,10 +76,6 @@ _NOP = frozenset(("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PRECALL", "KW_NAMES
 def _is_value(e):
     """True for an expression that denotes a value (not unknown and not a marker)."""
     return e is not None and e[0] not in ("null", "meth", "slice")
-
-
-def _name_of(ins):
-    return ins.argval
 
 
 def analyze(code):
@@ -100,7 +99,9 @@ def analyze(code):
     def peek(n):        # n = 1 is the top
         return stack[-n] if len(stack) >= n else None
 
+    last = None         # the name of the instruction before this one (prev)
     for ins in dis.get_instructions(code):
+        prev, last = last, ins.opname
         pos = ins.positions
         if pos is not None and pos.lineno is not None:
             line = pos.lineno
@@ -198,7 +199,9 @@ def analyze(code):
             kwnames = ()
             model = (argc + extra + 2, [None])
         elif op in ("LOAD_GLOBAL",):
-            probes[off] = (line, GLOB_R, ins.argval)
+            if not arg & 1:
+                # with the low bit set the global is being called: a function or a class
+                probes[off] = (line, GLOB_R, ins.argval)
             g = ("global", ins.argval)
             if arg & 1:
                 # 3.11/3.12 push NULL below the value, 3.13 above: a CALL finds either
@@ -206,14 +209,15 @@ def analyze(code):
             else:
                 model = (0, [g])
         elif op in ("STORE_GLOBAL", "DELETE_GLOBAL"):
-            probes[off] = (line, GLOB_W, ins.argval)
+            if prev not in _DEFINES:
+                probes[off] = (line, GLOB_W, ins.argval)
             model = (1, []) if op == "STORE_GLOBAL" else (0, [])
         elif op == "LOAD_NAME":
             if module_level:
                 probes[off] = (line, NAME_R, ins.argval)
             model = (0, [("name", ins.argval)])
         elif op in ("STORE_NAME", "DELETE_NAME"):
-            if module_level:
+            if module_level and prev not in _DEFINES:
                 probes[off] = (line, NAME_W, ins.argval)
             model = (1, []) if op == "STORE_NAME" else (0, [])
 

@@ -309,6 +309,9 @@ class Tracer:
     """Reports the accesses of traced code to ``sink`` (see the module's doc)."""
 
     def __init__(self, sink):
+        if sys.version_info < (3, 11):
+            # the bytecode analysis reads 3.11's instruction set and positions
+            raise RuntimeError("tracing Python code needs Python 3.11 or later")
         self.sink = sink
         forced = os.environ.get("ATOMICITY_PY_BACKEND", "")
         if forced not in ("", "settrace", "monitoring"):
