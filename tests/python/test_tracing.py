@@ -138,6 +138,11 @@ def items(d, lst, k):
     return n
 
 
+def const_keys(d, k):
+    d[(1, 2)] = k           # L:tuple_key
+    return k in (1, 2), d.get((1, 2), ())   # L:tuple_in
+
+
 class MyDict(dict):
     pass
 
@@ -273,6 +278,15 @@ class TracingTests(unittest.TestCase):
             ("item", "r", "dict", LENGTH, L["iter"]),
             ("item", "w", "dict", "kx", L["binop_key"]),
             ("item", "w", "dict", LENGTH, L["binop_key"]),
+        ])
+
+    def test_constant_tuples(self):
+        sink = Recorder([const_keys.__code__])
+        run(sink, const_keys, {}, 1)
+        self.assertEqual(sink.log, [
+            ("item", "w", "dict", (1, 2), L["tuple_key"]),
+            ("item", "w", "dict", LENGTH, L["tuple_key"]),
+            ("item", "r", "dict", (1, 2), L["tuple_in"]),
         ])
 
     def test_container_methods(self):

@@ -176,11 +176,19 @@ def _compile(e):
 
 
 def _needs_locals(e):
-    if e is None or not isinstance(e, tuple):
+    """Whether recomputing expression e (or None) reads the frame's locals."""
+    if e is None:
         return False
-    if e[0] in ("fast", "deref", "name"):
+    k = e[0]
+    if k in ("fast", "deref", "name"):
         return True
-    return any(_needs_locals(x) for x in e[1:] if isinstance(x, tuple))
+    if k == "attr":
+        return _needs_locals(e[1])
+    if k == "subscr":
+        return _needs_locals(e[1]) or _needs_locals(e[2])
+    if k == "binop":
+        return _needs_locals(e[2]) or _needs_locals(e[3])
+    return False    # const, global
 
 
 def _reportable_container(c):
@@ -364,7 +372,15 @@ class Tracer:
         sink = self.sink
         attr, item, glob = sink.attr, sink.item, sink.glob
         missed = self._missed
-        nl = any(_needs_locals(x) for x in spec[2:])
+        if kind == B.METHOD:
+            exprs = (spec[2],) + spec[4]
+        elif kind in (B.ATTR_R, B.ATTR_W):
+            exprs = (spec[2],)
+        elif kind in (B.GLOB_R, B.GLOB_W, B.NAME_R, B.NAME_W):
+            exprs = ()
+        else:
+            exprs = spec[2:]
+        nl = any(_needs_locals(x) for x in exprs)
 
         if kind in (B.GLOB_R, B.GLOB_W, B.NAME_R, B.NAME_W):
             name = spec[2]
@@ -386,13 +402,18 @@ class Tracer:
             obj_ev, name = _compile(spec[2]), spec[3]
             is_write = kind == B.ATTR_W
 
+            local = spec[2][1] if spec[2][0] == "fast" else None   # the common `self.x`
+            kinds, module_type = _attr_kinds, types.ModuleType
+
             def probe(f):
                 try:
-                    o = obj_ev(f, f.f_locals if nl else None)
+                    o = f.f_locals[local] if local is not None else \
+                        obj_ev(f, f.f_locals if nl else None)
                 except Exception:
                     missed(code)
                     return
-                if type(o) is types.ModuleType:
+                tp = type(o)
+                if tp is module_type:
                     d = o.__dict__
                     if not is_write:
                         v = d.get(name, _MISSING)
@@ -400,7 +421,11 @@ class Tracer:
                             return
                     glob(is_write, d, name, code, line)
                     return
-                k = _attr_kind(o if isinstance(o, type) else type(o), name)
+                if isinstance(o, type):
+                    tp = o
+                k = kinds.get((tp, name))
+                if k is None:
+                    k = _attr_kind(tp, name)
                 if k == _METHOD or k == _COMPUTED:
                     return          # methods are code; properties' own code is traced
                 attr(is_write, o, name, code, line)
