@@ -138,8 +138,12 @@ def items(d, lst, k):
     return n
 
 
+TABLE = {}
+
+
 def const_keys(d, k):
     d[(1, 2)] = k           # L:tuple_key
+    TABLE.clear()           # L:global_clear
     return k in (1, 2), d.get((1, 2), ())   # L:tuple_in
 
 
@@ -286,6 +290,8 @@ class TracingTests(unittest.TestCase):
         self.assertEqual(sink.log, [
             ("item", "w", "dict", (1, 2), L["tuple_key"]),
             ("item", "w", "dict", LENGTH, L["tuple_key"]),
+            ("glob", "r", "TABLE", L["global_clear"]),
+            ("item", "w", "dict", LENGTH, L["global_clear"]),
             ("item", "r", "dict", (1, 2), L["tuple_in"]),
         ])
 
