@@ -1,0 +1,700 @@
+"""The access tracer: finds reads and writes of traced Python code and reports them to a sink.
+
+``Tracer(sink)`` instruments the code objects that ``sink.wants_code(code)`` accepts. For each
+such code object _bytecode.analyze() finds the access instructions and how to recompute their
+operands from the frame; here each of those *probes* becomes a small function run right
+before its instruction, which recomputes the object (and key) and calls ``sink.attr``,
+``sink.item`` or ``sink.glob``. Calls of code for which ``sink.is_atomic(code, module)`` holds
+are bracketed with ``sink.begin`` / ``sink.end``.
+
+Two backends, one per interpreter generation:
+- "monitoring" (3.12+): sys.monitoring with a free tool id; PY_START meets each code object
+  once (and is disabled for unwanted code); wanted code gets local INSTRUCTION events, which
+  are disabled again at every offset without a probe, so only access instructions call back.
+- "settrace" (3.11, or forced): sys.settrace and threading.settrace; opcode events are turned
+  on only for frames of code that has probes, line events are off.
+ATOMICITY_PY_BACKEND=settrace|monitoring forces one.
+
+The tracer never touches a Session; it owns nothing but its caches (code object -> probes,
+kept alive with the code objects they describe, until the Tracer is dropped).
+"""
+
+import _thread
+import collections
+import os
+import sys
+import threading
+import types
+
+from . import _bytecode as B
+
+
+class _Length:
+    """The sentinel key for a container's length (its set of keys, for dicts and sets)."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return "LENGTH"
+
+    def __reduce__(self):
+        return "LENGTH"
+
+
+LENGTH = _Length()
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+
+# Values that are code rather than data: reads of globals or attributes bound to these are
+# not reported (a program reads its functions and classes all the time; they are not state).
+_CODE_VALUES = (types.FunctionType, types.BuiltinFunctionType, types.MethodType, type,
+                types.ModuleType, classmethod, staticmethod, property,
+                types.MethodDescriptorType, types.WrapperDescriptorType,
+                types.ClassMethodDescriptorType, types.MethodWrapperType)
+# Immutable containers: reading their items cannot conflict with anything.
+_IMMUTABLE = frozenset((str, bytes, tuple, frozenset, range, int, float, complex, bool,
+                        type(None), memoryview))
+# Containers whose length reads (len, iteration, `in` over a sequence) are reported.
+_SIZED = (dict, list, set, collections.deque, bytearray)
+
+
+class _Unresolved(Exception):
+    """An operand that cannot be recomputed safely at this access."""
+
+
+_MISSING = object()
+
+# Attribute kinds by (type, name), looked up along the type's MRO once.
+_DATA, _METHOD, _COMPUTED, _SLOT, _ABSENT = range(5)
+_attr_kinds = {}
+
+
+def _attr_kind(tp, name):
+    try:
+        return _attr_kinds[(tp, name)]
+    except KeyError:
+        pass
+    kind = _ABSENT
+    for klass in getattr(tp, "__mro__", (tp,)):
+        d = klass.__dict__
+        if name in d:
+            v = d[name]
+            if isinstance(v, types.MemberDescriptorType):
+                kind = _SLOT
+            elif isinstance(v, _CODE_VALUES):
+                kind = _COMPUTED if isinstance(v, property) else _METHOD
+            elif hasattr(type(v), "__get__"):
+                kind = _COMPUTED    # a descriptor: its own code does the accesses
+            else:
+                kind = _DATA
+            break
+    _attr_kinds[(tp, name)] = kind
+    return kind
+
+
+def _peek_attr(obj, name):
+    """obj.name without running user code (no properties, no __getattr__)."""
+    if type(obj) is types.ModuleType:
+        try:
+            return obj.__dict__[name]
+        except KeyError:
+            raise _Unresolved() from None
+    is_class = isinstance(obj, type)
+    kind = _attr_kind(obj if is_class else type(obj), name)
+    if kind == _COMPUTED:
+        raise _Unresolved()
+    if (kind == _DATA or kind == _ABSENT) and not is_class:
+        try:
+            return object.__getattribute__(obj, "__dict__")[name]
+        except (AttributeError, KeyError):
+            pass
+    if kind == _ABSENT:
+        raise _Unresolved()     # only a __getattr__ could answer
+    return getattr(obj, name)
+
+
+def _binop(sym, a, b):
+    ta, tb = type(a), type(b)
+    if ta is int and tb is int:
+        return a + b if sym == "+" else a - b if sym == "-" else a * b
+    if ta is str and tb is str and sym == "+":
+        return a + b
+    raise _Unresolved()
+
+
+def _compile(e):
+    """Expression (see _bytecode) -> function(frame, f_locals) recomputing its value."""
+    k = e[0]
+    if k == "fast" or k == "deref":
+        name = e[1]
+
+        def ev(f, L):
+            return L[name]
+    elif k == "global":
+        name = e[1]
+
+        def ev(f, L):
+            g = f.f_globals
+            if name in g:
+                return g[name]
+            return f.f_builtins[name]
+    elif k == "name":
+        name = e[1]
+
+        def ev(f, L):
+            if name in L:
+                return L[name]
+            g = f.f_globals
+            if name in g:
+                return g[name]
+            return f.f_builtins[name]
+    elif k == "const":
+        value = e[1]
+
+        def ev(f, L):
+            return value
+    elif k == "attr":
+        inner, name = _compile(e[1]), e[2]
+
+        def ev(f, L):
+            return _peek_attr(inner(f, L), name)
+    elif k == "subscr":
+        c, key = _compile(e[1]), _compile(e[2])
+
+        def ev(f, L):
+            cv = c(f, L)
+            if type(cv) not in (dict, list, tuple):
+                raise _Unresolved()  # a user __getitem__ may do anything
+            return cv[key(f, L)]
+    elif k == "binop":
+        sym, a, b = e[1], _compile(e[2]), _compile(e[3])
+
+        def ev(f, L):
+            return _binop(sym, a(f, L), b(f, L))
+    else:
+        raise ValueError("not a value expression: %r" % (e,))
+    return ev
+
+
+def _needs_locals(e):
+    """Whether recomputing expression e (or None) reads the frame's locals."""
+    if e is None:
+        return False
+    k = e[0]
+    if k in ("fast", "deref", "name"):
+        return True
+    if k == "attr":
+        return _needs_locals(e[1])
+    if k == "subscr":
+        return _needs_locals(e[1]) or _needs_locals(e[2])
+    if k == "binop":
+        return _needs_locals(e[2]) or _needs_locals(e[3])
+    return False    # const, global
+
+
+def _reportable_container(c):
+    return type(c) not in _IMMUTABLE and not isinstance(c, type)
+
+
+# --- container methods: handler(container, arg, emit) -----------------------------------
+# arg(i) recomputes the i-th positional argument (raises _Unresolved when it cannot);
+# emit(is_write, key) reports one item access (key LENGTH for the length / set of keys).
+
+def _read_key(c, arg, emit):
+    emit(False, arg(0))
+
+
+def _read_len(c, arg, emit):
+    emit(False, LENGTH)
+
+
+def _write_len(c, arg, emit):
+    emit(True, LENGTH)
+
+
+def _insert_key(c, arg, emit):
+    # dict.setdefault / set.add: a read when the key is there, else an insertion
+    k = arg(0)
+    if k in c:
+        emit(False, k)
+    else:
+        emit(True, k)
+        emit(True, LENGTH)
+
+
+def _remove_key(c, arg, emit):
+    # dict.pop / set.discard / set.remove: a removal when the key is there, else a read
+    k = arg(0)
+    if k in c:
+        emit(True, k)
+        emit(True, LENGTH)
+    else:
+        emit(False, k)
+
+
+def _set_key(c, arg, emit):
+    k = arg(0)
+    new = k not in c
+    emit(True, k)
+    if new:
+        emit(True, LENGTH)
+
+
+def _del_key(c, arg, emit):
+    emit(True, arg(0))
+    emit(True, LENGTH)
+
+
+def _pop_any(first):
+    def handler(c, arg, emit):
+        if len(c):
+            emit(True, first(c))
+            emit(True, LENGTH)
+        else:
+            emit(False, LENGTH)
+    return handler
+
+
+def _clear_all(c, arg, emit):
+    for k in list(c):
+        emit(True, k)
+    emit(True, LENGTH)
+
+
+def _update_keys(c, arg, emit):
+    try:
+        other = arg(0)
+    except (_Unresolved, IndexError):
+        other = None
+    if isinstance(other, (dict, set, frozenset, list, tuple)) and not isinstance(c, dict) \
+            or isinstance(other, dict):
+        new = False
+        for k in other:
+            new = new or k not in c
+            emit(True, k)
+        if new:
+            emit(True, LENGTH)
+    else:
+        emit(True, LENGTH)
+
+
+_DICT_METHODS = {
+    "get": _read_key, "__getitem__": _read_key, "__contains__": _read_key,
+    "setdefault": _insert_key, "pop": _remove_key, "popitem": _pop_any(lambda c: next(reversed(c))),
+    "update": _update_keys, "clear": _clear_all, "__setitem__": _set_key, "__delitem__": _del_key,
+    "keys": _read_len, "values": _read_len, "items": _read_len, "copy": _read_len,
+}
+_LIST_METHODS = dict.fromkeys(("append", "extend", "insert", "pop", "remove", "clear", "sort",
+                               "reverse"), _write_len)
+_LIST_METHODS.update(dict.fromkeys(("index", "count", "copy"), _read_len))
+_SET_METHODS = {
+    "add": _insert_key, "discard": _remove_key, "remove": _remove_key, "__contains__": _read_key,
+    "pop": _pop_any(lambda c: next(iter(c))), "clear": _clear_all, "update": _update_keys,
+    "copy": _read_len,
+}
+_DEQUE_METHODS = dict.fromkeys(("append", "appendleft", "pop", "popleft", "extend", "extendleft",
+                                "clear", "rotate", "remove", "insert", "reverse"), _write_len)
+_DEQUE_METHODS.update(dict.fromkeys(("index", "count", "copy"), _read_len))
+# Exact receiver types only: a subclass may override the method with anything.
+_METHODS = {
+    dict: _DICT_METHODS, collections.defaultdict: _DICT_METHODS,
+    collections.OrderedDict: _DICT_METHODS, collections.Counter: _DICT_METHODS,
+    list: _LIST_METHODS, set: _SET_METHODS, collections.deque: _DEQUE_METHODS,
+}
+
+
+class _CodeInfo:
+    __slots__ = ("code", "probes", "atomic", "local", "events")
+
+    def __init__(self, code, probes, atomic):
+        self.code = code
+        self.probes = probes        # offset -> function(frame)
+        self.atomic = atomic
+        self.local = None           # settrace: the local trace function
+        self.events = 0             # monitoring: the local events set
+
+
+class Tracer:
+    """Reports the accesses of traced code to ``sink`` (see the module's doc)."""
+
+    def __init__(self, sink):
+        if sys.version_info < (3, 11):
+            # the bytecode analysis reads 3.11's instruction set and positions
+            raise RuntimeError("tracing Python code needs Python 3.11 or later")
+        self.sink = sink
+        forced = os.environ.get("ATOMICITY_PY_BACKEND", "")
+        if forced not in ("", "settrace", "monitoring"):
+            raise ValueError("ATOMICITY_PY_BACKEND must be 'settrace' or 'monitoring', not %r"
+                             % forced)
+        if forced == "monitoring" and not hasattr(sys, "monitoring"):
+            raise ValueError("ATOMICITY_PY_BACKEND=monitoring needs Python 3.12 or later")
+        self.backend = forced or ("monitoring" if hasattr(sys, "monitoring") else "settrace")
+        # code object -> number of its access instructions that are not reported because an
+        # operand cannot be recomputed (counted once per instruction at analysis, and once per
+        # execution when recomputing fails at run time).
+        self.unresolved = {}
+        self.tool_id = None         # monitoring: the sys.monitoring tool id in use
+        self._infos = {}            # code -> _CodeInfo, or None for unwanted code
+        self._learn_lock = _thread.allocate_lock()  # not threading.Lock: it may be wrapped
+        self._active = False
+        self._prev_trace = None
+        self._prev_thread_trace = None
+
+    # --- code objects ----------------------------------------------------------------
+    def _learn(self, code, frame):
+        """Decide once per code object whether and how it is traced."""
+        with self._learn_lock:
+            info = self._infos.get(code, _MISSING)
+            if info is not _MISSING:
+                return info
+            info = None
+            filename = code.co_filename
+            mine = os.path.dirname(os.path.abspath(filename)) == _PACKAGE_DIR \
+                if filename and not filename.startswith("<") else False
+            if not mine and self.sink.wants_code(code):
+                module = frame.f_globals.get("__name__", "") if frame is not None else ""
+                atomic = bool(self.sink.is_atomic(code, module))
+                specs, unresolved = B.analyze(code)
+                if unresolved:
+                    self.unresolved[code] = unresolved
+                probes = {off: self._make_probe(code, spec) for off, spec in specs.items()}
+                info = _CodeInfo(code, probes, atomic)
+                if self.backend == "settrace":
+                    info.local = self._make_local(info)
+            self._infos[code] = info
+            return info
+
+    def _missed(self, code):
+        self.unresolved[code] = self.unresolved.get(code, 0) + 1
+
+    def _make_probe(self, code, spec):
+        """Probe spec -> function(frame) that reports the access it describes."""
+        line, kind = spec[0], spec[1]
+        sink = self.sink
+        attr, item, glob = sink.attr, sink.item, sink.glob
+        missed = self._missed
+        if kind == B.METHOD:
+            exprs = (spec[2],) + spec[4]
+        elif kind in (B.ATTR_R, B.ATTR_W):
+            exprs = (spec[2],)
+        elif kind in (B.GLOB_R, B.GLOB_W, B.NAME_R, B.NAME_W):
+            exprs = ()
+        else:
+            exprs = spec[2:]
+        nl = any(_needs_locals(x) for x in exprs)
+
+        if kind in (B.GLOB_R, B.GLOB_W, B.NAME_R, B.NAME_W):
+            name = spec[2]
+            is_write = kind in (B.GLOB_W, B.NAME_W)
+            module_only = kind in (B.NAME_R, B.NAME_W)
+
+            def probe(f):
+                g = f.f_globals
+                if module_only and f.f_locals is not g:
+                    return          # a class body or exec() with its own locals
+                if not is_write:
+                    v = g.get(name, _MISSING)
+                    if v is _MISSING or isinstance(v, _CODE_VALUES):
+                        return      # a builtin, or code rather than data
+                glob(is_write, g, name, code, line)
+            return probe
+
+        if kind in (B.ATTR_R, B.ATTR_W):
+            obj_ev, name = _compile(spec[2]), spec[3]
+            is_write = kind == B.ATTR_W
+
+            local = spec[2][1] if spec[2][0] == "fast" else None   # the common `self.x`
+            kinds, module_type = _attr_kinds, types.ModuleType
+
+            def probe(f):
+                try:
+                    o = f.f_locals[local] if local is not None else \
+                        obj_ev(f, f.f_locals if nl else None)
+                except Exception:
+                    missed(code)
+                    return
+                tp = type(o)
+                if tp is module_type:
+                    d = o.__dict__
+                    if not is_write:
+                        v = d.get(name, _MISSING)
+                        if v is _MISSING or isinstance(v, _CODE_VALUES):
+                            return
+                    glob(is_write, d, name, code, line)
+                    return
+                if isinstance(o, type):
+                    tp = o
+                k = kinds.get((tp, name))
+                if k is None:
+                    k = _attr_kind(tp, name)
+                if k == _METHOD or k == _COMPUTED:
+                    return          # methods are code; properties' own code is traced
+                attr(is_write, o, name, code, line)
+            return probe
+
+        if kind in (B.ITEM_R, B.ITEM_W, B.ITEM_D):
+            c_ev, k_ev = _compile(spec[2]), _compile(spec[3])
+
+            def probe(f):
+                try:
+                    L = f.f_locals if nl else None
+                    c = c_ev(f, L)
+                    if not _reportable_container(c):
+                        return
+                    key = k_ev(f, L)
+                    if type(c) is list and type(key) is int and key < 0:
+                        key += len(c)
+                    if kind == B.ITEM_R:
+                        grows = isinstance(c, collections.defaultdict) and key not in c
+                    else:
+                        grows = isinstance(c, dict) and (kind == B.ITEM_D or key not in c)
+                except Exception:
+                    missed(code)
+                    return
+                if kind == B.ITEM_R and not grows:
+                    item(False, c, key, code, line)
+                    return
+                item(True, c, key, code, line)
+                if grows or (kind == B.ITEM_D and isinstance(c, (list, set))):
+                    item(True, c, LENGTH, code, line)
+            return probe
+
+        if kind in (B.SLICE_R, B.SLICE_W, B.ITER):
+            c_ev = _compile(spec[2])
+            is_write = kind == B.SLICE_W
+
+            def probe(f):
+                try:
+                    c = c_ev(f, f.f_locals if nl else None)
+                except Exception:
+                    missed(code)
+                    return
+                if isinstance(c, _SIZED) if kind == B.ITER else _reportable_container(c):
+                    item(is_write, c, LENGTH, code, line)
+            return probe
+
+        if kind == B.CONTAINS:
+            k_ev = _compile(spec[2]) if spec[2] is not None else None
+            c_ev = _compile(spec[3])
+
+            def probe(f):
+                try:
+                    L = f.f_locals if nl else None
+                    c = c_ev(f, L)
+                    if isinstance(c, (dict, set)):
+                        if k_ev is None:
+                            raise _Unresolved()
+                        key = k_ev(f, L)
+                    elif isinstance(c, _SIZED):
+                        key = LENGTH
+                    else:
+                        return
+                except Exception:
+                    missed(code)
+                    return
+                item(False, c, key, code, line)
+            return probe
+
+        if kind == B.LEN:
+            fn_ev, a_ev = _compile(spec[2]), _compile(spec[3])
+            builtin_len = len
+
+            def probe(f):
+                try:
+                    L = f.f_locals if nl else None
+                    if fn_ev(f, L) is not builtin_len:
+                        return
+                    c = a_ev(f, L)
+                except Exception:
+                    missed(code)
+                    return
+                if isinstance(c, _SIZED):
+                    item(False, c, LENGTH, code, line)
+            return probe
+
+        if kind == B.METHOD:
+            r_ev, name = _compile(spec[2]), spec[3]
+            arg_evs = tuple(_compile(a) if a is not None else None for a in spec[4])
+
+            def probe(f):
+                L = f.f_locals if nl else None
+                try:
+                    c = r_ev(f, L)
+                except Exception:
+                    missed(code)
+                    return
+                table = _METHODS.get(type(c))
+                if table is None:
+                    return
+                handler = table.get(name)
+                if handler is None:
+                    return
+                out = []
+
+                def arg(i):
+                    ev = arg_evs[i]
+                    if ev is None:
+                        raise _Unresolved()
+                    return ev(f, L)
+
+                try:
+                    handler(c, arg, lambda w, k: out.append((w, k)))
+                except Exception:
+                    missed(code)
+                    return
+                for w, k in out:
+                    item(w, c, k, code, line)
+            return probe
+
+        raise ValueError("unknown probe kind %r" % (kind,))
+
+    # --- settrace backend --------------------------------------------------------------
+    def _make_local(self, info):
+        probes, code, atomic = info.probes, info.code, info.atomic
+        end = self.sink.end
+        if not probes and not atomic:
+            return None
+        get = probes.get
+
+        if not atomic:
+            def local(frame, event, arg):
+                if event == "opcode":
+                    p = get(frame.f_lasti)
+                    if p is not None:
+                        p(frame)
+                return local
+            return local
+
+        def local_atomic(frame, event, arg):
+            if event == "opcode":
+                p = get(frame.f_lasti)
+                if p is not None:
+                    p(frame)
+            elif event == "return" and self._active:
+                end(code, frame.f_lineno)
+            return local_atomic
+        return local_atomic
+
+    def _global_trace(self, frame, event, arg):
+        if event != "call" or not self._active:
+            return None
+        code = frame.f_code
+        info = self._infos.get(code, _MISSING)
+        if info is _MISSING:
+            info = self._learn(code, frame)
+        if info is None or info.local is None:
+            return None
+        frame.f_trace_lines = False
+        if info.probes:
+            frame.f_trace_opcodes = True
+        if info.atomic:
+            self.sink.begin(code, code.co_firstlineno)
+        return info.local
+
+    # --- monitoring backend ------------------------------------------------------------
+    def _m_start(self, code, offset):
+        info = self._infos.get(code, _MISSING)
+        if info is _MISSING:
+            info = self._learn(code, sys._getframe(1))
+            if info is not None:
+                ev = sys.monitoring.events
+                events = ev.INSTRUCTION if info.probes else 0
+                if info.atomic:
+                    events |= ev.PY_RETURN | ev.PY_YIELD | ev.PY_RESUME
+                if events:
+                    info.events = events
+                    sys.monitoring.set_local_events(self.tool_id, code, events)
+        if info is None or not info.atomic:
+            return sys.monitoring.DISABLE
+        self.sink.begin(code, code.co_firstlineno)
+        return None
+
+    def _m_instruction(self, code, offset):
+        info = self._infos.get(code)
+        p = info.probes.get(offset) if info is not None else None
+        if p is None:
+            return sys.monitoring.DISABLE
+        p(sys._getframe(1))
+        return None
+
+    def _m_resume(self, code, offset):
+        info = self._infos.get(code)
+        if info is not None and info.atomic:
+            self.sink.begin(code, code.co_firstlineno)
+
+    def _m_leave(self, code, offset, value):
+        info = self._infos.get(code)
+        if info is not None and info.atomic:
+            self.sink.end(code, sys._getframe(1).f_lineno)
+
+    def _m_unwind(self, code, offset, exc):
+        info = self._infos.get(code)    # PY_UNWIND is global only: most calls are for others
+        if info is not None and info.atomic:
+            self.sink.end(code, sys._getframe(1).f_lineno)
+
+    # --- public ------------------------------------------------------------------------
+    def start(self):
+        """Instrument this thread and every thread started later (monitoring: all threads)."""
+        if self._active:
+            return
+        if self.backend == "monitoring":
+            mon = sys.monitoring
+            for tool in (mon.DEBUGGER_ID, mon.COVERAGE_ID, mon.PROFILER_ID, 3, 4,
+                         mon.OPTIMIZER_ID):
+                try:
+                    mon.use_tool_id(tool, "atomicity")
+                except ValueError:
+                    continue
+                self.tool_id = tool
+                break
+            else:
+                raise RuntimeError("no free sys.monitoring tool id (all six are in use)")
+            ev = mon.events
+            mon.register_callback(self.tool_id, ev.PY_START, self._m_start)
+            mon.register_callback(self.tool_id, ev.INSTRUCTION, self._m_instruction)
+            mon.register_callback(self.tool_id, ev.PY_RESUME, self._m_resume)
+            mon.register_callback(self.tool_id, ev.PY_RETURN, self._m_leave)
+            mon.register_callback(self.tool_id, ev.PY_YIELD, self._m_leave)
+            mon.register_callback(self.tool_id, ev.PY_UNWIND, self._m_unwind)
+            self._active = True
+            mon.set_events(self.tool_id, ev.PY_START | ev.PY_UNWIND)
+        else:
+            self._prev_trace = sys.gettrace()
+            self._prev_thread_trace = getattr(threading, "_trace_hook", None)
+            self._active = True
+            if sys.version_info >= (3, 12):
+                # 3.12 delivers no opcode events at all unless some frame asked for them
+                # before tracing started (3.13 delivers them from each code object's second
+                # run on: documented)
+                sys._getframe(1).f_trace_opcodes = True
+            threading.settrace(self._global_trace)
+            sys.settrace(self._global_trace)
+
+    def stop(self):
+        """Remove every hook; safe to call twice. Threads still running under settrace keep a
+        trace function that does nothing more."""
+        if not self._active:
+            return
+        self._active = False
+        if self.backend == "monitoring":
+            mon = sys.monitoring
+            tool = self.tool_id
+            mon.set_events(tool, 0)
+            for info in list(self._infos.values()):
+                if info is not None and info.events:
+                    mon.set_local_events(tool, info.code, 0)
+                    info.events = 0
+            for event in ("PY_START", "INSTRUCTION", "PY_RESUME", "PY_RETURN", "PY_YIELD",
+                          "PY_UNWIND"):
+                mon.register_callback(tool, getattr(mon.events, event), None)
+            mon.free_tool_id(tool)
+            # offsets disabled with DISABLE stay disabled for this tool id otherwise
+            mon.restart_events()
+            self.tool_id = None
+        else:
+            sys.settrace(self._prev_trace)
+            threading.settrace(self._prev_thread_trace)
+            for info in list(self._infos.values()):
+                if info is not None:
+                    info.probes.clear()   # frames still traced find nothing to report
+        # a later start() must analyse again (the probes of settrace were cleared)
+        self._infos = {}
