@@ -17,6 +17,7 @@ from . import _lib
 from .errors import Error, TraceWarning
 from .report import Event, Report, Transaction
 from .session import CheckerStatus, Session, check_trace
+from ._atomic import atomic
 
 Space = _lib.Space
 FLAG_ACQUIRE = _lib.FLAG_ACQUIRE
@@ -26,7 +27,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Error", "TraceWarning", "Session", "CheckerStatus", "check_trace", "Report", "Transaction", "Event",
-    "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "Kind", "ErrorCode", "load", "library_path", "library_version",
+    "atomic", "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "Kind", "ErrorCode", "load", "library_path", "library_version",
 ]
 
 
