@@ -25,6 +25,7 @@ from .errors import (Error, EventError, LibraryNotFoundError, LimitError, OutOfM
                      TraceError, TraceIOError, TraceNotFoundError, TraceWarning, UsageError)
 from .report import Event, Report, Transaction
 from .session import CheckerStatus, Session, check_trace
+from ._atomic import atomic
 
 Space = _lib.Space
 FLAG_ACQUIRE = _lib.FLAG_ACQUIRE
@@ -37,7 +38,7 @@ __version__ = "0.1.0"
 __all__ = [
     "Error", "LibraryNotFoundError", "UsageError", "EventError", "TraceError", "LimitError",
     "OutOfMemoryError", "TraceIOError", "TraceNotFoundError", "TraceWarning",
-    "Session", "CheckerStatus", "check_trace", "Report", "Transaction", "Event",
+    "Session", "CheckerStatus", "atomic", "check_trace", "Report", "Transaction", "Event",
     "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "Kind", "ErrorCode", "load", "library_path",
     "library_version",
 ]

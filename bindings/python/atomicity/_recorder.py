@@ -1,0 +1,638 @@
+"""The recorder of ``python -m atomicity run``: what the access tracer, the lock wrappers
+(_sync) and atomic blocks (_atomic) see becomes events of a Session.
+
+The Recorder is the *sink* of the tracer (the methods wants_code, is_atomic, begin, end, attr,
+item, glob). It gives every thread, variable, lock and source line a 64-bit key:
+
+* threads: the main thread (the one that created the recorder) is 1, every Thread gets the
+  next number when it is started; a thread the recorder never saw start (one started before
+  the run, or through _thread) gets a number at its first event, without a FORK;
+* variables: one key per (object, attribute), (container, item) or (globals dict, name);
+* locks: one key per lock object, made by the lock wrappers;
+* locations: one ``loc`` per (code object, line), described with the function
+  (``co_qualname``), the file (relative to the working directory when below it) and the line.
+
+Object identity: ``id()`` values are reused once an object is freed, and a new object must not
+become the old one's variable. An object that supports weak references is held weakly; when it
+dies its entry is dropped, so an object that later gets the same id() gets new keys. Others
+(dict, list, set and most builtin containers, which cannot be weakly referenced) are kept alive
+by the recorder until the run ends: the memory bound is every such container the traced code
+touched, plus every non-value item key (values -- int, str, bytes, float, bool, None and tuples
+of those -- are keys by value, like the container sees them).
+
+Events are appended to one buffer in the order they happen (list.append is atomic) and pushed
+with Session.push_many when the buffer holds FLUSH_EVENTS events, and at the end.
+"""
+
+import array
+import itertools
+import os
+import site
+import sys
+import sysconfig
+import types
+import weakref
+import _thread
+
+from .errors import Error
+
+__all__ = ["Recorder", "LENGTH", "current"]
+
+try:  # the tracer's sentinel for "the length / membership of a container"
+    from ._tracing import LENGTH
+except ImportError:  # tracer not installed: the recorder still works when called directly
+    class _Length:
+        __slots__ = ()
+
+        def __repr__(self):
+            return "LENGTH"
+
+    LENGTH = _Length()
+
+# Event kinds (atom_kind values, pinned by the ABI).
+READ, WRITE, ACQUIRE, RELEASE, FORK, JOIN, BEGIN, END = range(1, 9)
+# The packed event is "=IIQQQ": kind and flags (0) share the first 64-bit word.
+_KIND_SHIFT = 0 if sys.byteorder == "little" else 32
+# Events buffered before a push: 8192 events, 256 KiB packed.
+FLUSH_EVENTS = 8192
+# Rejected events whose messages are kept for the final warning.
+_REJECTS_KEPT = 5
+# Longest rendering of an item key in a variable's name.
+_KEY_NAME_MAX = 40
+
+# Marks item keys taken by identity: (_BY_ID, id(key)) never equals a value key.
+_BY_ID = object()
+
+# Only one run at a time: the Recorder that the lock wrappers and atomic blocks report to.
+current = None
+
+_PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
+_THREADING_FILE = os.path.normcase(os.path.abspath(getattr(sys.modules.get("threading"),
+                                                           "__file__", "threading.py")))
+_VALUE_TYPES = (int, str, bytes, float, bool, type(None))
+# Types whose attributes are methods only (their contents are item events): attribute reads
+# and writes on them are not variables.
+_NO_ATTR_TYPES = frozenset((int, str, bytes, float, complex, bool, type(None), tuple, frozenset,
+                            range, list, dict, set, bytearray, types.FunctionType,
+                            types.BuiltinFunctionType, types.MethodType))
+_CODE_IS_METHOD = (types.FunctionType, staticmethod, classmethod, property,
+                   types.BuiltinFunctionType, types.MethodDescriptorType,
+                   types.WrapperDescriptorType)
+
+
+def _qualname(code):
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def _is_value(key, depth=0):
+    t = type(key)
+    if t in _VALUE_TYPES:
+        return True
+    if t is tuple and depth < 4:
+        return all(_is_value(k, depth + 1) for k in key)
+    return False
+
+
+def _skip_prefixes():
+    """Directories whose code is not the user's: the standard library, site-packages and
+    this package."""
+    dirs = set()
+    paths = sysconfig.get_paths()
+    for name in ("stdlib", "platstdlib", "purelib", "platlib"):
+        if paths.get(name):
+            dirs.add(paths[name])
+    try:
+        dirs.update(site.getsitepackages())
+    except AttributeError:  # old virtualenv's site module
+        pass
+    user = getattr(site, "getusersitepackages", None)
+    if user is not None:
+        try:
+            dirs.add(user())
+        except Exception:
+            pass
+    dirs.add(_PACKAGE_DIR)
+    return tuple(sorted(os.path.join(os.path.normcase(os.path.abspath(d)), "") for d in dirs))
+
+
+class _Obj:
+    """What the recorder knows of one object, container or globals dict."""
+
+    __slots__ = ("ref", "base", "label", "attrs", "items", "suffixes")
+
+    def __init__(self, ref, base):
+        self.ref = ref            # weakref.ref, or the object itself (kept alive)
+        self.base = base          # name before numbering ("Account", "cache")
+        self.label = base         # as shown ("Account" or "Account#2")
+        self.attrs = {}           # attribute name -> var key
+        self.items = {}           # item key (value, or (_BY_ID, id)) -> var key
+        self.suffixes = []        # (var key, ".balance" / "['k']"), to rename on relabel
+
+
+class Recorder:
+    """The sink of the tracer and the event source of one run (see the module's docstring).
+
+    ``script`` is the path of the script run as __main__ (its module name for --atomic is its
+    file name without .py); ``atomic`` lists ``"MODULE:QUALNAME"`` specs; ``trace`` lists path
+    prefixes whose code is traced even when it lies in the standard library or site-packages;
+    ``max_events`` (0: no bound) stops recording after that many events.
+    """
+
+    def __init__(self, session, script=None, atomic=(), trace=(), max_events=0,
+                 flush_events=FLUSH_EVENTS):
+        self.session = session
+        self.recording = True
+        self.cut_short = False
+        self.events = 0                 # events recorded
+        self.rejected = 0               # events the session refused
+        self.reject_messages = []
+        self._max_events = max_events
+        self._flush_events = max(1, flush_events)
+        self._buffer = []
+        self._flush_lock = _thread.allocate_lock()   # never a traced lock
+        self._names_lock = _thread.allocate_lock()   # key allocation and naming
+        self._cwd = os.getcwd()
+        self._script = None
+        self._script_module = None
+        if script is not None:
+            self._script = os.path.normcase(os.path.abspath(script))
+            self._script_module = os.path.splitext(os.path.basename(script))[0]
+        self._skip = _skip_prefixes()
+        self._trace = tuple(os.path.join(os.path.normcase(os.path.abspath(p)), "")
+                            if os.path.isdir(p) else os.path.normcase(os.path.abspath(p))
+                            for p in trace)
+        self._atomic = {}               # qualname -> {module: spec}
+        self.atomic_matched = set()     # specs that matched a code object
+        for spec in atomic:
+            module, sep, qualname = spec.partition(":")
+            if not sep or not module or not qualname:
+                raise ValueError("--atomic wants MODULE:QUALNAME, not %r" % spec)
+            self._atomic.setdefault(qualname, {})[module] = spec
+        # Threads.
+        self._tids = {_thread.get_ident(): 1}   # thread ident -> thread key
+        self._thread_keys = {}                   # Thread object -> thread key
+        self._joined = set()
+        self._next_tid = 2
+        # Variables, locks, locations.
+        self._objects = {}              # id(object) -> _Obj
+        self._pinned = []               # item keys taken by identity, kept alive
+        self._labels = {}               # base label -> [count, first _Obj]
+        self._method_attrs = {}         # (type, name) -> True when a class-level method
+        self._next_var = 1
+        self._next_lock = 1
+        self._locs = {}                 # id(code) -> (code, {line: loc})
+        self._next_loc = 1
+        self._set_location = getattr(session, "set_location", None) or self._set_location_c
+        self._set_name(1, 1, "MainThread")
+
+    # -- session calls ---------------------------------------------------------------------
+
+    def _set_name(self, space, key, name):
+        try:
+            self.session.set_name(space, key, name)
+        except (Error, ValueError):  # a name is only for reading; never stop the run for one
+            pass
+
+    def _set_location_c(self, loc, function=None, file=None, line=0):
+        # SHIM until Session.set_location is merged: atom_set_location through ctypes.
+        import ctypes
+        from . import _lib
+        fn = _lib.load().cdll.atom_set_location
+        fn.restype = ctypes.c_int
+        fn.argtypes = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p,
+                       ctypes.c_uint32)
+        enc = (lambda s: None if s is None else s.encode("utf-8", "replace"))
+        self.session._call(fn, loc, enc(function), enc(file), line)
+
+    def _push(self, events):
+        """Push packed events; an event the session refuses is counted and skipped."""
+        words = array.array("Q", itertools.chain.from_iterable(events))
+        data = memoryview(words).cast("B")
+        push_many = getattr(self.session, "push_many", None)
+        start, n = 0, len(events)
+        while start < n:
+            try:
+                if push_many is not None:
+                    push_many(data[start * 32:])
+                else:  # SHIM until Session.push_many is merged
+                    self._push_many_c(data[start * 32:])
+                return
+            except Error as exc:
+                index = getattr(exc, "index", None)
+                self.rejected += 1
+                if len(self.reject_messages) < _REJECTS_KEPT:
+                    self.reject_messages.append(str(exc))
+                if index is None:  # cannot tell which event: the rest of this chunk is lost
+                    self.rejected += n - start - 1
+                    return
+                start += index + 1
+
+    def _push_many_c(self, data):
+        # SHIM until Session.push_many is merged: atom_push_many with the count consumed.
+        import ctypes
+        from . import _lib
+        lib = self.session._lib
+        n = len(data) // 32
+        events = (_lib.CEvent * n).from_buffer_copy(data)
+        done = ctypes.c_size_t(0)
+        rc = self.session._call(lib.atom_push_many, events, n, ctypes.byref(done))
+        if rc:
+            exc = lib.error(rc)
+            exc.index = done.value - 1
+            raise exc
+
+    def flush(self, wait=True):
+        """Push the buffered events. Threads that fill the buffer call it without waiting:
+        when another thread is pushing, the events stay for the next flush."""
+        if not self._flush_lock.acquire(wait):
+            return
+        try:
+            buf = self._buffer
+            n = len(buf)
+            if n:
+                # Appends only ever go to the end, so the first n entries are these events.
+                chunk = buf[:n]
+                del buf[:n]
+                self._push(chunk)
+        finally:
+            self._flush_lock.release()
+
+    def close(self):
+        """Stop recording, push everything and finish the session. Returns its reports."""
+        self.recording = False
+        self.flush()
+        return self.session.finish()
+
+    # -- events ----------------------------------------------------------------------------
+
+    def _emit(self, kind, tid, target, loc):
+        if not self.recording:
+            return
+        self.events += 1
+        if self._max_events and self.events > self._max_events:
+            self.events -= 1
+            self.recording = False
+            self.cut_short = True
+            return
+        buf = self._buffer
+        buf.append((kind << _KIND_SHIFT, tid, target, loc))
+        if len(buf) >= self._flush_events:
+            self.flush(wait=False)
+
+    def tid(self):
+        """The thread key of the calling thread."""
+        ident = _thread.get_ident()
+        tid = self._tids.get(ident)
+        if tid is None:
+            tid = self._new_thread_key()
+            self._tids[ident] = tid
+            thread = getattr(sys.modules.get("threading"), "_active", {}).get(ident)
+            name = getattr(thread, "_name", None) or "thread %d" % ident
+            self._set_name(1, tid, name)
+        return tid
+
+    def _new_thread_key(self):
+        with self._names_lock:
+            tid = self._next_tid
+            self._next_tid += 1
+            return tid
+
+    def loc(self, code, line):
+        """The loc of ``line`` of ``code``, described for reports the first time."""
+        entry = self._locs.get(id(code))
+        if entry is not None and entry[0] is code:
+            loc = entry[1].get(line)
+            if loc is not None:
+                return loc
+        return self._new_loc(code, line)
+
+    def _new_loc(self, code, line):
+        with self._names_lock:
+            entry = self._locs.get(id(code))
+            if entry is None or entry[0] is not code:
+                entry = self._locs[id(code)] = (code, {})   # the code is kept alive with it
+            loc = entry[1].get(line)
+            if loc is not None:
+                return loc
+            loc = self._next_loc
+            self._next_loc += 1
+            entry[1][line] = loc
+        try:
+            self._set_location(loc, function=_qualname(code), file=self.display_file(code),
+                               line=max(0, line or 0))
+        except (Error, ValueError):
+            pass
+        return loc
+
+    def display_file(self, code):
+        path = code.co_filename
+        if path.startswith("<"):
+            return path
+        full = os.path.abspath(path)
+        if full.startswith(os.path.join(self._cwd, "")):
+            return os.path.relpath(full, self._cwd)
+        return full
+
+    # -- the tracer's sink -----------------------------------------------------------------
+
+    def wants_code(self, code):
+        """Code of the script and of modules outside the standard library, site-packages and
+        this package; or below a --trace prefix."""
+        path = code.co_filename
+        if not path or path.startswith("<"):
+            return False
+        path = os.path.normcase(os.path.abspath(path))
+        if path == self._script:
+            return True
+        for prefix in self._trace:
+            if path.startswith(prefix):
+                return True
+        if path == _THREADING_FILE:
+            return False
+        for prefix in self._skip:
+            if path.startswith(prefix):
+                return False
+        return True
+
+    def is_atomic(self, code, module):
+        """Whether each call of ``code`` is a transaction: --atomic MODULE:QUALNAME (MODULE is
+        the script's file name without .py for the script), or a generator function
+        decorated with @atomicity.atomic."""
+        modules = self._atomic.get(_qualname(code))
+        if modules:
+            spec = modules.get(module)
+            if spec is None and module == "__main__":
+                spec = modules.get(self._script_module)
+            if spec is not None:
+                self.atomic_matched.add(spec)
+                return True
+        from . import _atomic
+        return code in _atomic.resumable_codes
+
+    def begin(self, code, line):
+        self._emit(BEGIN, self.tid(), 0, self.loc(code, line))
+
+    def end(self, code, line):
+        self._emit(END, self.tid(), 0, self.loc(code, line))
+
+    def attr(self, is_write, obj, name, code, line):
+        if not self.recording:
+            return
+        t = type(obj)
+        if t in _NO_ATTR_TYPES:
+            return
+        if not is_write and self._is_method(t, name):
+            return
+        o = self._obj(obj)
+        var = o.attrs.get(name)
+        if var is None:
+            var = self._new_var(o, o.attrs, name, "." + name)
+        self._emit(WRITE if is_write else READ, self.tid(), var, self.loc(code, line))
+
+    def item(self, is_write, container, key, code, line):
+        if not self.recording:
+            return
+        o = self._obj(container, code)
+        if key is LENGTH:
+            index = LENGTH
+        elif _is_value(key):
+            index = key
+        else:
+            index = (_BY_ID, id(key))
+        try:
+            var = o.items.get(index)
+        except TypeError:  # an unhashable value inside (cannot happen for _is_value keys)
+            return
+        if var is None:
+            if key is LENGTH:
+                var = self._new_var(o, o.items, index, None)
+            else:
+                if type(index) is tuple and index and index[0] is _BY_ID:
+                    self._pinned.append(key)  # its id() must not be reused during the run
+                var = self._new_var(o, o.items, index, "[%s]" % _key_name(key))
+        self._emit(WRITE if is_write else READ, self.tid(), var, self.loc(code, line))
+
+    def glob(self, is_write, namespace, name, code, line):
+        if not self.recording:
+            return
+        o = self._objects.get(id(namespace))
+        if o is None or o.ref is not namespace:
+            o = self._new_namespace(namespace)
+        var = o.attrs.get(name)
+        if var is None:
+            var = self._new_var(o, o.attrs, name, "" if not o.base else "." + name,
+                                plain=name if not o.base else None)
+        self._emit(WRITE if is_write else READ, self.tid(), var, self.loc(code, line))
+
+    # -- keys and names ----------------------------------------------------------------------
+
+    def _is_method(self, t, name):
+        key = (t, name)
+        known = self._method_attrs.get(key)
+        if known is None:
+            known = False
+            try:
+                for klass in t.__mro__:
+                    value = klass.__dict__.get(name)
+                    if value is not None:
+                        known = isinstance(value, _CODE_IS_METHOD)
+                        break
+            except Exception:
+                pass
+            self._method_attrs[key] = known
+        return known
+
+    def _obj(self, obj, code=None):
+        o = self._objects.get(id(obj))
+        if o is not None:
+            ref = o.ref
+            if ref is obj or (type(ref) is weakref.ref and ref() is obj):
+                return o
+        return self._new_obj(obj, code)
+
+    def _new_obj(self, obj, code):
+        oid = id(obj)
+
+        def forget(ref, oid=oid, objects=self._objects):
+            entry = objects.get(oid)
+            if entry is not None and entry.ref is ref:
+                objects.pop(oid, None)
+
+        try:
+            ref = weakref.ref(obj, forget)
+        except TypeError:
+            ref = obj
+        base = None
+        if isinstance(obj, type):
+            base = obj.__qualname__
+        elif isinstance(obj, types.ModuleType):
+            base = obj.__name__
+        elif code is not None:
+            base = _find_name(obj, code)
+        if not base:
+            base = type(obj).__name__
+        o = _Obj(ref, base)
+        with self._names_lock:
+            self._objects[oid] = o
+            self._number(o, isinstance(obj, (type, types.ModuleType)))
+        return o
+
+    def _new_namespace(self, namespace):
+        module = namespace.get("__name__") if isinstance(namespace, dict) else None
+        o = _Obj(namespace, "" if module in (None, "__main__") else str(module))
+        with self._names_lock:
+            self._objects[id(namespace)] = o
+        return o
+
+    def _number(self, o, unique):
+        """Labels: the first object of a base name is ``Account``; when a second one comes,
+        they become ``Account#1`` and ``Account#2`` (the first one's variables renamed)."""
+        if unique:
+            return
+        entry = self._labels.get(o.base)
+        if entry is None:
+            self._labels[o.base] = [1, o]
+            return
+        entry[0] += 1
+        first = entry[1]
+        if entry[0] == 2 and first is not None:
+            first.label = "%s#1" % first.base
+            entry[1] = None
+            for var, suffix in first.suffixes:
+                self._set_name(2, var, _var_name(first.label, suffix))
+        o.label = "%s#%d" % (o.base, entry[0])
+
+    def _new_var(self, o, table, index, suffix, plain=None):
+        with self._names_lock:
+            var = table.get(index)
+            if var is not None:
+                return var
+            var = self._next_var
+            self._next_var += 1
+            table[index] = var
+            o.suffixes.append((var, suffix))
+        self._set_name(2, var, plain if plain is not None else _var_name(o.label, suffix))
+        return var
+
+    # -- threads and locks (called by _sync) -------------------------------------------------
+
+    def caller_loc(self, frame):
+        """The loc of the first frame from ``frame`` outward that is traced code (else the
+        first one outside this package and threading.py)."""
+        fallback = None
+        while frame is not None:
+            code = frame.f_code
+            path = code.co_filename
+            if not path.startswith(_PACKAGE_DIR) and \
+                    os.path.normcase(path) != _THREADING_FILE:
+                if fallback is None:
+                    fallback = frame
+                if self.wants_code(code):
+                    return self.loc(code, frame.f_lineno)
+            frame = frame.f_back
+        if fallback is None:
+            return 0
+        return self.loc(fallback.f_code, fallback.f_lineno)
+
+    def new_lock(self, kind, frame):
+        """A key for a new lock, named by where it was created ("Lock at bank.py:12")."""
+        with self._names_lock:
+            key = self._next_lock
+            self._next_lock += 1
+        site, owner = frame, None
+        while site is not None and not self.wants_code(site.f_code):
+            if site.f_code.co_name == "__init__":  # made by Barrier(), Queue(), Event()...
+                this = site.f_locals.get("self")
+                if this is not None:
+                    owner = type(this).__name__
+            site = site.f_back
+        if owner is not None:
+            kind = "%s of %s" % (kind, owner)
+        if site is not None:
+            name = "%s at %s:%d" % (kind, self.display_file(site.f_code), site.f_lineno)
+        else:
+            name = "%s#%d" % (kind, key)
+        self._set_name(3, key, name)
+        return key
+
+    def acquired(self, lock, frame):
+        """The calling thread acquired ``lock``; returns its thread key (the owner)."""
+        tid = self.tid()
+        self._emit(ACQUIRE, tid, lock, self.caller_loc(frame))
+        return tid
+
+    def released(self, lock, owner, frame):
+        """``lock``, held by thread ``owner``, is about to be released (by the owner, or by
+        another thread for a Lock used as a signal: the release is the owner's then)."""
+        self._emit(RELEASE, owner, lock, self.caller_loc(frame))
+
+    def forking(self, thread, frame):
+        """The calling thread starts ``thread``: FORK before the real start."""
+        child = self._new_thread_key()
+        self._thread_keys[thread] = child
+        self._set_name(1, child, thread.name)
+        self._emit(FORK, self.tid(), child, self.caller_loc(frame))
+
+    def started(self, thread):
+        """First step of ``thread``, in the new thread."""
+        child = self._thread_keys.get(thread)
+        if child is not None:
+            self._tids[_thread.get_ident()] = child
+
+    def joined(self, thread, frame):
+        """The calling thread saw ``thread`` finish in a join."""
+        child = self._thread_keys.get(thread)
+        if child is None or child in self._joined:
+            return
+        self._joined.add(child)
+        self._emit(JOIN, self.tid(), child, self.caller_loc(frame))
+
+
+def _var_name(label, suffix):
+    if suffix is None:
+        return "len(%s)" % label
+    return label + suffix
+
+
+def _key_name(key):
+    if _is_value(key):
+        text = repr(key)
+        if len(text) > _KEY_NAME_MAX:
+            text = text[:_KEY_NAME_MAX - 3] + "..."
+        return text
+    return "<%s object>" % type(key).__name__
+
+
+def _find_name(obj, code):
+    """The name under which the frame running ``code`` sees ``obj``: a local or global
+    variable, or an attribute of ``self`` (``Cache.entries``). None when not found. Called
+    once per container, so the walk of the stack does not matter."""
+    frame = sys._getframe(2)
+    while frame is not None and frame.f_code is not code:
+        frame = frame.f_back
+    if frame is None:
+        return None
+    try:
+        local = frame.f_locals
+        for name, value in local.items():
+            if value is obj and name != "self":
+                return name
+        this = local.get("self")
+        if this is not None:
+            attrs = getattr(this, "__dict__", None)
+            if isinstance(attrs, dict):
+                for name, value in attrs.items():
+                    if value is obj:
+                        return "%s.%s" % (type(this).__name__, name)
+        for name, value in frame.f_globals.items():
+            if value is obj:
+                return name
+    except Exception:
+        return None
+    return None
+
+
+def activate(recorder):
+    """Make ``recorder`` the one the lock wrappers and atomic blocks report to (None: no run)."""
+    global current
+    current = recorder

@@ -1,0 +1,201 @@
+"""Locks and threads during ``python -m atomicity run``.
+
+While a run lasts, ``threading.Lock`` and ``threading.RLock`` make wrapped locks that report to
+the current Recorder: ACQUIRE after a real acquire succeeded (``with``, blocking or not, with a
+timeout), RELEASE right before the real release; for an RLock only the outermost pair.
+Condition, Semaphore, BoundedSemaphore, Event, Barrier and queue.Queue build on these two
+constructors (threading.py and queue.py call ``Lock()`` / ``RLock()`` at creation), so their
+happens-before comes through their locks. ``_thread.allocate_lock`` is left alone: threading
+uses it for the waiters of a Condition, which one thread acquires and another releases, and
+which carry no order the wrapped lock of the Condition does not already give.
+
+``Thread.start`` pushes FORK (in the parent, before the real start), the new thread registers
+itself on its first step (``Thread._bootstrap_inner``), and ``Thread.join`` pushes JOIN when it
+saw the thread finish. ``restore()`` puts everything back; locks made during the run keep
+working afterwards (they report nothing once the run is over).
+"""
+
+import sys
+import threading
+import _thread
+
+from . import _recorder
+
+__all__ = ["Lock", "RLock", "patch", "restore"]
+
+_real_allocate_lock = _thread.allocate_lock
+_real_RLock = getattr(_thread, "RLock", None) or threading._PyRLock
+_getframe = sys._getframe
+_saved = None
+
+
+class Lock:
+    """threading.Lock during a run. A Lock may be released by another thread than the one
+    that acquired it (a signal); that release is pushed as the owner's, so the session's view
+    of the lock stays a possible one."""
+
+    __slots__ = ("_lock", "_key", "_owner", "__weakref__")
+
+    def __init__(self):
+        self._lock = _real_allocate_lock()
+        rec = _recorder.current
+        self._key = rec.new_lock("Lock", _getframe(1)) if rec is not None else 0
+        self._owner = 0       # thread key of the holder as pushed (0: not held, or not pushed)
+
+    def acquire(self, blocking=True, timeout=-1):
+        ok = self._lock.acquire(blocking, timeout)
+        if ok and self._key:
+            rec = _recorder.current
+            if rec is not None and rec.recording:
+                self._owner = rec.acquired(self._key, _getframe(1))
+        return ok
+
+    def release(self):
+        owner = self._owner
+        if owner:
+            self._owner = 0
+            rec = _recorder.current
+            if rec is not None:
+                rec.released(self._key, owner, _getframe(1))
+        self._lock.release()
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def locked(self):
+        return self._lock.locked()
+
+    acquire_lock = acquire
+    release_lock = release
+    locked_lock = locked
+
+    def _at_fork_reinit(self):
+        self._lock._at_fork_reinit()
+        self._owner = 0
+
+    def __repr__(self):
+        return "<%s atomicity.Lock object at %#x>" % (
+            "locked" if self._lock.locked() else "unlocked", id(self))
+
+
+class RLock:
+    """threading.RLock during a run, with what Condition needs of an RLock
+    (_is_owned, _release_save, _acquire_restore)."""
+
+    __slots__ = ("_lock", "_key", "_owner", "_count", "__weakref__")
+
+    def __init__(self, *args, **kwargs):
+        self._lock = _real_RLock(*args, **kwargs)
+        rec = _recorder.current
+        self._key = rec.new_lock("RLock", _getframe(1)) if rec is not None else 0
+        self._owner = 0
+        self._count = 0       # acquisitions by the holder (only the holder changes it)
+
+    def acquire(self, blocking=True, timeout=-1):
+        ok = self._lock.acquire(blocking, timeout)
+        if ok:
+            self._count += 1
+            if self._count == 1 and self._key:
+                rec = _recorder.current
+                if rec is not None and rec.recording:
+                    self._owner = rec.acquired(self._key, _getframe(1))
+        return ok
+
+    def release(self):
+        if not self._lock._is_owned():
+            self._lock.release()  # raises RuntimeError as the real one does
+            return
+        self._count -= 1
+        if self._count == 0:
+            self._push_release(_getframe(1))
+        self._lock.release()
+
+    def _push_release(self, frame):
+        owner = self._owner
+        if owner:
+            self._owner = 0
+            rec = _recorder.current
+            if rec is not None:
+                rec.released(self._key, owner, frame)
+
+    def __enter__(self):
+        return self.acquire()
+
+    def __exit__(self, *exc):
+        self.release()
+
+    def _is_owned(self):
+        return self._lock._is_owned()
+
+    def _release_save(self):
+        # Condition.wait: release every level at once.
+        if self._lock._is_owned():
+            self._push_release(_getframe(1))
+        count, self._count = self._count, 0
+        return (self._lock._release_save(), count)
+
+    def _acquire_restore(self, saved):
+        state, count = saved
+        self._lock._acquire_restore(state)
+        self._count = count
+        if self._key:
+            rec = _recorder.current
+            if rec is not None and rec.recording:
+                self._owner = rec.acquired(self._key, _getframe(1))
+
+    def _at_fork_reinit(self):
+        self._lock._at_fork_reinit()
+        self._owner = 0
+        self._count = 0
+
+    def __repr__(self):
+        return "<atomicity.RLock object count=%d at %#x>" % (self._count, id(self))
+
+
+def patch():
+    """Install the wrappers and the Thread hooks (once; the Recorder must be active)."""
+    global _saved
+    if _saved is not None:
+        return
+    T = threading.Thread
+    _saved = (threading.Lock, threading.RLock, T.start, T.join, T._bootstrap_inner)
+    real_start, real_join, real_bootstrap = T.start, T.join, T._bootstrap_inner
+
+    def start(self):
+        rec = _recorder.current
+        started = getattr(self, "_started", None)
+        if rec is not None and rec.recording and started is not None and not started.is_set():
+            rec.forking(self, _getframe(1))
+        return real_start(self)
+
+    def join(self, timeout=None):
+        real_join(self, timeout)
+        rec = _recorder.current
+        if rec is not None and rec.recording and not self.is_alive():
+            rec.joined(self, _getframe(1))
+
+    def _bootstrap_inner(self):
+        rec = _recorder.current
+        if rec is not None:
+            rec.started(self)
+        return real_bootstrap(self)
+
+    start.__doc__, join.__doc__ = real_start.__doc__, real_join.__doc__
+    threading.Lock = Lock
+    threading.RLock = RLock
+    T.start = start
+    T.join = join
+    T._bootstrap_inner = _bootstrap_inner
+
+
+def restore():
+    """Put back what patch() replaced. Safe to call twice."""
+    global _saved
+    if _saved is None:
+        return
+    T = threading.Thread
+    threading.Lock, threading.RLock, T.start, T.join, T._bootstrap_inner = _saved
+    _saved = None

@@ -1,0 +1,387 @@
+"""python -m atomicity run / check: scripts written here, run in a child interpreter.
+
+Interleavings are forced with untraced _thread locks used as gates. Tests that need the access tracer
+(atomicity._tracing) are skipped when it is not there; the others run with a stand-in tracer
+that traces nothing, and their scripts report their accesses themselves (touch()), so the
+recorder, the lock and thread hooks, atomic blocks and the CLI are tested either way.
+"""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import textwrap
+import threading
+import unittest
+import weakref
+
+import helpers
+import atomicity
+from atomicity import _recorder
+
+HAVE_TRACER = importlib.util.find_spec("atomicity._tracing") is not None
+
+# Runs the CLI with a tracer that traces nothing when the real one is missing.
+STAND_IN = textwrap.dedent("""\
+    import sys, types
+    try:
+        import atomicity._tracing
+    except ImportError:
+        m = types.ModuleType("atomicity._tracing")
+        m.LENGTH = object()
+        class Tracer:
+            backend = "none"
+            def __init__(self, sink): pass
+            def start(self): pass
+            def stop(self): pass
+        m.Tracer = Tracer
+        sys.modules["atomicity._tracing"] = m
+    from atomicity._cli import main
+    sys.exit(main(sys.argv[1:]))
+    """)
+
+# Scripts call touch() where the tracer would report an access (duplicates are harmless).
+TOUCH = textwrap.dedent("""\
+    import sys, threading
+    import atomicity
+    from atomicity import _recorder
+
+    def touch(is_write, obj, name):
+        rec = _recorder.current
+        if rec is not None:
+            f = sys._getframe(1)
+            rec.attr(is_write, obj, name, f.f_code, f.f_lineno)
+    """)
+
+# A balance read and written in two steps by two threads; the gates put the other thread's
+# whole withdrawal between them. The gates are _thread locks, which the run does not record:
+# a threading.Barrier inside the transaction would make it non-atomic through the barrier's
+# own lock, in an order that depends on the schedule. WITHDRAW is replaced by each variant.
+BANK = TOUCH + textwrap.dedent("""\
+    import _thread
+
+    class Account:
+        def __init__(self):
+            self.balance = 100
+
+    acct = Account()
+    go, done = _thread.allocate_lock(), _thread.allocate_lock()
+    go.acquire(); done.acquire()
+
+    WITHDRAW
+
+    def other():
+        go.acquire()
+        withdraw(10, False)
+        done.release()
+
+    t = threading.Thread(target=other)
+    t.start()
+    withdraw(5, True)
+    t.join()
+    print("balance", acct.balance)
+    """)
+
+BODY = """\
+    touch(False, acct, "balance")
+    b = acct.balance
+    if wait:
+        go.release(); done.acquire()
+    touch(True, acct, "balance")
+    acct.balance = b - n
+"""
+
+
+def line_of(text, needle):
+    for i, line in enumerate(text.splitlines(), 1):
+        if needle in line:
+            return i
+    raise AssertionError("%r not in the script" % needle)
+
+
+class RunBase(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.TemporaryDirectory()
+        self.addCleanup(self.dir.cleanup)
+        self.standin = os.path.join(self.dir.name, "standin.py")
+        with open(self.standin, "w") as f:
+            f.write(STAND_IN)
+
+    def write(self, name, text):
+        path = os.path.join(self.dir.name, name)
+        with open(path, "w") as f:
+            f.write(text)
+        return path
+
+    def tool(self, *args, real=False):
+        """Run the CLI in the test's directory; (status, stdout, stderr)."""
+        cmd = [sys.executable] + (["-m", "atomicity"] if real else [self.standin]) + list(args)
+        p = subprocess.run(cmd, cwd=self.dir.name, capture_output=True, text=True, timeout=30)
+        return p.returncode, p.stdout, p.stderr
+
+    def json_reports(self, *args, real=False):
+        status, out, err = self.tool("run", "--format", "json", "--report", "out.json",
+                                     *args, real=real)
+        self.assertEqual(status, 0, err)
+        with open(os.path.join(self.dir.name, "out.json")) as f:
+            doc = json.load(f)
+        return doc, out, err
+
+
+class TestProgramUnchanged(RunBase):
+    def test_stdout_and_status_zero(self):
+        self.write("hello.py", "print('hello')\nprint('world')\n")
+        status, out, err = self.tool("run", "hello.py")
+        self.assertEqual((status, out), (0, "hello\nworld\n"))
+        self.assertIn("aerodrome: no violations", err)
+
+    def test_sys_exit_status(self):
+        self.write("three.py", "import sys\nprint('x')\nsys.exit(3)\n")
+        status, out, _ = self.tool("run", "three.py")
+        self.assertEqual((status, out), (3, "x\n"))
+        self.write("msg.py", "import sys\nsys.exit('bad thing')\n")
+        status, _, err = self.tool("run", "msg.py")
+        self.assertEqual(status, 1)
+        self.assertIn("bad thing", err)
+
+    def test_uncaught_exception(self):
+        self.write("boom.py", "def f():\n    raise ValueError('boom')\nf()\n")
+        status, out, err = self.tool("run", "boom.py")
+        self.assertEqual((status, out), (1, ""))
+        self.assertIn('Traceback (most recent call last):\n  File "boom.py", line 3', err)
+        self.assertIn("ValueError: boom", err)
+        self.assertNotIn("runpy", err)
+        self.assertNotIn("_cli.py", err)
+
+    def test_arguments_and_double_dash(self):
+        self.write("args.py", "import sys\nprint(sys.argv)\n")
+        status, out, _ = self.tool("run", "args.py", "-c", "x", "--format", "y")
+        self.assertEqual((status, out), (0, "['args.py', '-c', 'x', '--format', 'y']\n"))
+        status, out, _ = self.tool("run", "-c", "velodrome", "--", "args.py", "--", "z")
+        self.assertEqual((status, out), (0, "['args.py', '--', 'z']\n"))
+
+    def test_usage_errors(self):
+        self.assertEqual(self.tool("run")[0], 2)
+        self.assertEqual(self.tool("run", "--format", "json", "x.py")[0], 2)
+        self.assertEqual(self.tool("frobnicate")[0], 2)
+        status, _, err = self.tool("run", "missing.py")
+        self.assertEqual(status, 2)
+        self.assertIn("missing.py", err)
+        self.write("a.py", "pass\n")
+        status, _, err = self.tool("run", "-c", "nosuch", "a.py")
+        self.assertEqual(status, 2)
+        self.assertIn("nosuch", err)
+
+    def test_max_events(self):
+        script = BANK.replace("WITHDRAW", "@atomicity.atomic\ndef withdraw(n, wait):\n" + BODY)
+        self.write("bank.py", script)
+        status, out, err = self.tool("run", "--max-events", "3", "bank.py")
+        self.assertEqual((status, out), (0, "balance 95\n"))
+        self.assertIn("recording stopped after 3 events (--max-events)", err)
+
+
+class TestReports(RunBase):
+    def check_bank(self, doc, script, begin_needle, write_needle='touch(True, acct'):
+        reports = doc["checkers"][0]["reports"]
+        data = [r for r in reports if "Account.balance" in r["message"]]
+        self.assertTrue(data, reports)
+        begins = {(t["thread"], t["begin_at"]) for t in data[0]["transactions"]}
+        at = "withdraw at bank.py:%d" % line_of(script, begin_needle)
+        self.assertIn(("MainThread", at), begins)
+        self.assertIn(("Thread-1 (other)", at), begins)
+        writes = {e["at"] for e in data[0]["events"] if e["kind"] == "write"}
+        self.assertEqual(writes, {"withdraw at bank.py:%d" % line_of(script, write_needle)})
+
+    def test_decorator(self):
+        script = BANK.replace("WITHDRAW",
+                              "@atomicity.atomic\ndef withdraw(n, wait):\n" + BODY)
+        self.write("bank.py", script)
+        doc, out, _ = self.json_reports("bank.py")
+        self.assertEqual(out, "balance 95\n")
+        self.check_bank(doc, script, "def withdraw")
+
+    def test_option_atomic(self):
+        script = BANK.replace("WITHDRAW", "def withdraw(n, wait):\n" + BODY)
+        self.write("bank.py", script)
+        if not HAVE_TRACER:
+            self.skipTest("atomicity._tracing (the access tracer) is not installed")
+        doc, _, err = self.json_reports("--atomic", "bank:withdraw", "bank.py", real=True)
+        self.check_bank(doc, script, "def withdraw")
+        self.assertNotIn("no such function", err)
+
+    def test_with_block(self):
+        body = "    with atomicity.atomic():\n" + textwrap.indent(BODY, "    ")
+        script = BANK.replace("WITHDRAW", "def withdraw(n, wait):\n" + body)
+        self.write("bank.py", script)
+        doc, _, _ = self.json_reports("bank.py")
+        self.check_bank(doc, script, "with atomicity.atomic()")
+
+    def test_locked_program_reports_nothing(self):
+        # Both withdrawals hold the lock throughout, and the threads run in any order (no
+        # gates): no order may be reported.
+        body = "    with lock:\n" + textwrap.indent(BODY, "    ")
+        script = BANK.replace("WITHDRAW", "lock = threading.Lock()\n\n"
+                              "@atomicity.atomic\ndef withdraw(n, wait):\n" + body)
+        script = script.replace("go.release(); done.acquire()", "pass")
+        script = script.replace("    go.acquire()\n", "").replace("    done.release()\n", "")
+        self.write("bank.py", script)
+        doc, out, _ = self.json_reports("bank.py")
+        self.assertEqual(out, "balance 85\n")
+        self.assertEqual(doc["checkers"][0]["violations"], 0, doc)
+        self.assertEqual(doc["rejected"], 0)
+
+    def test_rlock_condition_queue(self):
+        # Condition over an RLock (wait releases every level), Semaphore, Event and Queue
+        # build on the wrapped locks: the run must push only well-formed events.
+        script = TOUCH + textwrap.dedent("""\
+            import queue
+            r = threading.RLock()
+            cond = threading.Condition(r)
+            ready = []
+            q = queue.Queue()
+            sem = threading.Semaphore(0)
+            ev = threading.Event()
+
+            def consumer():
+                with cond:
+                    with r:
+                        while not ready:
+                            cond.wait()
+                q.put(1)
+                sem.release()
+                ev.set()
+
+            t = threading.Thread(target=consumer)
+            t.start()
+            with cond:
+                ready.append(1)
+                cond.notify()
+            print(q.get(), sem.acquire(timeout=5), ev.wait(5))
+            t.join()
+            """)
+        self.write("sync.py", script)
+        doc, out, err = self.json_reports("sync.py")
+        self.assertEqual(out, "1 True True\n")
+        self.assertEqual(doc["rejected"], 0, err)
+        self.assertNotIn("not a possible execution", err)
+
+    def test_tracer_finds_accesses(self):
+        if not HAVE_TRACER:
+            self.skipTest("atomicity._tracing (the access tracer) is not installed")
+        script = BANK.replace("WITHDRAW", "@atomicity.atomic\ndef withdraw(n, wait):\n" + BODY)
+        script = script.replace("    rec = _recorder.current\n", "    rec = None\n")
+        self.write("bank.py", script)
+        doc, out, _ = self.json_reports("bank.py", real=True)
+        self.check_bank(doc, script, "def withdraw")
+
+
+class TestCheck(RunBase):
+    def test_corpus_trace(self):
+        path = helpers.corpus("aerodrome-rho2.std")
+        status, out, _ = self.tool("check", path)
+        self.assertEqual(status, 1)
+        self.assertIn("aerodrome: conflict-cycle at event 5", out)
+        status, out, _ = self.tool("check", "-c", "velodrome", "--format", "json", path)
+        self.assertEqual(status, 1)
+        self.assertEqual(json.loads(out)["checkers"][0]["name"], "velodrome")
+
+    def test_missing_file(self):
+        status, out, err = self.tool("check", "nonexistent.std")
+        self.assertEqual((status, out), (2, ""))
+        self.assertIn("nonexistent.std", err)
+
+
+class TestRecorder(unittest.TestCase):
+    """The sink, called directly."""
+
+    def setUp(self):
+        self.session = atomicity.Session(["aerodrome"])
+        self.addCleanup(self.session.close)
+        self.rec = _recorder.Recorder(self.session, script=__file__)
+        self.code = sys._getframe().f_code
+
+    def name(self, var):
+        return self.session.get_name("var", var)
+
+    def test_names(self):
+        class Account:
+            pass
+        rec, code = self.rec, sys._getframe().f_code
+        a, b = Account(), Account()
+        rec.attr(True, a, "balance", code, 1)
+        self.assertEqual(self.name(1), "Account.balance")
+        rec.attr(True, b, "balance", code, 1)  # a second Account: both get numbers
+        self.assertEqual((self.name(1), self.name(2)), ("Account#1.balance", "Account#2.balance"))
+        cache = {}
+        rec.item(True, cache, "k", code, 1)
+        rec.item(True, cache, _recorder.LENGTH, code, 1)
+        self.assertEqual((self.name(3), self.name(4)), ("cache['k']", "len(cache)"))
+        rec.item(False, cache, "k", code, 2)
+        rec.glob(True, globals(), "x", code, 1)
+        self.assertEqual(self.name(5), "test_run.x")
+        rec.close()
+        self.assertEqual(rec.events, 6)
+
+    def test_value_and_identity_keys(self):
+        rec, code = self.rec, self.code
+        d = {}
+        rec.item(True, d, 1, code, 1)
+        rec.item(True, d, True, code, 1)   # d[1] and d[True] are one item
+        rec.item(True, d, (1, "a"), code, 1)
+        rec.item(True, d, (1, "a"), code, 1)
+        key = object()
+        rec.item(True, d, key, code, 1)
+        self.assertEqual(rec._next_var, 4)
+
+    def test_freed_object_is_a_new_variable(self):
+        class Box:
+            pass
+        rec, code = self.rec, self.code
+        box = Box()
+        rec.attr(True, box, "v", code, 1)
+        ref = weakref.ref(box)
+        del box
+        self.assertIsNone(ref())
+        # Whatever id() the next objects get, none may reuse the dead one's key.
+        for _ in range(20):
+            rec.attr(True, Box(), "v", code, 1)
+        self.assertEqual(rec._next_var, 22)
+
+    def test_wants_code(self):
+        self.assertTrue(self.rec.wants_code(self.code))
+        self.assertFalse(self.rec.wants_code(threading.Thread.start.__code__))
+        self.assertFalse(self.rec.wants_code(_recorder.Recorder.attr.__code__))
+        self.assertFalse(self.rec.wants_code(compile("1", "<string>", "eval")))
+
+    def test_atomic_specs(self):
+        session = atomicity.Session(["aerodrome"])
+        self.addCleanup(session.close)
+        rec = _recorder.Recorder(session, script="/x/bank.py", atomic=["bank:withdraw"])
+        def withdraw():
+            pass
+        code = withdraw.__code__.replace(co_name="withdraw", co_qualname="withdraw") \
+            if hasattr(withdraw.__code__, "co_qualname") else withdraw.__code__
+        self.assertTrue(rec.is_atomic(code, "__main__"))
+        self.assertTrue(rec.is_atomic(code, "bank"))
+        self.assertFalse(rec.is_atomic(code, "other"))
+        with self.assertRaises(ValueError):
+            _recorder.Recorder(session, atomic=["nocolon"])
+
+
+class TestAtomicOutsideRun(unittest.TestCase):
+    def test_noop(self):
+        @atomicity.atomic
+        def f(x):
+            """doc"""
+            return x + 1
+        self.assertEqual((f(1), f.__name__, f.__doc__), (2, "f", "doc"))
+        with atomicity.atomic():
+            pass
+        with self.assertRaises(TypeError):
+            atomicity.atomic(3)
+
+
+if __name__ == "__main__":
+    unittest.main()
