@@ -1,0 +1,225 @@
+"""The demos of examples/python: each runs as a plain program and prints its outcome (the
+buggy ones show the bug, their fixed twins and the control do not); under
+`python -m atomicity run` each buggy demo is reported with its function, file and the lines of
+its conflicting accesses, and the fixed twins and the control are reported clean.
+
+The demos force their interleaving with threading.Event, so every run takes the same path.
+The lines of the accesses are found through the `# access: NAME` comments of the demos.
+"""
+
+import importlib.util
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+from helpers import ROOT, BINDING
+
+import atomicity
+
+DEMOS = os.path.join(ROOT, "examples", "python")
+TIMEOUT = 120
+
+# One table of expectations. For each demo: the --atomic declarations it needs, a regular
+# expression its stdout must match (the outcome it prints), and for a buggy demo the function
+# that is the transaction and the access markers of which at least one must be the line of an
+# event of a report in that transaction. A demo without "function" must report nothing.
+EXPECT = {
+    "cache.py": dict(atomic=["cache:get_or_compute"],
+                     stdout=r"^'greeting' was computed 2 time\(s\): first, second$",
+                     function="get_or_compute", markers=["check", "act"]),
+    "cache_fixed.py": dict(atomic=["cache_fixed:get_or_compute"],
+                           stdout=r"^'greeting' was computed 1 time\(s\): first$"),
+    "bank.py": dict(stdout=r"^the audit saw a total of 50 \(the bank holds 100\)$",
+                    function="transfer", markers=["withdraw", "deposit", "audit"]),
+    "bank_fixed.py": dict(stdout=r"^the audit saw a total of 100 \(the bank holds 100\)$"),
+    "counter.py": dict(stdout=r"^2 increments, the counter holds 1$",
+                       function="Counter.increment", markers=["read", "write"]),
+    "counter_fixed.py": dict(stdout=r"^2 increments, the counter holds 2$"),
+    "lazy_init.py": dict(atomic=["lazy_init:get_config"],
+                         stdout=r"^the configuration was loaded 2 time\(s\); "
+                                r"the threads hold two different objects$",
+                         function="get_config", markers=["check", "init"]),
+    "lazy_init_fixed.py": dict(atomic=["lazy_init_fixed:get_config"],
+                               stdout=r"^the configuration was loaded 1 time\(s\); "
+                                      r"the threads hold one object$"),
+    "queue_control.py": dict(stdout=r"^20 of 20 jobs handled, every result right: True$"),
+}
+
+# Checkers the tool runs with: None is the default (aerodrome).
+CHECKERS = [None, "velodrome"]
+
+
+def source(demo):
+    with open(os.path.join(DEMOS, demo), encoding="utf-8") as f:
+        return f.read()
+
+
+def marker_lines(demo):
+    """{marker: line} of the `# access: NAME` comments of a demo."""
+    lines = {}
+    for number, text in enumerate(source(demo).splitlines(), start=1):
+        m = re.search(r"#\s*access:\s*([\w-]+)", text)
+        if m:
+            lines[m.group(1)] = number
+    return lines
+
+
+def uses_atomic(demo):
+    return "atomicity.atomic" in source(demo)
+
+
+def environment():
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in [BINDING, env.get("PYTHONPATH", "")] if p)
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def run(argv):
+    return subprocess.run(argv, cwd=DEMOS, env=environment(), capture_output=True,
+                          text=True, timeout=TIMEOUT)
+
+
+def tool_missing():
+    """Why the tracing tool cannot run here, or None."""
+    for module in ("atomicity.__main__", "atomicity._tracing"):
+        if importlib.util.find_spec(module) is None:
+            return f"{module} is not in this tree: `python -m atomicity run` does not exist yet"
+    return None
+
+
+def frames(item):
+    """(function, file, line) of the headline frame of a JSON event or transaction."""
+    stack = item.get("stack")
+    if stack:
+        top = stack[0]
+        return top.get("function"), top.get("file"), top.get("line")
+    at = item.get("at") or item.get("begin_at") or ""
+    m = re.match(r"^(.*) at (.*):(\d+)$", at)
+    if m:
+        return m.group(1), m.group(2), int(m.group(3))
+    return None, None, None
+
+
+def in_demo(file, demo):
+    return file is not None and os.path.basename(file) == demo
+
+
+class PlainRuns(unittest.TestCase):
+    """Without the tool: the demo's own outcome, the bug visible or not."""
+
+    def test_outcomes(self):
+        for demo, expect in EXPECT.items():
+            with self.subTest(demo=demo):
+                if uses_atomic(demo) and not hasattr(atomicity, "atomic"):
+                    self.skipTest("atomicity.atomic is not in this tree")
+                r = run([sys.executable, demo])
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertRegex(r.stdout.strip(), expect["stdout"])
+                self.assertEqual(r.stderr, "")
+
+    def test_markers(self):
+        for demo, expect in EXPECT.items():
+            with self.subTest(demo=demo):
+                lines = marker_lines(demo)
+                for marker in expect.get("markers", []):
+                    self.assertIn(marker, lines)
+
+
+class ToolRuns(unittest.TestCase):
+    """Under `python -m atomicity run --format json --report FILE`."""
+
+    python = sys.executable
+
+    def setUp(self):
+        reason = tool_missing()
+        if reason:
+            self.skipTest(reason)
+
+    def check(self, demo, checker):
+        expect = EXPECT[demo]
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "report.json")
+            argv = [self.python, "-m", "atomicity", "run", "--format", "json", "--report", out]
+            for a in expect.get("atomic", []):
+                argv += ["--atomic", a]
+            if checker:
+                argv += ["-c", checker]
+            argv += ["--", demo]
+            r = run(argv)
+            # The program behaves as without the tool: same output, same exit status.
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertRegex(r.stdout.strip(), expect["stdout"])
+            with open(out, encoding="utf-8") as f:
+                doc = json.load(f)
+        names = [c["name"] for c in doc["checkers"]]
+        self.assertEqual(names, [checker or "aerodrome"])
+        reports = [rep for c in doc["checkers"] for rep in c["reports"]]
+        shown = json.dumps(reports, indent=1)[:4000]
+        if "function" not in expect:
+            for c in doc["checkers"]:
+                self.assertEqual(c["violations"], 0, shown)
+                self.assertTrue(c["complete"], c)
+            return
+        self.assertGreater(doc["checkers"][0]["violations"], 0)
+        lines = marker_lines(demo)
+        wanted = {lines[m] for m in expect["markers"]}
+        for rep in reports:
+            in_function = any(
+                frames(t)[0] == expect["function"] and in_demo(frames(t)[1], demo)
+                for t in rep["transactions"])
+            seen = {frames(e)[2] for e in rep["events"] if in_demo(frames(e)[1], demo)}
+            if in_function and seen & wanted:
+                return
+        self.fail(f"no report of {demo} names {expect['function']} in a transaction and one "
+                  f"of the lines {sorted(wanted)}:\n{shown}")
+
+    def test_demos(self):
+        for demo in EXPECT:
+            for checker in CHECKERS:
+                with self.subTest(demo=demo, checker=checker or "default"):
+                    self.check(demo, checker)
+
+
+def newer_python():
+    """A Python 3.12 or later (sys.monitoring) other than this one, or None."""
+    candidates = [shutil.which(n) for n in ("python3.13", "python3.12")]
+    pyenv = os.path.expanduser("~/.pyenv/versions")
+    if os.path.isdir(pyenv):
+        for v in sorted(os.listdir(pyenv), reverse=True):
+            for n in ("python3.13", "python3.12"):
+                candidates.append(os.path.join(pyenv, v, "bin", n))
+    for c in candidates:
+        if not c or not os.access(c, os.X_OK):
+            continue
+        try:
+            r = subprocess.run([c, "-c", "import sys; print(hasattr(sys, 'monitoring'))"],
+                               capture_output=True, text=True, timeout=20)
+        except (OSError, subprocess.TimeoutExpired):
+            continue
+        if r.returncode == 0 and r.stdout.strip() == "True":
+            return c
+    return None
+
+
+class ToolRunsMonitoring(ToolRuns):
+    """The same under a Python with sys.monitoring, when this machine has one."""
+
+    def setUp(self):
+        super().setUp()
+        if sys.version_info >= (3, 12):
+            self.skipTest("this Python already uses sys.monitoring: ToolRuns covered it")
+        python = newer_python()
+        if python is None:
+            self.skipTest("no Python 3.12 or later with sys.monitoring found")
+        self.python = python
+
+
+if __name__ == "__main__":
+    unittest.main()
