@@ -1,12 +1,8 @@
 """python -m atomicity run / check: scripts written here, run in a child interpreter.
 
-Interleavings are forced with untraced _thread locks used as gates. Tests that need the access tracer
-(atomicity._tracing) are skipped when it is not there; the others run with a stand-in tracer
-that traces nothing, and their scripts report their accesses themselves (touch()), so the
-recorder, the lock and thread hooks, atomic blocks and the CLI are tested either way.
+Interleavings are forced with untraced _thread locks used as gates.
 """
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -21,46 +17,13 @@ import helpers
 import atomicity
 from atomicity import _recorder
 
-HAVE_TRACER = importlib.util.find_spec("atomicity._tracing") is not None
-
-# Runs the CLI with a tracer that traces nothing when the real one is missing.
-STAND_IN = textwrap.dedent("""\
-    import sys, types
-    try:
-        import atomicity._tracing
-    except ImportError:
-        m = types.ModuleType("atomicity._tracing")
-        m.LENGTH = object()
-        class Tracer:
-            backend = "none"
-            def __init__(self, sink): pass
-            def start(self): pass
-            def stop(self): pass
-        m.Tracer = Tracer
-        sys.modules["atomicity._tracing"] = m
-    from atomicity._cli import main
-    sys.exit(main(sys.argv[1:]))
-    """)
-
-# Scripts call touch() where the tracer would report an access (duplicates are harmless).
-TOUCH = textwrap.dedent("""\
-    import sys, threading
-    import atomicity
-    from atomicity import _recorder
-
-    def touch(is_write, obj, name):
-        rec = _recorder.current
-        if rec is not None:
-            f = sys._getframe(1)
-            rec.attr(is_write, obj, name, f.f_code, f.f_lineno)
-    """)
-
 # A balance read and written in two steps by two threads; the gates put the other thread's
 # whole withdrawal between them. The gates are _thread locks, which the run does not record:
 # a threading.Barrier inside the transaction would make it non-atomic through the barrier's
 # own lock, in an order that depends on the schedule. WITHDRAW is replaced by each variant.
-BANK = TOUCH + textwrap.dedent("""\
-    import _thread
+BANK = textwrap.dedent("""\
+    import _thread, threading
+    import atomicity
 
     class Account:
         def __init__(self):
@@ -85,11 +48,9 @@ BANK = TOUCH + textwrap.dedent("""\
     """)
 
 BODY = """\
-    touch(False, acct, "balance")
     b = acct.balance
     if wait:
         go.release(); done.acquire()
-    touch(True, acct, "balance")
     acct.balance = b - n
 """
 
@@ -105,9 +66,6 @@ class RunBase(unittest.TestCase):
     def setUp(self):
         self.dir = tempfile.TemporaryDirectory()
         self.addCleanup(self.dir.cleanup)
-        self.standin = os.path.join(self.dir.name, "standin.py")
-        with open(self.standin, "w") as f:
-            f.write(STAND_IN)
 
     def write(self, name, text):
         path = os.path.join(self.dir.name, name)
@@ -115,15 +73,14 @@ class RunBase(unittest.TestCase):
             f.write(text)
         return path
 
-    def tool(self, *args, real=False):
+    def tool(self, *args):
         """Run the CLI in the test's directory; (status, stdout, stderr)."""
-        cmd = [sys.executable] + (["-m", "atomicity"] if real else [self.standin]) + list(args)
+        cmd = [sys.executable, "-m", "atomicity"] + list(args)
         p = subprocess.run(cmd, cwd=self.dir.name, capture_output=True, text=True, timeout=30)
         return p.returncode, p.stdout, p.stderr
 
-    def json_reports(self, *args, real=False):
-        status, out, err = self.tool("run", "--format", "json", "--report", "out.json",
-                                     *args, real=real)
+    def json_reports(self, *args):
+        status, out, err = self.tool("run", "--format", "json", "--report", "out.json", *args)
         self.assertEqual(status, 0, err)
         with open(os.path.join(self.dir.name, "out.json")) as f:
             doc = json.load(f)
@@ -183,7 +140,7 @@ class TestProgramUnchanged(RunBase):
 
 
 class TestReports(RunBase):
-    def check_bank(self, doc, script, begin_needle, write_needle='touch(True, acct'):
+    def check_bank(self, doc, script, begin_needle, write_needle='acct.balance = b - n'):
         reports = doc["checkers"][0]["reports"]
         data = [r for r in reports if "Account.balance" in r["message"]]
         self.assertTrue(data, reports)
@@ -205,9 +162,7 @@ class TestReports(RunBase):
     def test_option_atomic(self):
         script = BANK.replace("WITHDRAW", "def withdraw(n, wait):\n" + BODY)
         self.write("bank.py", script)
-        if not HAVE_TRACER:
-            self.skipTest("atomicity._tracing (the access tracer) is not installed")
-        doc, _, err = self.json_reports("--atomic", "bank:withdraw", "bank.py", real=True)
+        doc, _, err = self.json_reports("--atomic", "bank:withdraw", "bank.py")
         self.check_bank(doc, script, "def withdraw")
         self.assertNotIn("no such function", err)
 
@@ -235,7 +190,7 @@ class TestReports(RunBase):
     def test_rlock_condition_queue(self):
         # Condition over an RLock (wait releases every level), Semaphore, Event and Queue
         # build on the wrapped locks: the run must push only well-formed events.
-        script = TOUCH + textwrap.dedent("""\
+        script = "import threading\n" + textwrap.dedent("""\
             import queue
             r = threading.RLock()
             cond = threading.Condition(r)
@@ -266,15 +221,6 @@ class TestReports(RunBase):
         self.assertEqual(out, "1 True True\n")
         self.assertEqual(doc["rejected"], 0, err)
         self.assertNotIn("not a possible execution", err)
-
-    def test_tracer_finds_accesses(self):
-        if not HAVE_TRACER:
-            self.skipTest("atomicity._tracing (the access tracer) is not installed")
-        script = BANK.replace("WITHDRAW", "@atomicity.atomic\ndef withdraw(n, wait):\n" + BODY)
-        script = script.replace("    rec = _recorder.current\n", "    rec = None\n")
-        self.write("bank.py", script)
-        doc, out, _ = self.json_reports("bank.py", real=True)
-        self.check_bank(doc, script, "def withdraw")
 
 
 class TestCheck(RunBase):
