@@ -47,8 +47,9 @@ typedef struct atom_suppressions atom_suppressions;
  *  max_reports cannot say, as 0 there means all). @since 0.3 */
 #define ATOM_OUTPUT_NO_REPORTS 0x4u
 
-/** The current version of atom_output_options. */
-#define ATOM_OUTPUT_OPTIONS_VERSION 1
+/** The current version of atom_output_options (1: the 0.3 layout; 2 appends cut_short,
+ *  @since 0.4). */
+#define ATOM_OUTPUT_OPTIONS_VERSION 2
 
 /** How to write. Initialize with atom_output_options_init(); fields are only appended. */
 typedef struct atom_output_options {
@@ -65,19 +66,26 @@ typedef struct atom_output_options {
   const atom_suppressions *suppressions; /**< reports to leave out (may be NULL) */
   const uint64_t *baseline; /**< fingerprints of known reports to leave out (may be NULL) */
   size_t n_baseline;
+  /* ---- version 2 (@since 0.4) ---- */
+  const char *cut_short; /**< why the events given to the session are only part of the run
+                              ("recording stopped after 1000 events (--max-events)"); every
+                              format marks the input INCOMPLETE with it. NULL: they are the
+                              whole run */
 } atom_output_options;
 
 /**
  * Fill @p o with defaults for @p version: format TEXT, everything else 0/NULL, seconds -1.
- * @return 0, or ATOM_EINVAL (NULL, unknown version).
+ * An older version (a caller built against an older header) writes only that version's fields;
+ * the writers accept every version and read only the fields it has.
+ * @return 0, or ATOM_EINVAL (NULL, unknown version: not 1 or 2).
  * @since 0.3
  */
 ATOM_API int atom_output_options_init(atom_output_options *o, unsigned version);
 
 /**
  * Write every stored report of @p s (grouped by checker in attach order), the per-checker
- * summary and the checkers' status (an INCOMPLETE checker is marked in every format), in
- * format @p o->format. Reports matched by @p o->suppressions or whose fingerprint is in
+ * summary and the checkers' status (an INCOMPLETE checker is marked in every format, and so is
+ * an input cut short, atom_output_options::cut_short), in format @p o->format. Reports matched by @p o->suppressions or whose fingerprint is in
  * @p o->baseline are left out and counted.
  * @return 0, ATOM_EINVAL (NULL argument, unknown format or version), ATOM_ENOMEM, ATOM_EIO
  *         (@p fn returned non-zero).

@@ -1,7 +1,8 @@
 /* The Graphviz dot output: one digraph per report that is a cycle. A node per transaction
  * (labelled as atom_report_describe_txn), an edge per edge of the cycle labelled with its two
  * conflicting events; the edge that closed the cycle is bold and red. Reports without edges
- * give no graph (their transactions are listed in a comment). */
+ * give no graph (their transactions are listed in a comment). An input cut short is a comment
+ * line first. */
 #include <inttypes.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -100,6 +101,12 @@ int atom__output_dot(atom__out *o, const struct atom_session *s, const atom_outp
   atom__out_run run;
   int err = atom__out_collect(&run, s, opt);
   if (err) return err;
+  if (opt->cut_short) {
+    /* a comment, so the file stays valid dot (text escapes: no newline can end it early) */
+    atom__out_puts(o, "// input: INCOMPLETE, cut short: ");
+    atom__out_text_chars(o, opt->cut_short);
+    atom__out_write(o, "\n", 1);
+  }
   size_t number = 0;
   for (size_t i = 0; i < run.n_checkers; i++) {
     const atom__out_checker *c = &run.checkers[i];

@@ -53,6 +53,9 @@ static const char STYLE[] =
     "th{background:#f4f4f4}td.n{text-align:right;font-variant-numeric:tabular-nums}\n"
     "td.msg{max-width:60em}\n"
     ".state-incomplete,.state-disabled{color:#b35900;font-weight:600}\n"
+    ".cut-short{border:2px solid #b35900;border-radius:6px;background:#fff4e5;"
+    "padding:.5em .8em;margin:.5em 0 1em}\n"
+    ".cut-short strong{color:#b35900}\n"
     "details.report{border:1px solid #ccc;border-radius:6px;margin:0 0 1em;padding:.4em .8em}\n"
     "details.report>summary{cursor:pointer;font-weight:600}\n"
     "details.report p.msg{margin:.4em 0}\n"
@@ -571,6 +574,13 @@ static void page_head(atom__out *o, const char *tool, const atom_output_options 
   if (rejected) atom__out_printf(o, " (%" PRIu64 " ill-formed, dropped)", rejected);
   if (opt->seconds >= 0) atom__out_printf(o, " in %.3f s", opt->seconds);
   atom__out_puts(o, ".</p>\n");
+  if (opt->cut_short) {
+    /* a banner before anything else: no verdict below may read as one on the whole run */
+    atom__out_puts(o, "<p class=\"cut-short\" id=\"cut-short\"><strong>INCOMPLETE input</strong>, "
+                      "cut short: ");
+    esc(o, opt->cut_short);
+    atom__out_puts(o, ". Everything below is about that part of the run only.</p>\n");
+  }
 }
 
 /* The row of checker c in the checkers table: its status and how many of its reports the page

@@ -332,6 +332,8 @@ int atom__output_json(atom__out *o, const struct atom_session *s, const atom_out
   atom__json_kstr(&j, "file", opt->input);
   atom__json_kuint(&j, "events", run.events);
   atom__json_kuint(&j, "rejected", run.rejected);
+  /* why the events are only part of the run (atom_output_options::cut_short), else null */
+  atom__json_kstr(&j, "cut_short", opt->cut_short);
   atom__json_key(&j, "checkers");
   atom__json_arr(&j);
   for (size_t i = 0; i < run.n_checkers; i++) {

@@ -13,11 +13,22 @@
 #include "core/session.h"
 #include "output/out.h"
 
+/* The size of atom_output_options as version v laid it out (0: unknown): a caller built
+ * against an older header has only that much, so nothing beyond it is read or written. */
+static size_t options_size(uint32_t v) {
+  switch (v) {
+  case 1: return offsetof(atom_output_options, cut_short);
+  case 2: return sizeof(atom_output_options);
+  default: return 0;
+  }
+}
+
 ATOM_API int atom_output_options_init(atom_output_options *o, unsigned version) {
-  if (!o || version != ATOM_OUTPUT_OPTIONS_VERSION)
+  size_t size = options_size(version);
+  if (!o || !size)
     return atom__error(ATOM_EINVAL, "atom_output_options_init: NULL or unknown version %u",
                        version);
-  memset(o, 0, sizeof *o);
+  memset(o, 0, size);
   o->version = version;
   o->format = ATOM_FORMAT_TEXT;
   o->seconds = -1;
@@ -176,11 +187,24 @@ int atom__out_collect(atom__out_run *run, const struct atom_session *s,
 
 typedef int (*renderer)(atom__out *, const struct atom_session *, const atom_output_options *);
 
-ATOM_API int atom_session_write(const struct atom_session *s, const atom_output_options *opt,
+/* Copy the caller's options, of any known version, into a whole current struct (the fields
+ * of later versions keep their defaults), so that the renderers may read every field.
+ * @return 0, or 1 for an unknown version. */
+static int whole_options(atom_output_options *whole, const atom_output_options *opt) {
+  size_t size = options_size(opt->version);
+  if (!size) return 1;
+  atom_output_options_init(whole, ATOM_OUTPUT_OPTIONS_VERSION);
+  memcpy(whole, opt, size);
+  return 0;
+}
+
+ATOM_API int atom_session_write(const struct atom_session *s, const atom_output_options *given,
                                 atom_write_fn fn, void *payload) {
-  if (!s || !opt || !fn || opt->version != ATOM_OUTPUT_OPTIONS_VERSION ||
-      (opt->n_baseline && !opt->baseline))
+  atom_output_options whole;
+  if (!s || !given || !fn || whole_options(&whole, given) ||
+      (given->n_baseline && !given->baseline))
     return atom__error(ATOM_EINVAL, "atom_session_write: NULL argument or bad options version");
+  const atom_output_options *opt = &whole;
   renderer render;
   switch (opt->format) {
   case ATOM_FORMAT_TEXT: render = atom__output_text; break;
@@ -201,10 +225,12 @@ ATOM_API int atom_session_write(const struct atom_session *s, const atom_output_
   return 0;
 }
 
-ATOM_API int atom_report_write(const atom_report *r, const atom_output_options *opt,
+ATOM_API int atom_report_write(const atom_report *r, const atom_output_options *given,
                                atom_write_fn fn, void *payload) {
-  if (!r || !opt || !fn || opt->version != ATOM_OUTPUT_OPTIONS_VERSION)
+  atom_output_options whole;
+  if (!r || !given || !fn || whole_options(&whole, given))
     return atom__error(ATOM_EINVAL, "atom_report_write: NULL argument or bad options version");
+  const atom_output_options *opt = &whole;
   if (opt->format != ATOM_FORMAT_TEXT && opt->format != ATOM_FORMAT_JSON)
     return atom__error(ATOM_EINVAL, "atom_report_write: format %u is for whole sessions",
                        (unsigned)opt->format);

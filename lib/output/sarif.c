@@ -447,10 +447,12 @@ static void write_result(atom__json *j, const atom__out_run *run, const atom__ou
 }
 
 /* The run's one invocation: a checker that stopped early is a tool execution notification
- * (level "error" when disabled, "warning" when incomplete), and the execution did not succeed:
- * zero results must not read as a clean input. */
+ * (level "error" when disabled, "warning" when incomplete), and so is an input cut short
+ * ("warning", first); then the execution did not succeed: zero results must not read as a
+ * clean input. */
 static void invocation(atom__json *j, const atom__out_run *run) {
-  int partial = 0;
+  const char *cut_short = run->opt->cut_short;
+  int partial = cut_short != NULL;
   for (size_t i = 0; i < run->n_checkers; i++) partial |= atom__out_partial(&run->checkers[i]);
   atom__json_key(j, "invocations");
   atom__json_arr(j);
@@ -459,6 +461,21 @@ static void invocation(atom__json *j, const atom__out_run *run) {
   atom__json_bool(j, !partial);
   atom__json_key(j, "toolExecutionNotifications");
   atom__json_arr(j);
+  if (cut_short) {
+    static const char head[] = "input: INCOMPLETE, cut short: ";
+    size_t tn = sizeof head + strlen(cut_short);
+    char *text = malloc(tn);
+    if (text) snprintf(text, tn, "%s%s", head, cut_short);
+    atom__json_obj(j);
+    atom__json_kstr(j, "level", "warning");
+    atom__json_key(j, "descriptor");
+    atom__json_obj(j);
+    atom__json_kstr(j, "id", "input-cut-short");
+    atom__json_obj_end(j);
+    text_member(j, "message", text ? text : "the input is only part of the run");
+    atom__json_obj_end(j);
+    free(text);
+  }
   for (size_t i = 0; i < run->n_checkers; i++) {
     const atom__out_checker *c = &run->checkers[i];
     if (!atom__out_partial(c)) continue;
@@ -539,6 +556,7 @@ int atom__output_sarif(atom__out *o, const struct atom_session *s, const atom_ou
   atom__json_kstr(&j, "file", opt->input);
   atom__json_kuint(&j, "events", run.events);
   atom__json_kuint(&j, "rejected", run.rejected);
+  if (opt->cut_short) atom__json_kstr(&j, "cut_short", opt->cut_short);
   atom__json_obj_end(&j);
 
   atom__json_obj_end(&j); /* the run */

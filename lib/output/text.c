@@ -1,7 +1,7 @@
 /* The text output: what a person reads in a terminal. Per report a block: the header line
  * "CHECKER: KIND at event N (COUNT occurrences, EVIDENCE)", the message, its transactions, the
  * edges of its cycle (the two conflicting events of each), its variables and its other witness
- * events; then one summary line per checker. Every name goes through atom__out_text_chars, so a
+ * events; then one summary line per checker, and a line for an input cut short. Every name goes through atom__out_text_chars, so a
  * trace cannot send escape sequences to the terminal. */
 #include <inttypes.h>
 #include <stdint.h>
@@ -173,6 +173,13 @@ int atom__output_text(atom__out *o, const struct atom_session *s, const atom_out
   }
   if (!(opt->flags & ATOM_OUTPUT_NO_SUMMARY))
     for (size_t i = 0; i < run.n_checkers; i++) summary(o, &run, &run.checkers[i]);
+  if (opt->cut_short) {
+    /* Not a per-checker line, so NO_SUMMARY keeps it: a verdict on part of a run must never
+     * read as one on the whole run. */
+    atom__out_puts(o, "input: INCOMPLETE, cut short: ");
+    atom__out_text_chars(o, opt->cut_short);
+    atom__out_write(o, "\n", 1);
+  }
   atom__out_run_free(&run);
   return 0;
 }

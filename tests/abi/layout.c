@@ -86,12 +86,13 @@ int main(void) {
   PIN(offsetof(atom_output_options, max_reports), 32);
   PIN(offsetof(atom_output_options, seconds), 56);
   PIN(offsetof(atom_output_options, n_baseline), 80);
-  PIN(sizeof(atom_output_options), 88);
+  PIN(offsetof(atom_output_options, cut_short), 88);
+  PIN(sizeof(atom_output_options), 96);
 
   /* Pinned constants */
   PIN(ATOM_OPTIONS_VERSION, 3);
   PIN(ATOM_CHECKER_ABI_VERSION, 3);
-  PIN(ATOM_OUTPUT_OPTIONS_VERSION, 1);
+  PIN(ATOM_OUTPUT_OPTIONS_VERSION, 2);
   PIN(ATOM_FORMAT_TEXT, 1);
   PIN(ATOM_FORMAT_JSON, 2);
   PIN(ATOM_FORMAT_SARIF, 3);

@@ -3,10 +3,14 @@
  * given; the outputs' tests (test_atomcheck.py, class Outputs) read it. The checkers of the
  * library may or may not give edges; this one always does, so the tests do not depend on them.
  *
- * Usage: output-demo FORMAT [SHIFT [nolocations|report]]
+ * Usage: output-demo FORMAT [SHIFT [nolocations|report|v1|cutshort [REASON]]]
  *   FORMAT  text, json, sarif, dot or html
  *   SHIFT   unrelated events pushed first, so event indexes differ but nothing else does
- *   nolocations: leave the locs undescribed; report: atom_report_write of the report alone */
+ *   nolocations: leave the locs undescribed; report: atom_report_write of the report alone;
+ *   v1: the options as a caller built against version 1 has them (a heap block of exactly
+ *   that size, so a sanitizer sees any read beyond it); cutshort: the input marked as cut
+ *   short (atom_output_options::cut_short), by REASON or a --max-events one */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -118,16 +122,23 @@ int main(int argc, char **argv) {
   atom_end(s, 1, 106);
   atom_end(s, 2, 107);
   if ((rc = atom_finish(s))) return fail("finish", rc);
-  atom_output_options o;
-  atom_output_options_init(&o, ATOM_OUTPUT_OPTIONS_VERSION);
-  o.format = format;
-  o.tool = "output-demo";
-  o.input = "demo.std";
+  int v1 = strcmp(mode, "v1") == 0;
+  /* version 1 ends where cut_short begins */
+  atom_output_options *o = malloc(v1 ? offsetof(atom_output_options, cut_short) : sizeof *o);
+  if (!o) return fail("options", ATOM_ENOMEM);
+  if ((rc = atom_output_options_init(o, v1 ? 1 : ATOM_OUTPUT_OPTIONS_VERSION)))
+    return fail("options", rc);
+  o->format = format;
+  o->tool = "output-demo";
+  o->input = "demo.std";
+  if (strcmp(mode, "cutshort") == 0)
+    o->cut_short = argc > 4 ? argv[4] : "recording stopped after 8 events (--max-events)";
   if (strcmp(mode, "report") == 0 && atom_report_count(s) > 0)
-    rc = atom_report_write(atom_report_get(s, 0), &o, atom_write_file, stdout);
+    rc = atom_report_write(atom_report_get(s, 0), o, atom_write_file, stdout);
   else
-    rc = atom_session_write(s, &o, atom_write_file, stdout);
+    rc = atom_session_write(s, o, atom_write_file, stdout);
   if (rc) return fail("write", rc);
+  free(o);
   atom_session_free(s);
   return 0;
 }

@@ -3,7 +3,8 @@
 
 Runs the SARIF multitool (`validate --rule-kind "Sarif;Ghas"`: the SARIF specification's rules
 and those of GitHub Advanced Security) on the SARIF of several runs: the output demo with and
-without described locations, and atomcheck on corpus traces with and without a --locations map.
+without described locations and with its input cut short, and atomcheck on corpus traces with
+and without a --locations map.
 Fails on any error or warning. Exit 77 (skipped) when the multitool is not installed: .ci/deps
 installs it with npm into build-npm/ of the source tree; SARIF_MULTITOOL names another binary.
 
@@ -52,6 +53,7 @@ def main():
         runs = {
             "demo": [demo, "sarif"],
             "demo-no-locations": [demo, "sarif", "0", "nolocations"],
+            "demo-cut-short": [demo, "sarif", "0", "cutshort"],
         }
         traces = ["aerodrome-rho2.std", "aerodrome-rho1.std", "hammer-fig3b.std"]
         for t in traces:

@@ -1107,6 +1107,54 @@ class Outputs(unittest.TestCase):
                                stderr=subprocess.PIPE, timeout=60)
             self.assertEqual(p.returncode, 0, p.stderr)
 
+    CUT = "recording stopped after 8 events (--max-events)"
+
+    def test_cut_short_is_marked_in_every_format(self):
+        # a document of a whole run says nothing of it
+        self.assertNotIn("INCOMPLETE", demo("text"))
+        self.assertIsNone(json.loads(demo("json"))["cut_short"])
+        self.assertNotIn('id="cut-short"', demo("html"))
+        whole = json.loads(demo("sarif"))["runs"][0]["invocations"][0]
+        self.assertEqual((whole["executionSuccessful"], whole["toolExecutionNotifications"]),
+                         (True, []))
+        self.assertNotIn("INCOMPLETE", demo("dot"))
+        # and a cut one says so in each
+        text = demo("text", "0", "cutshort")
+        self.assertTrue(text.endswith("demo: 1 violation (1 occurrence)\n"
+                                      "input: INCOMPLETE, cut short: " + self.CUT + "\n"), text)
+        self.assertEqual(json.loads(demo("json", "0", "cutshort"))["cut_short"], self.CUT)
+        run0 = json.loads(demo("sarif", "0", "cutshort"))["runs"][0]
+        inv = run0["invocations"][0]
+        self.assertFalse(inv["executionSuccessful"])
+        note = inv["toolExecutionNotifications"][0]
+        self.assertEqual((note["level"], note["descriptor"]["id"], note["message"]["text"]),
+                         ("warning", "input-cut-short", "input: INCOMPLETE, cut short: " + self.CUT))
+        self.assertEqual(run0["properties"]["cut_short"], self.CUT)
+        self.assertEqual(len(run0["results"]), 1)  # the results are still there
+        page = demo("html", "0", "cutshort")
+        banner = re.search(r'<p class="cut-short" id="cut-short">(.*?)</p>', page)
+        self.assertTrue(banner, page[:2000])
+        self.assertIn("INCOMPLETE input</strong>, cut short: " + self.CUT, banner.group(1))
+        self.assertLess(banner.start(), page.index('<table class="checkers">'))
+        dot = demo("dot", "0", "cutshort")
+        self.assertTrue(dot.startswith("// input: INCOMPLETE, cut short: " + self.CUT + "\n"
+                                       "digraph cycle0 {\n"), dot)
+
+    def test_cut_short_is_escaped(self):
+        nasty = 'a <b>"&\'\x1b[31m\nz'
+        self.assertIn("input: INCOMPLETE, cut short: a <b>\"&'\\x1B[31m\\x0Az\n",
+                      demo("text", "0", "cutshort", nasty))
+        self.assertEqual(json.loads(demo("json", "0", "cutshort", nasty))["cut_short"], nasty)
+        self.assertIn("cut short: a &lt;b&gt;&quot;&amp;&#39;", demo("html", "0", "cutshort", nasty))
+        self.assertNotIn("<b>", demo("html", "0", "cutshort", nasty))
+        dot = demo("dot", "0", "cutshort", nasty)
+        self.assertEqual(dot.split("\n")[1], "digraph cycle0 {")
+
+    def test_version_1_options_still_work(self):
+        # a caller built against the first header: its smaller struct is read, nothing beyond
+        for fmt in ("text", "json", "sarif", "html", "dot"):
+            self.assertEqual(demo(fmt, "0", "v1"), demo(fmt), fmt)
+
     def test_atomcheck_dot(self):
         code, out, err = run("--format", "dot", VIOLATING)
         self.assertEqual(code, 1, err)

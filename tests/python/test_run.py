@@ -136,7 +136,29 @@ class TestProgramUnchanged(RunBase):
         self.write("bank.py", script)
         status, out, err = self.tool("run", "--max-events", "3", "bank.py")
         self.assertEqual((status, out), (0, "balance 95\n"))
-        self.assertIn("recording stopped after 3 events (--max-events)", err)
+        cut = "recording stopped after 3 events (--max-events)"
+        # the text report (on stderr) marks its input, as every other format does
+        self.assertIn("input: INCOMPLETE, cut short: " + cut + "\n", err)
+        self.assertIn("atomicity: " + cut + ": only the start of the run was checked", err)
+        docs = {}
+        for fmt in ("json", "sarif", "html"):
+            status, out, err = self.tool("run", "--max-events", "3", "--format", fmt,
+                                         "--report", "out." + fmt, "bank.py")
+            self.assertEqual((status, out), (0, "balance 95\n"), err)
+            with open(os.path.join(self.dir.name, "out." + fmt), encoding="utf-8") as f:
+                docs[fmt] = f.read()
+        self.assertEqual(json.loads(docs["json"])["cut_short"], cut)
+        self.assertEqual(json.loads(docs["json"])["events"], 3)
+        inv = json.loads(docs["sarif"])["runs"][0]["invocations"][0]
+        self.assertFalse(inv["executionSuccessful"])
+        self.assertIn("input: INCOMPLETE, cut short: " + cut,
+                      [n["message"]["text"] for n in inv["toolExecutionNotifications"]])
+        self.assertIn('<p class="cut-short" id="cut-short"><strong>INCOMPLETE input</strong>, '
+                      "cut short: " + cut, docs["html"])
+        # without the bound, or under it, nothing is cut
+        doc, _, err = self.json_reports("--max-events", "100000", "bank.py")
+        self.assertIsNone(doc["cut_short"])
+        self.assertNotIn("recording stopped", err)
 
 
 class TestReports(RunBase):

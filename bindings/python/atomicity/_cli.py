@@ -113,15 +113,16 @@ def _say(message):
     sys.stderr.flush()
 
 
-def _write(session, fmt, report, input_name, tool):
+def _write(session, fmt, report, input_name, tool, cut_short=None):
     if report is None or report == "-":
         out = sys.stdout if report == "-" else sys.stderr
         out.flush()
         session.write_reports(getattr(out, "buffer", out), format=fmt, tool=tool,
-                              input=input_name)
+                              input=input_name, cut_short=cut_short)
         out.flush()
     else:
-        session.write_reports(report, format=fmt, tool=tool, input=input_name)
+        session.write_reports(report, format=fmt, tool=tool, input=input_name,
+                              cut_short=cut_short)
 
 
 def _status_of(session):
@@ -229,13 +230,17 @@ def run(argv):
         recorder.close()
     except Error as exc:
         _say("checking failed: %s" % exc)
+    # A bound that dropped events marks every output: a verdict on the start of the run must
+    # not read as one on the whole run. (Events the session refused are the rejected count.)
+    cut_short = None
+    if recorder.cut_short:
+        cut_short = "recording stopped after %d events (--max-events)" % recorder.events
     try:
-        _write(session, args.format, args.report, script, "python -m atomicity run")
+        _write(session, args.format, args.report, script, "python -m atomicity run", cut_short)
     except (Error, OSError) as exc:
         _say("cannot write the reports: %s" % exc)
-    if recorder.cut_short:
-        _say("recording stopped after %d events (--max-events): only the start of the run "
-             "was checked" % recorder.events)
+    if cut_short:
+        _say("%s: only the start of the run was checked" % cut_short)
     if recorder.rejected:
         _say("%d recorded events were not a possible execution and were left out (first: %s)"
              % (recorder.rejected, recorder.reject_messages[0] if recorder.reject_messages

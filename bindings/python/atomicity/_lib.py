@@ -156,7 +156,7 @@ class CCheckerStatus(ctypes.Structure):
 P_CEvent = ctypes.POINTER(CEvent)
 
 # output.h: ATOM_OUTPUT_OPTIONS_VERSION and the ATOM_FORMAT_* values (pinned).
-OUTPUT_OPTIONS_VERSION = 1
+OUTPUT_OPTIONS_VERSION = 2
 FORMATS = {"text": 1, "json": 2, "sarif": 3, "html": 4, "dot": 5}
 # int (*atom_write_fn)(const char *data, size_t len, void *payload); data is not
 # NUL-terminated, so it is taken as a raw pointer.
@@ -164,7 +164,8 @@ WRITE_FN = ctypes.CFUNCTYPE(c_int, c_void_p, c_size_t, c_void_p)
 
 
 class COutputOptions(ctypes.Structure):
-    """``atom_output_options`` of version 1."""
+    """``atom_output_options`` of version 2 (fields are only appended: version 1 ends at
+    ``n_baseline``)."""
 
     _fields_ = [
         ("version", c_uint32),
@@ -180,6 +181,7 @@ class COutputOptions(ctypes.Structure):
         ("suppressions", c_void_p),
         ("baseline", P_uint64),
         ("n_baseline", c_size_t),
+        ("cut_short", c_char_p),  # version 2
     ]
 
 # name, restype, argtypes: every public function the binding uses (checker.h, the plugin

@@ -673,14 +673,17 @@ class Session:
     def write_reports(self, path_or_file: Union[str, bytes, "os.PathLike[str]", IO[Any]],
                       format: str = "html", *, tool: str = "python",
                       input: Union[str, "os.PathLike[str]", None] = None,
-                      max_reports: int = 0) -> None:
+                      max_reports: int = 0, cut_short: Optional[str] = None) -> None:
         """(Not ``write``: that is the WRITE event.) Write the stored reports, the checkers' status and a summary, in ``format``:
         ``"html"`` (one self-contained page with a picture of each violation, doc/html.md),
         ``"json"``, ``"sarif"``, ``"text"`` or ``"dot"`` (doc/output.md), as atomcheck and
         libatomicity-rt write them (atom_session_write). ``path_or_file`` is a path (the file
         is replaced) or a file object open for writing, binary or text (UTF-8 is written).
         ``input`` names what was checked in the output; ``max_reports`` caps the reports
-        shown per checker (0: all). Call :meth:`finish` first for the final verdict.
+        shown per checker (0: all). ``cut_short`` says why the events given to the session
+        are only part of the run ("recording stopped after 1000 events (--max-events)"): every
+        format then marks the input INCOMPLETE with it. Call :meth:`finish` first for the final
+        verdict.
 
         Raises ValueError for an unknown format, Error if the library fails, OSError if the
         file cannot be written."""
@@ -697,6 +700,8 @@ class Session:
         input_c = None if input is None else _c_string(os.fspath(input), "input")
         opts.tool = tool_c
         opts.input = input_c
+        cut_c = None if cut_short is None else _c_string(cut_short, "cut_short")
+        opts.cut_short = cut_c
         opts.max_reports = _uint(max_reports, 8 * ctypes.sizeof(ctypes.c_size_t), "max_reports")
         chunks = []
 
