@@ -692,7 +692,10 @@ class Session:
                              % (format, ", ".join(repr(f) for f in _lib.FORMATS)))
         lib = self._lib
         opts = _lib.COutputOptions()
-        rc = lib.atom_output_options_init(ctypes.byref(opts), _lib.OUTPUT_OPTIONS_VERSION)
+        # Version 1 unless the cut-short reason (version 2) is needed: a library older than the
+        # binding then still writes whole runs.
+        version = 1 if cut_short is None else _lib.OUTPUT_OPTIONS_VERSION
+        rc = lib.atom_output_options_init(ctypes.byref(opts), version)
         if rc:
             raise lib.error(rc)
         opts.format = _lib.FORMATS[format.lower()]
