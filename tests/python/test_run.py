@@ -245,6 +245,52 @@ class TestReports(RunBase):
         self.assertNotIn("not a possible execution", err)
 
 
+    def test_pool_hand_over_predictive(self):
+        # Work handed to a ThreadPoolExecutor (through queue.SimpleQueue) and results back
+        # (through futures): the hand-overs are recorded, so the predictive checkers, which
+        # consider every order the recorded synchronization allows, report nothing; and they
+        # are attached with lock_blocks=no, so the pool's own lock blocks are no transactions.
+        script = textwrap.dedent("""\
+            from concurrent.futures import ThreadPoolExecutor
+            import queue, threading
+            import atomicity
+
+            class Job:
+                def __init__(self, n):
+                    self.n = n
+                    self.result = None
+
+            @atomicity.atomic
+            def work(job):
+                job.result = job.n * job.n
+                return job
+
+            with ThreadPoolExecutor(max_workers=3) as ex:
+                # Jobs made one by one as they are submitted, most after the workers started.
+                done = list(ex.map(work, (Job(i) for i in range(12))))
+            q = queue.Queue()
+            @atomicity.atomic
+            def consumer():
+                job = q.get()
+                job.result += 1
+            t = threading.Thread(target=consumer)
+            t.start()
+            job = Job(5)
+            job.result = 1
+            q.put(job)
+            t.join()
+            print(sum(j.result for j in done), job.result)
+            """)
+        self.write("pool.py", script)
+        doc, out, err = self.json_reports("-c", "commit-node", "-c", "block", "pool.py")
+        self.assertEqual(out, "506 2\n")
+        self.assertEqual([c["spec"] for c in doc["checkers"]],
+                         ["commit-node:lock_blocks=no", "block:lock_blocks=no"])
+        for c in doc["checkers"]:
+            self.assertEqual(c["violations"], 0, json.dumps(c["reports"])[:3000])
+        self.assertEqual(doc["rejected"], 0, err)
+
+
 class TestCheck(RunBase):
     def test_corpus_trace(self):
         path = helpers.corpus("aerodrome-rho2.std")

@@ -151,6 +151,20 @@ def main(argv=None):
         return 2
 
 
+# Checkers that can also take a lock block outside transactions for a unit of atomicity.
+_LOCK_BLOCK_CHECKERS = ("commit-node", "block")
+
+
+def _declared_only(spec):
+    """The spec to attach for a run: the transactions of a program are the ones it declares
+    (--atomic, atomicity.atomic), so commit-node and block get lock_blocks=no unless the spec
+    says otherwise (as libatomicity-rt does)."""
+    name, _, rest = spec.partition(":")
+    if name not in _LOCK_BLOCK_CHECKERS or "lock_blocks" in rest:
+        return spec
+    return "%s:%s%slock_blocks=no" % (name, rest, "," if rest else "")
+
+
 def check(argv):
     """``check TRACE``: atomcheck from Python. Status: 0 no violation, 1 violations, 3 a
     checker stopped early and found nothing, 2 errors and ill-formed events."""
@@ -216,7 +230,8 @@ def run(argv):
     from .session import Session
     try:
         # Made before the locks are patched: the session's own lock must be a real one.
-        session = Session(args.checker or ["aerodrome"], max_reports=0)
+        session = Session([_declared_only(c) for c in args.checker or ["aerodrome"]],
+                          max_reports=0)
         recorder = _recorder.Recorder(session, script=script, atomic=args.atomic,
                                       trace=args.trace, max_events=args.max_events)
     except (Error, ValueError) as exc:

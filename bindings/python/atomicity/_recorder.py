@@ -53,6 +53,8 @@ except ImportError:  # tracer not installed: the recorder still works when calle
 READ, WRITE, ACQUIRE, RELEASE, FORK, JOIN, BEGIN, END = range(1, 9)
 # The packed event is "=IIQQQ": kind and flags (0) share the first 64-bit word.
 _KIND_SHIFT = 0 if sys.byteorder == "little" else 32
+_FLAGS_SHIFT = 32 - _KIND_SHIFT  # kind and flags share the first word of a packed event
+_FLAG_ACQUIRE, _FLAG_RELEASE = 1, 2
 # Events buffered before a push: 8192 events, 256 KiB packed.
 FLUSH_EVENTS = 8192
 # Rejected events whose messages are kept for the final warning.
@@ -265,7 +267,7 @@ class Recorder:
 
     # -- events ----------------------------------------------------------------------------
 
-    def _emit(self, kind, tid, target, loc):
+    def _emit(self, kind, tid, target, loc, flags=0):
         if not self.recording:
             return
         self.events += 1
@@ -275,7 +277,7 @@ class Recorder:
             self.cut_short = True
             return
         buf = self._buffer
-        buf.append((kind << _KIND_SHIFT, tid, target, loc))
+        buf.append(((kind << _KIND_SHIFT) | (flags << _FLAGS_SHIFT), tid, target, loc))
         if len(buf) >= self._flush_events:
             self.flush(wait=False)
 
@@ -565,6 +567,25 @@ class Recorder:
         """``lock``, held by thread ``owner``, is about to be released (by the owner, or by
         another thread for a Lock used as a signal: the release is the owner's then)."""
         self._emit(RELEASE, owner, lock, self.caller_loc(frame))
+
+    def handing_over(self, queue, frame):
+        """The calling thread is about to put an item into ``queue``: a release write of the
+        queue's length, which the taker's acquire read (taken()) is ordered after, as the
+        queue's own lock orders them in the program."""
+        self._emit(WRITE, self.tid(), self._queue_var(queue), self.caller_loc(frame),
+                   _FLAG_RELEASE)
+
+    def taken(self, queue, frame):
+        """The calling thread took an item out of ``queue`` (after the real get)."""
+        self._emit(READ, self.tid(), self._queue_var(queue), self.caller_loc(frame),
+                   _FLAG_ACQUIRE)
+
+    def _queue_var(self, queue):
+        o = self._obj(queue)
+        var = o.items.get(LENGTH)
+        if var is None:
+            var = self._new_var(o, o.items, LENGTH, None)
+        return var
 
     def forking(self, thread, frame):
         """The calling thread starts ``thread``: FORK before the real start."""

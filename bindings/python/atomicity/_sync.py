@@ -5,7 +5,12 @@ the current Recorder: ACQUIRE after a real acquire succeeded (``with``, blocking
 timeout), RELEASE right before the real release; for an RLock only the outermost pair.
 Condition, Semaphore, BoundedSemaphore, Event, Barrier and queue.Queue build on these two
 constructors (threading.py and queue.py call ``Lock()`` / ``RLock()`` at creation), so their
-happens-before comes through their locks. ``_thread.allocate_lock`` is left alone: threading
+happens-before comes through their locks. A queue hands an item over in its own code, which
+is not traced: ``Queue.put`` (and so LifoQueue, PriorityQueue) and ``SimpleQueue.put`` (a C
+type, which concurrent.futures uses) push a release write of the queue's length before the
+real put, ``get`` an acquire read after the real get, so that every checker orders a taker
+after the putter (a release and an acquire of the queue's lock alone would let the predictive
+checkers move a get before the put that filled the queue). ``_thread.allocate_lock`` is left alone: threading
 uses it for the waiters of a Condition, which one thread acquires and another releases, and
 which carry no order the wrapped lock of the Condition does not already give.
 
@@ -15,6 +20,7 @@ saw the thread finish. ``restore()`` puts everything back; locks made during the
 working afterwards (they report nothing once the run is over).
 """
 
+import queue
 import sys
 import threading
 import _thread
@@ -155,13 +161,50 @@ class RLock:
         return "<atomicity.RLock object count=%d at %#x>" % (self._count, id(self))
 
 
+def _put_hook(real_put):
+    def put(self, item, block=True, timeout=None):
+        rec = _recorder.current
+        if rec is not None and rec.recording:
+            rec.handing_over(self, _getframe(1))
+        return real_put(self, item, block, timeout)
+    put.__doc__ = real_put.__doc__
+    return put
+
+
+def _get_hook(real_get):
+    def get(self, block=True, timeout=None):
+        item = real_get(self, block, timeout)
+        rec = _recorder.current
+        if rec is not None and rec.recording:
+            rec.taken(self, _getframe(1))
+        return item
+    get.__doc__ = real_get.__doc__
+    return get
+
+
+class SimpleQueue(queue.SimpleQueue):
+    """queue.SimpleQueue during a run: its hand-overs are recorded (see the module's doc)."""
+
+    __slots__ = ()
+    put = _put_hook(queue.SimpleQueue.put)
+    get = _get_hook(queue.SimpleQueue.get)
+
+    def put_nowait(self, item):
+        return self.put(item, block=False)
+
+    def get_nowait(self):
+        return self.get(block=False)
+
+
 def patch():
     """Install the wrappers and the Thread hooks (once; the Recorder must be active)."""
     global _saved
     if _saved is not None:
         return
     T = threading.Thread
-    _saved = (threading.Lock, threading.RLock, T.start, T.join, T._bootstrap_inner)
+    Q = queue.Queue
+    _saved = (threading.Lock, threading.RLock, T.start, T.join, T._bootstrap_inner,
+              Q.put, Q.get, queue.SimpleQueue)
     real_start, real_join, real_bootstrap = T.start, T.join, T._bootstrap_inner
 
     def start(self):
@@ -189,6 +232,9 @@ def patch():
     T.start = start
     T.join = join
     T._bootstrap_inner = _bootstrap_inner
+    Q.put = _put_hook(Q.put)
+    Q.get = _get_hook(Q.get)
+    queue.SimpleQueue = SimpleQueue
 
 
 def restore():
@@ -197,5 +243,7 @@ def restore():
     if _saved is None:
         return
     T = threading.Thread
-    threading.Lock, threading.RLock, T.start, T.join, T._bootstrap_inner = _saved
+    Q = queue.Queue
+    (threading.Lock, threading.RLock, T.start, T.join, T._bootstrap_inner,
+     Q.put, Q.get, queue.SimpleQueue) = _saved
     _saved = None
