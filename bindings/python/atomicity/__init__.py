@@ -21,12 +21,14 @@ from .session import CheckerStatus, Session, check_trace
 Space = _lib.Space
 FLAG_ACQUIRE = _lib.FLAG_ACQUIRE
 FLAG_RELEASE = _lib.FLAG_RELEASE
+EVENT_FORMAT = _lib.EVENT_FORMAT  # struct format of one event of Session.push_many()
+EVENT_SIZE = _lib.EVENT_SIZE      # its size in bytes (32)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Error", "TraceWarning", "Session", "CheckerStatus", "check_trace", "Report", "Transaction", "Event",
-    "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "Kind", "ErrorCode", "load", "library_path", "library_version",
+    "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "EVENT_FORMAT", "EVENT_SIZE", "Kind", "ErrorCode", "load", "library_path", "library_version",
 ]
 
 
