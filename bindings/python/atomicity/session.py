@@ -434,7 +434,8 @@ class Session:
         predictive checkers order it after every earlier release write of ``var`` by another
         thread)."""
         if acquire:
-            self._push_target(_READ, _VAR, thread, var, loc, _lib.FLAG_ACQUIRE)
+            self._push_flagged(1, thread, var, loc,
+                               _lib.FLAG_ACQUIRE)
         else:
             self._push_target(_READ, _VAR, thread, var, loc)
 
@@ -442,9 +443,13 @@ class Session:
         """``thread`` writes variable ``var`` (under TSO: issues the write). ``release=True``:
         the write is a release (see :meth:`read`)."""
         if release:
-            self._push_target(_WRITE, _VAR, thread, var, loc, _lib.FLAG_RELEASE)
+            self._push_flagged(2, thread, var, loc, _lib.FLAG_RELEASE)
         else:
             self._push_target(_WRITE, _VAR, thread, var, loc)
+
+    def _push_flagged(self, kind, thread, var, loc, flags):
+        # A flagged READ or WRITE: the hot path with flags.
+        self._push_target(kind, _VAR, thread, var, loc, flags)
 
     def acquire(self, thread, lock, loc=0):
         """``thread`` acquires ``lock`` (re-entrant: only the outermost pair counts)."""
