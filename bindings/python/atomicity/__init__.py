@@ -30,6 +30,8 @@ from ._atomic import atomic
 Space = _lib.Space
 FLAG_ACQUIRE = _lib.FLAG_ACQUIRE
 FLAG_RELEASE = _lib.FLAG_RELEASE
+EVENT_FORMAT = _lib.EVENT_FORMAT  # struct format of one event of Session.push_many()
+EVENT_SIZE = _lib.EVENT_SIZE      # its size in bytes (32)
 
 # The binding's version: the library's (meson.build's project version; a test compares them).
 # pyproject.toml reads it from here.
@@ -39,7 +41,7 @@ __all__ = [
     "Error", "LibraryNotFoundError", "UsageError", "EventError", "TraceError", "LimitError",
     "OutOfMemoryError", "TraceIOError", "TraceNotFoundError", "TraceWarning",
     "Session", "CheckerStatus", "atomic", "check_trace", "Report", "Transaction", "Event",
-    "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "Kind", "ErrorCode", "load", "library_path",
+    "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "EVENT_FORMAT", "EVENT_SIZE", "Kind", "ErrorCode", "load", "library_path",
     "library_version",
 ]
 

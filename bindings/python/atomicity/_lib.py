@@ -155,6 +155,12 @@ class CCheckerStatus(ctypes.Structure):
 
 P_CEvent = ctypes.POINTER(CEvent)
 
+# atom_event as packed bytes, for Session.push_many: kind, flags, thread, target, loc in native
+# byte order, no padding (CEvent has none either).
+EVENT_FORMAT = "=IIQQQ"
+EVENT_SIZE = 32
+assert ctypes.sizeof(CEvent) == EVENT_SIZE
+
 # output.h: ATOM_OUTPUT_OPTIONS_VERSION and the ATOM_FORMAT_* values (pinned).
 OUTPUT_OPTIONS_VERSION = 2
 FORMATS = {"text": 1, "json": 2, "sarif": 3, "html": 4, "dot": 5}
@@ -251,7 +257,16 @@ _PROTOTYPES = (
     ("atom_trace_reader_name", c_char_p, (c_void_p, c_int, c_uint64)),
     ("atom_trace_reader_line", c_uint64, (c_void_p,)),
     ("atom_trace_feed", c_int, (c_void_p, c_void_p, c_uint64, P_uint64, REJECT_FN, c_void_p)),
+    # location.h
+    ("atom_set_location", c_int, (c_void_p, c_uint64, c_char_p, c_char_p, c_uint32)),
+    ("atom_get_location", c_int, (c_void_p, c_uint64, ctypes.POINTER(c_char_p),
+                                  ctypes.POINTER(c_char_p), ctypes.POINTER(c_uint32))),
+    ("atom_set_stack", c_int, (c_void_p, c_uint64, P_uint64, c_size_t)),
+    ("atom_get_stack", c_size_t, (c_void_p, c_uint64, ctypes.POINTER(P_uint64))),
 )
+
+# ATOM_MAX_STACK (location.h): the most frames atom_set_stack() keeps.
+MAX_STACK = 64
 
 # Upper bound on the table scans below, in case a broken library never returns NULL.
 _SCAN_LIMIT = 4096

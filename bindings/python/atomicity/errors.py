@@ -45,6 +45,11 @@ class Error(Exception):
     code: Optional[int]
     name: Optional[str]
 
+    # Session.push_many(): the failing event's index in the batch and how many events the
+    # library consumed; None for every other call.
+    index: Optional[int] = None
+    pushed: Optional[int] = None
+
     def __init__(self, message: str, code: Optional[int] = None,
                  name: Optional[str] = None) -> None:
         super().__init__(message, code, name)

@@ -6,11 +6,12 @@ import collections
 import contextlib
 import ctypes
 import os
+import struct
 import threading
 import warnings
 import weakref
 from typing import (IO, TYPE_CHECKING, Any, Callable, Dict, Iterable, Iterator, List, Optional,
-                    Union)
+                    Tuple, Union)
 
 from . import _lib
 from .errors import Error, TraceIOError, TraceNotFoundError, TraceWarning
@@ -50,6 +51,15 @@ _STRING_BASE = 1 << 63
 
 # Plain ints for the hot path (enum member look-ups cost more).
 _THREAD, _VAR, _LOCK = int(Space.THREAD), int(Space.VAR), int(Space.LOCK)
+# Event kinds as plain ints (their values are pinned by the ABI, event.h).
+(_READ, _WRITE, _ACQUIRE, _RELEASE, _FORK, _JOIN, _BEGIN, _END, _FENCE,
+ _COMMIT) = range(1, 11)
+# Writes one atom_event into a writable buffer: (buffer, offset, kind, flags, thread, target,
+# loc). Packing the session's own CEvent and handing it to atom_push costs about half of what
+# atom_read() & co. cost through ctypes, whose int converters allocate an object per argument.
+_pack_event = struct.Struct(_lib.EVENT_FORMAT).pack_into
+# Events per atom_push_many() call of push_many(), so that Ctrl-C is seen between chunks.
+_PUSH_CHUNK = 1 << 20
 
 # Pseudo-space for atomic-set keys of declare_set() (sets are not a library key space).
 _SET_SPACE = 0
@@ -204,6 +214,12 @@ class Session:
         if rc:
             raise lib.error(rc)
         self._handle = handle.value
+        # The hot path's own objects: the handle already converted for ctypes, and one event
+        # it packs under _lock (a push from inside on_report, with _depth > 0, gets a fresh
+        # one: the library may still be reading this one).
+        self._hv = handle
+        self._event = _lib.CEvent()
+        self._push_fn = lib.atom_push
         try:
             for spec in specs:
                 rc = lib.atom_session_attach(self._handle, spec)
@@ -369,8 +385,8 @@ class Session:
     # The two push paths are the hot loop of the binding: the common case (int keys below
     # 2**63, an int loc, no error) is checked inline.
 
-    def _push_target(self, fn: Callable[..., int], space: int, thread: Key, target: Key,
-                     loc: int) -> None:
+    def _push_target(self, kind: int, space: int, thread: Key, target: Key, loc: int,
+                     flags: int = 0) -> None:
         if self._handle is None:
             self._h()
         if type(thread) is not int or not 0 <= thread < _STRING_BASE:
@@ -382,23 +398,25 @@ class Session:
         lock = self._lock  # _enter() and _leave(), inline: this is the hot path
         lock.acquire()
         try:
-            h = self._handle
-            if h is None:
-                self._h()
-            self._depth += 1
-            try:
-                rc = fn(h, thread, target, loc)
-            finally:
-                self._depth -= 1
-                if self._close_pending and not self._depth:
-                    self._close_pending = False
-                    self.close()
+            if self._depth or self._handle is None:
+                rc = self._push_nested(kind, flags, thread, target, loc)
+            else:
+                ev = self._event
+                self._depth = 1
+                try:
+                    _pack_event(ev, 0, kind, flags, thread, target, loc)
+                    rc = self._push_fn(self._hv, ev)
+                finally:
+                    self._depth = 0
+                    if self._close_pending:
+                        self._close_pending = False
+                        self.close()
         finally:
             lock.release()
         if rc or self._pending:
             self._check(rc)
 
-    def _push_plain(self, fn: Callable[..., int], thread: Key, loc: int) -> None:
+    def _push_plain(self, kind: int, thread: Key, loc: int) -> None:
         if self._handle is None:
             self._h()
         if type(thread) is not int or not 0 <= thread < _STRING_BASE:
@@ -408,21 +426,30 @@ class Session:
         lock = self._lock  # _enter() and _leave(), inline: this is the hot path
         lock.acquire()
         try:
-            h = self._handle
-            if h is None:
-                self._h()
-            self._depth += 1
-            try:
-                rc = fn(h, thread, loc)
-            finally:
-                self._depth -= 1
-                if self._close_pending and not self._depth:
-                    self._close_pending = False
-                    self.close()
+            if self._depth or self._handle is None:
+                rc = self._push_nested(kind, 0, thread, 0, loc)
+            else:
+                ev = self._event
+                self._depth = 1
+                try:
+                    _pack_event(ev, 0, kind, 0, thread, 0, loc)
+                    rc = self._push_fn(self._hv, ev)
+                finally:
+                    self._depth = 0
+                    if self._close_pending:
+                        self._close_pending = False
+                        self.close()
         finally:
             lock.release()
         if rc or self._pending:
             self._check(rc)
+
+    def _push_nested(self, kind: int, flags: int, thread: int, target: int, loc: int) -> int:
+        """The push of _push_target/_push_plain from inside a call on this session (the report
+        callback: the library answers EREENTRANT), or on a closed session. Its own event: the
+        session's may be the one the library is reading."""
+        ev = _lib.CEvent(kind, flags, thread, target, loc)
+        return int(self._call(self._push_fn, ctypes.byref(ev)))
 
     # -- events: one method per kind, as in C ---------------------------------------------------
 
@@ -434,7 +461,7 @@ class Session:
             self._push_flagged(1, thread, var, loc,
                                _lib.FLAG_ACQUIRE)
         else:
-            self._push_target(self._lib.atom_read, _VAR, thread, var, loc)
+            self._push_target(_READ, _VAR, thread, var, loc)
 
     def write(self, thread: Key, var: Key, loc: int = 0, release: bool = False) -> None:
         """``thread`` writes variable ``var`` (under TSO: issues the write). ``release=True``:
@@ -442,49 +469,43 @@ class Session:
         if release:
             self._push_flagged(2, thread, var, loc, _lib.FLAG_RELEASE)
         else:
-            self._push_target(self._lib.atom_write, _VAR, thread, var, loc)
+            self._push_target(_WRITE, _VAR, thread, var, loc)
 
     def _push_flagged(self, kind: int, thread: Key, var: Key, loc: int, flags: int) -> None:
-        # atom_read/atom_write take no flags: flagged accesses go through atom_push.
-        ev = _lib.CEvent()
-        ev.kind = kind
-        ev.flags = flags
-        ev.thread = self._key(Space.THREAD, thread)
-        ev.target = self._key(Space.VAR, var)
-        ev.loc = _loc(loc)
-        self._check(self._call(self._lib.atom_push, ctypes.byref(ev)))
+        # A flagged READ or WRITE: the hot path with flags.
+        self._push_target(kind, _VAR, thread, var, loc, flags)
 
     def acquire(self, thread: Key, lock: Key, loc: int = 0) -> None:
         """``thread`` acquires ``lock`` (re-entrant: only the outermost pair counts)."""
-        self._push_target(self._lib.atom_acquire, _LOCK, thread, lock, loc)
+        self._push_target(_ACQUIRE, _LOCK, thread, lock, loc)
 
     def release(self, thread: Key, lock: Key, loc: int = 0) -> None:
         """``thread`` releases ``lock``."""
-        self._push_target(self._lib.atom_release, _LOCK, thread, lock, loc)
+        self._push_target(_RELEASE, _LOCK, thread, lock, loc)
 
     def fork(self, thread: Key, child: Key, loc: int = 0) -> None:
         """``thread`` starts thread ``child`` (before any event of ``child``)."""
-        self._push_target(self._lib.atom_fork, _THREAD, thread, child, loc)
+        self._push_target(_FORK, _THREAD, thread, child, loc)
 
     def join(self, thread: Key, child: Key, loc: int = 0) -> None:
         """``thread`` waits for thread ``child`` to end (after its last event)."""
-        self._push_target(self._lib.atom_join, _THREAD, thread, child, loc)
+        self._push_target(_JOIN, _THREAD, thread, child, loc)
 
     def begin(self, thread: Key, loc: int = 0) -> None:
         """``thread`` begins a transaction (inner pairs nest and are swallowed)."""
-        self._push_plain(self._lib.atom_begin, thread, loc)
+        self._push_plain(_BEGIN, thread, loc)
 
     def end(self, thread: Key, loc: int = 0) -> None:
         """``thread`` ends its innermost open transaction."""
-        self._push_plain(self._lib.atom_end, thread, loc)
+        self._push_plain(_END, thread, loc)
 
     def fence(self, thread: Key, loc: int = 0) -> None:
         """``thread`` executes a memory fence (drains its TSO store buffer)."""
-        self._push_plain(self._lib.atom_fence, thread, loc)
+        self._push_plain(_FENCE, thread, loc)
 
     def commit(self, thread: Key, var: Key, loc: int = 0) -> None:
         """TSO: the oldest buffered write of ``thread`` to ``var`` reaches memory."""
-        self._push_target(self._lib.atom_commit, _VAR, thread, var, loc)
+        self._push_target(_COMMIT, _VAR, thread, var, loc)
 
     def push(self, kind: Union[int, str], thread: Key, target: Optional[Key] = None,
              loc: int = 0, flags: int = 0) -> None:
@@ -515,6 +536,54 @@ class Session:
         ev.loc = _loc(loc)
         ev.flags = _uint(flags, 32, "flags")
         self._check(self._call(lib.atom_push, ctypes.byref(ev)))
+
+    def push_many(self, events: Any) -> int:
+        """Push a batch of packed events in one call into the library; returns how many.
+
+        ``events`` is any object with the buffer protocol (bytes, bytearray, array.array,
+        memoryview, a NumPy array...) holding ``atom_event`` structs back to back:
+        :data:`EVENT_SIZE` (32) bytes each, ``struct`` format :data:`EVENT_FORMAT`
+        (``"=IIQQQ"``: kind, flags, thread, target, loc, native byte order). Its length must be
+        a multiple of 32 bytes and it must be C-contiguous (else ValueError). It is not copied
+        (except a buffer whose address is not a multiple of 8), so do not change it from
+        another thread during the call.
+
+        Keys are raw 64-bit keys, as ints given to :meth:`read`: nothing is interned; take the
+        key of a string with :meth:`key` (``session.key("var", "balance")``). Locations are
+        loc values as with the other methods (describe them with :meth:`set_location`).
+
+        The first ill-formed event stops the batch: the events before it are pushed (kept), it
+        and the rest are not, and Error is raised with two more attributes: ``index``, the
+        failing event's index in ``events``, and ``pushed``, the number of events the
+        library consumed (``index + 1``; for an error a checker itself returns, up to the end
+        of the library's block of 256 events). An exception raised by ``on_report`` is
+        re-raised after the whole batch was pushed.
+        """
+        address, count, keep = _event_buffer(events)
+        if count == 0:
+            return 0
+        lib = self._lib
+        done = ctypes.c_size_t()
+        first = 0
+        try:
+            while first < count:
+                n = min(count - first, _PUSH_CHUNK)
+                ptr = ctypes.cast(address + first * _lib.EVENT_SIZE, _lib.P_CEvent)
+                rc = self._call(lib.atom_push_many, ptr, n, ctypes.byref(done))
+                if rc:
+                    error = lib.error(rc)
+                    pushed = first + done.value
+                    index = pushed - 1 if done.value else first
+                    error.index = index
+                    error.pushed = pushed
+                    error.message = "push_many: event %d of the batch: %s" % (index, error.message)
+                    error.args = (error.message,) + tuple(error.args[1:])
+                    self._raise_pending(error)
+                first += n
+        finally:
+            keep.release()
+        self._check(0)
+        return count
 
     @contextlib.contextmanager
     def transaction(self, thread: Key, loc: int = 0,
@@ -556,6 +625,49 @@ class Session:
         a later call moves it."""
         self._check(self._call(self._lib.atom_declare_set, self._key(Space.VAR, var),
                                self._key(_SET_SPACE, set)))
+
+    # -- locations -----------------------------------------------------------------------------
+
+    def set_location(self, loc: int, function: Optional[str] = None,
+                     file: Union[str, "os.PathLike[str]", None] = None, line: int = 0) -> None:
+        """Describe location ``loc`` (the ``loc`` value of events) for reports: the
+        ``function``, the source ``file`` as users should see it, the ``line`` (0: unknown).
+        At least one must be known. A later call replaces the description."""
+        loc = _loc(loc)
+        function_c = None if function is None else _c_string(function, "function")
+        file_c = None if file is None else _c_string(os.fspath(file), "file")
+        line = _uint(line, 32, "line")
+        self._check(self._call(self._lib.atom_set_location, loc, function_c, file_c, line))
+
+    def get_location(self, loc: int) -> Optional[Tuple[Optional[str], Optional[str], int]]:
+        """``(function, file, line)`` of ``loc`` as :meth:`set_location` described it (unknown
+        parts None, line 0), or None if it was not described."""
+        loc = _loc(loc)
+        function = ctypes.c_char_p()
+        file = ctypes.c_char_p()
+        line = ctypes.c_uint32()
+        with self._lock:
+            if not self._lib.atom_get_location(self._h(), loc, ctypes.byref(function),
+                                               ctypes.byref(file), ctypes.byref(line)):
+                return None
+            return (_lib.text(function.value), _lib.text(file.value), line.value)
+
+    def set_stack(self, loc: int, frames: Iterable[int]) -> None:
+        """The call stack of ``loc``: ``frames`` (locs, each described with
+        :meth:`set_location`) from the frame that shows in the headline out to its outermost
+        caller. The innermost 64 are kept; a later call replaces the stack."""
+        loc = _loc(loc)
+        values = [_loc(frame) for frame in frames]
+        array = (ctypes.c_uint64 * max(1, len(values)))(*values)
+        self._check(self._call(self._lib.atom_set_stack, loc, array, len(values)))
+
+    def get_stack(self, loc: int) -> Tuple[int, ...]:
+        """The frames of ``loc``'s stack as a tuple of locs (empty if none was set)."""
+        loc = _loc(loc)
+        frames = _lib.P_uint64()
+        with self._lock:
+            n = self._lib.atom_get_stack(self._h(), loc, ctypes.byref(frames))
+            return tuple(frames[i] for i in range(n))
 
     # -- end and results ---------------------------------------------------------------------
 
@@ -780,6 +892,96 @@ class Session:
             warnings.warn("%s: %d more ill-formed events dropped"
                           % (os.fsdecode(path), counter[0] - len(rejects)),
                           TraceWarning, stacklevel=3)
+
+
+class _PyBuffer(ctypes.Structure):
+    """CPython's ``Py_buffer`` (part of the stable ABI since 3.11, unchanged since 3.0)."""
+
+    _fields_ = [("buf", ctypes.c_void_p), ("obj", ctypes.c_void_p), ("len", ctypes.c_ssize_t),
+                ("itemsize", ctypes.c_ssize_t), ("readonly", ctypes.c_int), ("ndim", ctypes.c_int),
+                ("format", ctypes.c_char_p), ("shape", ctypes.c_void_p),
+                ("strides", ctypes.c_void_p), ("suboffsets", ctypes.c_void_p),
+                ("internal", ctypes.c_void_p)]
+
+
+class _Held:
+    """What keeps a batch's memory valid during push_many(); release() ends that."""
+
+    def __init__(self, obj: Any = None, release: Optional[Callable[[], None]] = None) -> None:
+        self.obj = obj
+        self._release = release
+
+    def release(self) -> None:
+        release, self._release = self._release, None
+        self.obj = None
+        if release is not None:
+            release()
+
+
+def _readonly_address(view: memoryview) -> Optional[Tuple[int, "_Held"]]:
+    """The address of read-only C-contiguous ``view``'s memory and what holds it, without a
+    copy: ctypes only maps writable buffers (from_buffer), so ask CPython for the buffer
+    (PyObject_GetBuffer, released by _Held.release). None where there is no ``pythonapi``."""
+    api = getattr(ctypes, "pythonapi", None)
+    if api is None:
+        return None
+    get = api["PyObject_GetBuffer"]  # own function objects: pythonapi's are shared
+    get.argtypes = (ctypes.py_object, ctypes.POINTER(_PyBuffer), ctypes.c_int)
+    get.restype = ctypes.c_int
+    put = api["PyBuffer_Release"]
+    put.argtypes = (ctypes.POINTER(_PyBuffer),)
+    put.restype = None
+    info = _PyBuffer()
+    get(view, ctypes.byref(info), 0)  # PyBUF_SIMPLE; a failure raises (pythonapi)
+    def release() -> None:
+        put(ctypes.byref(info))
+
+    return info.buf or 0, _Held(info, release)
+
+
+def _event_buffer(events: Any) -> Tuple[int, int, "_Held"]:
+    """(address, number of events, _Held) of push_many()'s argument, not copied when it is
+    bytes or a C-contiguous buffer (an address that is not 8-aligned is copied: the library
+    reads the events as structs)."""
+    size = _lib.EVENT_SIZE
+    if type(events) is bytes:
+        if len(events) % size:
+            raise ValueError("push_many: %d bytes is not a whole number of %d-byte events"
+                             % (len(events), size))
+        keep = _Held(ctypes.c_char_p(events))
+        address = ctypes.cast(keep.obj, ctypes.c_void_p).value or 0
+        count = len(events) // size
+    else:
+        try:
+            view = memoryview(events)
+        except TypeError:
+            raise TypeError("push_many: events must support the buffer protocol (bytes, "
+                            "bytearray, array.array, memoryview...), not %s"
+                            % type(events).__name__) from None
+        if view.nbytes % size:
+            raise ValueError("push_many: %d bytes is not a whole number of %d-byte events"
+                             % (view.nbytes, size))
+        if not view.c_contiguous:
+            raise ValueError("push_many: the buffer is not C-contiguous (pass a contiguous "
+                             "copy, e.g. bytes(view))")
+        count = view.nbytes // size
+        if count == 0:
+            return 0, 0, _Held()
+        if not view.readonly:
+            first = ctypes.c_char.from_buffer(view)  # holds the export: no resize meanwhile
+            keep = _Held(first)
+            address = ctypes.addressof(first)
+        else:
+            held = _readonly_address(view)
+            if held is None:
+                data = bytes(view)
+                return _event_buffer(data)
+            address, keep = held
+    if address % 8:
+        copy = bytearray(ctypes.string_at(address, count * size))
+        keep.release()
+        return _event_buffer(copy)
+    return address, count, keep
 
 
 def _as_kind(lib: _lib.Library, kind: int) -> Any:
