@@ -184,7 +184,7 @@ class Recorder:
         self._next_lock = 1
         self._locs = {}                 # id(code) -> (code, {line: loc})
         self._next_loc = 1
-        self._set_location = getattr(session, "set_location", None) or self._set_location_c
+        self._set_location = session.set_location
         self._set_name(1, 1, "MainThread")
 
     # -- session calls ---------------------------------------------------------------------
@@ -195,29 +195,15 @@ class Recorder:
         except (Error, ValueError):  # a name is only for reading; never stop the run for one
             pass
 
-    def _set_location_c(self, loc, function=None, file=None, line=0):
-        # SHIM until Session.set_location is merged: atom_set_location through ctypes.
-        import ctypes
-        from . import _lib
-        fn = _lib.load().cdll.atom_set_location
-        fn.restype = ctypes.c_int
-        fn.argtypes = (ctypes.c_void_p, ctypes.c_uint64, ctypes.c_char_p, ctypes.c_char_p,
-                       ctypes.c_uint32)
-        enc = (lambda s: None if s is None else s.encode("utf-8", "replace"))
-        self.session._call(fn, loc, enc(function), enc(file), line)
-
     def _push(self, events):
         """Push packed events; an event the session refuses is counted and skipped."""
         words = array.array("Q", itertools.chain.from_iterable(events))
         data = memoryview(words).cast("B")
-        push_many = getattr(self.session, "push_many", None)
+        push_many = self.session.push_many
         start, n = 0, len(events)
         while start < n:
             try:
-                if push_many is not None:
-                    push_many(data[start * 32:])
-                else:  # SHIM until Session.push_many is merged
-                    self._push_many_c(data[start * 32:])
+                push_many(data[start * 32:])
                 return
             except Error as exc:
                 index = getattr(exc, "index", None)
@@ -228,20 +214,6 @@ class Recorder:
                     self.rejected += n - start - 1
                     return
                 start += index + 1
-
-    def _push_many_c(self, data):
-        # SHIM until Session.push_many is merged: atom_push_many with the count consumed.
-        import ctypes
-        from . import _lib
-        lib = self.session._lib
-        n = len(data) // 32
-        events = (_lib.CEvent * n).from_buffer_copy(data)
-        done = ctypes.c_size_t(0)
-        rc = self.session._call(lib.atom_push_many, events, n, ctypes.byref(done))
-        if rc:
-            exc = lib.error(rc)
-            exc.index = done.value - 1
-            raise exc
 
     def flush(self, wait=True):
         """Push the buffered events. Threads that fill the buffer call it without waiting:
