@@ -10,24 +10,38 @@ Transactions nest: only the outermost one counts. Outside ``python -m atomicity 
 forms do nothing but call the function / run the block.
 """
 
+from __future__ import annotations
+
 import functools
 import linecache
 import sys
+from types import CodeType, TracebackType
+from typing import (TYPE_CHECKING, Any, Callable, Optional, Set, Type, TypeVar, Union, cast,
+                    overload)
 
-from . import _recorder
+if TYPE_CHECKING:
+    from typing import Literal
+
+    # The recorder is not annotated (its hot paths change often): Any at this boundary.
+    _recorder: Any
+else:
+    from . import _recorder
 
 __all__ = ["atomic"]
 
+# What @atomic decorates; it gives back a function of the same type (signature kept).
+F = TypeVar("F", bound=Callable[..., Any])
+
 # Code objects of decorated generator and coroutine functions: the recorder's is_atomic()
 # answers True for them, so the tracer makes each resume a transaction.
-resumable_codes = set()
+resumable_codes: Set[CodeType] = set()
 
 # CO_GENERATOR | CO_COROUTINE | CO_ITERABLE_COROUTINE | CO_ASYNC_GENERATOR
 _RESUMABLE = 0x20 | 0x80 | 0x100 | 0x200
 _getframe = sys._getframe
 
 
-def _def_line(code):
+def _def_line(code: CodeType) -> int:
     """The line of ``def`` (co_firstlineno is the first decorator's line since 3.8)."""
     first = code.co_firstlineno
     for line in range(first, first + 50):
@@ -44,28 +58,37 @@ class _Block:
 
     __slots__ = ()
 
-    def __enter__(self):
+    def __enter__(self) -> _Block:
         rec = _recorder.current
         if rec is not None and rec.recording:
             frame = _getframe(1)
             rec.begin(frame.f_code, frame.f_lineno)
         return self
 
-    def __exit__(self, exc_type, exc, tb):
+    def __exit__(self, exc_type: Optional[Type[BaseException]], exc: Optional[BaseException],
+                 tb: Optional[TracebackType]) -> Literal[False]:
         rec = _recorder.current
         if rec is not None and rec.recording:
             frame = _getframe(1)
             rec.end(frame.f_code, frame.f_lineno)
         return False
 
-    def __call__(self, func):
+    def __call__(self, func: F) -> F:
         return atomic(func)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "atomicity.atomic()"
 
 
-def atomic(func=None):
+@overload
+def atomic(func: F) -> F: ...
+
+
+@overload
+def atomic(func: None = None) -> _Block: ...
+
+
+def atomic(func: Optional[F] = None) -> Union[F, _Block]:
     """``@atomic`` makes each call of ``func`` a transaction; ``atomic()`` is a context
     manager whose block is one. See the module's documentation."""
     if func is None:
@@ -73,7 +96,12 @@ def atomic(func=None):
     if not callable(func):
         raise TypeError("atomic() takes a function (as a decorator) or nothing (with "
                         "atomic(): ...), not %s" % type(func).__name__)
-    code = getattr(func, "__code__", None)
+    return _decorate(func)
+
+
+def _decorate(func: F) -> F:
+    """``@atomic`` on ``func`` (a callable)."""
+    code: Optional[CodeType] = getattr(func, "__code__", None)
     if code is not None and code.co_flags & _RESUMABLE:
         resumable_codes.add(code)
         return func
@@ -83,7 +111,7 @@ def atomic(func=None):
         line = 0
 
     @functools.wraps(func)
-    def wrapper(*args, **kwargs):
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
         rec = _recorder.current
         if rec is None or not rec.recording:
             return func(*args, **kwargs)
@@ -99,4 +127,4 @@ def atomic(func=None):
             if rec.recording:
                 rec.end(where, at)
 
-    return wrapper
+    return cast(F, wrapper)
