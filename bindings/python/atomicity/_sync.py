@@ -20,19 +20,31 @@ saw the thread finish. ``restore()`` puts everything back; locks made during the
 working afterwards (they report nothing once the run is over).
 """
 
+from __future__ import annotations
+
 import queue
 import sys
 import threading
 import _thread
+from types import FrameType
+from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
-from . import _recorder
+if TYPE_CHECKING:
+    # The recorder is not annotated (its hot paths change often): Any at this boundary.
+    _recorder: Any
+    _SimpleQueueBase = queue.SimpleQueue[Any]
+else:
+    from . import _recorder
+    _SimpleQueueBase = queue.SimpleQueue  # not subscriptable before 3.9
 
 __all__ = ["Lock", "RLock", "patch", "restore"]
 
 _real_allocate_lock = _thread.allocate_lock
-_real_RLock = getattr(_thread, "RLock", None) or threading._PyRLock
+_real_RLock: Callable[..., Any] = (getattr(_thread, "RLock", None) or
+                                     getattr(threading, "_PyRLock"))
 _getframe = sys._getframe
-_saved = None
+# What patch() replaced, for restore(); None when not patched.
+_saved: Optional[Tuple[Any, ...]] = None
 
 
 class Lock:
@@ -42,13 +54,13 @@ class Lock:
 
     __slots__ = ("_lock", "_key", "_owner", "__weakref__")
 
-    def __init__(self):
+    def __init__(self) -> None:
         self._lock = _real_allocate_lock()
         rec = _recorder.current
         self._key = rec.new_lock("Lock", _getframe(1)) if rec is not None else 0
         self._owner = 0       # thread key of the holder as pushed (0: not held, or not pushed)
 
-    def acquire(self, blocking=True, timeout=-1):
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
         ok = self._lock.acquire(blocking, timeout)
         if ok and self._key:
             rec = _recorder.current
@@ -56,7 +68,7 @@ class Lock:
                 self._owner = rec.acquired(self._key, _getframe(1))
         return ok
 
-    def release(self):
+    def release(self) -> None:
         owner = self._owner
         if owner:
             self._owner = 0
@@ -65,24 +77,25 @@ class Lock:
                 rec.released(self._key, owner, _getframe(1))
         self._lock.release()
 
-    def __enter__(self):
+    def __enter__(self) -> bool:
         return self.acquire()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
-    def locked(self):
+    def locked(self) -> bool:
         return self._lock.locked()
 
     acquire_lock = acquire
     release_lock = release
     locked_lock = locked
 
-    def _at_fork_reinit(self):
-        self._lock._at_fork_reinit()
+    def _at_fork_reinit(self) -> None:
+        lock: Any = self._lock  # _at_fork_reinit is not in the stubs
+        lock._at_fork_reinit()
         self._owner = 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<%s atomicity.Lock object at %#x>" % (
             "locked" if self._lock.locked() else "unlocked", id(self))
 
@@ -93,15 +106,15 @@ class RLock:
 
     __slots__ = ("_lock", "_key", "_owner", "_count", "__weakref__")
 
-    def __init__(self, *args, **kwargs):
-        self._lock = _real_RLock(*args, **kwargs)
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self._lock: Any = _real_RLock(*args, **kwargs)
         rec = _recorder.current
         self._key = rec.new_lock("RLock", _getframe(1)) if rec is not None else 0
         self._owner = 0
         self._count = 0       # acquisitions by the holder (only the holder changes it)
 
-    def acquire(self, blocking=True, timeout=-1):
-        ok = self._lock.acquire(blocking, timeout)
+    def acquire(self, blocking: bool = True, timeout: float = -1) -> bool:
+        ok: bool = self._lock.acquire(blocking, timeout)
         if ok:
             self._count += 1
             if self._count == 1 and self._key:
@@ -110,7 +123,7 @@ class RLock:
                     self._owner = rec.acquired(self._key, _getframe(1))
         return ok
 
-    def release(self):
+    def release(self) -> None:
         if not self._lock._is_owned():
             self._lock.release()  # raises RuntimeError as the real one does
             return
@@ -119,7 +132,7 @@ class RLock:
             self._push_release(_getframe(1))
         self._lock.release()
 
-    def _push_release(self, frame):
+    def _push_release(self, frame: FrameType) -> None:
         owner = self._owner
         if owner:
             self._owner = 0
@@ -127,23 +140,24 @@ class RLock:
             if rec is not None:
                 rec.released(self._key, owner, frame)
 
-    def __enter__(self):
+    def __enter__(self) -> bool:
         return self.acquire()
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.release()
 
-    def _is_owned(self):
-        return self._lock._is_owned()
+    def _is_owned(self) -> bool:
+        owned: bool = self._lock._is_owned()
+        return owned
 
-    def _release_save(self):
+    def _release_save(self) -> Tuple[Any, int]:
         # Condition.wait: release every level at once.
         if self._lock._is_owned():
             self._push_release(_getframe(1))
         count, self._count = self._count, 0
         return (self._lock._release_save(), count)
 
-    def _acquire_restore(self, saved):
+    def _acquire_restore(self, saved: Tuple[Any, int]) -> None:
         state, count = saved
         self._lock._acquire_restore(state)
         self._count = count
@@ -152,17 +166,17 @@ class RLock:
             if rec is not None and rec.recording:
                 self._owner = rec.acquired(self._key, _getframe(1))
 
-    def _at_fork_reinit(self):
+    def _at_fork_reinit(self) -> None:
         self._lock._at_fork_reinit()
         self._owner = 0
         self._count = 0
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<atomicity.RLock object count=%d at %#x>" % (self._count, id(self))
 
 
-def _put_hook(real_put):
-    def put(self, item, block=True, timeout=None):
+def _put_hook(real_put: Callable[..., None]) -> Callable[..., None]:
+    def put(self: Any, item: Any, block: bool = True, timeout: Optional[float] = None) -> None:
         rec = _recorder.current
         if rec is not None and rec.recording:
             rec.handing_over(self, _getframe(1))
@@ -171,8 +185,8 @@ def _put_hook(real_put):
     return put
 
 
-def _get_hook(real_get):
-    def get(self, block=True, timeout=None):
+def _get_hook(real_get: Callable[..., Any]) -> Callable[..., Any]:
+    def get(self: Any, block: bool = True, timeout: Optional[float] = None) -> Any:
         item = real_get(self, block, timeout)
         rec = _recorder.current
         if rec is not None and rec.recording:
@@ -182,68 +196,73 @@ def _get_hook(real_get):
     return get
 
 
-class SimpleQueue(queue.SimpleQueue):
+class SimpleQueue(_SimpleQueueBase):
     """queue.SimpleQueue during a run: its hand-overs are recorded (see the module's doc)."""
 
     __slots__ = ()
     put = _put_hook(queue.SimpleQueue.put)
     get = _get_hook(queue.SimpleQueue.get)
 
-    def put_nowait(self, item):
+    def put_nowait(self, item: Any) -> None:
         return self.put(item, block=False)
 
-    def get_nowait(self):
+    def get_nowait(self) -> Any:
         return self.get(block=False)
 
 
-def patch():
+def patch() -> None:
     """Install the wrappers and the Thread hooks (once; the Recorder must be active)."""
     global _saved
     if _saved is not None:
         return
-    T = threading.Thread
-    Q = queue.Queue
+    # Any: replacing classes and methods is what mypy is right to refuse elsewhere.
+    T: Any = threading.Thread
+    Q: Any = queue.Queue
     _saved = (threading.Lock, threading.RLock, T.start, T.join, T._bootstrap_inner,
               Q.put, Q.get, queue.SimpleQueue)
     real_start, real_join, real_bootstrap = T.start, T.join, T._bootstrap_inner
 
-    def start(self):
+    def start(self: threading.Thread) -> Any:
         rec = _recorder.current
         started = getattr(self, "_started", None)
         if rec is not None and rec.recording and started is not None and not started.is_set():
             rec.forking(self, _getframe(1))
         return real_start(self)
 
-    def join(self, timeout=None):
+    def join(self: threading.Thread, timeout: Optional[float] = None) -> None:
         real_join(self, timeout)
         rec = _recorder.current
         if rec is not None and rec.recording and not self.is_alive():
             rec.joined(self, _getframe(1))
 
-    def _bootstrap_inner(self):
+    def _bootstrap_inner(self: threading.Thread) -> Any:
         rec = _recorder.current
         if rec is not None:
             rec.started(self)
         return real_bootstrap(self)
 
     start.__doc__, join.__doc__ = real_start.__doc__, real_join.__doc__
-    threading.Lock = Lock
-    threading.RLock = RLock
+    threading_: Any = threading
+    queue_: Any = queue
+    threading_.Lock = Lock
+    threading_.RLock = RLock
     T.start = start
     T.join = join
     T._bootstrap_inner = _bootstrap_inner
     Q.put = _put_hook(Q.put)
     Q.get = _get_hook(Q.get)
-    queue.SimpleQueue = SimpleQueue
+    queue_.SimpleQueue = SimpleQueue
 
 
-def restore():
+def restore() -> None:
     """Put back what patch() replaced. Safe to call twice."""
     global _saved
     if _saved is None:
         return
-    T = threading.Thread
-    Q = queue.Queue
-    (threading.Lock, threading.RLock, T.start, T.join, T._bootstrap_inner,
-     Q.put, Q.get, queue.SimpleQueue) = _saved
+    T: Any = threading.Thread
+    Q: Any = queue.Queue
+    threading_: Any = threading
+    queue_: Any = queue
+    (threading_.Lock, threading_.RLock, T.start, T.join, T._bootstrap_inner,
+     Q.put, Q.get, queue_.SimpleQueue) = _saved
     _saved = None
