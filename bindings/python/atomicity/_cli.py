@@ -1,14 +1,21 @@
 """``python -m atomicity``: ``run`` checks a threaded Python program, ``check`` a trace file."""
 
+from __future__ import annotations
+
 import argparse
+import importlib
 import os
 import sys
 import threading
 import traceback
 import warnings
+from typing import TYPE_CHECKING, Any, List, NoReturn, Optional, Sequence, Tuple
 
 from . import _lib
 from .errors import Error, TraceWarning
+
+if TYPE_CHECKING:
+    from .session import Session
 
 PROG = "python -m atomicity"
 
@@ -41,16 +48,23 @@ usage: %(prog)s run [options] [--] script.py [args]   check a threaded Python pr
 FORMATS = ("text", "json", "sarif", "html")
 
 
+def _untyped(name: str) -> Any:
+    """The submodule ``name`` of this package, imported as ``from . import name`` would.
+    For _recorder and _tracing, which are not annotated (their hot paths change often): the
+    type checker sees them as Any here, at the boundary."""
+    return importlib.import_module("." + name, __package__)
+
+
 class _UsageError(Exception):
     pass
 
 
 class _Parser(argparse.ArgumentParser):
-    def error(self, message):
+    def error(self, message: str) -> NoReturn:
         raise _UsageError(message)
 
 
-def _run_parser():
+def _run_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG + " run", usage=RUN_USAGE[len("usage: "):], epilog=RUN_EPILOG,
                 formatter_class=argparse.RawDescriptionHelpFormatter, add_help=True,
                 allow_abbrev=False)
@@ -73,7 +87,7 @@ def _run_parser():
     return p
 
 
-def _check_parser():
+def _check_parser() -> argparse.ArgumentParser:
     p = _Parser(prog=PROG + " check", usage=CHECK_USAGE[len("usage: "):], allow_abbrev=False)
     p.add_argument("-c", "--checker", action="append", default=[], metavar="CHECKER[:ARGS]")
     p.add_argument("--format", choices=FORMATS, default="text")
@@ -88,7 +102,7 @@ _RUN_VALUED = {"--atomic", "-c", "--checker", "--format", "--report", "--trace",
                "--max-events", "--backend"}
 
 
-def _split_run(argv):
+def _split_run(argv: List[str]) -> Tuple[List[str], Optional[str], List[str]]:
     """(tool options, script, script args): the script is the first word that is not an
     option or an option's value, or the word after '--'."""
     i = 0
@@ -108,12 +122,13 @@ def _split_run(argv):
     return argv, None, []
 
 
-def _say(message):
+def _say(message: str) -> None:
     sys.stderr.write("atomicity: %s\n" % message)
     sys.stderr.flush()
 
 
-def _write(session, fmt, report, input_name, tool, cut_short=None):
+def _write(session: Session, fmt: str, report: Optional[str], input_name: str, tool: str,
+           cut_short: Optional[str] = None) -> None:
     if report is None or report == "-":
         out = sys.stdout if report == "-" else sys.stderr
         out.flush()
@@ -125,13 +140,13 @@ def _write(session, fmt, report, input_name, tool, cut_short=None):
                               cut_short=cut_short)
 
 
-def _status_of(session):
+def _status_of(session: Session) -> int:
     if any(not s.complete for s in session.status) and not session.reports:
         return 3
     return 1 if session.reports else 0
 
 
-def main(argv=None):
+def main(argv: Optional[List[str]] = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
     if not argv or argv[0] in ("-h", "--help"):
@@ -155,7 +170,7 @@ def main(argv=None):
 _LOCK_BLOCK_CHECKERS = ("commit-node", "block")
 
 
-def _declared_only(spec):
+def _declared_only(spec: str) -> str:
     """The spec to attach for a run: the transactions of a program are the ones it declares
     (--atomic, atomicity.atomic), so commit-node and block get lock_blocks=no unless the spec
     says otherwise (as libatomicity-rt does)."""
@@ -165,7 +180,7 @@ def _declared_only(spec):
     return "%s:%s%slock_blocks=no" % (name, rest, "," if rest else "")
 
 
-def check(argv):
+def check(argv: List[str]) -> int:
     """``check TRACE``: atomcheck from Python. Status: 0 no violation, 1 violations, 3 a
     checker stopped early and found nothing, 2 errors and ill-formed events."""
     args = _check_parser().parse_args(argv)
@@ -203,7 +218,7 @@ def check(argv):
         session.close()
 
 
-def run(argv):
+def run(argv: List[str]) -> int:
     """``run script.py``: run the script with its accesses, locks and threads recorded."""
     options, script, script_args = _split_run(argv)
     parser = _run_parser()
@@ -221,12 +236,13 @@ def run(argv):
     if args.backend:
         os.environ["ATOMICITY_PY_BACKEND"] = args.backend
     try:
-        from . import _tracing
+        _tracing = _untyped("_tracing")
     except ImportError as exc:
         _say("the access tracer (atomicity._tracing) cannot be imported: %s" % exc)
         return 2
 
-    from . import _recorder, _sync
+    _recorder = _untyped("_recorder")
+    from . import _sync  # noqa: F401
     from .session import Session
     try:
         # Made before the locks are patched: the session's own lock must be a real one.
@@ -267,10 +283,11 @@ def run(argv):
     return status
 
 
-def _run_script(script, script_args, recorder, tracer):
+def _run_script(script: str, script_args: Sequence[str], recorder: Any, tracer: Any) -> int:
     """Run the script as __main__ with everything hooked; returns its exit status."""
     import runpy
-    from . import _recorder, _sync
+    from . import _sync
+    _recorder = _untyped("_recorder")
 
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     sys.argv = [script] + list(script_args)
@@ -310,7 +327,7 @@ def _run_script(script, script_args, recorder, tracer):
     return status
 
 
-def _exit_status(code):
+def _exit_status(code: object) -> int:
     """What Python makes of SystemExit(code)."""
     if code is None:
         return 0
@@ -323,7 +340,7 @@ def _exit_status(code):
     return 1
 
 
-def _print_exception(script):
+def _print_exception(script: str) -> None:
     """The traceback as Python prints it, without the frames of this tool."""
     kind, value, tb = sys.exc_info()
     target = os.path.normcase(os.path.abspath(script))
@@ -341,7 +358,7 @@ def _print_exception(script):
     sys.stderr.flush()
 
 
-def _wait_for_threads():
+def _wait_for_threads() -> None:
     """Join the non-daemon threads still running, as the interpreter does at exit."""
     me = threading.current_thread()
     while True:
