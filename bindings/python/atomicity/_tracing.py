@@ -191,90 +191,95 @@ def _needs_locals(e):
     return False    # const, global
 
 
-def _reportable_container(c):
-    return type(c) not in _IMMUTABLE and not isinstance(c, type)
+# --- container methods: handler(container, a0) -> ((is_write, key), ...) -------------
+# a0 is the recomputed first positional argument, _NOARG when the call has none or it cannot
+# be recomputed, _FAILED when recomputing it raised anything else; handlers that need it raise
+# _Unresolved then. They return the item accesses in order (key LENGTH for the length / set
+# of keys) and report nothing themselves, so that one failing half-way reports nothing.
+# (A handler per call rather than closures made per call: this runs for every method call of
+# traced code on a builtin container.)
+
+_NOARG = object()
+_FAILED = object()
+_READ_LEN = ((False, LENGTH),)
+_WRITE_LEN = ((True, LENGTH),)
 
 
-# --- container methods: handler(container, arg, emit) -----------------------------------
-# arg(i) recomputes the i-th positional argument (raises _Unresolved when it cannot);
-# emit(is_write, key) reports one item access (key LENGTH for the length / set of keys).
-
-def _read_key(c, arg, emit):
-    emit(False, arg(0))
+def _read_key(c, a0):
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    return ((False, a0),)
 
 
-def _read_len(c, arg, emit):
-    emit(False, LENGTH)
+def _read_len(c, a0):
+    return _READ_LEN
 
 
-def _write_len(c, arg, emit):
-    emit(True, LENGTH)
+def _write_len(c, a0):
+    return _WRITE_LEN
 
 
-def _insert_key(c, arg, emit):
+def _insert_key(c, a0):
     # dict.setdefault / set.add: a read when the key is there, else an insertion
-    k = arg(0)
-    if k in c:
-        emit(False, k)
-    else:
-        emit(True, k)
-        emit(True, LENGTH)
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    if a0 in c:
+        return ((False, a0),)
+    return ((True, a0), (True, LENGTH))
 
 
-def _remove_key(c, arg, emit):
+def _remove_key(c, a0):
     # dict.pop / set.discard / set.remove: a removal when the key is there, else a read
-    k = arg(0)
-    if k in c:
-        emit(True, k)
-        emit(True, LENGTH)
-    else:
-        emit(False, k)
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    if a0 in c:
+        return ((True, a0), (True, LENGTH))
+    return ((False, a0),)
 
 
-def _set_key(c, arg, emit):
-    k = arg(0)
-    new = k not in c
-    emit(True, k)
-    if new:
-        emit(True, LENGTH)
+def _set_key(c, a0):
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    if a0 not in c:
+        return ((True, a0), (True, LENGTH))
+    return ((True, a0),)
 
 
-def _del_key(c, arg, emit):
-    emit(True, arg(0))
-    emit(True, LENGTH)
+def _del_key(c, a0):
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    return ((True, a0), (True, LENGTH))
 
 
 def _pop_any(first):
-    def handler(c, arg, emit):
+    def handler(c, a0):
         if len(c):
-            emit(True, first(c))
-            emit(True, LENGTH)
-        else:
-            emit(False, LENGTH)
+            return ((True, first(c)), (True, LENGTH))
+        return _READ_LEN
     return handler
 
 
-def _clear_all(c, arg, emit):
-    for k in list(c):
-        emit(True, k)
-    emit(True, LENGTH)
+def _clear_all(c, a0):
+    out = [(True, k) for k in list(c)]
+    out.append((True, LENGTH))
+    return out
 
 
-def _update_keys(c, arg, emit):
-    try:
-        other = arg(0)
-    except (_Unresolved, IndexError):
-        other = None
+def _update_keys(c, a0):
+    if a0 is _FAILED:
+        raise _Unresolved()
+    other = None if a0 is _NOARG else a0
     if isinstance(other, (dict, set, frozenset, list, tuple)) and not isinstance(c, dict) \
             or isinstance(other, dict):
         new = False
+        out = []
         for k in other:
             new = new or k not in c
-            emit(True, k)
+            out.append((True, k))
         if new:
-            emit(True, LENGTH)
-    else:
-        emit(True, LENGTH)
+            out.append((True, LENGTH))
+        return out
+    return _WRITE_LEN
 
 
 _DICT_METHODS = {
@@ -300,6 +305,15 @@ _METHODS = {
     collections.OrderedDict: _DICT_METHODS, collections.Counter: _DICT_METHODS,
     list: _LIST_METHODS, set: _SET_METHODS, collections.deque: _DEQUE_METHODS,
 }
+# Handlers that never look at the argument: it is not recomputed for them.
+_ARGLESS = frozenset(h for t in _METHODS.values() for h in t.values()
+                     if h in (_read_len, _write_len, _clear_all) or h.__name__ == "handler")
+
+
+def _local_name(e):
+    """The name when expression e (or None) is a plain local or cell variable, else None:
+    probes read those straight from f_locals instead of calling an evaluator."""
+    return e[1] if e is not None and (e[0] == "fast" or e[0] == "deref") else None
 
 
 class _CodeInfo:
@@ -433,58 +447,67 @@ class Tracer:
 
         if kind in (B.ITEM_R, B.ITEM_W, B.ITEM_D):
             c_ev, k_ev = _compile(spec[2]), _compile(spec[3])
+            c_loc, k_loc = _local_name(spec[2]), _local_name(spec[3])
+            is_read, is_del = kind == B.ITEM_R, kind == B.ITEM_D
+            immutable, defaultdict = _IMMUTABLE, collections.defaultdict
 
             def probe(f):
                 try:
                     L = f.f_locals if nl else None
-                    c = c_ev(f, L)
-                    if not _reportable_container(c):
+                    c = L[c_loc] if c_loc is not None else c_ev(f, L)
+                    tc = type(c)
+                    if tc in immutable or isinstance(c, type):
                         return
-                    key = k_ev(f, L)
-                    if type(c) is list and type(key) is int and key < 0:
+                    key = L[k_loc] if k_loc is not None else k_ev(f, L)
+                    if tc is list and type(key) is int and key < 0:
                         key += len(c)
-                    if kind == B.ITEM_R:
-                        grows = isinstance(c, collections.defaultdict) and key not in c
+                    if is_read:
+                        grows = isinstance(c, defaultdict) and key not in c
                     else:
-                        grows = isinstance(c, dict) and (kind == B.ITEM_D or key not in c)
+                        grows = isinstance(c, dict) and (is_del or key not in c)
                 except Exception:
                     missed(code)
                     return
-                if kind == B.ITEM_R and not grows:
+                if is_read and not grows:
                     item(False, c, key, code, line)
                     return
                 item(True, c, key, code, line)
-                if grows or (kind == B.ITEM_D and isinstance(c, (list, set))):
+                if grows or (is_del and isinstance(c, (list, set))):
                     item(True, c, LENGTH, code, line)
             return probe
 
         if kind in (B.SLICE_R, B.SLICE_W, B.ITER):
-            c_ev = _compile(spec[2])
-            is_write = kind == B.SLICE_W
+            c_ev, c_loc = _compile(spec[2]), _local_name(spec[2])
+            is_write, is_iter = kind == B.SLICE_W, kind == B.ITER
+            immutable, sized = _IMMUTABLE, _SIZED
 
             def probe(f):
                 try:
-                    c = c_ev(f, f.f_locals if nl else None)
+                    c = f.f_locals[c_loc] if c_loc is not None else \
+                        c_ev(f, f.f_locals if nl else None)
                 except Exception:
                     missed(code)
                     return
-                if isinstance(c, _SIZED) if kind == B.ITER else _reportable_container(c):
+                if isinstance(c, sized) if is_iter else \
+                        type(c) not in immutable and not isinstance(c, type):
                     item(is_write, c, LENGTH, code, line)
             return probe
 
         if kind == B.CONTAINS:
             k_ev = _compile(spec[2]) if spec[2] is not None else None
             c_ev = _compile(spec[3])
+            k_loc, c_loc = _local_name(spec[2]), _local_name(spec[3])
+            sized = _SIZED
 
             def probe(f):
                 try:
                     L = f.f_locals if nl else None
-                    c = c_ev(f, L)
+                    c = L[c_loc] if c_loc is not None else c_ev(f, L)
                     if isinstance(c, (dict, set)):
                         if k_ev is None:
                             raise _Unresolved()
-                        key = k_ev(f, L)
-                    elif isinstance(c, _SIZED):
+                        key = L[k_loc] if k_loc is not None else k_ev(f, L)
+                    elif isinstance(c, sized):
                         key = LENGTH
                     else:
                         return
@@ -496,52 +519,58 @@ class Tracer:
 
         if kind == B.LEN:
             fn_ev, a_ev = _compile(spec[2]), _compile(spec[3])
-            builtin_len = len
+            a_loc = _local_name(spec[3])
+            builtin_len, sized = len, _SIZED
 
             def probe(f):
                 try:
                     L = f.f_locals if nl else None
                     if fn_ev(f, L) is not builtin_len:
                         return
-                    c = a_ev(f, L)
+                    c = L[a_loc] if a_loc is not None else a_ev(f, L)
                 except Exception:
                     missed(code)
                     return
-                if isinstance(c, _SIZED):
+                if isinstance(c, sized):
                     item(False, c, LENGTH, code, line)
             return probe
 
         if kind == B.METHOD:
             r_ev, name = _compile(spec[2]), spec[3]
-            arg_evs = tuple(_compile(a) if a is not None else None for a in spec[4])
+            r_loc = _local_name(spec[2])
+            args = spec[4]
+            a_ev = _compile(args[0]) if args and args[0] is not None else None
+            a_loc = _local_name(args[0]) if args else None
+            methods, argless = _METHODS, _ARGLESS
 
             def probe(f):
                 L = f.f_locals if nl else None
                 try:
-                    c = r_ev(f, L)
+                    c = L[r_loc] if r_loc is not None else r_ev(f, L)
                 except Exception:
                     missed(code)
                     return
-                table = _METHODS.get(type(c))
+                table = methods.get(type(c))
                 if table is None:
                     return
                 handler = table.get(name)
                 if handler is None:
                     return
-                out = []
-
-                def arg(i):
-                    ev = arg_evs[i]
-                    if ev is None:
-                        raise _Unresolved()
-                    return ev(f, L)
-
+                if a_ev is None or handler in argless:
+                    a0 = _NOARG
+                else:
+                    try:
+                        a0 = L[a_loc] if a_loc is not None else a_ev(f, L)
+                    except _Unresolved:
+                        a0 = _NOARG
+                    except Exception:
+                        a0 = _FAILED
                 try:
-                    handler(c, arg, lambda w, k: out.append((w, k)))
+                    accesses = handler(c, a0)
                 except Exception:
                     missed(code)
                     return
-                for w, k in out:
+                for w, k in accesses:
                     item(w, c, k, code, line)
             return probe
 
