@@ -12,7 +12,8 @@ Two backends, one per interpreter generation:
   once (and is disabled for unwanted code); wanted code gets local INSTRUCTION events, which
   are disabled again at every offset without a probe, so only access instructions call back.
 - "settrace" (3.11, or forced): sys.settrace and threading.settrace; opcode events are turned
-  on only for frames of code that has probes, line events are off.
+  on only for frames of code that has probes; on 3.11 only on the lines that have probes,
+  switched by line events (see _line_gate), elsewhere line events are off.
 ATOMICITY_PY_BACKEND=settrace|monitoring forces one.
 
 The tracer never touches a Session; it owns nothing but its caches (code object -> probes,
@@ -316,8 +317,40 @@ def _local_name(e):
     return e[1] if e is not None and (e[0] == "fast" or e[0] == "deref") else None
 
 
+# settrace on 3.11: opcode events are switched per line (see _line_gate). Not on 3.12+:
+# there f_trace_opcodes of one frame turns the INSTRUCTION events of its whole code object on
+# or off (3.13), which other threads' frames of that code rely on.
+_GATE_LINES = sys.version_info < (3, 12)
+
+
+def _line_gate(code, offsets):
+    """(hot, last) for the opcode switching of the settrace backend, or None.
+
+    Each opcode event costs a Python call, and most instructions of traced code have no
+    probe. The backend therefore also takes line events and turns opcode events on at the
+    start of a line that has probes (`hot`: their line numbers) and off at the start of any
+    other line, and off again after the probe at an offset in `last` (no probe of the same
+    line at a larger offset). A probe instruction is thus always reached with opcode events
+    on: the interpreter reports a line event before the first instruction of each new line
+    and after every backward jump, so the only instructions reached without one are those
+    that follow an instruction of the same line at a smaller offset. None (opcode events all
+    the time) when an instruction with a probe has no line number (no line event shows it).
+    """
+    lines = {}
+    for start, end, line in code.co_lines():
+        for off in offsets:
+            if start <= off < end:
+                lines[off] = line
+    if len(lines) != len(offsets) or None in lines.values():
+        return None
+    hot = frozenset(lines.values())
+    last = frozenset(off for off, line in lines.items()
+                     if not any(o > off and ln == line for o, ln in lines.items()))
+    return hot, last
+
+
 class _CodeInfo:
-    __slots__ = ("code", "probes", "atomic", "local", "events")
+    __slots__ = ("code", "probes", "atomic", "local", "events", "hot")
 
     def __init__(self, code, probes, atomic):
         self.code = code
@@ -325,6 +358,7 @@ class _CodeInfo:
         self.atomic = atomic
         self.local = None           # settrace: the local trace function
         self.events = 0             # monitoring: the local events set
+        self.hot = None             # settrace on 3.11: lines with probes (see _line_gate)
 
 
 class Tracer:
@@ -583,6 +617,26 @@ class Tracer:
         if not probes and not atomic:
             return None
         get = probes.get
+        gate = _line_gate(code, list(probes)) if _GATE_LINES and probes else None
+
+        if gate is not None:
+            hot, last = gate
+            info.hot = hot
+
+            def local_gated(frame, event, arg):
+                if event == "opcode":
+                    off = frame.f_lasti
+                    p = get(off)
+                    if p is not None:
+                        p(frame)
+                        if off in last:
+                            frame.f_trace_opcodes = False
+                elif event == "line":
+                    frame.f_trace_opcodes = frame.f_lineno in hot
+                elif event == "return" and atomic and self._active:
+                    end(code, frame.f_lineno)
+                return local_gated
+            return local_gated
 
         if not atomic:
             def local(frame, event, arg):
@@ -612,9 +666,15 @@ class Tracer:
             info = self._learn(code, frame)
         if info is None or info.local is None:
             return None
-        frame.f_trace_lines = False
-        if info.probes:
-            frame.f_trace_opcodes = True
+        if info.hot is not None:
+            # a call, or a generator's resumption: the line events to come do not include
+            # the current line, so its opcode setting is made here
+            frame.f_trace_lines = True
+            frame.f_trace_opcodes = frame.f_lineno in info.hot
+        else:
+            frame.f_trace_lines = False
+            if info.probes:
+                frame.f_trace_opcodes = True
         if info.atomic:
             self.sink.begin(code, code.co_firstlineno)
         return info.local
