@@ -697,13 +697,22 @@ class Tracer:
         self.sink.begin(code, code.co_firstlineno)
         return None
 
-    def _m_instruction(self, code, offset):
-        info = self._infos.get(code)
-        p = info.probes.get(offset) if info is not None else None
-        if p is None:
-            return sys.monitoring.DISABLE
-        p(sys._getframe(1))
-        return None
+    def _make_m_instruction(self):
+        """The INSTRUCTION callback: a closure over what it needs, as it runs before every
+        access instruction of traced code (the other offsets are disabled at their first
+        event)."""
+        infos_get = self._infos.get     # start() makes it again after stop() replaced _infos
+        disable = sys.monitoring.DISABLE
+        getframe = sys._getframe
+
+        def instruction(code, offset):
+            info = infos_get(code)
+            p = info.probes.get(offset) if info is not None else None
+            if p is None:
+                return disable
+            p(getframe(1))
+            return None
+        return instruction
 
     def _m_resume(self, code, offset):
         info = self._infos.get(code)
@@ -739,7 +748,7 @@ class Tracer:
                 raise RuntimeError("no free sys.monitoring tool id (all six are in use)")
             ev = mon.events
             mon.register_callback(self.tool_id, ev.PY_START, self._m_start)
-            mon.register_callback(self.tool_id, ev.INSTRUCTION, self._m_instruction)
+            mon.register_callback(self.tool_id, ev.INSTRUCTION, self._make_m_instruction())
             mon.register_callback(self.tool_id, ev.PY_RESUME, self._m_resume)
             mon.register_callback(self.tool_id, ev.PY_RETURN, self._m_leave)
             mon.register_callback(self.tool_id, ev.PY_YIELD, self._m_leave)
