@@ -2,7 +2,8 @@
 
 Runs the worker of py_workload.py (one thread, --items items) once plain and once under
 atomicity._tracing.Tracer with a sink that only counts the accesses it is given, best of
---repeat, and prints the backend, both times, the number of accesses, the cost of one access
+--repeat in CPU time of the process (less disturbed than wall time on a shared machine), and
+prints the backend, both times, the number of accesses, the cost of one access
 ((traced - plain) / accesses) and the slowdown. No library and no Session: this is what the
 tracer costs before the recorder does anything. ATOMICITY_PY_BACKEND picks the backend.
 
@@ -60,16 +61,16 @@ def main():
     plain = traced = float("inf")
     accesses = 0
     for _ in range(args.repeat):
-        t = time.perf_counter()
+        t = time.process_time()
         work(args.items)
-        plain = min(plain, time.perf_counter() - t)
+        plain = min(plain, time.process_time() - t)
         sink = CountingSink()
         tracer = _tracing.Tracer(sink)
         tracer.start()
         try:
-            t = time.perf_counter()
+            t = time.process_time()
             work(args.items)
-            traced = min(traced, time.perf_counter() - t)
+            traced = min(traced, time.process_time() - t)
         finally:
             tracer.stop()
         accesses = sink.accesses
