@@ -211,6 +211,19 @@ def gen(d):                 # L:gen_def
     d["g"] = 2              # L:gen_b
 
 
+# Several probes on one line, reached again without a new line (3.11's settrace switches
+# opcode events per line: a backward jump within the line, a branch, a generator resumed on
+# the line after its last probe).
+def one_line_loop(box, flag):
+    n = 0
+    while n < 2: n += 1; box["n"] = n                     # noqa: E701  L:loop_line
+    v = box["a"] if flag else box["b"]                    # L:cond_line
+    return v + sum(one_line_gen(box))                     # L:gen_call
+
+
+def one_line_gen(box): yield box["a"]; yield box["b"]    # noqa: E704,E702  L:gen_line
+
+
 class Key:
     def __init__(self, v):
         self.v = v
@@ -283,6 +296,24 @@ class TracingTests(unittest.TestCase):
             ("item", "w", "dict", "kx", L["binop_key"]),
             ("item", "w", "dict", LENGTH, L["binop_key"]),
         ])
+
+    def test_several_probes_on_one_line(self):
+        sink = Recorder([one_line_loop.__code__, one_line_gen.__code__])
+        box = {"a": 1, "b": 2}
+        for flag in (True, False):
+            run(sink, one_line_loop, box, flag)
+        want = []
+        for flag in (True, False):
+            if flag:
+                want += [("item", "w", "dict", "n", L["loop_line"]),
+                         ("item", "w", "dict", LENGTH, L["loop_line"])]
+            else:
+                want += [("item", "w", "dict", "n", L["loop_line"])]
+            want += [("item", "w", "dict", "n", L["loop_line"]),
+                     ("item", "r", "dict", "a" if flag else "b", L["cond_line"]),
+                     ("item", "r", "dict", "a", L["gen_line"]),
+                     ("item", "r", "dict", "b", L["gen_line"])]
+        self.assertEqual(sink.log, want)
 
     def test_constant_tuples(self):
         sink = Recorder([const_keys.__code__])

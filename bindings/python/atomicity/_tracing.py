@@ -12,7 +12,8 @@ Two backends, one per interpreter generation:
   once (and is disabled for unwanted code); wanted code gets local INSTRUCTION events, which
   are disabled again at every offset without a probe, so only access instructions call back.
 - "settrace" (3.11, or forced): sys.settrace and threading.settrace; opcode events are turned
-  on only for frames of code that has probes, line events are off.
+  on only for frames of code that has probes; on 3.11 only on the lines that have probes,
+  switched by line events (see _line_gate), elsewhere line events are off.
 ATOMICITY_PY_BACKEND=settrace|monitoring forces one.
 
 The tracer never touches a Session; it owns nothing but its caches (code object -> probes,
@@ -191,90 +192,95 @@ def _needs_locals(e):
     return False    # const, global
 
 
-def _reportable_container(c):
-    return type(c) not in _IMMUTABLE and not isinstance(c, type)
+# --- container methods: handler(container, a0) -> ((is_write, key), ...) -------------
+# a0 is the recomputed first positional argument, _NOARG when the call has none or it cannot
+# be recomputed, _FAILED when recomputing it raised anything else; handlers that need it raise
+# _Unresolved then. They return the item accesses in order (key LENGTH for the length / set
+# of keys) and report nothing themselves, so that one failing half-way reports nothing.
+# (A handler per call rather than closures made per call: this runs for every method call of
+# traced code on a builtin container.)
+
+_NOARG = object()
+_FAILED = object()
+_READ_LEN = ((False, LENGTH),)
+_WRITE_LEN = ((True, LENGTH),)
 
 
-# --- container methods: handler(container, arg, emit) -----------------------------------
-# arg(i) recomputes the i-th positional argument (raises _Unresolved when it cannot);
-# emit(is_write, key) reports one item access (key LENGTH for the length / set of keys).
-
-def _read_key(c, arg, emit):
-    emit(False, arg(0))
+def _read_key(c, a0):
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    return ((False, a0),)
 
 
-def _read_len(c, arg, emit):
-    emit(False, LENGTH)
+def _read_len(c, a0):
+    return _READ_LEN
 
 
-def _write_len(c, arg, emit):
-    emit(True, LENGTH)
+def _write_len(c, a0):
+    return _WRITE_LEN
 
 
-def _insert_key(c, arg, emit):
+def _insert_key(c, a0):
     # dict.setdefault / set.add: a read when the key is there, else an insertion
-    k = arg(0)
-    if k in c:
-        emit(False, k)
-    else:
-        emit(True, k)
-        emit(True, LENGTH)
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    if a0 in c:
+        return ((False, a0),)
+    return ((True, a0), (True, LENGTH))
 
 
-def _remove_key(c, arg, emit):
+def _remove_key(c, a0):
     # dict.pop / set.discard / set.remove: a removal when the key is there, else a read
-    k = arg(0)
-    if k in c:
-        emit(True, k)
-        emit(True, LENGTH)
-    else:
-        emit(False, k)
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    if a0 in c:
+        return ((True, a0), (True, LENGTH))
+    return ((False, a0),)
 
 
-def _set_key(c, arg, emit):
-    k = arg(0)
-    new = k not in c
-    emit(True, k)
-    if new:
-        emit(True, LENGTH)
+def _set_key(c, a0):
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    if a0 not in c:
+        return ((True, a0), (True, LENGTH))
+    return ((True, a0),)
 
 
-def _del_key(c, arg, emit):
-    emit(True, arg(0))
-    emit(True, LENGTH)
+def _del_key(c, a0):
+    if a0 is _NOARG or a0 is _FAILED:
+        raise _Unresolved()
+    return ((True, a0), (True, LENGTH))
 
 
 def _pop_any(first):
-    def handler(c, arg, emit):
+    def handler(c, a0):
         if len(c):
-            emit(True, first(c))
-            emit(True, LENGTH)
-        else:
-            emit(False, LENGTH)
+            return ((True, first(c)), (True, LENGTH))
+        return _READ_LEN
     return handler
 
 
-def _clear_all(c, arg, emit):
-    for k in list(c):
-        emit(True, k)
-    emit(True, LENGTH)
+def _clear_all(c, a0):
+    out = [(True, k) for k in list(c)]
+    out.append((True, LENGTH))
+    return out
 
 
-def _update_keys(c, arg, emit):
-    try:
-        other = arg(0)
-    except (_Unresolved, IndexError):
-        other = None
+def _update_keys(c, a0):
+    if a0 is _FAILED:
+        raise _Unresolved()
+    other = None if a0 is _NOARG else a0
     if isinstance(other, (dict, set, frozenset, list, tuple)) and not isinstance(c, dict) \
             or isinstance(other, dict):
         new = False
+        out = []
         for k in other:
             new = new or k not in c
-            emit(True, k)
+            out.append((True, k))
         if new:
-            emit(True, LENGTH)
-    else:
-        emit(True, LENGTH)
+            out.append((True, LENGTH))
+        return out
+    return _WRITE_LEN
 
 
 _DICT_METHODS = {
@@ -300,10 +306,51 @@ _METHODS = {
     collections.OrderedDict: _DICT_METHODS, collections.Counter: _DICT_METHODS,
     list: _LIST_METHODS, set: _SET_METHODS, collections.deque: _DEQUE_METHODS,
 }
+# Handlers that never look at the argument: it is not recomputed for them.
+_ARGLESS = frozenset(h for t in _METHODS.values() for h in t.values()
+                     if h in (_read_len, _write_len, _clear_all) or h.__name__ == "handler")
+
+
+def _local_name(e):
+    """The name when expression e (or None) is a plain local or cell variable, else None:
+    probes read those straight from f_locals instead of calling an evaluator."""
+    return e[1] if e is not None and (e[0] == "fast" or e[0] == "deref") else None
+
+
+# settrace on 3.11: opcode events are switched per line (see _line_gate). Not on 3.12+:
+# there f_trace_opcodes of one frame turns the INSTRUCTION events of its whole code object on
+# or off (3.13), which other threads' frames of that code rely on.
+_GATE_LINES = sys.version_info < (3, 12)
+
+
+def _line_gate(code, offsets):
+    """(hot, last) for the opcode switching of the settrace backend, or None.
+
+    Each opcode event costs a Python call, and most instructions of traced code have no
+    probe. The backend therefore also takes line events and turns opcode events on at the
+    start of a line that has probes (`hot`: their line numbers) and off at the start of any
+    other line, and off again after the probe at an offset in `last` (no probe of the same
+    line at a larger offset). A probe instruction is thus always reached with opcode events
+    on: the interpreter reports a line event before the first instruction of each new line
+    and after every backward jump, so the only instructions reached without one are those
+    that follow an instruction of the same line at a smaller offset. None (opcode events all
+    the time) when an instruction with a probe has no line number (no line event shows it).
+    """
+    lines = {}
+    for start, end, line in code.co_lines():
+        for off in offsets:
+            if start <= off < end:
+                lines[off] = line
+    if len(lines) != len(offsets) or None in lines.values():
+        return None
+    hot = frozenset(lines.values())
+    last = frozenset(off for off, line in lines.items()
+                     if not any(o > off and ln == line for o, ln in lines.items()))
+    return hot, last
 
 
 class _CodeInfo:
-    __slots__ = ("code", "probes", "atomic", "local", "events")
+    __slots__ = ("code", "probes", "atomic", "local", "events", "hot")
 
     def __init__(self, code, probes, atomic):
         self.code = code
@@ -311,6 +358,7 @@ class _CodeInfo:
         self.atomic = atomic
         self.local = None           # settrace: the local trace function
         self.events = 0             # monitoring: the local events set
+        self.hot = None             # settrace on 3.11: lines with probes (see _line_gate)
 
 
 class Tracer:
@@ -433,58 +481,67 @@ class Tracer:
 
         if kind in (B.ITEM_R, B.ITEM_W, B.ITEM_D):
             c_ev, k_ev = _compile(spec[2]), _compile(spec[3])
+            c_loc, k_loc = _local_name(spec[2]), _local_name(spec[3])
+            is_read, is_del = kind == B.ITEM_R, kind == B.ITEM_D
+            immutable, defaultdict = _IMMUTABLE, collections.defaultdict
 
             def probe(f):
                 try:
                     L = f.f_locals if nl else None
-                    c = c_ev(f, L)
-                    if not _reportable_container(c):
+                    c = L[c_loc] if c_loc is not None else c_ev(f, L)
+                    tc = type(c)
+                    if tc in immutable or isinstance(c, type):
                         return
-                    key = k_ev(f, L)
-                    if type(c) is list and type(key) is int and key < 0:
+                    key = L[k_loc] if k_loc is not None else k_ev(f, L)
+                    if tc is list and type(key) is int and key < 0:
                         key += len(c)
-                    if kind == B.ITEM_R:
-                        grows = isinstance(c, collections.defaultdict) and key not in c
+                    if is_read:
+                        grows = isinstance(c, defaultdict) and key not in c
                     else:
-                        grows = isinstance(c, dict) and (kind == B.ITEM_D or key not in c)
+                        grows = isinstance(c, dict) and (is_del or key not in c)
                 except Exception:
                     missed(code)
                     return
-                if kind == B.ITEM_R and not grows:
+                if is_read and not grows:
                     item(False, c, key, code, line)
                     return
                 item(True, c, key, code, line)
-                if grows or (kind == B.ITEM_D and isinstance(c, (list, set))):
+                if grows or (is_del and isinstance(c, (list, set))):
                     item(True, c, LENGTH, code, line)
             return probe
 
         if kind in (B.SLICE_R, B.SLICE_W, B.ITER):
-            c_ev = _compile(spec[2])
-            is_write = kind == B.SLICE_W
+            c_ev, c_loc = _compile(spec[2]), _local_name(spec[2])
+            is_write, is_iter = kind == B.SLICE_W, kind == B.ITER
+            immutable, sized = _IMMUTABLE, _SIZED
 
             def probe(f):
                 try:
-                    c = c_ev(f, f.f_locals if nl else None)
+                    c = f.f_locals[c_loc] if c_loc is not None else \
+                        c_ev(f, f.f_locals if nl else None)
                 except Exception:
                     missed(code)
                     return
-                if isinstance(c, _SIZED) if kind == B.ITER else _reportable_container(c):
+                if isinstance(c, sized) if is_iter else \
+                        type(c) not in immutable and not isinstance(c, type):
                     item(is_write, c, LENGTH, code, line)
             return probe
 
         if kind == B.CONTAINS:
             k_ev = _compile(spec[2]) if spec[2] is not None else None
             c_ev = _compile(spec[3])
+            k_loc, c_loc = _local_name(spec[2]), _local_name(spec[3])
+            sized = _SIZED
 
             def probe(f):
                 try:
                     L = f.f_locals if nl else None
-                    c = c_ev(f, L)
+                    c = L[c_loc] if c_loc is not None else c_ev(f, L)
                     if isinstance(c, (dict, set)):
                         if k_ev is None:
                             raise _Unresolved()
-                        key = k_ev(f, L)
-                    elif isinstance(c, _SIZED):
+                        key = L[k_loc] if k_loc is not None else k_ev(f, L)
+                    elif isinstance(c, sized):
                         key = LENGTH
                     else:
                         return
@@ -496,52 +553,58 @@ class Tracer:
 
         if kind == B.LEN:
             fn_ev, a_ev = _compile(spec[2]), _compile(spec[3])
-            builtin_len = len
+            a_loc = _local_name(spec[3])
+            builtin_len, sized = len, _SIZED
 
             def probe(f):
                 try:
                     L = f.f_locals if nl else None
                     if fn_ev(f, L) is not builtin_len:
                         return
-                    c = a_ev(f, L)
+                    c = L[a_loc] if a_loc is not None else a_ev(f, L)
                 except Exception:
                     missed(code)
                     return
-                if isinstance(c, _SIZED):
+                if isinstance(c, sized):
                     item(False, c, LENGTH, code, line)
             return probe
 
         if kind == B.METHOD:
             r_ev, name = _compile(spec[2]), spec[3]
-            arg_evs = tuple(_compile(a) if a is not None else None for a in spec[4])
+            r_loc = _local_name(spec[2])
+            args = spec[4]
+            a_ev = _compile(args[0]) if args and args[0] is not None else None
+            a_loc = _local_name(args[0]) if args else None
+            methods, argless = _METHODS, _ARGLESS
 
             def probe(f):
                 L = f.f_locals if nl else None
                 try:
-                    c = r_ev(f, L)
+                    c = L[r_loc] if r_loc is not None else r_ev(f, L)
                 except Exception:
                     missed(code)
                     return
-                table = _METHODS.get(type(c))
+                table = methods.get(type(c))
                 if table is None:
                     return
                 handler = table.get(name)
                 if handler is None:
                     return
-                out = []
-
-                def arg(i):
-                    ev = arg_evs[i]
-                    if ev is None:
-                        raise _Unresolved()
-                    return ev(f, L)
-
+                if a_ev is None or handler in argless:
+                    a0 = _NOARG
+                else:
+                    try:
+                        a0 = L[a_loc] if a_loc is not None else a_ev(f, L)
+                    except _Unresolved:
+                        a0 = _NOARG
+                    except Exception:
+                        a0 = _FAILED
                 try:
-                    handler(c, arg, lambda w, k: out.append((w, k)))
+                    accesses = handler(c, a0)
                 except Exception:
                     missed(code)
                     return
-                for w, k in out:
+                for w, k in accesses:
                     item(w, c, k, code, line)
             return probe
 
@@ -554,6 +617,26 @@ class Tracer:
         if not probes and not atomic:
             return None
         get = probes.get
+        gate = _line_gate(code, list(probes)) if _GATE_LINES and probes else None
+
+        if gate is not None:
+            hot, last = gate
+            info.hot = hot
+
+            def local_gated(frame, event, arg):
+                if event == "opcode":
+                    off = frame.f_lasti
+                    p = get(off)
+                    if p is not None:
+                        p(frame)
+                        if off in last:
+                            frame.f_trace_opcodes = False
+                elif event == "line":
+                    frame.f_trace_opcodes = frame.f_lineno in hot
+                elif event == "return" and atomic and self._active:
+                    end(code, frame.f_lineno)
+                return local_gated
+            return local_gated
 
         if not atomic:
             def local(frame, event, arg):
@@ -583,9 +666,15 @@ class Tracer:
             info = self._learn(code, frame)
         if info is None or info.local is None:
             return None
-        frame.f_trace_lines = False
-        if info.probes:
-            frame.f_trace_opcodes = True
+        if info.hot is not None:
+            # a call, or a generator's resumption: the line events to come do not include
+            # the current line, so its opcode setting is made here
+            frame.f_trace_lines = True
+            frame.f_trace_opcodes = frame.f_lineno in info.hot
+        else:
+            frame.f_trace_lines = False
+            if info.probes:
+                frame.f_trace_opcodes = True
         if info.atomic:
             self.sink.begin(code, code.co_firstlineno)
         return info.local
@@ -608,13 +697,22 @@ class Tracer:
         self.sink.begin(code, code.co_firstlineno)
         return None
 
-    def _m_instruction(self, code, offset):
-        info = self._infos.get(code)
-        p = info.probes.get(offset) if info is not None else None
-        if p is None:
-            return sys.monitoring.DISABLE
-        p(sys._getframe(1))
-        return None
+    def _make_m_instruction(self):
+        """The INSTRUCTION callback: a closure over what it needs, as it runs before every
+        access instruction of traced code (the other offsets are disabled at their first
+        event)."""
+        infos_get = self._infos.get     # start() makes it again after stop() replaced _infos
+        disable = sys.monitoring.DISABLE
+        getframe = sys._getframe
+
+        def instruction(code, offset):
+            info = infos_get(code)
+            p = info.probes.get(offset) if info is not None else None
+            if p is None:
+                return disable
+            p(getframe(1))
+            return None
+        return instruction
 
     def _m_resume(self, code, offset):
         info = self._infos.get(code)
@@ -650,7 +748,7 @@ class Tracer:
                 raise RuntimeError("no free sys.monitoring tool id (all six are in use)")
             ev = mon.events
             mon.register_callback(self.tool_id, ev.PY_START, self._m_start)
-            mon.register_callback(self.tool_id, ev.INSTRUCTION, self._m_instruction)
+            mon.register_callback(self.tool_id, ev.INSTRUCTION, self._make_m_instruction())
             mon.register_callback(self.tool_id, ev.PY_RESUME, self._m_resume)
             mon.register_callback(self.tool_id, ev.PY_RETURN, self._m_leave)
             mon.register_callback(self.tool_id, ev.PY_YIELD, self._m_leave)
