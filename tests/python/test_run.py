@@ -5,6 +5,7 @@ Interleavings are forced with untraced _thread locks used as gates.
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -159,6 +160,99 @@ class TestProgramUnchanged(RunBase):
         doc, _, err = self.json_reports("--max-events", "100000", "bank.py")
         self.assertIsNone(doc["cut_short"])
         self.assertNotIn("recording stopped", err)
+
+
+# A violation found before the program ends abruptly: the gates force the other thread's
+# increment between the read and the write of the main thread's transaction.
+ABRUPT = textwrap.dedent("""\
+    import _thread, os, signal, sys, threading, time
+    import atomicity
+
+    class Counter:
+        def __init__(self):
+            self.value = 0
+
+    c = Counter()
+    go, done = _thread.allocate_lock(), _thread.allocate_lock()
+    go.acquire(); done.acquire()
+
+    @atomicity.atomic
+    def inc(wait):
+        v = c.value
+        if wait:
+            go.release(); done.acquire()
+        c.value = v + 1
+
+    def other():
+        go.acquire()
+        inc(False)
+        done.release()
+
+    t = threading.Thread(target=other)
+    t.start()
+    inc(True)
+    t.join()
+    print("value", c.value)
+    sys.stdout.flush()
+    END
+    time.sleep(30)
+    print("not reached")
+    """)
+
+
+class TestAbruptEnd(RunBase):
+    """The reports are written however the program ends, and its status is kept."""
+
+    def run_ending(self, end, status, *options):
+        self.write("abrupt.py", ABRUPT.replace("END", end))
+        got, out, err = self.tool("run", *options, "abrupt.py")
+        self.assertEqual((got, out), (status, "value 1\n"), err)  # a lost update
+        return err
+
+    def assert_reported(self, err):
+        self.assertIn("aerodrome: conflict-cycle", err)
+        self.assertIn("Counter.value", err)
+        self.assertEqual(err.count("aerodrome: 1 violation"), 1, err)  # written once
+
+    def test_sigterm(self):
+        err = self.run_ending("os.kill(os.getpid(), signal.SIGTERM)", -signal.SIGTERM)  # 143 in a shell
+        self.assert_reported(err)
+
+    def test_sighup_json_report(self):
+        self.run_ending("os.kill(os.getpid(), signal.SIGHUP)", -signal.SIGHUP, "--format", "json",
+                        "--report", "out.json")
+        with open(os.path.join(self.dir.name, "out.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["checkers"][0]["violations"], 1)
+
+    def test_os_exit(self):
+        self.assert_reported(self.run_ending("os._exit(4)", 4))
+
+    def test_os_exit_from_a_thread(self):
+        end = "threading.Thread(target=os._exit, args=(5,)).start()"
+        self.assert_reported(self.run_ending(end, 5))
+
+    def test_keyboard_interrupt(self):
+        err = self.run_ending("os.kill(os.getpid(), signal.SIGINT)", 130)
+        self.assertIn("KeyboardInterrupt", err)
+        self.assert_reported(err)
+
+    def test_own_handler_wins(self):
+        # The program's handler replaces the tool's: it exits through SystemExit, and the
+        # reports are written on that path.
+        end = ("signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))\n"
+               "os.kill(os.getpid(), signal.SIGTERM)")
+        self.assert_reported(self.run_ending(end, 7))
+
+    def test_fork_child_writes_nothing(self):
+        if not hasattr(os, "fork"):
+            self.skipTest("no fork")
+        end = ("pid = os.fork()\n"
+               "if pid == 0:\n"
+               "    os._exit(0)\n"
+               "os.waitpid(pid, 0)\n"
+               "os._exit(3)")
+        self.assert_reported(self.run_ending(end, 3))
 
 
 class TestReports(RunBase):

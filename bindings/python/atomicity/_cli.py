@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import _thread
 import argparse
 import importlib
 import os
+import signal
 import sys
 import threading
 import traceback
 import warnings
-from typing import TYPE_CHECKING, Any, List, NoReturn, Optional, Sequence, Tuple
+from types import FrameType
+from typing import (TYPE_CHECKING, Any, Callable, List, NoReturn, Optional, Sequence,
+                    Tuple)
 
 from . import _lib
 from .errors import Error, TraceWarning
@@ -255,8 +259,27 @@ def run(argv: List[str]) -> int:
         return 2
     tracer = _tracing.Tracer(recorder)
 
-    status = _run_script(script, script_args, recorder, tracer)
+    name = script
 
+    def finish() -> None:
+        _finish_run(args, name, session, recorder, tracer)
+
+    ending = _Ending(finish)
+    status = _run_script(script, script_args, recorder, tracer, ending)
+    ending.run_once()
+    ending.uninstall()  # a signal that came while the reports were written kills now
+    return status
+
+
+def _finish_run(args: argparse.Namespace, script: str, session: Session, recorder: Any,
+                tracer: Any) -> None:
+    """Stop recording, finish the session, write the reports and the run's warnings, close
+    the session. Runs once (_Ending): after the script, or before an os._exit or a fatal
+    signal ends the process."""
+    # First: other threads may still run (os._exit from a thread, a signal, daemon threads);
+    # what they do from now on is not recorded.
+    recorder.recording = False
+    tracer.stop()
     try:
         recorder.close()
     except Error as exc:
@@ -280,10 +303,104 @@ def run(argv: List[str]) -> int:
         if spec not in recorder.atomic_matched:
             _say("--atomic %s: no such function ran" % spec)
     session.close()
-    return status
 
 
-def _run_script(script: str, script_args: Sequence[str], recorder: Any, tracer: Any) -> int:
+# Signals whose default action ends the process and that a program is commonly stopped with:
+# the reports are written first. Not SIGQUIT (its point is a core dump of the process as it
+# is), SIGKILL and SIGSTOP (cannot be caught), SIGINT (Python turns it into
+# KeyboardInterrupt, which the run handles as an exception), nor fatal errors (SIGSEGV...:
+# the interpreter's state cannot be trusted then).
+_FATAL_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
+                       if hasattr(signal, name))
+
+
+class _Ending:
+    """Makes sure the reports are written once, however the program ends: after the script
+    returns (run_once), before os._exit (wrapped while the run lasts: the real one follows,
+    with the program's status) and before SIGTERM / SIGHUP kill the process when the program
+    left them at their default action (our handler writes the reports, puts the default
+    back and sends the signal again: the status is the signal's, as without the tool). A
+    handler the program installs replaces ours, and its behaviour wins. Only the process that
+    started the run writes: a fork() child that exits or is killed does not."""
+
+    def __init__(self, finish: Callable[[], None]) -> None:
+        self._finish = finish
+        self._lock = _thread.allocate_lock()  # not threading's: those are patched in the run
+        self._pid = os.getpid()
+        self._owner: Optional[int] = None     # thread writing the reports, while it does
+        self._done = False
+        self._pending: List[int] = []          # signals that came while writing
+        self._handled: List[int] = []          # signals we installed a handler for
+        self._real_exit = os._exit
+        self._installed = False
+
+    def install(self) -> None:
+        os._exit = self._exit
+        self._installed = True
+        if threading.current_thread() is not threading.main_thread():
+            return  # signal.signal works only there
+        for signum in _FATAL_SIGNALS:
+            try:
+                if signal.getsignal(signum) == signal.SIG_DFL:
+                    signal.signal(signum, self._on_signal)
+                    self._handled.append(signum)
+            except (OSError, ValueError):
+                pass
+
+    def uninstall(self) -> None:
+        """Put os._exit and the default actions back; re-send a signal that came while the
+        reports were being written."""
+        if not self._installed:
+            return
+        self._installed = False
+        if os._exit == self._exit:
+            os._exit = self._real_exit
+        for signum in self._handled:
+            try:
+                if signal.getsignal(signum) == self._on_signal:
+                    signal.signal(signum, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        self._handled = []
+        for signum in self._pending:
+            os.kill(os.getpid(), signum)
+
+    def run_once(self) -> None:
+        if os.getpid() != self._pid or self._owner == _thread.get_ident():
+            return
+        with self._lock:
+            if self._done:
+                return
+            self._owner = _thread.get_ident()
+            try:
+                self._finish()
+            finally:
+                self._done = True
+                self._owner = None
+
+    def _exit(self, status: int) -> NoReturn:
+        try:
+            self.run_once()
+        finally:
+            self._real_exit(status)
+
+    def _on_signal(self, signum: int, _frame: Optional[FrameType]) -> None:
+        if self._owner == _thread.get_ident():
+            # Arrived in the middle of writing the reports (in this thread): finish first.
+            self._pending.append(signum)
+            return
+        self.run_once()
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        self._real_exit(128 + signum)  # not reached: the default action ends the process
+
+
+def _run_script(script: str, script_args: Sequence[str], recorder: Any, tracer: Any,
+                ending: _Ending) -> int:
     """Run the script as __main__ with everything hooked; returns its exit status."""
     import runpy
     from . import _sync
@@ -300,6 +417,7 @@ def _run_script(script: str, script_args: Sequence[str], recorder: Any, tracer: 
     _recorder.activate(recorder)
     _sync.patch()
     tracer.start()
+    ending.install()
     try:
         try:
             runpy.run_path(script, run_name="__main__")
