@@ -401,6 +401,66 @@ class TestCheck(RunBase):
         self.assertIn("nonexistent.std", err)
 
 
+class TestCheckAsAtomcheck(RunBase):
+    """python -m atomicity check gives atomcheck's output and exit status."""
+
+    def setUp(self):
+        super().setUp()
+        # The build's atomcheck: <build>/lib/libatomicity.so.1 -> <build>/examples/atomcheck.
+        build = os.path.dirname(os.path.dirname(os.environ.get("ATOMICITY_LIBRARY", "")))
+        self.atomcheck = os.path.join(build, "examples", "atomcheck", "atomcheck")
+        if not os.path.exists(self.atomcheck):
+            self.skipTest("no atomcheck next to the library")
+
+    def both(self, *args, stdin=None):
+        """(status, JSON-without-'tool') of atomcheck and of check, for the same arguments."""
+        got = []
+        for cmd in ([self.atomcheck], [sys.executable, "-m", "atomicity", "check"]):
+            p = subprocess.run(cmd + list(args), cwd=self.dir.name, capture_output=True,
+                               input=stdin, timeout=30)
+            doc = json.loads(p.stdout) if p.stdout.startswith(b"{") else p.stdout
+            if isinstance(doc, dict):
+                doc.pop("tool")
+            got.append((p.returncode, doc))
+        self.assertEqual(got[0], got[1])
+        return got[0]
+
+    def test_same_json_and_status(self):
+        seen = set()
+        for name in ("aerodrome-rho2", "aerodrome-rho1", "ws-ex13", "tso-store-buffering"):
+            for checker in ("aerodrome", "velodrome", "commit-node"):
+                status, _ = self.both("-c", checker, "--format", "json",
+                                      helpers.corpus(name + ".std"))
+                seen.add(status)
+        self.assertEqual(seen, {0, 1})
+
+    def test_stdin_quiet_empty_max_reports(self):
+        with open(helpers.corpus("aerodrome-rho2.std"), "rb") as f:
+            trace = f.read()
+        status, doc = self.both("--format", "json", "-", stdin=trace)
+        self.assertEqual((status, doc["file"]), (1, "-"))
+        self.assertEqual(self.both("-q", "-", stdin=trace), (1, b""))
+        status, doc = self.both("--format", "json", "--max-reports", "0", "-", stdin=trace)
+        self.assertEqual((status, doc["checkers"][0]["reports"]), (1, []))
+        self.assertEqual(self.both("-", stdin=b"")[0], 2)
+        self.assertEqual(self.both("--allow-empty", "--format", "json", "-", stdin=b"")[0], 0)
+
+    def test_baseline_suppressions_dot(self):
+        trace = helpers.corpus("aerodrome-rho2.std")
+        _, doc = self.both("--format", "json", trace)
+        self.write("old.json", json.dumps(doc))
+        status, doc = self.both("--format", "json", "--baseline", "old.json", trace)
+        self.assertEqual((status, doc["checkers"][0]["baselined"]), (0, 1))
+        self.write("rules.txt", "kind:conflict-cycle\n")
+        status, doc = self.both("--format", "json", "--suppressions", "rules.txt", trace)
+        self.assertEqual((status, doc["checkers"][0]["suppressed"]), (0, 1))
+        self.write("bad.txt", "nonsense\n")
+        self.assertEqual(self.both("--suppressions", "bad.txt", trace)[0], 2)
+        status, dot = self.both("--format", "dot", trace)
+        self.assertEqual(status, 1)
+        self.assertTrue(dot.startswith(b"digraph") or b"digraph" in dot, dot[:200])
+
+
 class TestRecorder(unittest.TestCase):
     """The sink, called directly."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import _thread
 import argparse
+import ctypes
 import importlib
 import os
 import signal
@@ -39,6 +40,21 @@ script; '--' ends the tool's options.
 """
 
 CHECK_USAGE = """\
+usage: %(prog)s check [-c CHECKER[:ARGS]]... [--format text|json|sarif|html|dot]
+                    [--report FILE] [--max-reports N] [--max-stored N] [--baseline OLD.json]
+                    [--suppressions FILE] [--allow-empty] [-q] TRACE|-
+       %(prog)s check --list-checkers
+""" % {"prog": PROG}
+
+CHECK_EPILOG = """\
+Checks a trace file (STD or .atb; '-' reads standard input) as atomcheck does, with the same
+outputs. Exit status: 0 no violation, 1 violations shown (not suppressed or in the
+baseline), 2 usage or input error (including ill-formed events in the trace, and a trace
+without events), 3 no violation found but some checker stopped early (INCOMPLETE or
+DISABLED).
+"""
+
+USAGE = """\
 usage: %(prog)s check [-c CHECKER[:ARGS]]... [--format text|json|sarif|html]
                     [--report FILE] [--max-reports N] TRACE
 """ % {"prog": PROG}
@@ -50,6 +66,7 @@ usage: %(prog)s run [options] [--] script.py [args]   check a threaded Python pr
 """ % {"prog": PROG}
 
 FORMATS = ("text", "json", "sarif", "html")
+CHECK_FORMATS = FORMATS + ("dot",)
 
 
 def _untyped(name: str) -> Any:
@@ -92,12 +109,29 @@ def _run_parser() -> argparse.ArgumentParser:
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG + " check", usage=CHECK_USAGE[len("usage: "):], allow_abbrev=False)
-    p.add_argument("-c", "--checker", action="append", default=[], metavar="CHECKER[:ARGS]")
-    p.add_argument("--format", choices=FORMATS, default="text")
-    p.add_argument("--report", metavar="FILE")
-    p.add_argument("--max-reports", type=int, default=0, metavar="N")
-    p.add_argument("trace", metavar="TRACE")
+    p = _Parser(prog=PROG + " check", usage=CHECK_USAGE[len("usage: "):], epilog=CHECK_EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    p.add_argument("-c", "--checker", action="append", default=[], metavar="CHECKER[:ARGS]",
+                   help="attach a checker (repeatable; default aerodrome)")
+    p.add_argument("--format", choices=CHECK_FORMATS, default="text")
+    p.add_argument("--report", metavar="FILE",
+                   help="write the output to FILE (default: standard output)")
+    p.add_argument("--max-reports", type=int, default=-1, metavar="N",
+                   help="show at most N reports per checker (counts stay exact)")
+    p.add_argument("--max-stored", type=int, default=10000, metavar="N",
+                   help="keep at most N distinct reports per checker (default 10000; 0 = no "
+                        "limit); the others are only counted")
+    p.add_argument("--baseline", metavar="OLD.json",
+                   help="show only violations whose fingerprint is not in OLD.json (an "
+                        "earlier --format json or sarif output)")
+    p.add_argument("--suppressions", metavar="FILE",
+                   help="leave out violations matched by the rules in FILE (atomic:, fn:, "
+                        "file:, checker:, kind: lines)")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="accept a trace without events (exit 0, not 2)")
+    p.add_argument("-q", "--quiet", action="store_true", help="write no output")
+    p.add_argument("--list-checkers", action="store_true", help="list the checkers")
+    p.add_argument("trace", metavar="TRACE", nargs="?")
     return p
 
 
@@ -132,16 +166,16 @@ def _say(message: str) -> None:
 
 
 def _write(session: Session, fmt: str, report: Optional[str], input_name: str, tool: str,
-           cut_short: Optional[str] = None) -> None:
+           cut_short: Optional[str] = None, **options: Any) -> None:
     if report is None or report == "-":
         out = sys.stdout if report == "-" else sys.stderr
         out.flush()
         session.write_reports(getattr(out, "buffer", out), format=fmt, tool=tool,
-                              input=input_name, cut_short=cut_short)
+                              input=input_name, cut_short=cut_short, **options)
         out.flush()
     else:
         session.write_reports(report, format=fmt, tool=tool, input=input_name,
-                              cut_short=cut_short)
+                              cut_short=cut_short, **options)
 
 
 def _status_of(session: Session) -> int:
@@ -184,42 +218,108 @@ def _declared_only(spec: str) -> str:
     return "%s:%s%slock_blocks=no" % (name, rest, "," if rest else "")
 
 
+class _CheckerHead(ctypes.Structure):
+    """The first members of ``struct atom_checker`` (atomicity/sys/checker.h), which are
+    pinned: enough to read a built-in checker's name and summary."""
+
+    _fields_ = [("abi_version", ctypes.c_uint32), ("event_mask", ctypes.c_uint32),
+                ("name", ctypes.c_char_p), ("summary", ctypes.c_char_p)]
+
+
+def _list_checkers() -> int:
+    """The library's built-in checkers (atom_checker_builtin), one line each: name and
+    summary."""
+    fn = _lib.load().cdll.atom_checker_builtin
+    fn.restype = ctypes.POINTER(_CheckerHead)
+    fn.argtypes = (ctypes.c_size_t,)
+    i = 0
+    while True:
+        vt = fn(i)
+        if not vt:
+            return 0
+        head = vt.contents
+        sys.stdout.write("%-14s %s\n" % (_lib.text(head.name),
+                                          _lib.text(head.summary) if head.summary else ""))
+        i += 1
+
+
 def check(argv: List[str]) -> int:
-    """``check TRACE``: atomcheck from Python. Status: 0 no violation, 1 violations, 3 a
-    checker stopped early and found nothing, 2 errors and ill-formed events."""
+    """``check TRACE``: atomcheck from Python. Status: 0 no violation, 1 violations shown,
+    3 a checker stopped early and found nothing, 2 errors, ill-formed events and empty
+    traces."""
     args = _check_parser().parse_args(argv)
-    if args.format != "text" and args.report is None:
-        args.report = "-"
-    from .session import Session
+    if args.list_checkers:
+        return _list_checkers()
+    if args.trace is None:
+        raise _UsageError("no trace to check")
+    if args.max_reports < -1 or args.max_stored < 0:
+        raise _UsageError("--max-reports and --max-stored take a number >= 0")
+    from .session import Session, Suppressions, read_baseline
+    stdin = args.trace == "-"
+    name = "<stdin>" if stdin else args.trace   # as the trace reader names standard input
+    suppressions = None
+    baseline: List[int] = []
     try:
-        session = Session(args.checker or ["aerodrome"], max_reports=0)
+        if args.baseline is not None:
+            with open(args.baseline, "rb") as f:
+                baseline = read_baseline(f.read())
+        if args.suppressions is not None:
+            with open(args.suppressions, "rb") as f:
+                text = f.read()
+            try:
+                suppressions = Suppressions(text)
+            except Error as exc:
+                _say("%s: %s" % (args.suppressions, exc))
+                return 2
+        session = Session(args.checker or ["aerodrome"], max_reports=0,
+                          max_reports_per_checker=args.max_stored)
     except Error as exc:
         _say(str(exc))
+        return 2
+    except OSError as exc:
+        _say("%s: %s" % (exc.filename, exc.strerror or exc))
         return 2
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TraceWarning)
             try:
-                session._feed_trace(args.trace, False)
+                data = sys.stdin.buffer.read() if stdin else None
+                session._feed_trace(name, False, data)
+                events = int(session.stats()["events"]) + int(session.stats()["rejected"])
+                if events == 0 and not args.allow_empty:
+                    _say("%s: no events read (--allow-empty accepts an empty trace)" % name)
+                    return 2
                 session.finish()
             except Error as exc:
-                _say(str(exc))
-                return 2
+                # A checker that stopped (a limit, out of memory) leaves partial results that
+                # the output marks; any other failure is an error.
+                if exc.name not in ("ATOM_ENOMEM", "ATOM_ELIMIT"):
+                    _say(str(exc))
+                    return 2
             except OSError as exc:
-                _say("%s: %s" % (args.trace, exc.strerror or exc))
+                _say("%s: %s" % (name, exc.strerror or exc))
                 return 2
         rejected = [w for w in caught if issubclass(w.category, TraceWarning)]
         for w in rejected:
             _say(str(w.message))
-        try:
-            _write(session, args.format, "-" if args.report is None else args.report,
-                   args.trace, "atomicity check")
-        except (Error, OSError) as exc:
-            _say("cannot write the reports: %s" % exc)
+        if not args.quiet:
+            try:
+                _write(session, args.format, "-" if args.report is None else args.report,
+                       args.trace, "atomicity check", max_reports=max(0, args.max_reports),
+                       show_reports=args.max_reports != 0, suppressions=suppressions,
+                       baseline=baseline)
+            except (Error, OSError) as exc:
+                _say("cannot write the results: %s" % exc)
+                return 2
+        if rejected:
             return 2
-        return 2 if rejected else _status_of(session)
+        if session.shown_violations(suppressions, baseline):
+            return 1
+        return 3 if any(not s.complete for s in session.status) else 0
     finally:
         session.close()
+        if suppressions is not None:
+            suppressions.close()
 
 
 def run(argv: List[str]) -> int:
