@@ -35,7 +35,9 @@ The script runs as __main__ with sys.argv = [script.py, args...]; its output and
 are its own. Reports go to standard error in the text format, or to FILE with --report
 (json, sarif and html need --report; '--report -' is standard output). Threads that are
 still running when the script ends are waited for, as Python does at exit; daemon threads are
-not, and what they do after that is not checked. Options after script.py belong to the
+not, and what they do after that is not checked. The reports are also written before
+os._exit() and before SIGTERM or SIGHUP (left at their default action) end the program; they
+are lost on SIGKILL, SIGQUIT and fatal errors. Options after script.py belong to the
 script; '--' ends the tool's options.
 """
 
