@@ -5,6 +5,7 @@ Interleavings are forced with untraced _thread locks used as gates.
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -161,6 +162,99 @@ class TestProgramUnchanged(RunBase):
         self.assertNotIn("recording stopped", err)
 
 
+# A violation found before the program ends abruptly: the gates force the other thread's
+# increment between the read and the write of the main thread's transaction.
+ABRUPT = textwrap.dedent("""\
+    import _thread, os, signal, sys, threading, time
+    import atomicity
+
+    class Counter:
+        def __init__(self):
+            self.value = 0
+
+    c = Counter()
+    go, done = _thread.allocate_lock(), _thread.allocate_lock()
+    go.acquire(); done.acquire()
+
+    @atomicity.atomic
+    def inc(wait):
+        v = c.value
+        if wait:
+            go.release(); done.acquire()
+        c.value = v + 1
+
+    def other():
+        go.acquire()
+        inc(False)
+        done.release()
+
+    t = threading.Thread(target=other)
+    t.start()
+    inc(True)
+    t.join()
+    print("value", c.value)
+    sys.stdout.flush()
+    END
+    time.sleep(30)
+    print("not reached")
+    """)
+
+
+class TestAbruptEnd(RunBase):
+    """The reports are written however the program ends, and its status is kept."""
+
+    def run_ending(self, end, status, *options):
+        self.write("abrupt.py", ABRUPT.replace("END", end))
+        got, out, err = self.tool("run", *options, "abrupt.py")
+        self.assertEqual((got, out), (status, "value 1\n"), err)  # a lost update
+        return err
+
+    def assert_reported(self, err):
+        self.assertIn("aerodrome: conflict-cycle", err)
+        self.assertIn("Counter.value", err)
+        self.assertEqual(err.count("aerodrome: 1 violation"), 1, err)  # written once
+
+    def test_sigterm(self):
+        err = self.run_ending("os.kill(os.getpid(), signal.SIGTERM)", -signal.SIGTERM)  # 143 in a shell
+        self.assert_reported(err)
+
+    def test_sighup_json_report(self):
+        self.run_ending("os.kill(os.getpid(), signal.SIGHUP)", -signal.SIGHUP, "--format", "json",
+                        "--report", "out.json")
+        with open(os.path.join(self.dir.name, "out.json")) as f:
+            doc = json.load(f)
+        self.assertEqual(doc["checkers"][0]["violations"], 1)
+
+    def test_os_exit(self):
+        self.assert_reported(self.run_ending("os._exit(4)", 4))
+
+    def test_os_exit_from_a_thread(self):
+        end = "threading.Thread(target=os._exit, args=(5,)).start()"
+        self.assert_reported(self.run_ending(end, 5))
+
+    def test_keyboard_interrupt(self):
+        err = self.run_ending("os.kill(os.getpid(), signal.SIGINT)", 130)
+        self.assertIn("KeyboardInterrupt", err)
+        self.assert_reported(err)
+
+    def test_own_handler_wins(self):
+        # The program's handler replaces the tool's: it exits through SystemExit, and the
+        # reports are written on that path.
+        end = ("signal.signal(signal.SIGTERM, lambda *a: sys.exit(7))\n"
+               "os.kill(os.getpid(), signal.SIGTERM)")
+        self.assert_reported(self.run_ending(end, 7))
+
+    def test_fork_child_writes_nothing(self):
+        if not hasattr(os, "fork"):
+            self.skipTest("no fork")
+        end = ("pid = os.fork()\n"
+               "if pid == 0:\n"
+               "    os._exit(0)\n"
+               "os.waitpid(pid, 0)\n"
+               "os._exit(3)")
+        self.assert_reported(self.run_ending(end, 3))
+
+
 class TestReports(RunBase):
     def check_bank(self, doc, script, begin_needle, write_needle='acct.balance = b - n'):
         reports = doc["checkers"][0]["reports"]
@@ -305,6 +399,66 @@ class TestCheck(RunBase):
         status, out, err = self.tool("check", "nonexistent.std")
         self.assertEqual((status, out), (2, ""))
         self.assertIn("nonexistent.std", err)
+
+
+class TestCheckAsAtomcheck(RunBase):
+    """python -m atomicity check gives atomcheck's output and exit status."""
+
+    def setUp(self):
+        super().setUp()
+        # The build's atomcheck: <build>/lib/libatomicity.so.1 -> <build>/examples/atomcheck.
+        build = os.path.dirname(os.path.dirname(os.environ.get("ATOMICITY_LIBRARY", "")))
+        self.atomcheck = os.path.join(build, "examples", "atomcheck", "atomcheck")
+        if not os.path.exists(self.atomcheck):
+            self.skipTest("no atomcheck next to the library")
+
+    def both(self, *args, stdin=None):
+        """(status, JSON-without-'tool') of atomcheck and of check, for the same arguments."""
+        got = []
+        for cmd in ([self.atomcheck], [sys.executable, "-m", "atomicity", "check"]):
+            p = subprocess.run(cmd + list(args), cwd=self.dir.name, capture_output=True,
+                               input=stdin, timeout=30)
+            doc = json.loads(p.stdout) if p.stdout.startswith(b"{") else p.stdout
+            if isinstance(doc, dict):
+                doc.pop("tool")
+            got.append((p.returncode, doc))
+        self.assertEqual(got[0], got[1])
+        return got[0]
+
+    def test_same_json_and_status(self):
+        seen = set()
+        for name in ("aerodrome-rho2", "aerodrome-rho1", "ws-ex13", "tso-store-buffering"):
+            for checker in ("aerodrome", "velodrome", "commit-node"):
+                status, _ = self.both("-c", checker, "--format", "json",
+                                      helpers.corpus(name + ".std"))
+                seen.add(status)
+        self.assertEqual(seen, {0, 1})
+
+    def test_stdin_quiet_empty_max_reports(self):
+        with open(helpers.corpus("aerodrome-rho2.std"), "rb") as f:
+            trace = f.read()
+        status, doc = self.both("--format", "json", "-", stdin=trace)
+        self.assertEqual((status, doc["file"]), (1, "-"))
+        self.assertEqual(self.both("-q", "-", stdin=trace), (1, b""))
+        status, doc = self.both("--format", "json", "--max-reports", "0", "-", stdin=trace)
+        self.assertEqual((status, doc["checkers"][0]["reports"]), (1, []))
+        self.assertEqual(self.both("-", stdin=b"")[0], 2)
+        self.assertEqual(self.both("--allow-empty", "--format", "json", "-", stdin=b"")[0], 0)
+
+    def test_baseline_suppressions_dot(self):
+        trace = helpers.corpus("aerodrome-rho2.std")
+        _, doc = self.both("--format", "json", trace)
+        self.write("old.json", json.dumps(doc))
+        status, doc = self.both("--format", "json", "--baseline", "old.json", trace)
+        self.assertEqual((status, doc["checkers"][0]["baselined"]), (0, 1))
+        self.write("rules.txt", "kind:conflict-cycle\n")
+        status, doc = self.both("--format", "json", "--suppressions", "rules.txt", trace)
+        self.assertEqual((status, doc["checkers"][0]["suppressed"]), (0, 1))
+        self.write("bad.txt", "nonsense\n")
+        self.assertEqual(self.both("--suppressions", "bad.txt", trace)[0], 2)
+        status, dot = self.both("--format", "dot", trace)
+        self.assertEqual(status, 1)
+        self.assertTrue(dot.startswith(b"digraph") or b"digraph" in dot, dot[:200])
 
 
 class TestRecorder(unittest.TestCase):

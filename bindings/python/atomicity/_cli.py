@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import _thread
 import argparse
+import ctypes
 import importlib
 import os
+import signal
 import sys
 import threading
 import traceback
 import warnings
-from typing import TYPE_CHECKING, Any, List, NoReturn, Optional, Sequence, Tuple
+from types import FrameType
+from typing import (TYPE_CHECKING, Any, Callable, List, NoReturn, Optional, Sequence,
+                    Tuple)
 
 from . import _lib
 from .errors import Error, TraceWarning
@@ -30,11 +35,28 @@ The script runs as __main__ with sys.argv = [script.py, args...]; its output and
 are its own. Reports go to standard error in the text format, or to FILE with --report
 (json, sarif and html need --report; '--report -' is standard output). Threads that are
 still running when the script ends are waited for, as Python does at exit; daemon threads are
-not, and what they do after that is not checked. Options after script.py belong to the
+not, and what they do after that is not checked. The reports are also written before
+os._exit() and before SIGTERM or SIGHUP (left at their default action) end the program; they
+are lost on SIGKILL, SIGQUIT and fatal errors. Options after script.py belong to the
 script; '--' ends the tool's options.
 """
 
 CHECK_USAGE = """\
+usage: %(prog)s check [-c CHECKER[:ARGS]]... [--format text|json|sarif|html|dot]
+                    [--report FILE] [--max-reports N] [--max-stored N] [--baseline OLD.json]
+                    [--suppressions FILE] [--allow-empty] [-q] TRACE|-
+       %(prog)s check --list-checkers
+""" % {"prog": PROG}
+
+CHECK_EPILOG = """\
+Checks a trace file (STD or .atb; '-' reads standard input) as atomcheck does, with the same
+outputs. Exit status: 0 no violation, 1 violations shown (not suppressed or in the
+baseline), 2 usage or input error (including ill-formed events in the trace, and a trace
+without events), 3 no violation found but some checker stopped early (INCOMPLETE or
+DISABLED).
+"""
+
+USAGE = """\
 usage: %(prog)s check [-c CHECKER[:ARGS]]... [--format text|json|sarif|html]
                     [--report FILE] [--max-reports N] TRACE
 """ % {"prog": PROG}
@@ -46,6 +68,7 @@ usage: %(prog)s run [options] [--] script.py [args]   check a threaded Python pr
 """ % {"prog": PROG}
 
 FORMATS = ("text", "json", "sarif", "html")
+CHECK_FORMATS = FORMATS + ("dot",)
 
 
 def _untyped(name: str) -> Any:
@@ -88,12 +111,29 @@ def _run_parser() -> argparse.ArgumentParser:
 
 
 def _check_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog=PROG + " check", usage=CHECK_USAGE[len("usage: "):], allow_abbrev=False)
-    p.add_argument("-c", "--checker", action="append", default=[], metavar="CHECKER[:ARGS]")
-    p.add_argument("--format", choices=FORMATS, default="text")
-    p.add_argument("--report", metavar="FILE")
-    p.add_argument("--max-reports", type=int, default=0, metavar="N")
-    p.add_argument("trace", metavar="TRACE")
+    p = _Parser(prog=PROG + " check", usage=CHECK_USAGE[len("usage: "):], epilog=CHECK_EPILOG,
+                formatter_class=argparse.RawDescriptionHelpFormatter, allow_abbrev=False)
+    p.add_argument("-c", "--checker", action="append", default=[], metavar="CHECKER[:ARGS]",
+                   help="attach a checker (repeatable; default aerodrome)")
+    p.add_argument("--format", choices=CHECK_FORMATS, default="text")
+    p.add_argument("--report", metavar="FILE",
+                   help="write the output to FILE (default: standard output)")
+    p.add_argument("--max-reports", type=int, default=-1, metavar="N",
+                   help="show at most N reports per checker (counts stay exact)")
+    p.add_argument("--max-stored", type=int, default=10000, metavar="N",
+                   help="keep at most N distinct reports per checker (default 10000; 0 = no "
+                        "limit); the others are only counted")
+    p.add_argument("--baseline", metavar="OLD.json",
+                   help="show only violations whose fingerprint is not in OLD.json (an "
+                        "earlier --format json or sarif output)")
+    p.add_argument("--suppressions", metavar="FILE",
+                   help="leave out violations matched by the rules in FILE (atomic:, fn:, "
+                        "file:, checker:, kind: lines)")
+    p.add_argument("--allow-empty", action="store_true",
+                   help="accept a trace without events (exit 0, not 2)")
+    p.add_argument("-q", "--quiet", action="store_true", help="write no output")
+    p.add_argument("--list-checkers", action="store_true", help="list the checkers")
+    p.add_argument("trace", metavar="TRACE", nargs="?")
     return p
 
 
@@ -128,16 +168,16 @@ def _say(message: str) -> None:
 
 
 def _write(session: Session, fmt: str, report: Optional[str], input_name: str, tool: str,
-           cut_short: Optional[str] = None) -> None:
+           cut_short: Optional[str] = None, **options: Any) -> None:
     if report is None or report == "-":
         out = sys.stdout if report == "-" else sys.stderr
         out.flush()
         session.write_reports(getattr(out, "buffer", out), format=fmt, tool=tool,
-                              input=input_name, cut_short=cut_short)
+                              input=input_name, cut_short=cut_short, **options)
         out.flush()
     else:
         session.write_reports(report, format=fmt, tool=tool, input=input_name,
-                              cut_short=cut_short)
+                              cut_short=cut_short, **options)
 
 
 def _status_of(session: Session) -> int:
@@ -180,42 +220,108 @@ def _declared_only(spec: str) -> str:
     return "%s:%s%slock_blocks=no" % (name, rest, "," if rest else "")
 
 
+class _CheckerHead(ctypes.Structure):
+    """The first members of ``struct atom_checker`` (atomicity/sys/checker.h), which are
+    pinned: enough to read a built-in checker's name and summary."""
+
+    _fields_ = [("abi_version", ctypes.c_uint32), ("event_mask", ctypes.c_uint32),
+                ("name", ctypes.c_char_p), ("summary", ctypes.c_char_p)]
+
+
+def _list_checkers() -> int:
+    """The library's built-in checkers (atom_checker_builtin), one line each: name and
+    summary."""
+    fn = _lib.load().cdll.atom_checker_builtin
+    fn.restype = ctypes.POINTER(_CheckerHead)
+    fn.argtypes = (ctypes.c_size_t,)
+    i = 0
+    while True:
+        vt = fn(i)
+        if not vt:
+            return 0
+        head = vt.contents
+        sys.stdout.write("%-14s %s\n" % (_lib.text(head.name),
+                                          _lib.text(head.summary) if head.summary else ""))
+        i += 1
+
+
 def check(argv: List[str]) -> int:
-    """``check TRACE``: atomcheck from Python. Status: 0 no violation, 1 violations, 3 a
-    checker stopped early and found nothing, 2 errors and ill-formed events."""
+    """``check TRACE``: atomcheck from Python. Status: 0 no violation, 1 violations shown,
+    3 a checker stopped early and found nothing, 2 errors, ill-formed events and empty
+    traces."""
     args = _check_parser().parse_args(argv)
-    if args.format != "text" and args.report is None:
-        args.report = "-"
-    from .session import Session
+    if args.list_checkers:
+        return _list_checkers()
+    if args.trace is None:
+        raise _UsageError("no trace to check")
+    if args.max_reports < -1 or args.max_stored < 0:
+        raise _UsageError("--max-reports and --max-stored take a number >= 0")
+    from .session import Session, Suppressions, read_baseline
+    stdin = args.trace == "-"
+    name = "<stdin>" if stdin else args.trace   # as the trace reader names standard input
+    suppressions = None
+    baseline: List[int] = []
     try:
-        session = Session(args.checker or ["aerodrome"], max_reports=0)
+        if args.baseline is not None:
+            with open(args.baseline, "rb") as f:
+                baseline = read_baseline(f.read())
+        if args.suppressions is not None:
+            with open(args.suppressions, "rb") as f:
+                text = f.read()
+            try:
+                suppressions = Suppressions(text)
+            except Error as exc:
+                _say("%s: %s" % (args.suppressions, exc))
+                return 2
+        session = Session(args.checker or ["aerodrome"], max_reports=0,
+                          max_reports_per_checker=args.max_stored)
     except Error as exc:
         _say(str(exc))
+        return 2
+    except OSError as exc:
+        _say("%s: %s" % (exc.filename, exc.strerror or exc))
         return 2
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", TraceWarning)
             try:
-                session._feed_trace(args.trace, False)
+                data = sys.stdin.buffer.read() if stdin else None
+                session._feed_trace(name, False, data)
+                events = int(session.stats()["events"]) + int(session.stats()["rejected"])
+                if events == 0 and not args.allow_empty:
+                    _say("%s: no events read (--allow-empty accepts an empty trace)" % name)
+                    return 2
                 session.finish()
             except Error as exc:
-                _say(str(exc))
-                return 2
+                # A checker that stopped (a limit, out of memory) leaves partial results that
+                # the output marks; any other failure is an error.
+                if exc.name not in ("ATOM_ENOMEM", "ATOM_ELIMIT"):
+                    _say(str(exc))
+                    return 2
             except OSError as exc:
-                _say("%s: %s" % (args.trace, exc.strerror or exc))
+                _say("%s: %s" % (name, exc.strerror or exc))
                 return 2
         rejected = [w for w in caught if issubclass(w.category, TraceWarning)]
         for w in rejected:
             _say(str(w.message))
-        try:
-            _write(session, args.format, "-" if args.report is None else args.report,
-                   args.trace, "atomicity check")
-        except (Error, OSError) as exc:
-            _say("cannot write the reports: %s" % exc)
+        if not args.quiet:
+            try:
+                _write(session, args.format, "-" if args.report is None else args.report,
+                       args.trace, "atomicity check", max_reports=max(0, args.max_reports),
+                       show_reports=args.max_reports != 0, suppressions=suppressions,
+                       baseline=baseline)
+            except (Error, OSError) as exc:
+                _say("cannot write the results: %s" % exc)
+                return 2
+        if rejected:
             return 2
-        return 2 if rejected else _status_of(session)
+        if session.shown_violations(suppressions, baseline):
+            return 1
+        return 3 if any(not s.complete for s in session.status) else 0
     finally:
         session.close()
+        if suppressions is not None:
+            suppressions.close()
 
 
 def run(argv: List[str]) -> int:
@@ -255,8 +361,27 @@ def run(argv: List[str]) -> int:
         return 2
     tracer = _tracing.Tracer(recorder)
 
-    status = _run_script(script, script_args, recorder, tracer)
+    name = script
 
+    def finish() -> None:
+        _finish_run(args, name, session, recorder, tracer)
+
+    ending = _Ending(finish)
+    status = _run_script(script, script_args, recorder, tracer, ending)
+    ending.run_once()
+    ending.uninstall()  # a signal that came while the reports were written kills now
+    return status
+
+
+def _finish_run(args: argparse.Namespace, script: str, session: Session, recorder: Any,
+                tracer: Any) -> None:
+    """Stop recording, finish the session, write the reports and the run's warnings, close
+    the session. Runs once (_Ending): after the script, or before an os._exit or a fatal
+    signal ends the process."""
+    # First: other threads may still run (os._exit from a thread, a signal, daemon threads);
+    # what they do from now on is not recorded.
+    recorder.recording = False
+    tracer.stop()
     try:
         recorder.close()
     except Error as exc:
@@ -280,10 +405,104 @@ def run(argv: List[str]) -> int:
         if spec not in recorder.atomic_matched:
             _say("--atomic %s: no such function ran" % spec)
     session.close()
-    return status
 
 
-def _run_script(script: str, script_args: Sequence[str], recorder: Any, tracer: Any) -> int:
+# Signals whose default action ends the process and that a program is commonly stopped with:
+# the reports are written first. Not SIGQUIT (its point is a core dump of the process as it
+# is), SIGKILL and SIGSTOP (cannot be caught), SIGINT (Python turns it into
+# KeyboardInterrupt, which the run handles as an exception), nor fatal errors (SIGSEGV...:
+# the interpreter's state cannot be trusted then).
+_FATAL_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGHUP")
+                       if hasattr(signal, name))
+
+
+class _Ending:
+    """Makes sure the reports are written once, however the program ends: after the script
+    returns (run_once), before os._exit (wrapped while the run lasts: the real one follows,
+    with the program's status) and before SIGTERM / SIGHUP kill the process when the program
+    left them at their default action (our handler writes the reports, puts the default
+    back and sends the signal again: the status is the signal's, as without the tool). A
+    handler the program installs replaces ours, and its behaviour wins. Only the process that
+    started the run writes: a fork() child that exits or is killed does not."""
+
+    def __init__(self, finish: Callable[[], None]) -> None:
+        self._finish = finish
+        self._lock = _thread.allocate_lock()  # not threading's: those are patched in the run
+        self._pid = os.getpid()
+        self._owner: Optional[int] = None     # thread writing the reports, while it does
+        self._done = False
+        self._pending: List[int] = []          # signals that came while writing
+        self._handled: List[int] = []          # signals we installed a handler for
+        self._real_exit = os._exit
+        self._installed = False
+
+    def install(self) -> None:
+        os._exit = self._exit
+        self._installed = True
+        if threading.current_thread() is not threading.main_thread():
+            return  # signal.signal works only there
+        for signum in _FATAL_SIGNALS:
+            try:
+                if signal.getsignal(signum) == signal.SIG_DFL:
+                    signal.signal(signum, self._on_signal)
+                    self._handled.append(signum)
+            except (OSError, ValueError):
+                pass
+
+    def uninstall(self) -> None:
+        """Put os._exit and the default actions back; re-send a signal that came while the
+        reports were being written."""
+        if not self._installed:
+            return
+        self._installed = False
+        if os._exit == self._exit:
+            os._exit = self._real_exit
+        for signum in self._handled:
+            try:
+                if signal.getsignal(signum) == self._on_signal:
+                    signal.signal(signum, signal.SIG_DFL)
+            except (OSError, ValueError):
+                pass
+        self._handled = []
+        for signum in self._pending:
+            os.kill(os.getpid(), signum)
+
+    def run_once(self) -> None:
+        if os.getpid() != self._pid or self._owner == _thread.get_ident():
+            return
+        with self._lock:
+            if self._done:
+                return
+            self._owner = _thread.get_ident()
+            try:
+                self._finish()
+            finally:
+                self._done = True
+                self._owner = None
+
+    def _exit(self, status: int) -> NoReturn:
+        try:
+            self.run_once()
+        finally:
+            self._real_exit(status)
+
+    def _on_signal(self, signum: int, _frame: Optional[FrameType]) -> None:
+        if self._owner == _thread.get_ident():
+            # Arrived in the middle of writing the reports (in this thread): finish first.
+            self._pending.append(signum)
+            return
+        self.run_once()
+        try:
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass
+        signal.signal(signum, signal.SIG_DFL)
+        os.kill(os.getpid(), signum)
+        self._real_exit(128 + signum)  # not reached: the default action ends the process
+
+
+def _run_script(script: str, script_args: Sequence[str], recorder: Any, tracer: Any,
+                ending: _Ending) -> int:
     """Run the script as __main__ with everything hooked; returns its exit status."""
     import runpy
     from . import _sync
@@ -300,6 +519,7 @@ def _run_script(script: str, script_args: Sequence[str], recorder: Any, tracer: 
     _recorder.activate(recorder)
     _sync.patch()
     tracer.start()
+    ending.install()
     try:
         try:
             runpy.run_path(script, run_name="__main__")

@@ -107,6 +107,13 @@ class COptions(ctypes.Structure):
     ]
 
 
+class COptions2(COptions):
+    """``atom_options`` of version 2: appends ``max_reports_per_checker`` (used only when it
+    is set, so that a version-1 library still serves every other session)."""
+
+    _fields_ = [("max_reports_per_checker", c_size_t)]
+
+
 class CSessionStats(ctypes.Structure):
     """``atom_session_stats`` of version 1."""
 
@@ -163,6 +170,7 @@ assert ctypes.sizeof(CEvent) == EVENT_SIZE
 
 # output.h: ATOM_OUTPUT_OPTIONS_VERSION and the ATOM_FORMAT_* values (pinned).
 OUTPUT_OPTIONS_VERSION = 2
+OUTPUT_NO_REPORTS = 0x4      # ATOM_OUTPUT_NO_REPORTS: counts and statuses only
 FORMATS = {"text": 1, "json": 2, "sarif": 3, "html": 4, "dot": 5}
 # int (*atom_write_fn)(const char *data, size_t len, void *payload); data is not
 # NUL-terminated, so it is taken as a raw pointer.
@@ -250,6 +258,10 @@ _PROTOTYPES = (
     # output.h
     ("atom_output_options_init", c_int, (ctypes.POINTER(COutputOptions), c_uint)),
     ("atom_session_write", c_int, (c_void_p, ctypes.POINTER(COutputOptions), WRITE_FN, c_void_p)),
+    ("atom_suppressions_parse", c_int, (P_void_p, c_char_p, c_size_t)),
+    ("atom_suppressions_free", None, (c_void_p,)),
+    ("atom_suppressions_match", c_int, (c_void_p, c_void_p)),
+    ("atom_report_fingerprint", c_uint64, (c_void_p,)),
     # trace.h
     ("atom_trace_reader_open", c_int, (P_void_p, c_char_p)),
     ("atom_trace_reader_open_memory", c_int, (P_void_p, c_void_p, c_size_t, c_char_p)),

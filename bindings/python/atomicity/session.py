@@ -6,6 +6,7 @@ import collections
 import contextlib
 import ctypes
 import os
+import re
 import struct
 import threading
 import warnings
@@ -146,7 +147,8 @@ class Session:
     several Python threads: the binding serializes the calls on a session (one at a time, in
     the order the threads get its lock), so Python code cannot corrupt it; ``threadsafe=True``
     also sets ATOM_THREADSAFE on the C session. ``max_reports`` caps the
-    reports kept for :attr:`reports` (0 = no cap; :attr:`dropped` counts the others).
+    reports kept for :attr:`reports` (0 = no cap; :attr:`dropped` counts the others), and
+    ``max_reports_per_checker`` those kept from each checker (0 = no cap).
     ``on_report`` is called with each new :class:`Report` as soon as it is found; an exception
     it raises is re-raised by the session call during which the report was made.
     ``profile=True`` makes :meth:`stats` measure the time spent in each checker.
@@ -168,7 +170,7 @@ class Session:
     def __init__(self, checkers: Union[str, Iterable[str]] = ("aerodrome",),
                  threadsafe: bool = False, max_reports: int = 0,
                  on_report: Optional[Callable[[Report], object]] = None,
-                 profile: bool = False) -> None:
+                 profile: bool = False, max_reports_per_checker: int = 0) -> None:
         # First, so that close() and __del__ work whenever __init__ fails.
         self._handle: Optional[int] = None
         self._reports: List[Report] = []
@@ -192,13 +194,18 @@ class Session:
             checkers = [checkers]
         specs = [_c_string(spec, "checker spec") for spec in checkers]
         max_reports = _uint(max_reports, 8 * ctypes.sizeof(ctypes.c_size_t), "max_reports")
+        per_checker = _uint(max_reports_per_checker, 8 * ctypes.sizeof(ctypes.c_size_t),
+                            "max_reports_per_checker")
         if on_report is not None and not callable(on_report):
             raise TypeError("on_report must be callable")
 
-        opts = _lib.COptions()
-        rc = lib.atom_options_init(ctypes.byref(opts), _lib.OPTIONS_VERSION)
+        # Version 2 only when its field is wanted: a version-1 library serves the rest.
+        opts = _lib.COptions2() if per_checker else _lib.COptions()
+        rc = lib.atom_options_init(ctypes.byref(opts), 2 if per_checker else _lib.OPTIONS_VERSION)
         if rc:
             raise lib.error(rc)
+        if per_checker:
+            opts.max_reports_per_checker = per_checker
         if threadsafe:
             opts.flags |= _lib.THREADSAFE
         if profile:
@@ -785,7 +792,10 @@ class Session:
     def write_reports(self, path_or_file: Union[str, bytes, "os.PathLike[str]", IO[Any]],
                       format: str = "html", *, tool: str = "python",
                       input: Union[str, "os.PathLike[str]", None] = None,
-                      max_reports: int = 0, cut_short: Optional[str] = None) -> None:
+                      max_reports: int = 0, cut_short: Optional[str] = None,
+                      show_reports: bool = True,
+                      suppressions: Optional[Suppressions] = None,
+                      baseline: Optional[Iterable[int]] = None) -> None:
         """(Not ``write``: that is the WRITE event.) Write the stored reports, the checkers' status and a summary, in ``format``:
         ``"html"`` (one self-contained page with a picture of each violation, doc/html.md),
         ``"json"``, ``"sarif"``, ``"text"`` or ``"dot"`` (doc/output.md), as atomcheck and
@@ -794,8 +804,10 @@ class Session:
         ``input`` names what was checked in the output; ``max_reports`` caps the reports
         shown per checker (0: all). ``cut_short`` says why the events given to the session
         are only part of the run ("recording stopped after 1000 events (--max-events)"): every
-        format then marks the input INCOMPLETE with it. Call :meth:`finish` first for the final
-        verdict.
+        format then marks the input INCOMPLETE with it. ``show_reports=False`` writes only the
+        counts and statuses. Reports matched by ``suppressions`` (a :class:`Suppressions`) or
+        whose fingerprint is in ``baseline`` (ints, as :func:`read_baseline` gives) are left
+        out and counted. Call :meth:`finish` first for the final verdict.
 
         Raises ValueError for an unknown format, Error if the library fails, OSError if the
         file cannot be written."""
@@ -818,6 +830,16 @@ class Session:
         cut_c = None if cut_short is None else _c_string(cut_short, "cut_short")
         opts.cut_short = cut_c
         opts.max_reports = _uint(max_reports, 8 * ctypes.sizeof(ctypes.c_size_t), "max_reports")
+        if not show_reports:
+            opts.flags |= _lib.OUTPUT_NO_REPORTS
+        if suppressions is not None:
+            opts.suppressions = suppressions._h()
+        fingerprints = list(baseline or ())
+        known = (ctypes.c_uint64 * max(1, len(fingerprints)))(
+            *(_uint(f, 64, "baseline fingerprint") for f in fingerprints))
+        if fingerprints:
+            opts.baseline = known
+            opts.n_baseline = len(fingerprints)
         chunks = []
 
         def collect(data: int, length: int, _payload: Optional[int]) -> int:
@@ -839,6 +861,26 @@ class Session:
         else:
             with open(path_or_file, "wb") as f:
                 f.write(data)
+
+    def shown_violations(self, suppressions: Optional[Suppressions] = None,
+                         baseline: Optional[Iterable[int]] = None) -> int:
+        """Distinct reports neither matched by ``suppressions`` nor with a fingerprint in
+        ``baseline``, plus the ones counted but not stored (they cannot be matched): what
+        makes atomcheck exit with status 1."""
+        known = set(baseline or ())
+        with self._lock:
+            lib, h = self._lib, self._h()
+            n = int(lib.atom_report_dropped(h))
+            for i in range(lib.atom_report_count(h)):
+                rep = lib.atom_report_get(h, i)
+                if rep is None:
+                    continue
+                if suppressions is not None and lib.atom_suppressions_match(suppressions._h(),
+                                                                            rep):
+                    continue
+                if int(lib.atom_report_fingerprint(rep)) not in known:
+                    n += 1
+            return n
 
     # -- trace files ---------------------------------------------------------------------------
 
@@ -892,6 +934,61 @@ class Session:
             warnings.warn("%s: %d more ill-formed events dropped"
                           % (os.fsdecode(path), counter[0] - len(rejects)),
                           TraceWarning, stacklevel=3)
+
+
+class Suppressions:
+    """Suppression rules (``atom_suppressions_parse``), one per line: ``atomic:PATTERN``,
+    ``fn:PATTERN``, ``file:PATTERN``, ``checker:NAME``, ``kind:KIND``; ``#`` starts a comment
+    (doc/output.md). For :meth:`Session.write_reports`. Raises Error for a malformed line
+    (its message says which). Free with :meth:`close` or a ``with`` block."""
+
+    def __init__(self, text: Union[str, bytes]) -> None:
+        self._handle: Optional[int] = None
+        self._lib = lib = _lib.load()
+        data = text.encode("utf-8") if isinstance(text, str) else bytes(text)
+        handle = ctypes.c_void_p()
+        rc = lib.atom_suppressions_parse(ctypes.byref(handle), data, len(data))
+        if rc:
+            raise lib.error(rc)
+        self._handle = handle.value
+
+    @classmethod
+    def from_file(cls, path: Union[str, "os.PathLike[str]"]) -> "Suppressions":
+        with open(path, "rb") as f:
+            return cls(f.read())
+
+    def _h(self) -> int:
+        if self._handle is None:
+            raise Error("the suppressions are closed")
+        return self._handle
+
+    def close(self) -> None:
+        if self._handle is not None:
+            self._lib.atom_suppressions_free(self._handle)
+            self._handle = None
+
+    def __enter__(self) -> "Suppressions":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def read_baseline(text: Union[str, bytes]) -> List[int]:
+    """The fingerprints of an earlier ``--format json`` or ``sarif`` output (the values of its
+    ``"fingerprint"`` / ``"atomicity/v1"`` members), as atomcheck --baseline reads them."""
+    if isinstance(text, bytes):
+        text = text.decode("utf-8", "replace")
+    return [int(m.group(1), 16) for m in _FINGERPRINT.finditer(text)]
+
+
+_FINGERPRINT = re.compile(r'"(?:fingerprint|atomicity/v1)"\s*:\s*"([0-9a-fA-F]{16})"')
 
 
 class _PyBuffer(ctypes.Structure):
