@@ -24,7 +24,7 @@ from . import _lib
 from .errors import (Error, EventError, LibraryNotFoundError, LimitError, OutOfMemoryError,
                      TraceError, TraceIOError, TraceNotFoundError, TraceWarning, UsageError)
 from .report import Event, Report, Transaction
-from .session import CheckerStatus, Session, check_trace
+from .session import CheckerStatus, Session, Suppressions, check_trace, read_baseline
 from ._atomic import atomic
 
 Space = _lib.Space
@@ -40,7 +40,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Error", "LibraryNotFoundError", "UsageError", "EventError", "TraceError", "LimitError",
     "OutOfMemoryError", "TraceIOError", "TraceNotFoundError", "TraceWarning",
-    "Session", "CheckerStatus", "atomic", "check_trace", "Report", "Transaction", "Event",
+    "Session", "CheckerStatus", "Suppressions", "read_baseline", "atomic", "check_trace",
+    "Report", "Transaction", "Event",
     "Space", "FLAG_ACQUIRE", "FLAG_RELEASE", "EVENT_FORMAT", "EVENT_SIZE", "Kind", "ErrorCode", "load", "library_path",
     "library_version",
 ]
