@@ -325,18 +325,50 @@ class TestRecorder(unittest.TestCase):
         rec, code = self.rec, sys._getframe().f_code
         a, b = Account(), Account()
         rec.attr(True, a, "balance", code, 1)
+        rec.name_variables()
         self.assertEqual(self.name(1), "Account.balance")
         rec.attr(True, b, "balance", code, 1)  # a second Account: both get numbers
-        self.assertEqual((self.name(1), self.name(2)), ("Account#1.balance", "Account#2.balance"))
+        rec.name_variables([2])
+        self.assertEqual((self.name(1), self.name(2)), ("Account.balance", "Account#2.balance"))
+        rec.name_variables([1])  # named once only: what was named stays
+        self.assertEqual(self.name(1), "Account.balance")
         cache = {}
         rec.item(True, cache, "k", code, 1)
         rec.item(True, cache, _recorder.LENGTH, code, 1)
-        self.assertEqual((self.name(3), self.name(4)), ("cache['k']", "len(cache)"))
         rec.item(False, cache, "k", code, 2)
         rec.glob(True, globals(), "x", code, 1)
-        self.assertEqual(self.name(5), "test_run.x")
         rec.close()
         self.assertEqual(rec.events, 6)
+        self.assertIsNone(self.name(3))  # in no report: never named
+        rec.name_variables()
+        # cache: a container named when a second thread touches it; of one thread only,
+        # it keeps its type's name
+        self.assertEqual((self.name(3), self.name(4), self.name(5)),
+                         ("dict['k']", "len(dict)", "test_run.x"))
+
+    def test_numbering(self):
+        class Account:
+            pass
+        rec, code = self.rec, self.code
+        accounts = [Account() for _ in range(3)]
+        for acc in accounts:
+            rec.attr(True, acc, "balance", code, 1)
+        rec.name_variables()
+        self.assertEqual([self.name(v) for v in (1, 2, 3)],
+                         ["Account#1.balance", "Account#2.balance", "Account#3.balance"])
+
+    def test_shared_container_named_by_second_thread(self):
+        rec, code = self.rec, self.code
+        cache = {}
+        rec.item(True, cache, "k", code, 1)          # the main thread
+
+        def other():  # the name is looked up in the frame of the second thread's access
+            rec.item(False, cache, "k", sys._getframe().f_code, 2)
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        rec.name_variables()
+        self.assertEqual(self.name(1), "cache['k']")
 
     def test_value_and_identity_keys(self):
         rec, code = self.rec, self.code
@@ -347,7 +379,8 @@ class TestRecorder(unittest.TestCase):
         rec.item(True, d, (1, "a"), code, 1)
         key = object()
         rec.item(True, d, key, code, 1)
-        self.assertEqual(rec._next_var, 4)
+        self.assertEqual(rec.variables, 3)
+        self.assertEqual(rec.pinned, 2)  # the dict and the key taken by identity
 
     def test_freed_object_is_a_new_variable(self):
         class Box:
@@ -361,7 +394,7 @@ class TestRecorder(unittest.TestCase):
         # Whatever id() the next objects get, none may reuse the dead one's key.
         for _ in range(20):
             rec.attr(True, Box(), "v", code, 1)
-        self.assertEqual(rec._next_var, 22)
+        self.assertEqual(rec.variables, 21)
 
     def test_wants_code(self):
         self.assertTrue(self.rec.wants_code(self.code))
