@@ -57,6 +57,9 @@ _FLAGS_SHIFT = 32 - _KIND_SHIFT  # kind and flags share the first word of a pack
 _FLAG_ACQUIRE, _FLAG_RELEASE = 1, 2
 # Events buffered before a push: 8192 events, 256 KiB packed.
 FLUSH_EVENTS = 8192
+# Default bound of `run --max-objects`: objects kept alive for their identity (about 0.5 KiB
+# each with the recorder's entry, so about 500 MiB at the bound).
+MAX_OBJECTS = 1000000
 # Rejected events whose messages are kept for the final warning.
 _REJECTS_KEPT = 5
 # Longest rendering of an item key in a variable's name.
@@ -67,6 +70,10 @@ _ACCESS_WORD = (READ << _KIND_SHIFT, WRITE << _KIND_SHIFT)
 # A loc is found by one int: id(code) << _LINE_BITS | line (lines past it: a slower table).
 _LINE_BITS = 20
 _get_ident = _thread.get_ident
+# What a variable is of its object (its name is made from them when a report needs it).
+_ATTR, _ITEM, _LEN, _GLOBAL = range(4)
+# Per type: (weakly referenceable, unique: a class or module, not numbered).
+_TYPE_INFO = {}
 _WeakRef = weakref.ref
 
 # Marks item keys taken by identity: (_BY_ID, id(key)) never equals a value key.
@@ -199,7 +206,7 @@ class Recorder:
         self._counts = {}               # base label -> objects numbered under it
         self._method_attrs = {}         # (type, name) -> True when a class-level method
         self._var_keys = itertools.count(1)
-        self._vars = {}                 # var key -> (_Obj, suffix, plain name): named lazily
+        self._vars = {}                 # var key -> (_Obj, how, what): named lazily
         self._named = set()             # var keys given a name already
         self._next_lock = 1
         self._codes = {}                # id(code) -> code, kept alive: its id() stays its own
@@ -319,9 +326,8 @@ class Recorder:
             info = self._vars.get(var)
             if info is None or var in self._named:
                 continue
-            o, suffix, plain = info
-            self._set_name(2, var, plain if plain is not None else
-                           _var_name(self._label(o), suffix))
+            o, how, what = info
+            self._set_name(2, var, _var_name(self._label(o), how, what))
             self._named.add(var)
             named += 1
         return named
@@ -462,7 +468,7 @@ class Recorder:
             o = self._new_obj(obj, None, tid)
         var = o.attrs.get(name)
         if var is None:
-            var = self._new_var(o, o.attrs, name, "." + name)
+            var = self._new_var(o, o.attrs, name, _ATTR, name)
         try:
             loc = self._locs[id(code) << _LINE_BITS | line]
         except (KeyError, TypeError):
@@ -514,8 +520,7 @@ class Recorder:
             o = self._new_namespace(namespace)
         var = o.attrs.get(name)
         if var is None:
-            var = self._new_var(o, o.attrs, name, "" if not o.base else "." + name,
-                                plain=name if not o.base else None)
+            var = self._new_var(o, o.attrs, name, _GLOBAL, name)
         try:
             loc = self._locs[id(code) << _LINE_BITS | line]
         except (KeyError, TypeError):
@@ -555,24 +560,27 @@ class Recorder:
         """The entry of an object seen for the first time. A container (``code`` given: an
         item access) is named later, when a second thread touches it (_shared): most
         containers are temporaries of one thread and never appear in a report."""
+        t = type(obj)
+        info = _TYPE_INFO.get(t)
+        if info is None:
+            info = _TYPE_INFO[t] = (_weakrefable(obj), issubclass(t, (type, types.ModuleType)))
+        weak, unique = info
         oid = id(obj)
-
-        def forget(ref, oid=oid, objects=self._objects):
-            entry = objects.get(oid)
-            if entry is not None and entry.ref is ref:
-                objects.pop(oid, None)
-
-        try:
-            ref = weakref.ref(obj, forget)
-        except TypeError:
-            ref = obj
-        unique = isinstance(obj, (type, types.ModuleType))
-        if isinstance(obj, type):
-            base = obj.__qualname__
-        elif isinstance(obj, types.ModuleType):
-            base = obj.__name__
+        if weak:
+            def forget(ref, oid=oid, objects=self._objects):
+                entry = objects.get(oid)
+                if entry is not None and entry.ref is ref:
+                    objects.pop(oid, None)
+            try:
+                ref = _WeakRef(obj, forget)
+            except TypeError:  # a subclass' instance without __weakref__... kept alive
+                ref = obj
         else:
-            base = type(obj).__name__
+            ref = obj
+        if unique:
+            base = obj.__qualname__ if isinstance(obj, type) else obj.__name__
+        else:
+            base = t.__name__
         with self._names_lock:
             seq = 0
             if not unique:
@@ -615,15 +623,15 @@ class Recorder:
 
     def _new_item_var(self, o, index, key):
         if key is LENGTH:
-            return self._new_var(o, o.items, index, None)
+            return self._new_var(o, o.items, index, _LEN, None)
         if type(index) is tuple and index and index[0] is _BY_ID:
             self._pinned.append(key)   # its id() must not be reused during the run
             self.pinned += 1
             if self._max_objects and self.pinned > self._max_objects:
                 self._too_many_objects()
-        return self._new_var(o, o.items, index, "[%s]" % _key_name(key))
+        return self._new_var(o, o.items, index, _ITEM, key)
 
-    def _new_var(self, o, table, index, suffix, plain=None):
+    def _new_var(self, o, table, index, how, what):
         """A new variable key; its name is made only when a report needs it
         (name_variables). Lock-free: two threads racing for one index agree through
         setdefault, the loser's number stays unused."""
@@ -631,7 +639,7 @@ class Recorder:
         got = table.setdefault(index, var)
         if got != var:
             return got
-        self._vars[var] = (o, suffix, plain)
+        self._vars[var] = (o, how, what)
         return var
 
     # -- threads and locks (called by _sync) -------------------------------------------------
@@ -702,7 +710,7 @@ class Recorder:
         o = self._obj(queue)
         var = o.items.get(LENGTH)
         if var is None:
-            var = self._new_var(o, o.items, LENGTH, None)
+            var = self._new_var(o, o.items, LENGTH, _LEN, None)
         return var
 
     def forking(self, thread, frame):
@@ -725,6 +733,14 @@ class Recorder:
             return
         self._joined.add(child)
         self._emit(JOIN, self.tid(), child, self.caller_loc(frame))
+
+
+def _weakrefable(obj):
+    try:
+        weakref.ref(obj)
+        return True
+    except TypeError:
+        return False
 
 
 def _report_var_keys(reports):
@@ -754,10 +770,16 @@ def _fresh_reports(session):
     return session.reports
 
 
-def _var_name(label, suffix):
-    if suffix is None:
+def _var_name(label, how, what):
+    """A variable's name from its object's label: ``Account#2.balance``, ``cache['k']``,
+    ``len(cache)``, ``counter`` (a global of the script) or ``module.counter``."""
+    if how == _ATTR:
+        return "%s.%s" % (label, what)
+    if how == _ITEM:
+        return "%s[%s]" % (label, _key_name(what))
+    if how == _LEN:
         return "len(%s)" % label
-    return label + suffix
+    return "%s.%s" % (label, what) if label else what
 
 
 def _key_name(key):
