@@ -18,7 +18,12 @@ dies its entry is dropped, so an object that later gets the same id() gets new k
 (dict, list, set and most builtin containers, which cannot be weakly referenced) are kept alive
 by the recorder until the run ends: the memory bound is every such container the traced code
 touched, plus every non-value item key (values -- int, str, bytes, float, bool, None and tuples
-of those -- are keys by value, like the container sees them).
+of those -- are keys by value, like the container sees them). Releasing a pin sooner would let
+the next object made at that address take over the old one's variables, so pins stay; the
+``max_objects`` bound (run --max-objects) stops recording when there are too many.
+
+Names: a variable is named (Session.set_name) only when a report shows it, after the run
+(close); a container's name is looked up when a second thread touches it.
 
 Events are appended to one buffer in the order they happen (list.append is atomic) and pushed
 with Session.push_many when the buffer holds FLUSH_EVENTS events, and at the end.
