@@ -255,6 +255,84 @@ class TestAbruptEnd(RunBase):
         self.assert_reported(self.run_ending(end, 3))
 
 
+class TestBounds(RunBase):
+    def test_max_objects(self):
+        # Each dict is a temporary that cannot be weakly referenced: the run keeps it alive
+        # (its id() must stay its own), so a bound on them bounds the run's memory.
+        self.write("temps.py", textwrap.dedent("""\
+            total = 0
+            for i in range(50):
+                d = {}
+                d[i] = i
+                total += d[i]
+            print(total)
+            """))
+        status, out, err = self.tool("run", "--max-objects", "10", "--format", "json",
+                                     "--report", "out.json", "temps.py")
+        self.assertEqual((status, out), (0, "1225\n"), err)
+        with open(os.path.join(self.dir.name, "out.json")) as f:
+            doc = json.load(f)
+        self.assertRegex(doc["cut_short"], r"^recording stopped after [0-9]+ events "
+                         r"\(--max-objects: 10 objects kept alive\)$")
+        self.assertIn("atomicity: " + doc["cut_short"] + ": only the start", err)
+        cut_events = doc["events"]
+        doc, _, err = self.json_reports("--max-objects", "0", "temps.py")
+        self.assertIsNone(doc["cut_short"])
+        # about 10 events an iteration: cut in the 11th of 50
+        self.assertLess(cut_events, doc["events"] / 3)
+        status, _, err = self.tool("run", "--max-objects", "-1", "temps.py")
+        self.assertEqual(status, 2)
+        self.assertIn("--max-objects must be 0 or more", err)
+
+
+class TestNames(RunBase):
+    def test_shared_container_named(self):
+        # Check-then-act on a dict shared by two threads; the container gets the name of the
+        # variable that holds it, in the report's variables and events.
+        script = textwrap.dedent("""\
+            import _thread, threading
+            import atomicity
+
+            cache = {}
+            go, done = _thread.allocate_lock(), _thread.allocate_lock()
+            go.acquire(); done.acquire()
+
+            @atomicity.atomic
+            def fill(value, wait):
+                if "k" not in cache:
+                    if wait:
+                        go.release(); done.acquire()
+                    cache["k"] = value
+
+            def other():
+                go.acquire()
+                fill(2, False)
+                done.release()
+
+            for i in range(20):  # temporaries of one thread: never named
+                tmp = {i: i}
+            t = threading.Thread(target=other)
+            t.start()
+            fill(1, True)
+            t.join()
+            print(cache["k"])
+            """)
+        self.write("cache.py", script)
+        doc, out, _ = self.json_reports("cache.py")
+        self.assertEqual(out, "1\n")
+        reports = doc["checkers"][0]["reports"]
+        self.assertTrue(reports)
+        names = set()
+        for r in reports:
+            names.update(r["variables"])
+            names.update(e.get("target") for e in r["events"])
+        self.assertIn("cache['k']", names)
+        self.assertFalse([n for n in names if n and ("dict" in n or n.startswith("0x"))],
+                         names)
+        status, _, err = self.tool("run", "cache.py")
+        self.assertIn("cache['k']", err)
+
+
 class TestReports(RunBase):
     def check_bank(self, doc, script, begin_needle, write_needle='acct.balance = b - n'):
         reports = doc["checkers"][0]["reports"]
@@ -479,18 +557,50 @@ class TestRecorder(unittest.TestCase):
         rec, code = self.rec, sys._getframe().f_code
         a, b = Account(), Account()
         rec.attr(True, a, "balance", code, 1)
+        rec.name_variables()
         self.assertEqual(self.name(1), "Account.balance")
         rec.attr(True, b, "balance", code, 1)  # a second Account: both get numbers
-        self.assertEqual((self.name(1), self.name(2)), ("Account#1.balance", "Account#2.balance"))
+        rec.name_variables([2])
+        self.assertEqual((self.name(1), self.name(2)), ("Account.balance", "Account#2.balance"))
+        rec.name_variables([1])  # named once only: what was named stays
+        self.assertEqual(self.name(1), "Account.balance")
         cache = {}
         rec.item(True, cache, "k", code, 1)
         rec.item(True, cache, _recorder.LENGTH, code, 1)
-        self.assertEqual((self.name(3), self.name(4)), ("cache['k']", "len(cache)"))
         rec.item(False, cache, "k", code, 2)
         rec.glob(True, globals(), "x", code, 1)
-        self.assertEqual(self.name(5), "test_run.x")
         rec.close()
         self.assertEqual(rec.events, 6)
+        self.assertIsNone(self.name(3))  # in no report: never named
+        rec.name_variables()
+        # cache: a container named when a second thread touches it; of one thread only,
+        # it keeps its type's name
+        self.assertEqual((self.name(3), self.name(4), self.name(5)),
+                         ("dict['k']", "len(dict)", "test_run.x"))
+
+    def test_numbering(self):
+        class Account:
+            pass
+        rec, code = self.rec, self.code
+        accounts = [Account() for _ in range(3)]
+        for acc in accounts:
+            rec.attr(True, acc, "balance", code, 1)
+        rec.name_variables()
+        self.assertEqual([self.name(v) for v in (1, 2, 3)],
+                         ["Account#1.balance", "Account#2.balance", "Account#3.balance"])
+
+    def test_shared_container_named_by_second_thread(self):
+        rec, code = self.rec, self.code
+        cache = {}
+        rec.item(True, cache, "k", code, 1)          # the main thread
+
+        def other():  # the name is looked up in the frame of the second thread's access
+            rec.item(False, cache, "k", sys._getframe().f_code, 2)
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        rec.name_variables()
+        self.assertEqual(self.name(1), "cache['k']")
 
     def test_value_and_identity_keys(self):
         rec, code = self.rec, self.code
@@ -501,7 +611,8 @@ class TestRecorder(unittest.TestCase):
         rec.item(True, d, (1, "a"), code, 1)
         key = object()
         rec.item(True, d, key, code, 1)
-        self.assertEqual(rec._next_var, 4)
+        self.assertEqual(rec.variables, 3)
+        self.assertEqual(rec.pinned, 2)  # the dict and the key taken by identity
 
     def test_freed_object_is_a_new_variable(self):
         class Box:
@@ -515,7 +626,25 @@ class TestRecorder(unittest.TestCase):
         # Whatever id() the next objects get, none may reuse the dead one's key.
         for _ in range(20):
             rec.attr(True, Box(), "v", code, 1)
-        self.assertEqual(rec._next_var, 22)
+        self.assertEqual(rec.variables, 21)
+
+    def test_unreported_variables_are_not_named(self):
+        calls = []
+        real = self.session.set_name
+
+        def counting(space, key, name):
+            calls.append((space, key, name))
+            return real(space, key, name)
+        self.session.set_name = counting
+        rec, code = self.rec, self.code
+        for i in range(100):
+            rec.item(True, {}, i, code, 1)
+            rec.attr(True, rec, "x%d" % i, code, 2)
+        rec.glob(True, globals(), "y", code, 3)
+        reports = rec.close()
+        self.assertEqual(reports, [])
+        self.assertEqual(rec.variables, 201)
+        self.assertEqual([c for c in calls if c[0] == 2], [])
 
     def test_wants_code(self):
         self.assertTrue(self.rec.wants_code(self.code))

@@ -27,7 +27,8 @@ PROG = "python -m atomicity"
 RUN_USAGE = """\
 usage: %(prog)s run [--atomic MODULE:QUALNAME]... [-c CHECKER[:ARGS]]...
                   [--format text|json|sarif|html] [--report FILE] [--trace PATH]...
-                  [--max-events N] [--backend settrace|monitoring] [--] script.py [args]
+                  [--max-events N] [--max-objects N] [--backend settrace|monitoring]
+                  [--] script.py [args]
 """ % {"prog": PROG}
 
 RUN_EPILOG = """\
@@ -104,10 +105,19 @@ def _run_parser() -> argparse.ArgumentParser:
                         "library and site-packages are not traced otherwise)")
     p.add_argument("--max-events", type=int, default=0, metavar="N",
                    help="stop recording after N events (0: no bound)")
+    p.add_argument("--max-objects", type=int, default=_recorder_max_objects(), metavar="N",
+                   help="stop recording when more than N objects that cannot be weakly "
+                        "referenced are kept alive for their identity (0: no bound; "
+                        "default %(default)s)")
     p.add_argument("--backend", choices=("settrace", "monitoring"),
                    help="how accesses are traced (default: monitoring where the "
                         "interpreter has it, else settrace)")
     return p
+
+
+def _recorder_max_objects() -> int:
+    from ._recorder import MAX_OBJECTS
+    return int(MAX_OBJECTS)
 
 
 def _check_parser() -> argparse.ArgumentParser:
@@ -139,7 +149,7 @@ def _check_parser() -> argparse.ArgumentParser:
 
 # Options of `run` that take a value (to find where the script's name is).
 _RUN_VALUED = {"--atomic", "-c", "--checker", "--format", "--report", "--trace",
-               "--max-events", "--backend"}
+               "--max-events", "--max-objects", "--backend"}
 
 
 def _split_run(argv: List[str]) -> Tuple[List[str], Optional[str], List[str]]:
@@ -336,6 +346,8 @@ def run(argv: List[str]) -> int:
                           % args.format)
     if args.max_events < 0:
         raise _UsageError("--max-events must be 0 or more")
+    if args.max_objects < 0:
+        raise _UsageError("--max-objects must be 0 or more")
     if not os.path.exists(script):
         _say("cannot open %s: No such file or directory" % script)
         return 2
@@ -355,7 +367,8 @@ def run(argv: List[str]) -> int:
         session = Session([_declared_only(c) for c in args.checker or ["aerodrome"]],
                           max_reports=0)
         recorder = _recorder.Recorder(session, script=script, atomic=args.atomic,
-                                      trace=args.trace, max_events=args.max_events)
+                                      trace=args.trace, max_events=args.max_events,
+                                      max_objects=args.max_objects)
     except (Error, ValueError) as exc:
         _say(str(exc))
         return 2
@@ -388,9 +401,7 @@ def _finish_run(args: argparse.Namespace, script: str, session: Session, recorde
         _say("checking failed: %s" % exc)
     # A bound that dropped events marks every output: a verdict on the start of the run must
     # not read as one on the whole run. (Events the session refused are the rejected count.)
-    cut_short = None
-    if recorder.cut_short:
-        cut_short = "recording stopped after %d events (--max-events)" % recorder.events
+    cut_short = recorder.cut_reason if recorder.cut_short else None
     try:
         _write(session, args.format, args.report, script, "python -m atomicity run", cut_short)
     except (Error, OSError) as exc:

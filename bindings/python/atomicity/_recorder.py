@@ -18,7 +18,12 @@ dies its entry is dropped, so an object that later gets the same id() gets new k
 (dict, list, set and most builtin containers, which cannot be weakly referenced) are kept alive
 by the recorder until the run ends: the memory bound is every such container the traced code
 touched, plus every non-value item key (values -- int, str, bytes, float, bool, None and tuples
-of those -- are keys by value, like the container sees them).
+of those -- are keys by value, like the container sees them). Releasing a pin sooner would let
+the next object made at that address take over the old one's variables, so pins stay; the
+``max_objects`` bound (run --max-objects) stops recording when there are too many.
+
+Names: a variable is named (Session.set_name) only when a report shows it, after the run
+(close); a container's name is looked up when a second thread touches it.
 
 Events are appended to one buffer in the order they happen (list.append is atomic) and pushed
 with Session.push_many when the buffer holds FLUSH_EVENTS events, and at the end.
@@ -57,10 +62,24 @@ _FLAGS_SHIFT = 32 - _KIND_SHIFT  # kind and flags share the first word of a pack
 _FLAG_ACQUIRE, _FLAG_RELEASE = 1, 2
 # Events buffered before a push: 8192 events, 256 KiB packed.
 FLUSH_EVENTS = 8192
+# Default bound of `run --max-objects`: objects kept alive for their identity (about 0.5 KiB
+# each with the recorder's entry, so about 500 MiB at the bound).
+MAX_OBJECTS = 1000000
 # Rejected events whose messages are kept for the final warning.
 _REJECTS_KEPT = 5
 # Longest rendering of an item key in a variable's name.
 _KEY_NAME_MAX = 40
+
+# The first word of a READ / WRITE event, indexed by is_write.
+_ACCESS_WORD = (READ << _KIND_SHIFT, WRITE << _KIND_SHIFT)
+# A loc is found by one int: id(code) << _LINE_BITS | line (lines past it: a slower table).
+_LINE_BITS = 20
+_get_ident = _thread.get_ident
+# What a variable is of its object (its name is made from them when a report needs it).
+_ATTR, _ITEM, _LEN, _GLOBAL = range(4)
+# Per type: (weakly referenceable, unique: a class or module, not numbered).
+_TYPE_INFO = {}
+_WeakRef = weakref.ref
 
 # Marks item keys taken by identity: (_BY_ID, id(key)) never equals a value key.
 _BY_ID = object()
@@ -71,7 +90,7 @@ current = None
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _THREADING_FILE = os.path.normcase(os.path.abspath(getattr(sys.modules.get("threading"),
                                                            "__file__", "threading.py")))
-_VALUE_TYPES = (int, str, bytes, float, bool, type(None))
+_VALUE_TYPES = frozenset((int, str, bytes, float, bool, type(None)))
 # Types whose attributes are methods only (their contents are item events): attribute reads
 # and writes on them are not variables.
 _NO_ATTR_TYPES = frozenset((int, str, bytes, float, complex, bool, type(None), tuple, frozenset,
@@ -120,15 +139,16 @@ def _skip_prefixes():
 class _Obj:
     """What the recorder knows of one object, container or globals dict."""
 
-    __slots__ = ("ref", "base", "label", "attrs", "items", "suffixes")
+    __slots__ = ("ref", "base", "seq", "first", "attrs", "items")
 
-    def __init__(self, ref, base):
-        self.ref = ref            # weakref.ref, or the object itself (kept alive)
+    def __init__(self, ref, base, seq, first):
+        self.ref = ref            # weakref.ref, or the object itself (pinned: kept alive)
         self.base = base          # name before numbering ("Account", "cache")
-        self.label = base         # as shown ("Account" or "Account#2")
+        self.seq = seq            # number among the objects of this base (0: unique, no #N)
+        self.first = first        # thread key of the first thread that touched this container
+        #                           while its name is not looked up yet, else 0
         self.attrs = {}           # attribute name -> var key
         self.items = {}           # item key (value, or (_BY_ID, id)) -> var key
-        self.suffixes = []        # (var key, ".balance" / "['k']"), to rename on relabel
 
 
 class Recorder:
@@ -137,20 +157,29 @@ class Recorder:
     ``script`` is the path of the script run as __main__ (its module name for --atomic is its
     file name without .py); ``atomic`` lists ``"MODULE:QUALNAME"`` specs; ``trace`` lists path
     prefixes whose code is traced even when it lies in the standard library or site-packages;
-    ``max_events`` (0: no bound) stops recording after that many events.
+    ``max_events`` (0: no bound) stops recording after that many events; ``max_objects`` (0: no
+    bound) stops it when more than that many objects would be kept alive (pinned).
     """
 
     def __init__(self, session, script=None, atomic=(), trace=(), max_events=0,
-                 flush_events=FLUSH_EVENTS):
+                 flush_events=FLUSH_EVENTS, max_objects=0):
         self.session = session
         self.recording = True
         self.cut_short = False
-        self.events = 0                 # events recorded
+        self.cut_reason = None          # why recording stopped early (a sentence), else None
         self.rejected = 0               # events the session refused
         self.reject_messages = []
         self._max_events = max_events
+        self._max_objects = max_objects
         self._flush_events = max(1, flush_events)
+        # The buffer is flushed when it holds _limit events: FLUSH_EVENTS, or fewer when the
+        # --max-events bound is nearer (so that the bound is checked at flushes only, not at
+        # every event).
+        self._limit = self._flush_events if not max_events else \
+            max(1, min(self._flush_events, max_events))
+        self._pushed = 0                # events taken out of the buffer (pushed or refused)
         self._buffer = []
+        self._frozen = False            # recording stopped by a bound: the buffer is dropped
         self._flush_lock = _thread.allocate_lock()   # never a traced lock
         self._names_lock = _thread.allocate_lock()   # key allocation and naming
         self._cwd = os.getcwd()
@@ -178,14 +207,29 @@ class Recorder:
         # Variables, locks, locations.
         self._objects = {}              # id(object) -> _Obj
         self._pinned = []               # item keys taken by identity, kept alive
-        self._labels = {}               # base label -> [count, first _Obj]
+        self.pinned = 0                 # objects kept alive (pinned containers and item keys)
+        self._counts = {}               # base label -> objects numbered under it
         self._method_attrs = {}         # (type, name) -> True when a class-level method
-        self._next_var = 1
+        self._var_keys = itertools.count(1)
+        self._vars = {}                 # var key -> (_Obj, how, what): named lazily
+        self._named = set()             # var keys given a name already
         self._next_lock = 1
-        self._locs = {}                 # id(code) -> (code, {line: loc})
+        self._codes = {}                # id(code) -> code, kept alive: its id() stays its own
+        self._locs = {}                 # id(code) << _LINE_BITS | line -> loc
+        self._odd_locs = {}             # (code, line) -> loc, for lines outside _LINE_BITS
         self._next_loc = 1
         self._set_location = session.set_location
         self._set_name(1, 1, "MainThread")
+
+    @property
+    def events(self):
+        """Events recorded so far (pushed, refused or still in the buffer)."""
+        return self._pushed + len(self._buffer)
+
+    @property
+    def variables(self):
+        """Variable keys made so far."""
+        return len(self._vars)
 
     # -- session calls ---------------------------------------------------------------------
 
@@ -217,40 +261,96 @@ class Recorder:
 
     def flush(self, wait=True):
         """Push the buffered events. Threads that fill the buffer call it without waiting:
-        when another thread is pushing, the events stay for the next flush."""
+        when another thread is pushing, the events stay for the next flush. Past the
+        --max-events bound, recording stops (the events after the bound are dropped)."""
         if not self._flush_lock.acquire(wait):
             return
         try:
             buf = self._buffer
             n = len(buf)
+            if self._frozen:
+                del buf[:n]
+                return
+            if not n:
+                return
+            if self._max_events:
+                room = self._max_events - self._pushed
+                if n > room:
+                    n = room
+                    self._stop_locked("recording stopped after %d events (--max-events)"
+                                      % self._max_events)
+                else:
+                    self._limit = max(1, min(self._flush_events, room - n))
             if n:
                 # Appends only ever go to the end, so the first n entries are these events.
                 chunk = buf[:n]
                 del buf[:n]
+                self._pushed += n
                 self._push(chunk)
+            if self._frozen:
+                del buf[:]
         finally:
             self._flush_lock.release()
 
+    def _stop_locked(self, reason):
+        """A bound is reached (under _flush_lock): recording stops; events buffered after
+        this are dropped."""
+        if not self.cut_short:
+            self.cut_short = True
+            self.cut_reason = reason
+        self.recording = False
+        self._frozen = True
+
+    def _stop(self, reason):
+        """A bound is reached: the events so far are pushed, the rest are dropped."""
+        if self._frozen:
+            return
+        self.flush()
+        with self._flush_lock:
+            self._stop_locked(reason)
+
     def close(self):
-        """Stop recording, push everything and finish the session. Returns its reports."""
+        """Stop recording, push everything and finish the session; then name the variables
+        the reports show. Returns the reports."""
         self.recording = False
         self.flush()
-        return self.session.finish()
+        reports = self.session.finish()
+        if self.name_variables(_report_var_keys(reports)):
+            reports = _fresh_reports(self.session)
+        return reports
+
+    def name_variables(self, keys=None):
+        """Give the variables ``keys`` (default: every variable so far) their names
+        (``Account#2.balance``, ``cache['k']``...). Variables are named only on demand: a
+        name costs a call into the library, and most variables of a run (temporaries) appear
+        in no report. Returns how many were named."""
+        if keys is None:
+            keys = list(self._vars)
+        named = 0
+        for var in keys:
+            info = self._vars.get(var)
+            if info is None or var in self._named:
+                continue
+            o, how, what = info
+            self._set_name(2, var, _var_name(self._label(o), how, what))
+            self._named.add(var)
+            named += 1
+        return named
+
+    def _label(self, o):
+        """``Account`` when it is the only object of its base name, else ``Account#2``."""
+        if not o.seq or self._counts.get(o.base, 0) < 2:
+            return o.base
+        return "%s#%d" % (o.base, o.seq)
 
     # -- events ----------------------------------------------------------------------------
 
     def _emit(self, kind, tid, target, loc, flags=0):
         if not self.recording:
             return
-        self.events += 1
-        if self._max_events and self.events > self._max_events:
-            self.events -= 1
-            self.recording = False
-            self.cut_short = True
-            return
         buf = self._buffer
         buf.append(((kind << _KIND_SHIFT) | (flags << _FLAGS_SHIFT), tid, target, loc))
-        if len(buf) >= self._flush_events:
+        if len(buf) >= self._limit:
             self.flush(wait=False)
 
     def tid(self):
@@ -273,27 +373,31 @@ class Recorder:
 
     def loc(self, code, line):
         """The loc of ``line`` of ``code``, described for reports the first time."""
-        entry = self._locs.get(id(code))
-        if entry is not None and entry[0] is code:
-            loc = entry[1].get(line)
-            if loc is not None:
-                return loc
-        return self._new_loc(code, line)
+        try:
+            return self._locs[id(code) << _LINE_BITS | line]
+        except (KeyError, TypeError):
+            return self._new_loc(code, line)
 
     def _new_loc(self, code, line):
+        line = line if type(line) is int and line > 0 else 0
+        small = line < (1 << _LINE_BITS)
         with self._names_lock:
-            entry = self._locs.get(id(code))
-            if entry is None or entry[0] is not code:
-                entry = self._locs[id(code)] = (code, {})   # the code is kept alive with it
-            loc = entry[1].get(line)
+            known = self._codes.setdefault(id(code), code)  # kept alive: its id() is its own
+            if small and known is code:
+                loc = self._locs.get(id(code) << _LINE_BITS | line)
+            else:
+                loc = self._odd_locs.get((code, line))
             if loc is not None:
                 return loc
             loc = self._next_loc
             self._next_loc += 1
-            entry[1][line] = loc
+            if small and known is code:
+                self._locs[id(code) << _LINE_BITS | line] = loc
+            else:
+                self._odd_locs[(code, line)] = loc
         try:
             self._set_location(loc, function=_qualname(code), file=self.display_file(code),
-                               line=max(0, line or 0))
+                               line=line)
         except (Error, ValueError):
             pass
         return loc
@@ -349,6 +453,10 @@ class Recorder:
     def end(self, code, line):
         self._emit(END, self.tid(), 0, self.loc(code, line))
 
+    # The three access methods are the hot path (one call per traced access): each is written
+    # out in full, with one dict lookup each for the thread, the object, the variable and the
+    # loc, and no further method call when all of them are known.
+
     def attr(self, is_write, obj, name, code, line):
         if not self.recording:
             return
@@ -357,46 +465,75 @@ class Recorder:
             return
         if not is_write and self._is_method(t, name):
             return
-        o = self._obj(obj)
+        tid = self._tids.get(_get_ident())
+        if tid is None:
+            tid = self.tid()
+        o = self._objects.get(id(obj))
+        if o is None or (o.ref is not obj and (type(o.ref) is not _WeakRef or o.ref() is not obj)):
+            o = self._new_obj(obj, None, tid)
         var = o.attrs.get(name)
         if var is None:
-            var = self._new_var(o, o.attrs, name, "." + name)
-        self._emit(WRITE if is_write else READ, self.tid(), var, self.loc(code, line))
+            var = self._new_var(o, o.attrs, name, _ATTR, name)
+        try:
+            loc = self._locs[id(code) << _LINE_BITS | line]
+        except (KeyError, TypeError):
+            loc = self._new_loc(code, line)
+        buf = self._buffer
+        buf.append((_ACCESS_WORD[is_write], tid, var, loc))
+        if len(buf) >= self._limit:
+            self.flush(wait=False)
 
     def item(self, is_write, container, key, code, line):
         if not self.recording:
             return
-        o = self._obj(container, code)
-        if key is LENGTH:
-            index = LENGTH
-        elif _is_value(key):
+        tid = self._tids.get(_get_ident())
+        if tid is None:
+            tid = self.tid()
+        o = self._objects.get(id(container))
+        if o is None or (o.ref is not container and
+                         (type(o.ref) is not _WeakRef or o.ref() is not container)):
+            o = self._new_obj(container, code, tid)
+        elif o.first and o.first != tid:
+            self._shared(o, container, code)
+        if type(key) in _VALUE_TYPES or key is LENGTH:
             index = key
         else:
-            index = (_BY_ID, id(key))
+            index = self._index(key)
         try:
             var = o.items.get(index)
         except TypeError:  # an unhashable value inside (cannot happen for _is_value keys)
             return
         if var is None:
-            if key is LENGTH:
-                var = self._new_var(o, o.items, index, None)
-            else:
-                if type(index) is tuple and index and index[0] is _BY_ID:
-                    self._pinned.append(key)  # its id() must not be reused during the run
-                var = self._new_var(o, o.items, index, "[%s]" % _key_name(key))
-        self._emit(WRITE if is_write else READ, self.tid(), var, self.loc(code, line))
+            var = self._new_item_var(o, index, key)
+        try:
+            loc = self._locs[id(code) << _LINE_BITS | line]
+        except (KeyError, TypeError):
+            loc = self._new_loc(code, line)
+        buf = self._buffer
+        buf.append((_ACCESS_WORD[is_write], tid, var, loc))
+        if len(buf) >= self._limit:
+            self.flush(wait=False)
 
     def glob(self, is_write, namespace, name, code, line):
         if not self.recording:
             return
+        tid = self._tids.get(_get_ident())
+        if tid is None:
+            tid = self.tid()
         o = self._objects.get(id(namespace))
         if o is None or o.ref is not namespace:
             o = self._new_namespace(namespace)
         var = o.attrs.get(name)
         if var is None:
-            var = self._new_var(o, o.attrs, name, "" if not o.base else "." + name,
-                                plain=name if not o.base else None)
-        self._emit(WRITE if is_write else READ, self.tid(), var, self.loc(code, line))
+            var = self._new_var(o, o.attrs, name, _GLOBAL, name)
+        try:
+            loc = self._locs[id(code) << _LINE_BITS | line]
+        except (KeyError, TypeError):
+            loc = self._new_loc(code, line)
+        buf = self._buffer
+        buf.append((_ACCESS_WORD[is_write], tid, var, loc))
+        if len(buf) >= self._limit:
+            self.flush(wait=False)
 
     # -- keys and names ----------------------------------------------------------------------
 
@@ -420,72 +557,94 @@ class Recorder:
         o = self._objects.get(id(obj))
         if o is not None:
             ref = o.ref
-            if ref is obj or (type(ref) is weakref.ref and ref() is obj):
+            if ref is obj or (type(ref) is _WeakRef and ref() is obj):
                 return o
-        return self._new_obj(obj, code)
+        return self._new_obj(obj, code, 0)
 
-    def _new_obj(self, obj, code):
+    def _new_obj(self, obj, code, tid):
+        """The entry of an object seen for the first time. A container (``code`` given: an
+        item access) is named later, when a second thread touches it (_shared): most
+        containers are temporaries of one thread and never appear in a report."""
+        t = type(obj)
+        info = _TYPE_INFO.get(t)
+        if info is None:
+            info = _TYPE_INFO[t] = (_weakrefable(obj), issubclass(t, (type, types.ModuleType)))
+        weak, unique = info
         oid = id(obj)
-
-        def forget(ref, oid=oid, objects=self._objects):
-            entry = objects.get(oid)
-            if entry is not None and entry.ref is ref:
-                objects.pop(oid, None)
-
-        try:
-            ref = weakref.ref(obj, forget)
-        except TypeError:
+        if weak:
+            def forget(ref, oid=oid, objects=self._objects):
+                entry = objects.get(oid)
+                if entry is not None and entry.ref is ref:
+                    objects.pop(oid, None)
+            try:
+                ref = _WeakRef(obj, forget)
+            except TypeError:  # a subclass' instance without __weakref__... kept alive
+                ref = obj
+        else:
             ref = obj
-        base = None
-        if isinstance(obj, type):
-            base = obj.__qualname__
-        elif isinstance(obj, types.ModuleType):
-            base = obj.__name__
-        elif code is not None:
-            base = _find_name(obj, code)
-        if not base:
-            base = type(obj).__name__
-        o = _Obj(ref, base)
+        if unique:
+            base = obj.__qualname__ if isinstance(obj, type) else obj.__name__
+        else:
+            base = t.__name__
         with self._names_lock:
+            seq = 0
+            if not unique:
+                seq = self._counts[base] = self._counts.get(base, 0) + 1
+            o = _Obj(ref, base, seq, tid if code is not None and not unique else 0)
             self._objects[oid] = o
-            self._number(o, isinstance(obj, (type, types.ModuleType)))
+            if ref is obj:
+                self.pinned += 1
+        if ref is obj and self._max_objects and self.pinned > self._max_objects:
+            self._too_many_objects()
         return o
+
+    def _shared(self, o, container, code):
+        """A second thread touches ``container``: its name is looked up now, from the frame
+        of that access (a local or global variable, or an attribute of ``self``)."""
+        o.first = 0
+        name = _find_name(container, code)
+        if name and name != o.base:
+            with self._names_lock:
+                o.base = name
+                o.seq = self._counts[name] = self._counts.get(name, 0) + 1
+
+    def _too_many_objects(self):
+        self._stop("recording stopped after %d events (--max-objects: %d objects kept alive)"
+                   % (self.events, self._max_objects))
 
     def _new_namespace(self, namespace):
         module = namespace.get("__name__") if isinstance(namespace, dict) else None
-        o = _Obj(namespace, "" if module in (None, "__main__") else str(module))
+        o = _Obj(namespace, "" if module in (None, "__main__") else str(module), 0, 0)
         with self._names_lock:
             self._objects[id(namespace)] = o
         return o
 
-    def _number(self, o, unique):
-        """Labels: the first object of a base name is ``Account``; when a second one comes,
-        they become ``Account#1`` and ``Account#2`` (the first one's variables renamed)."""
-        if unique:
-            return
-        entry = self._labels.get(o.base)
-        if entry is None:
-            self._labels[o.base] = [1, o]
-            return
-        entry[0] += 1
-        first = entry[1]
-        if entry[0] == 2 and first is not None:
-            first.label = "%s#1" % first.base
-            entry[1] = None
-            for var, suffix in first.suffixes:
-                self._set_name(2, var, _var_name(first.label, suffix))
-        o.label = "%s#%d" % (o.base, entry[0])
+    def _index(self, key):
+        """The index of a non-value item key: a tuple of values by value, others by
+        identity (the key is pinned then: its id() must not be reused during the run)."""
+        if _is_value(key):
+            return key
+        return (_BY_ID, id(key))
 
-    def _new_var(self, o, table, index, suffix, plain=None):
-        with self._names_lock:
-            var = table.get(index)
-            if var is not None:
-                return var
-            var = self._next_var
-            self._next_var += 1
-            table[index] = var
-            o.suffixes.append((var, suffix))
-        self._set_name(2, var, plain if plain is not None else _var_name(o.label, suffix))
+    def _new_item_var(self, o, index, key):
+        if key is LENGTH:
+            return self._new_var(o, o.items, index, _LEN, None)
+        if type(index) is tuple and index and index[0] is _BY_ID:
+            self._pinned.append(key)   # its id() must not be reused during the run
+            self.pinned += 1
+            if self._max_objects and self.pinned > self._max_objects:
+                self._too_many_objects()
+        return self._new_var(o, o.items, index, _ITEM, key)
+
+    def _new_var(self, o, table, index, how, what):
+        """A new variable key; its name is made only when a report needs it
+        (name_variables). Lock-free: two threads racing for one index agree through
+        setdefault, the loser's number stays unused."""
+        var = next(self._var_keys)
+        got = table.setdefault(index, var)
+        if got != var:
+            return got
+        self._vars[var] = (o, how, what)
         return var
 
     # -- threads and locks (called by _sync) -------------------------------------------------
@@ -556,7 +715,7 @@ class Recorder:
         o = self._obj(queue)
         var = o.items.get(LENGTH)
         if var is None:
-            var = self._new_var(o, o.items, LENGTH, None)
+            var = self._new_var(o, o.items, LENGTH, _LEN, None)
         return var
 
     def forking(self, thread, frame):
@@ -581,10 +740,51 @@ class Recorder:
         self._emit(JOIN, self.tid(), child, self.caller_loc(frame))
 
 
-def _var_name(label, suffix):
-    if suffix is None:
+def _weakrefable(obj):
+    try:
+        weakref.ref(obj)
+        return True
+    except TypeError:
+        return False
+
+
+def _report_var_keys(reports):
+    """The variable keys that ``reports`` show without a name: their variables and the
+    targets of their READ / WRITE / COMMIT events."""
+    from .report import target_space
+    from ._lib import Space
+    keys = set()
+    for report in reports:
+        for var in report.variables:
+            if type(var) is int:
+                keys.add(var)
+        for event in report.events:
+            if type(event.target) is int and target_space(event.kind) == Space.VAR:
+                keys.add(event.target)
+    return sorted(keys)
+
+
+def _fresh_reports(session):
+    """The session's reports snapshotted again: the Report objects copied at finish() hold
+    the keys of variables named after it."""
+    lock = getattr(session, "_lock", None)
+    cached = getattr(session, "_reports", None)
+    if lock is not None and isinstance(cached, list):
+        with lock:
+            del cached[:]
+    return session.reports
+
+
+def _var_name(label, how, what):
+    """A variable's name from its object's label: ``Account#2.balance``, ``cache['k']``,
+    ``len(cache)``, ``counter`` (a global of the script) or ``module.counter``."""
+    if how == _ATTR:
+        return "%s.%s" % (label, what)
+    if how == _ITEM:
+        return "%s[%s]" % (label, _key_name(what))
+    if how == _LEN:
         return "len(%s)" % label
-    return label + suffix
+    return "%s.%s" % (label, what) if label else what
 
 
 def _key_name(key):
@@ -599,8 +799,8 @@ def _key_name(key):
 def _find_name(obj, code):
     """The name under which the frame running ``code`` sees ``obj``: a local or global
     variable, or an attribute of ``self`` (``Cache.entries``). None when not found. Called
-    once per container, so the walk of the stack does not matter."""
-    frame = sys._getframe(2)
+    once per shared container, so the walk of the stack does not matter."""
+    frame = sys._getframe(1)
     while frame is not None and frame.f_code is not code:
         frame = frame.f_back
     if frame is None:
