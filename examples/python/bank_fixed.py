@@ -6,10 +6,11 @@ either before or after the transfer, never in flight.
     python3 -m atomicity run bank_fixed.py
 """
 
-import _thread
 import threading
 
 import atomicity
+
+from gate import Gate
 
 
 class Account:
@@ -22,22 +23,6 @@ lock = threading.Lock()
 alice = Account("alice", 100)
 bob = Account("bob", 0)
 totals = []  # what the audit saw
-
-
-class Gate:
-    """A one-way gate that forces the interleaving shown here. It is a raw _thread lock, which
-    the checker does not see, so the forcing does not show up in the report."""
-
-    def __init__(self):
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()  # closed until open()
-
-    def open(self):
-        self._lock.release()  # a _thread lock may be released by another thread
-
-    def wait(self):
-        with self._lock:
-            pass
 
 
 # The same forcing as in bank.py: the audit starts right after the withdrawal. It cannot

@@ -7,27 +7,12 @@ find the key missing and both compute it. The fixed twin is cache_fixed.py.
     python3 -m atomicity run --atomic cache:get_or_compute cache.py
 """
 
-import _thread
 import threading
+
+from gate import Gate
 
 cache = {}
 got = {}  # thread name -> the value get_or_compute gave it
-
-
-class Gate:
-    """A one-way gate that forces the interleaving shown here. It is a raw _thread lock, which
-    the checker does not see, so the forcing does not show up in the report."""
-
-    def __init__(self):
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()  # closed until open()
-
-    def open(self):
-        self._lock.release()  # a _thread lock may be released by another thread
-
-    def wait(self):
-        with self._lock:
-            pass
 
 
 # Force the interleaving that shows the bug: the first thread waits inside compute() (after

@@ -6,28 +6,13 @@ waits until the first has stored the value, then finds it.
     python3 -m atomicity run --atomic cache_fixed:get_or_compute cache_fixed.py
 """
 
-import _thread
 import threading
+
+from gate import Gate
 
 cache = {}
 cache_lock = threading.Lock()
 got = {}  # thread name -> the value get_or_compute gave it
-
-
-class Gate:
-    """A one-way gate that forces the interleaving shown here. It is a raw _thread lock, which
-    the checker does not see, so the forcing does not show up in the report."""
-
-    def __init__(self):
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()  # closed until open()
-
-    def open(self):
-        self._lock.release()  # a _thread lock may be released by another thread
-
-    def wait(self):
-        with self._lock:
-            pass
 
 
 # The same forcing as in cache.py: the second thread starts its look-up while the first is

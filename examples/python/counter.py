@@ -6,10 +6,11 @@ threads can read the same value and one increment is lost. The fixed twin is cou
     python3 -m atomicity run counter.py
 """
 
-import _thread
 import threading
 
 import atomicity
+
+from gate import Gate
 
 
 class Counter:
@@ -24,23 +25,6 @@ class Counter:
             between_steps()
             with self._lock:  # access: write-lock
                 self.value = current + 1  # access: write
-
-
-
-class Gate:
-    """A one-way gate that forces the interleaving shown here. It is a raw _thread lock, which
-    the checker does not see, so the forcing does not show up in the report."""
-
-    def __init__(self):
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()  # closed until open()
-
-    def open(self):
-        self._lock.release()  # a _thread lock may be released by another thread
-
-    def wait(self):
-        with self._lock:
-            pass
 
 
 # Force the interleaving that shows the bug: the first thread waits between its read and its

@@ -3,10 +3,11 @@
     python3 -m atomicity run counter_fixed.py
 """
 
-import _thread
 import threading
 
 import atomicity
+
+from gate import Gate
 
 
 class Counter:
@@ -20,23 +21,6 @@ class Counter:
                 current = self.value  # access: read
                 between_steps()
                 self.value = current + 1  # access: write
-
-
-
-class Gate:
-    """A one-way gate that forces the interleaving shown here. It is a raw _thread lock, which
-    the checker does not see, so the forcing does not show up in the report."""
-
-    def __init__(self):
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()  # closed until open()
-
-    def open(self):
-        self._lock.release()  # a _thread lock may be released by another thread
-
-    def wait(self):
-        with self._lock:
-            pass
 
 
 # The same forcing as in counter.py: the second thread starts its increment after the first

@@ -7,27 +7,12 @@ different objects. The fixed twin is lazy_init_fixed.py.
     python3 -m atomicity run --atomic lazy_init:get_config lazy_init.py
 """
 
-import _thread
 import threading
+
+from gate import Gate
 
 _config = None
 seen = {}  # thread name -> the configuration object it got
-
-
-class Gate:
-    """A one-way gate that forces the interleaving shown here. It is a raw _thread lock, which
-    the checker does not see, so the forcing does not show up in the report."""
-
-    def __init__(self):
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()  # closed until open()
-
-    def open(self):
-        self._lock.release()  # a _thread lock may be released by another thread
-
-    def wait(self):
-        with self._lock:
-            pass
 
 
 # Force the interleaving that shows the bug: the first thread waits while it loads (after its

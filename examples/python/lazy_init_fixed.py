@@ -12,28 +12,13 @@ terms, so this twin keeps every test under the lock.
     python3 -m atomicity run --atomic lazy_init_fixed:get_config lazy_init_fixed.py
 """
 
-import _thread
 import threading
+
+from gate import Gate
 
 _config = None
 _config_lock = threading.Lock()
 seen = {}  # thread name -> the configuration object it got
-
-
-class Gate:
-    """A one-way gate that forces the interleaving shown here. It is a raw _thread lock, which
-    the checker does not see, so the forcing does not show up in the report."""
-
-    def __init__(self):
-        self._lock = _thread.allocate_lock()
-        self._lock.acquire()  # closed until open()
-
-    def open(self):
-        self._lock.release()  # a _thread lock may be released by another thread
-
-    def wait(self):
-        with self._lock:
-            pass
 
 
 # The same forcing as in lazy_init.py: the second thread asks while the first is loading. The
