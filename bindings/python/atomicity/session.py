@@ -389,19 +389,30 @@ class Session:
             self._key_strings[space][value] = key
             return value
 
-    # The two push paths are the hot loop of the binding: the common case (int keys below
-    # 2**63, an int loc, no error) is checked inline.
+    # The push paths are the hot loop of the binding: the common case (int keys below 2**63, an
+    # int loc, no error) is checked inline.
 
     def _push_target(self, kind: int, space: int, thread: Key, target: Key, loc: int,
                      flags: int = 0) -> None:
-        if self._handle is None:
-            self._h()
         if type(thread) is not int or not 0 <= thread < _STRING_BASE:
             thread = self._slow_key(_THREAD, thread)
         if type(target) is not int or not 0 <= target < _STRING_BASE:
             target = self._slow_key(space, target)
         if type(loc) is not int or not 0 <= loc < _KEY_LIMIT:
             loc = _loc(loc)
+        self._push_event(kind, flags, thread, target, loc)
+
+    def _push_plain(self, kind: int, thread: Key, loc: int) -> None:
+        if type(thread) is not int or not 0 <= thread < _STRING_BASE:
+            thread = self._slow_key(_THREAD, thread)
+        if type(loc) is not int or not 0 <= loc < _KEY_LIMIT:
+            loc = _loc(loc)
+        self._push_event(kind, 0, thread, 0, loc)
+
+    def _push_event(self, kind: int, flags: int, thread: int, target: int, loc: int) -> None:
+        """Push one event of checked keys: the session's own event, packed in place."""
+        if self._handle is None:
+            self._h()
         lock = self._lock  # _enter() and _leave(), inline: this is the hot path
         lock.acquire()
         try:
@@ -412,34 +423,6 @@ class Session:
                 self._depth = 1
                 try:
                     _pack_event(ev, 0, kind, flags, thread, target, loc)
-                    rc = self._push_fn(self._hv, ev)
-                finally:
-                    self._depth = 0
-                    if self._close_pending:
-                        self._close_pending = False
-                        self.close()
-        finally:
-            lock.release()
-        if rc or self._pending:
-            self._check(rc)
-
-    def _push_plain(self, kind: int, thread: Key, loc: int) -> None:
-        if self._handle is None:
-            self._h()
-        if type(thread) is not int or not 0 <= thread < _STRING_BASE:
-            thread = self._slow_key(_THREAD, thread)
-        if type(loc) is not int or not 0 <= loc < _KEY_LIMIT:
-            loc = _loc(loc)
-        lock = self._lock  # _enter() and _leave(), inline: this is the hot path
-        lock.acquire()
-        try:
-            if self._depth or self._handle is None:
-                rc = self._push_nested(kind, 0, thread, 0, loc)
-            else:
-                ev = self._event
-                self._depth = 1
-                try:
-                    _pack_event(ev, 0, kind, 0, thread, 0, loc)
                     rc = self._push_fn(self._hv, ev)
                 finally:
                     self._depth = 0
