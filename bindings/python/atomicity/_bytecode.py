@@ -120,7 +120,8 @@ def analyze(code: CodeType) -> Tuple[Dict[int, Probe], int]:
         # (stack_effect is given None for them)
         arg = 0 if ins.arg is None else ins.arg
         off = ins.offset
-        model: Optional[Tuple[int, List[Optional[Expr]]]] = None  # (pops, pushes) of a known instruction, pushes a list of expressions
+        # (pops, pushes) of a known instruction, pushes a list of expressions
+        model: Optional[Tuple[int, List[Optional[Expr]]]] = None
 
         # --- access instructions: record a probe from the stack before them -------------
         if op == "LOAD_ATTR" or op == "LOAD_METHOD":
