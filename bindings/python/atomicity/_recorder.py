@@ -41,8 +41,8 @@ import types
 import weakref
 import _thread
 from types import CodeType, FrameType
-from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Sequence,
-                    Set, Tuple)
+from typing import (TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Set,
+                    Tuple)
 
 from .errors import Error
 from ._tracing import LENGTH  # the sentinel for "the length / membership of a container"
