@@ -19,13 +19,10 @@ from types import CodeType, TracebackType
 from typing import (TYPE_CHECKING, Any, Callable, Optional, Set, Type, TypeVar, Union, cast,
                     overload)
 
+from . import _recorder
+
 if TYPE_CHECKING:
     from typing import Literal
-
-    # The recorder is not annotated (its hot paths change often): Any at this boundary.
-    _recorder: Any
-else:
-    from . import _recorder
 
 __all__ = ["atomic"]
 

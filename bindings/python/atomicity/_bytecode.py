@@ -21,8 +21,12 @@ method bit of LOAD_ATTR, BINARY_SLICE on 3.12; the LOAD_FAST_LOAD_FAST family an
 3.13).
 """
 
+from __future__ import annotations
+
 import dis
 import sys
+from types import CodeType
+from typing import Any, Dict, List, Optional, Tuple
 
 # Probe kinds (first field of a probe tuple after offset and line).
 ATTR_R = "attr_r"      # (obj)                  attribute read
@@ -56,8 +60,12 @@ TRACKED_METHODS = frozenset((
 # Markers that are not values: ("null",) for PUSH_NULL and the NULL of LOAD_GLOBAL/LOAD_ATTR,
 # ("meth", receiver_expr, name) for both slots a method lookup pushes, ("slice",) for the
 # result of BUILD_SLICE.
-NULL = ("null",)
-SLICE = ("slice",)
+Expr = Tuple[Any, ...]
+# A probe: (line, kind, *operands).
+Probe = Tuple[Any, ...]
+
+NULL: Expr = ("null",)
+SLICE: Expr = ("slice",)
 
 _BINOPS = {0: "+", 10: "-", 5: "*"}   # BINARY_OP argument -> operator evaluated on ints/strs
 _PY311 = sys.version_info[:2] == (3, 11)
@@ -73,12 +81,12 @@ _NOP = frozenset(("NOP", "RESUME", "CACHE", "EXTENDED_ARG", "PRECALL", "KW_NAMES
                   "MAKE_CELL", "COPY_FREE_VARS", "NOT_TAKEN"))
 
 
-def _is_value(e):
+def _is_value(e: Optional[Expr]) -> bool:
     """True for an expression that denotes a value (not unknown and not a marker)."""
     return e is not None and e[0] not in ("null", "meth", "slice")
 
 
-def analyze(code):
+def analyze(code: CodeType) -> Tuple[Dict[int, Probe], int]:
     """Return (probes, unresolved) for a code object.
 
     probes: dict byte offset -> (line, kind, *operands); the operands are expressions (None
@@ -86,20 +94,20 @@ def analyze(code):
     unresolved: the number of access instructions left unreported because an operand they
     need cannot be recomputed.
     """
-    probes = {}
+    probes: Dict[int, Probe] = {}
     unresolved = 0
-    stack = []          # known top of the value stack; below it everything is unknown
-    kwnames = ()        # 3.11/3.12: names of the keyword arguments of the next CALL
+    stack: List[Optional[Expr]] = []  # known top of the value stack; below it everything is unknown
+    kwnames: Tuple[str, ...] = ()  # 3.11/3.12: names of the keyword arguments of the next CALL
     line = code.co_firstlineno
     module_level = code.co_name == "<module>"
 
-    def pop():
+    def pop() -> Optional[Expr]:
         return stack.pop() if stack else None
 
-    def peek(n):        # n = 1 is the top
+    def peek(n: int) -> Optional[Expr]:        # n = 1 is the top
         return stack[-n] if len(stack) >= n else None
 
-    last = None         # the name of the instruction before this one (prev)
+    last: Optional[str] = None  # the name of the instruction before this one (prev)
     for ins in dis.get_instructions(code):
         prev, last = last, ins.opname
         pos = ins.positions
@@ -108,9 +116,12 @@ def analyze(code):
         if ins.is_jump_target:
             stack = []  # reached from elsewhere too: its stack is not this block's
         op = ins.opname
-        arg = ins.arg
+        # None only for instructions without an argument, which never read it below
+        # (stack_effect is given None for them)
+        arg = 0 if ins.arg is None else ins.arg
         off = ins.offset
-        model = None    # (pops, pushes) of a known instruction, pushes a list of expressions
+        # (pops, pushes) of a known instruction, pushes a list of expressions
+        model: Optional[Tuple[int, List[Optional[Expr]]]] = None
 
         # --- access instructions: record a probe from the stack before them -------------
         if op == "LOAD_ATTR" or op == "LOAD_METHOD":
@@ -269,7 +280,8 @@ def analyze(code):
         elif op == "BUILD_SLICE":
             model = (arg, [SLICE])
         elif op == "UNPACK_SEQUENCE":
-            model = (1, [None] * arg)
+            unpacked: List[Optional[Expr]] = [None] * arg
+            model = (1, unpacked)
         elif op == "FOR_ITER":
             model = (0, [None])
         if op == "KW_NAMES":

@@ -5,7 +5,6 @@ from __future__ import annotations
 import _thread
 import argparse
 import ctypes
-import importlib
 import os
 import signal
 import sys
@@ -20,6 +19,7 @@ from . import _lib
 from .errors import Error, TraceWarning
 
 if TYPE_CHECKING:
+    from . import _recorder, _tracing
     from .session import Session
 
 PROG = "python -m atomicity"
@@ -70,13 +70,6 @@ usage: %(prog)s run [options] [--] script.py [args]   check a threaded Python pr
 
 FORMATS = ("text", "json", "sarif", "html")
 CHECK_FORMATS = FORMATS + ("dot",)
-
-
-def _untyped(name: str) -> Any:
-    """The submodule ``name`` of this package, imported as ``from . import name`` would.
-    For _recorder and _tracing, which are not annotated (their hot paths change often): the
-    type checker sees them as Any here, at the boundary."""
-    return importlib.import_module("." + name, __package__)
 
 
 class _UsageError(Exception):
@@ -354,12 +347,12 @@ def run(argv: List[str]) -> int:
     if args.backend:
         os.environ["ATOMICITY_PY_BACKEND"] = args.backend
     try:
-        _tracing = _untyped("_tracing")
+        from . import _tracing
     except ImportError as exc:
         _say("the access tracer (atomicity._tracing) cannot be imported: %s" % exc)
         return 2
 
-    _recorder = _untyped("_recorder")
+    from . import _recorder
     from . import _sync  # noqa: F401
     from .session import Session
     try:
@@ -386,8 +379,8 @@ def run(argv: List[str]) -> int:
     return status
 
 
-def _finish_run(args: argparse.Namespace, script: str, session: Session, recorder: Any,
-                tracer: Any) -> None:
+def _finish_run(args: argparse.Namespace, script: str, session: Session, recorder: _recorder.Recorder,
+                tracer: _tracing.Tracer) -> None:
     """Stop recording, finish the session, write the reports and the run's warnings, close
     the session. Runs once (_Ending): after the script, or before an os._exit or a fatal
     signal ends the process."""
@@ -512,12 +505,12 @@ class _Ending:
         self._real_exit(128 + signum)  # not reached: the default action ends the process
 
 
-def _run_script(script: str, script_args: Sequence[str], recorder: Any, tracer: Any,
-                ending: _Ending) -> int:
+def _run_script(script: str, script_args: Sequence[str], recorder: _recorder.Recorder,
+                tracer: _tracing.Tracer, ending: _Ending) -> int:
     """Run the script as __main__ with everything hooked; returns its exit status."""
     import runpy
     from . import _sync
-    _recorder = _untyped("_recorder")
+    from . import _recorder
 
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     sys.argv = [script] + list(script_args)

@@ -29,6 +29,8 @@ Events are appended to one buffer in the order they happen (list.append is atomi
 with Session.push_many when the buffer holds FLUSH_EVENTS events, and at the end.
 """
 
+from __future__ import annotations
+
 import array
 import itertools
 import os
@@ -38,21 +40,19 @@ import sysconfig
 import types
 import weakref
 import _thread
+from types import CodeType, FrameType
+from typing import (TYPE_CHECKING, Any, Dict, Iterable, List, Optional, Sequence, Set,
+                    Tuple)
 
 from .errors import Error
+from ._tracing import LENGTH  # the sentinel for "the length / membership of a container"
+
+if TYPE_CHECKING:
+    import threading
+    from .report import Report
+    from .session import Session
 
 __all__ = ["Recorder", "LENGTH", "current"]
-
-try:  # the tracer's sentinel for "the length / membership of a container"
-    from ._tracing import LENGTH
-except ImportError:  # tracer not installed: the recorder still works when called directly
-    class _Length:
-        __slots__ = ()
-
-        def __repr__(self):
-            return "LENGTH"
-
-    LENGTH = _Length()
 
 # Event kinds (atom_kind values, pinned by the ABI).
 READ, WRITE, ACQUIRE, RELEASE, FORK, JOIN, BEGIN, END = range(1, 9)
@@ -78,14 +78,14 @@ _get_ident = _thread.get_ident
 # What a variable is of its object (its name is made from them when a report needs it).
 _ATTR, _ITEM, _LEN, _GLOBAL = range(4)
 # Per type: (weakly referenceable, unique: a class or module, not numbered).
-_TYPE_INFO = {}
+_TYPE_INFO: Dict[type, Tuple[bool, bool]] = {}
 _WeakRef = weakref.ref
 
 # Marks item keys taken by identity: (_BY_ID, id(key)) never equals a value key.
 _BY_ID = object()
 
 # Only one run at a time: the Recorder that the lock wrappers and atomic blocks report to.
-current = None
+current: Optional[Recorder] = None
 
 _PACKAGE_DIR = os.path.dirname(os.path.abspath(__file__))
 _THREADING_FILE = os.path.normcase(os.path.abspath(getattr(sys.modules.get("threading"),
@@ -101,11 +101,11 @@ _CODE_IS_METHOD = (types.FunctionType, staticmethod, classmethod, property,
                    types.WrapperDescriptorType)
 
 
-def _qualname(code):
+def _qualname(code: CodeType) -> str:
     return getattr(code, "co_qualname", code.co_name)
 
 
-def _is_value(key, depth=0):
+def _is_value(key: Any, depth: int = 0) -> bool:
     t = type(key)
     if t in _VALUE_TYPES:
         return True
@@ -114,10 +114,10 @@ def _is_value(key, depth=0):
     return False
 
 
-def _skip_prefixes():
+def _skip_prefixes() -> Tuple[str, ...]:
     """Directories whose code is not the user's: the standard library, site-packages and
     this package."""
-    dirs = set()
+    dirs: Set[str] = set()
     paths = sysconfig.get_paths()
     for name in ("stdlib", "platstdlib", "purelib", "platlib"):
         if paths.get(name):
@@ -141,14 +141,14 @@ class _Obj:
 
     __slots__ = ("ref", "base", "seq", "first", "attrs", "items")
 
-    def __init__(self, ref, base, seq, first):
+    def __init__(self, ref: Any, base: str, seq: int, first: int) -> None:
         self.ref = ref            # weakref.ref, or the object itself (pinned: kept alive)
         self.base = base          # name before numbering ("Account", "cache")
         self.seq = seq            # number among the objects of this base (0: unique, no #N)
         self.first = first        # thread key of the first thread that touched this container
         #                           while its name is not looked up yet, else 0
-        self.attrs = {}           # attribute name -> var key
-        self.items = {}           # item key (value, or (_BY_ID, id)) -> var key
+        self.attrs: Dict[str, int] = {}  # attribute name -> var key
+        self.items: Dict[Any, int] = {}  # item key (value, or (_BY_ID, id)) -> var key
 
 
 class Recorder:
@@ -161,14 +161,15 @@ class Recorder:
     bound) stops it when more than that many objects would be kept alive (pinned).
     """
 
-    def __init__(self, session, script=None, atomic=(), trace=(), max_events=0,
-                 flush_events=FLUSH_EVENTS, max_objects=0):
+    def __init__(self, session: Session, script: Optional[str] = None,
+                 atomic: Iterable[str] = (), trace: Iterable[str] = (), max_events: int = 0,
+                 flush_events: int = FLUSH_EVENTS, max_objects: int = 0) -> None:
         self.session = session
         self.recording = True
         self.cut_short = False
-        self.cut_reason = None          # why recording stopped early (a sentence), else None
+        self.cut_reason: Optional[str] = None  # why recording stopped early (a sentence), else None
         self.rejected = 0               # events the session refused
-        self.reject_messages = []
+        self.reject_messages: List[str] = []
         self._max_events = max_events
         self._max_objects = max_objects
         self._flush_events = max(1, flush_events)
@@ -178,13 +179,13 @@ class Recorder:
         self._limit = self._flush_events if not max_events else \
             max(1, min(self._flush_events, max_events))
         self._pushed = 0                # events taken out of the buffer (pushed or refused)
-        self._buffer = []
+        self._buffer: List[Tuple[int, int, int, int]] = []
         self._frozen = False            # recording stopped by a bound: the buffer is dropped
         self._flush_lock = _thread.allocate_lock()   # never a traced lock
         self._names_lock = _thread.allocate_lock()   # key allocation and naming
         self._cwd = os.getcwd()
-        self._script = None
-        self._script_module = None
+        self._script: Optional[str] = None
+        self._script_module: Optional[str] = None
         if script is not None:
             self._script = os.path.normcase(os.path.abspath(script))
             self._script_module = os.path.splitext(os.path.basename(script))[0]
@@ -192,8 +193,9 @@ class Recorder:
         self._trace = tuple(os.path.join(os.path.normcase(os.path.abspath(p)), "")
                             if os.path.isdir(p) else os.path.normcase(os.path.abspath(p))
                             for p in trace)
-        self._atomic = {}               # qualname -> {module: spec}
-        self.atomic_matched = set()     # specs that matched a code object
+        # qualname -> {module: spec} (looked up with _script_module, which may be None)
+        self._atomic: Dict[str, Dict[Optional[str], str]] = {}
+        self.atomic_matched: Set[str] = set()  # specs that matched a code object
         for spec in atomic:
             module, sep, qualname = spec.partition(":")
             if not sep or not module or not qualname:
@@ -201,45 +203,49 @@ class Recorder:
             self._atomic.setdefault(qualname, {})[module] = spec
         # Threads.
         self._tids = {_thread.get_ident(): 1}   # thread ident -> thread key
-        self._thread_keys = {}                   # Thread object -> thread key
-        self._joined = set()
+        self._thread_keys: Dict[threading.Thread, int] = {}  # Thread object -> thread key
+        self._joined: Set[int] = set()
         self._next_tid = 2
         # Variables, locks, locations.
-        self._objects = {}              # id(object) -> _Obj
-        self._pinned = []               # item keys taken by identity, kept alive
+        self._objects: Dict[int, _Obj] = {}  # id(object) -> _Obj
+        self._pinned: List[object] = []  # item keys taken by identity, kept alive
         self.pinned = 0                 # objects kept alive (pinned containers and item keys)
-        self._counts = {}               # base label -> objects numbered under it
-        self._method_attrs = {}         # (type, name) -> True when a class-level method
+        self._counts: Dict[str, int] = {}  # base label -> objects numbered under it
+        # (type, name) -> True when a class-level method
+        self._method_attrs: Dict[Tuple[type, str], bool] = {}
         self._var_keys = itertools.count(1)
-        self._vars = {}                 # var key -> (_Obj, how, what): named lazily
-        self._named = set()             # var keys given a name already
+        # var key -> (_Obj, how, what): named lazily
+        self._vars: Dict[int, Tuple[_Obj, int, Any]] = {}
+        self._named: Set[int] = set()   # var keys given a name already
         self._next_lock = 1
-        self._codes = {}                # id(code) -> code, kept alive: its id() stays its own
-        self._locs = {}                 # id(code) << _LINE_BITS | line -> loc
-        self._odd_locs = {}             # (code, line) -> loc, for lines outside _LINE_BITS
+        # id(code) -> code, kept alive: its id() stays its own
+        self._codes: Dict[int, CodeType] = {}
+        self._locs: Dict[int, int] = {}  # id(code) << _LINE_BITS | line -> loc
+        # (code, line) -> loc, for lines outside _LINE_BITS
+        self._odd_locs: Dict[Tuple[CodeType, int], int] = {}
         self._next_loc = 1
         self._set_location = session.set_location
         self._set_name(1, 1, "MainThread")
 
     @property
-    def events(self):
+    def events(self) -> int:
         """Events recorded so far (pushed, refused or still in the buffer)."""
         return self._pushed + len(self._buffer)
 
     @property
-    def variables(self):
+    def variables(self) -> int:
         """Variable keys made so far."""
         return len(self._vars)
 
     # -- session calls ---------------------------------------------------------------------
 
-    def _set_name(self, space, key, name):
+    def _set_name(self, space: int, key: int, name: str) -> None:
         try:
             self.session.set_name(space, key, name)
         except (Error, ValueError):  # a name is only for reading; never stop the run for one
             pass
 
-    def _push(self, events):
+    def _push(self, events: Sequence[Tuple[int, int, int, int]]) -> None:
         """Push packed events; an event the session refuses is counted and skipped."""
         words = array.array("Q", itertools.chain.from_iterable(events))
         data = memoryview(words).cast("B")
@@ -259,7 +265,7 @@ class Recorder:
                     return
                 start += index + 1
 
-    def flush(self, wait=True):
+    def flush(self, wait: bool = True) -> None:
         """Push the buffered events. Threads that fill the buffer call it without waiting:
         when another thread is pushing, the events stay for the next flush. Past the
         --max-events bound, recording stops (the events after the bound are dropped)."""
@@ -292,7 +298,7 @@ class Recorder:
         finally:
             self._flush_lock.release()
 
-    def _stop_locked(self, reason):
+    def _stop_locked(self, reason: str) -> None:
         """A bound is reached (under _flush_lock): recording stops; events buffered after
         this are dropped."""
         if not self.cut_short:
@@ -301,7 +307,7 @@ class Recorder:
         self.recording = False
         self._frozen = True
 
-    def _stop(self, reason):
+    def _stop(self, reason: str) -> None:
         """A bound is reached: the events so far are pushed, the rest are dropped."""
         if self._frozen:
             return
@@ -309,7 +315,7 @@ class Recorder:
         with self._flush_lock:
             self._stop_locked(reason)
 
-    def close(self):
+    def close(self) -> List[Report]:
         """Stop recording, push everything and finish the session; then name the variables
         the reports show. Returns the reports."""
         self.recording = False
@@ -319,7 +325,7 @@ class Recorder:
             reports = _fresh_reports(self.session)
         return reports
 
-    def name_variables(self, keys=None):
+    def name_variables(self, keys: Optional[Iterable[int]] = None) -> int:
         """Give the variables ``keys`` (default: every variable so far) their names
         (``Account#2.balance``, ``cache['k']``...). Variables are named only on demand: a
         name costs a call into the library, and most variables of a run (temporaries) appear
@@ -337,7 +343,7 @@ class Recorder:
             named += 1
         return named
 
-    def _label(self, o):
+    def _label(self, o: _Obj) -> str:
         """``Account`` when it is the only object of its base name, else ``Account#2``."""
         if not o.seq or self._counts.get(o.base, 0) < 2:
             return o.base
@@ -345,7 +351,7 @@ class Recorder:
 
     # -- events ----------------------------------------------------------------------------
 
-    def _emit(self, kind, tid, target, loc, flags=0):
+    def _emit(self, kind: int, tid: int, target: int, loc: int, flags: int = 0) -> None:
         if not self.recording:
             return
         buf = self._buffer
@@ -353,7 +359,7 @@ class Recorder:
         if len(buf) >= self._limit:
             self.flush(wait=False)
 
-    def tid(self):
+    def tid(self) -> int:
         """The thread key of the calling thread."""
         ident = _thread.get_ident()
         tid = self._tids.get(ident)
@@ -365,20 +371,20 @@ class Recorder:
             self._set_name(1, tid, name)
         return tid
 
-    def _new_thread_key(self):
+    def _new_thread_key(self) -> int:
         with self._names_lock:
             tid = self._next_tid
             self._next_tid += 1
             return tid
 
-    def loc(self, code, line):
+    def loc(self, code: CodeType, line: int) -> int:
         """The loc of ``line`` of ``code``, described for reports the first time."""
         try:
             return self._locs[id(code) << _LINE_BITS | line]
         except (KeyError, TypeError):
             return self._new_loc(code, line)
 
-    def _new_loc(self, code, line):
+    def _new_loc(self, code: CodeType, line: int) -> int:
         line = line if type(line) is int and line > 0 else 0
         small = line < (1 << _LINE_BITS)
         with self._names_lock:
@@ -402,7 +408,7 @@ class Recorder:
             pass
         return loc
 
-    def display_file(self, code):
+    def display_file(self, code: CodeType) -> str:
         path = code.co_filename
         if path.startswith("<"):
             return path
@@ -413,7 +419,7 @@ class Recorder:
 
     # -- the tracer's sink -----------------------------------------------------------------
 
-    def wants_code(self, code):
+    def wants_code(self, code: CodeType) -> bool:
         """Code of the script and of modules outside the standard library, site-packages and
         this package; or below a --trace prefix."""
         path = code.co_filename
@@ -432,7 +438,7 @@ class Recorder:
                 return False
         return True
 
-    def is_atomic(self, code, module):
+    def is_atomic(self, code: CodeType, module: str) -> bool:
         """Whether each call of ``code`` is a transaction: --atomic MODULE:QUALNAME (MODULE is
         the script's file name without .py for the script), or a generator function
         decorated with @atomicity.atomic."""
@@ -447,17 +453,17 @@ class Recorder:
         from . import _atomic
         return code in _atomic.resumable_codes
 
-    def begin(self, code, line):
+    def begin(self, code: CodeType, line: int) -> None:
         self._emit(BEGIN, self.tid(), 0, self.loc(code, line))
 
-    def end(self, code, line):
+    def end(self, code: CodeType, line: int) -> None:
         self._emit(END, self.tid(), 0, self.loc(code, line))
 
     # The three access methods are the hot path (one call per traced access): each is written
     # out in full, with one dict lookup each for the thread, the object, the variable and the
     # loc, and no further method call when all of them are known.
 
-    def attr(self, is_write, obj, name, code, line):
+    def attr(self, is_write: bool, obj: Any, name: str, code: CodeType, line: int) -> None:
         if not self.recording:
             return
         t = type(obj)
@@ -483,7 +489,8 @@ class Recorder:
         if len(buf) >= self._limit:
             self.flush(wait=False)
 
-    def item(self, is_write, container, key, code, line):
+    def item(self, is_write: bool, container: Any, key: Any, code: CodeType,
+             line: int) -> None:
         if not self.recording:
             return
         tid = self._tids.get(_get_ident())
@@ -514,7 +521,8 @@ class Recorder:
         if len(buf) >= self._limit:
             self.flush(wait=False)
 
-    def glob(self, is_write, namespace, name, code, line):
+    def glob(self, is_write: bool, namespace: Dict[str, Any], name: str, code: CodeType,
+             line: int) -> None:
         if not self.recording:
             return
         tid = self._tids.get(_get_ident())
@@ -537,7 +545,7 @@ class Recorder:
 
     # -- keys and names ----------------------------------------------------------------------
 
-    def _is_method(self, t, name):
+    def _is_method(self, t: type, name: str) -> bool:
         key = (t, name)
         known = self._method_attrs.get(key)
         if known is None:
@@ -553,7 +561,7 @@ class Recorder:
             self._method_attrs[key] = known
         return known
 
-    def _obj(self, obj, code=None):
+    def _obj(self, obj: Any, code: Optional[CodeType] = None) -> _Obj:
         o = self._objects.get(id(obj))
         if o is not None:
             ref = o.ref
@@ -561,7 +569,7 @@ class Recorder:
                 return o
         return self._new_obj(obj, code, 0)
 
-    def _new_obj(self, obj, code, tid):
+    def _new_obj(self, obj: Any, code: Optional[CodeType], tid: int) -> _Obj:
         """The entry of an object seen for the first time. A container (``code`` given: an
         item access) is named later, when a second thread touches it (_shared): most
         containers are temporaries of one thread and never appear in a report."""
@@ -572,7 +580,7 @@ class Recorder:
         weak, unique = info
         oid = id(obj)
         if weak:
-            def forget(ref, oid=oid, objects=self._objects):
+            def forget(ref: Any, oid: int = oid, objects: Dict[int, _Obj] = self._objects) -> None:
                 entry = objects.get(oid)
                 if entry is not None and entry.ref is ref:
                     objects.pop(oid, None)
@@ -598,7 +606,7 @@ class Recorder:
             self._too_many_objects()
         return o
 
-    def _shared(self, o, container, code):
+    def _shared(self, o: _Obj, container: Any, code: CodeType) -> None:
         """A second thread touches ``container``: its name is looked up now, from the frame
         of that access (a local or global variable, or an attribute of ``self``)."""
         o.first = 0
@@ -608,25 +616,25 @@ class Recorder:
                 o.base = name
                 o.seq = self._counts[name] = self._counts.get(name, 0) + 1
 
-    def _too_many_objects(self):
+    def _too_many_objects(self) -> None:
         self._stop("recording stopped after %d events (--max-objects: %d objects kept alive)"
                    % (self.events, self._max_objects))
 
-    def _new_namespace(self, namespace):
+    def _new_namespace(self, namespace: Dict[str, Any]) -> _Obj:
         module = namespace.get("__name__") if isinstance(namespace, dict) else None
         o = _Obj(namespace, "" if module in (None, "__main__") else str(module), 0, 0)
         with self._names_lock:
             self._objects[id(namespace)] = o
         return o
 
-    def _index(self, key):
+    def _index(self, key: Any) -> Any:
         """The index of a non-value item key: a tuple of values by value, others by
         identity (the key is pinned then: its id() must not be reused during the run)."""
         if _is_value(key):
             return key
         return (_BY_ID, id(key))
 
-    def _new_item_var(self, o, index, key):
+    def _new_item_var(self, o: _Obj, index: Any, key: Any) -> int:
         if key is LENGTH:
             return self._new_var(o, o.items, index, _LEN, None)
         if type(index) is tuple and index and index[0] is _BY_ID:
@@ -636,7 +644,7 @@ class Recorder:
                 self._too_many_objects()
         return self._new_var(o, o.items, index, _ITEM, key)
 
-    def _new_var(self, o, table, index, how, what):
+    def _new_var(self, o: _Obj, table: Dict[Any, int], index: Any, how: int, what: Any) -> int:
         """A new variable key; its name is made only when a report needs it
         (name_variables). Lock-free: two threads racing for one index agree through
         setdefault, the loser's number stays unused."""
@@ -649,7 +657,7 @@ class Recorder:
 
     # -- threads and locks (called by _sync) -------------------------------------------------
 
-    def caller_loc(self, frame):
+    def caller_loc(self, frame: Optional[FrameType]) -> int:
         """The loc of the first frame from ``frame`` outward that is traced code (else the
         first one outside this package and threading.py)."""
         fallback = None
@@ -667,7 +675,7 @@ class Recorder:
             return 0
         return self.loc(fallback.f_code, fallback.f_lineno)
 
-    def new_lock(self, kind, frame):
+    def new_lock(self, kind: str, frame: Optional[FrameType]) -> int:
         """A key for a new lock, named by where it was created ("Lock at bank.py:12")."""
         with self._names_lock:
             key = self._next_lock
@@ -688,50 +696,50 @@ class Recorder:
         self._set_name(3, key, name)
         return key
 
-    def acquired(self, lock, frame):
+    def acquired(self, lock: int, frame: Optional[FrameType]) -> int:
         """The calling thread acquired ``lock``; returns its thread key (the owner)."""
         tid = self.tid()
         self._emit(ACQUIRE, tid, lock, self.caller_loc(frame))
         return tid
 
-    def released(self, lock, owner, frame):
+    def released(self, lock: int, owner: int, frame: Optional[FrameType]) -> None:
         """``lock``, held by thread ``owner``, is about to be released (by the owner, or by
         another thread for a Lock used as a signal: the release is the owner's then)."""
         self._emit(RELEASE, owner, lock, self.caller_loc(frame))
 
-    def handing_over(self, queue, frame):
+    def handing_over(self, queue: object, frame: Optional[FrameType]) -> None:
         """The calling thread is about to put an item into ``queue``: a release write of the
         queue's length, which the taker's acquire read (taken()) is ordered after, as the
         queue's own lock orders them in the program."""
         self._emit(WRITE, self.tid(), self._queue_var(queue), self.caller_loc(frame),
                    _FLAG_RELEASE)
 
-    def taken(self, queue, frame):
+    def taken(self, queue: object, frame: Optional[FrameType]) -> None:
         """The calling thread took an item out of ``queue`` (after the real get)."""
         self._emit(READ, self.tid(), self._queue_var(queue), self.caller_loc(frame),
                    _FLAG_ACQUIRE)
 
-    def _queue_var(self, queue):
+    def _queue_var(self, queue: object) -> int:
         o = self._obj(queue)
         var = o.items.get(LENGTH)
         if var is None:
             var = self._new_var(o, o.items, LENGTH, _LEN, None)
         return var
 
-    def forking(self, thread, frame):
+    def forking(self, thread: threading.Thread, frame: Optional[FrameType]) -> None:
         """The calling thread starts ``thread``: FORK before the real start."""
         child = self._new_thread_key()
         self._thread_keys[thread] = child
         self._set_name(1, child, thread.name)
         self._emit(FORK, self.tid(), child, self.caller_loc(frame))
 
-    def started(self, thread):
+    def started(self, thread: threading.Thread) -> None:
         """First step of ``thread``, in the new thread."""
         child = self._thread_keys.get(thread)
         if child is not None:
             self._tids[_thread.get_ident()] = child
 
-    def joined(self, thread, frame):
+    def joined(self, thread: threading.Thread, frame: Optional[FrameType]) -> None:
         """The calling thread saw ``thread`` finish in a join."""
         child = self._thread_keys.get(thread)
         if child is None or child in self._joined:
@@ -740,7 +748,7 @@ class Recorder:
         self._emit(JOIN, self.tid(), child, self.caller_loc(frame))
 
 
-def _weakrefable(obj):
+def _weakrefable(obj: Any) -> bool:
     try:
         weakref.ref(obj)
         return True
@@ -748,12 +756,12 @@ def _weakrefable(obj):
         return False
 
 
-def _report_var_keys(reports):
+def _report_var_keys(reports: Iterable[Report]) -> List[int]:
     """The variable keys that ``reports`` show without a name: their variables and the
     targets of their READ / WRITE / COMMIT events."""
     from .report import target_space
     from ._lib import Space
-    keys = set()
+    keys: Set[int] = set()
     for report in reports:
         for var in report.variables:
             if type(var) is int:
@@ -764,7 +772,7 @@ def _report_var_keys(reports):
     return sorted(keys)
 
 
-def _fresh_reports(session):
+def _fresh_reports(session: Session) -> List[Report]:
     """The session's reports snapshotted again: the Report objects copied at finish() hold
     the keys of variables named after it."""
     lock = getattr(session, "_lock", None)
@@ -775,7 +783,7 @@ def _fresh_reports(session):
     return session.reports
 
 
-def _var_name(label, how, what):
+def _var_name(label: str, how: int, what: Any) -> str:
     """A variable's name from its object's label: ``Account#2.balance``, ``cache['k']``,
     ``len(cache)``, ``counter`` (a global of the script) or ``module.counter``."""
     if how == _ATTR:
@@ -784,10 +792,11 @@ def _var_name(label, how, what):
         return "%s[%s]" % (label, _key_name(what))
     if how == _LEN:
         return "len(%s)" % label
-    return "%s.%s" % (label, what) if label else what
+    name: str = what  # _GLOBAL: the global's name
+    return "%s.%s" % (label, name) if label else name
 
 
-def _key_name(key):
+def _key_name(key: Any) -> str:
     if _is_value(key):
         text = repr(key)
         if len(text) > _KEY_NAME_MAX:
@@ -796,11 +805,11 @@ def _key_name(key):
     return "<%s object>" % type(key).__name__
 
 
-def _find_name(obj, code):
+def _find_name(obj: object, code: CodeType) -> Optional[str]:
     """The name under which the frame running ``code`` sees ``obj``: a local or global
     variable, or an attribute of ``self`` (``Cache.entries``). None when not found. Called
     once per shared container, so the walk of the stack does not matter."""
-    frame = sys._getframe(1)
+    frame: Optional[FrameType] = sys._getframe(1)
     while frame is not None and frame.f_code is not code:
         frame = frame.f_back
     if frame is None:
@@ -825,7 +834,7 @@ def _find_name(obj, code):
     return None
 
 
-def activate(recorder):
+def activate(recorder: Optional[Recorder]) -> None:
     """Make ``recorder`` the one the lock wrappers and atomic blocks report to (None: no run)."""
     global current
     current = recorder

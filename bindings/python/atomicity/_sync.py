@@ -29,12 +29,11 @@ import _thread
 from types import FrameType
 from typing import TYPE_CHECKING, Any, Callable, Optional, Tuple
 
+from . import _recorder
+
 if TYPE_CHECKING:
-    # The recorder is not annotated (its hot paths change often): Any at this boundary.
-    _recorder: Any
     _SimpleQueueBase = queue.SimpleQueue[Any]
 else:
-    from . import _recorder
     _SimpleQueueBase = queue.SimpleQueue  # not subscriptable before 3.9
 
 __all__ = ["Lock", "RLock", "patch", "restore"]

@@ -20,24 +20,64 @@ The tracer never touches a Session; it owns nothing but its caches (code object 
 kept alive with the code objects they describe, until the Tracer is dropped).
 """
 
+from __future__ import annotations
+
 import _thread
 import collections
 import os
 import sys
 import threading
 import types
+from types import CodeType, FrameType
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple, cast
 
 from . import _bytecode as B
+
+from typing import Protocol
+
+
+class Sink(Protocol):
+    """What the tracer reports to (implemented by _recorder.Recorder)."""
+
+    def wants_code(self, code: CodeType) -> bool: ...
+
+    def is_atomic(self, code: CodeType, module: str) -> bool: ...
+
+    def begin(self, code: CodeType, line: int) -> None: ...
+
+    def end(self, code: CodeType, line: int) -> None: ...
+
+    def attr(self, is_write: bool, obj: Any, name: str, code: CodeType, line: int) -> None: ...
+
+    def item(self, is_write: bool, container: Any, key: Any, code: CodeType,
+             line: int) -> None: ...
+
+    def glob(self, is_write: bool, namespace: Dict[str, Any], name: str, code: CodeType,
+             line: int) -> None: ...
+
+
+# sys.monitoring (3.12+), untyped: the stubs of a 3.11 type checker do not have it.
+_monitoring: Any = getattr(sys, "monitoring", None)
+
+# A compiled expression: (frame, its f_locals or None when not needed) -> value.
+_Eval = Callable[[FrameType, Any], Any]
+# A probe: run right before its instruction, with the frame that runs it.
+_Probe = Callable[[FrameType], None]
+# A container method's handler: (container, first argument) -> item accesses (is_write, key).
+_Accesses = Sequence[Tuple[bool, Any]]
+_Handler = Callable[[Any, Any], _Accesses]
+# A settrace trace function (returns itself, or None).
+_TraceFn = Callable[[FrameType, str, Any], Any]
 
 
 class _Length:
     """The sentinel key for a container's length (its set of keys, for dicts and sets)."""
     __slots__ = ()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "LENGTH"
 
-    def __reduce__(self):
+    def __reduce__(self) -> str:
         return "LENGTH"
 
 
@@ -62,14 +102,15 @@ class _Unresolved(Exception):
     """An operand that cannot be recomputed safely at this access."""
 
 
-_MISSING = object()
+# A sentinel; Any so that `d.get(k, _MISSING)` keeps the dict's value type.
+_MISSING: Any = object()
 
 # Attribute kinds by (type, name), looked up along the type's MRO once.
 _DATA, _METHOD, _COMPUTED, _SLOT, _ABSENT = range(5)
-_attr_kinds = {}
+_attr_kinds: Dict[Tuple[type, str], int] = {}
 
 
-def _attr_kind(tp, name):
+def _attr_kind(tp: type, name: str) -> int:
     try:
         return _attr_kinds[(tp, name)]
     except KeyError:
@@ -92,7 +133,7 @@ def _attr_kind(tp, name):
     return kind
 
 
-def _peek_attr(obj, name):
+def _peek_attr(obj: Any, name: str) -> Any:
     """obj.name without running user code (no properties, no __getattr__)."""
     if type(obj) is types.ModuleType:
         try:
@@ -113,7 +154,7 @@ def _peek_attr(obj, name):
     return getattr(obj, name)
 
 
-def _binop(sym, a, b):
+def _binop(sym: str, a: Any, b: Any) -> Any:
     ta, tb = type(a), type(b)
     if ta is int and tb is int:
         return a + b if sym == "+" else a - b if sym == "-" else a * b
@@ -122,18 +163,18 @@ def _binop(sym, a, b):
     raise _Unresolved()
 
 
-def _compile(e):
+def _compile(e: B.Expr) -> _Eval:
     """Expression (see _bytecode) -> function(frame, f_locals) recomputing its value."""
     k = e[0]
     if k == "fast" or k == "deref":
         name = e[1]
 
-        def ev(f, L):
+        def ev(f: FrameType, L: Any) -> Any:
             return L[name]
     elif k == "global":
         name = e[1]
 
-        def ev(f, L):
+        def ev(f: FrameType, L: Any) -> Any:
             g = f.f_globals
             if name in g:
                 return g[name]
@@ -141,7 +182,7 @@ def _compile(e):
     elif k == "name":
         name = e[1]
 
-        def ev(f, L):
+        def ev(f: FrameType, L: Any) -> Any:
             if name in L:
                 return L[name]
             g = f.f_globals
@@ -151,17 +192,17 @@ def _compile(e):
     elif k == "const":
         value = e[1]
 
-        def ev(f, L):
+        def ev(f: FrameType, L: Any) -> Any:
             return value
     elif k == "attr":
         inner, name = _compile(e[1]), e[2]
 
-        def ev(f, L):
+        def ev(f: FrameType, L: Any) -> Any:
             return _peek_attr(inner(f, L), name)
     elif k == "subscr":
         c, key = _compile(e[1]), _compile(e[2])
 
-        def ev(f, L):
+        def ev(f: FrameType, L: Any) -> Any:
             cv = c(f, L)
             if type(cv) not in (dict, list, tuple):
                 raise _Unresolved()  # a user __getitem__ may do anything
@@ -169,14 +210,14 @@ def _compile(e):
     elif k == "binop":
         sym, a, b = e[1], _compile(e[2]), _compile(e[3])
 
-        def ev(f, L):
+        def ev(f: FrameType, L: Any) -> Any:
             return _binop(sym, a(f, L), b(f, L))
     else:
         raise ValueError("not a value expression: %r" % (e,))
     return ev
 
 
-def _needs_locals(e):
+def _needs_locals(e: Optional[B.Expr]) -> bool:
     """Whether recomputing expression e (or None) reads the frame's locals."""
     if e is None:
         return False
@@ -206,21 +247,21 @@ _READ_LEN = ((False, LENGTH),)
 _WRITE_LEN = ((True, LENGTH),)
 
 
-def _read_key(c, a0):
+def _read_key(c: Any, a0: Any) -> _Accesses:
     if a0 is _NOARG or a0 is _FAILED:
         raise _Unresolved()
     return ((False, a0),)
 
 
-def _read_len(c, a0):
+def _read_len(c: Any, a0: Any) -> _Accesses:
     return _READ_LEN
 
 
-def _write_len(c, a0):
+def _write_len(c: Any, a0: Any) -> _Accesses:
     return _WRITE_LEN
 
 
-def _insert_key(c, a0):
+def _insert_key(c: Any, a0: Any) -> _Accesses:
     # dict.setdefault / set.add: a read when the key is there, else an insertion
     if a0 is _NOARG or a0 is _FAILED:
         raise _Unresolved()
@@ -229,7 +270,7 @@ def _insert_key(c, a0):
     return ((True, a0), (True, LENGTH))
 
 
-def _remove_key(c, a0):
+def _remove_key(c: Any, a0: Any) -> _Accesses:
     # dict.pop / set.discard / set.remove: a removal when the key is there, else a read
     if a0 is _NOARG or a0 is _FAILED:
         raise _Unresolved()
@@ -238,7 +279,7 @@ def _remove_key(c, a0):
     return ((False, a0),)
 
 
-def _set_key(c, a0):
+def _set_key(c: Any, a0: Any) -> _Accesses:
     if a0 is _NOARG or a0 is _FAILED:
         raise _Unresolved()
     if a0 not in c:
@@ -246,27 +287,27 @@ def _set_key(c, a0):
     return ((True, a0),)
 
 
-def _del_key(c, a0):
+def _del_key(c: Any, a0: Any) -> _Accesses:
     if a0 is _NOARG or a0 is _FAILED:
         raise _Unresolved()
     return ((True, a0), (True, LENGTH))
 
 
-def _pop_any(first):
-    def handler(c, a0):
+def _pop_any(first: Callable[[Any], Any]) -> _Handler:
+    def handler(c: Any, a0: Any) -> _Accesses:
         if len(c):
             return ((True, first(c)), (True, LENGTH))
         return _READ_LEN
     return handler
 
 
-def _clear_all(c, a0):
+def _clear_all(c: Any, a0: Any) -> _Accesses:
     out = [(True, k) for k in list(c)]
     out.append((True, LENGTH))
     return out
 
 
-def _update_keys(c, a0):
+def _update_keys(c: Any, a0: Any) -> _Accesses:
     if a0 is _FAILED:
         raise _Unresolved()
     other = None if a0 is _NOARG else a0
@@ -283,25 +324,26 @@ def _update_keys(c, a0):
     return _WRITE_LEN
 
 
-_DICT_METHODS = {
+_DICT_METHODS: Dict[str, _Handler] = {
     "get": _read_key, "__getitem__": _read_key, "__contains__": _read_key,
     "setdefault": _insert_key, "pop": _remove_key, "popitem": _pop_any(lambda c: next(reversed(c))),
     "update": _update_keys, "clear": _clear_all, "__setitem__": _set_key, "__delitem__": _del_key,
     "keys": _read_len, "values": _read_len, "items": _read_len, "copy": _read_len,
 }
-_LIST_METHODS = dict.fromkeys(("append", "extend", "insert", "pop", "remove", "clear", "sort",
-                               "reverse"), _write_len)
+_LIST_METHODS: Dict[str, _Handler] = dict.fromkeys(
+    ("append", "extend", "insert", "pop", "remove", "clear", "sort", "reverse"), _write_len)
 _LIST_METHODS.update(dict.fromkeys(("index", "count", "copy"), _read_len))
-_SET_METHODS = {
+_SET_METHODS: Dict[str, _Handler] = {
     "add": _insert_key, "discard": _remove_key, "remove": _remove_key, "__contains__": _read_key,
     "pop": _pop_any(lambda c: next(iter(c))), "clear": _clear_all, "update": _update_keys,
     "copy": _read_len,
 }
-_DEQUE_METHODS = dict.fromkeys(("append", "appendleft", "pop", "popleft", "extend", "extendleft",
-                                "clear", "rotate", "remove", "insert", "reverse"), _write_len)
+_DEQUE_METHODS: Dict[str, _Handler] = dict.fromkeys(
+    ("append", "appendleft", "pop", "popleft", "extend", "extendleft", "clear", "rotate",
+     "remove", "insert", "reverse"), _write_len)
 _DEQUE_METHODS.update(dict.fromkeys(("index", "count", "copy"), _read_len))
 # Exact receiver types only: a subclass may override the method with anything.
-_METHODS = {
+_METHODS: Dict[type, Dict[str, _Handler]] = {
     dict: _DICT_METHODS, collections.defaultdict: _DICT_METHODS,
     collections.OrderedDict: _DICT_METHODS, collections.Counter: _DICT_METHODS,
     list: _LIST_METHODS, set: _SET_METHODS, collections.deque: _DEQUE_METHODS,
@@ -311,7 +353,7 @@ _ARGLESS = frozenset(h for t in _METHODS.values() for h in t.values()
                      if h in (_read_len, _write_len, _clear_all) or h.__name__ == "handler")
 
 
-def _local_name(e):
+def _local_name(e: Optional[B.Expr]) -> Optional[str]:
     """The name when expression e (or None) is a plain local or cell variable, else None:
     probes read those straight from f_locals instead of calling an evaluator."""
     return e[1] if e is not None and (e[0] == "fast" or e[0] == "deref") else None
@@ -323,7 +365,8 @@ def _local_name(e):
 _GATE_LINES = sys.version_info < (3, 12)
 
 
-def _line_gate(code, offsets):
+def _line_gate(code: CodeType,
+               offsets: List[int]) -> Optional[Tuple[FrozenSet[int], FrozenSet[int]]]:
     """(hot, last) for the opcode switching of the settrace backend, or None.
 
     Each opcode event costs a Python call, and most instructions of traced code have no
@@ -336,14 +379,14 @@ def _line_gate(code, offsets):
     that follow an instruction of the same line at a smaller offset. None (opcode events all
     the time) when an instruction with a probe has no line number (no line event shows it).
     """
-    lines = {}
+    lines: Dict[int, Optional[int]] = {}
     for start, end, line in code.co_lines():
         for off in offsets:
             if start <= off < end:
                 lines[off] = line
     if len(lines) != len(offsets) or None in lines.values():
         return None
-    hot = frozenset(lines.values())
+    hot = cast(FrozenSet[int], frozenset(lines.values()))  # no None: checked above
     last = frozenset(off for off, line in lines.items()
                      if not any(o > off and ln == line for o, ln in lines.items()))
     return hot, last
@@ -352,19 +395,20 @@ def _line_gate(code, offsets):
 class _CodeInfo:
     __slots__ = ("code", "probes", "atomic", "local", "events", "hot")
 
-    def __init__(self, code, probes, atomic):
+    def __init__(self, code: CodeType, probes: Dict[int, _Probe], atomic: bool) -> None:
         self.code = code
         self.probes = probes        # offset -> function(frame)
         self.atomic = atomic
-        self.local = None           # settrace: the local trace function
+        self.local: Optional[_TraceFn] = None  # settrace: the local trace function
         self.events = 0             # monitoring: the local events set
-        self.hot = None             # settrace on 3.11: lines with probes (see _line_gate)
+        # settrace on 3.11: lines with probes (see _line_gate)
+        self.hot: Optional[FrozenSet[int]] = None
 
 
 class Tracer:
     """Reports the accesses of traced code to ``sink`` (see the module's doc)."""
 
-    def __init__(self, sink):
+    def __init__(self, sink: Sink) -> None:
         if sys.version_info < (3, 11):
             # the bytecode analysis reads 3.11's instruction set and positions
             raise RuntimeError("tracing Python code needs Python 3.11 or later")
@@ -379,16 +423,17 @@ class Tracer:
         # code object -> number of its access instructions that are not reported because an
         # operand cannot be recomputed (counted once per instruction at analysis, and once per
         # execution when recomputing fails at run time).
-        self.unresolved = {}
-        self.tool_id = None         # monitoring: the sys.monitoring tool id in use
-        self._infos = {}            # code -> _CodeInfo, or None for unwanted code
+        self.unresolved: Dict[CodeType, int] = {}
+        self.tool_id: Optional[int] = None  # monitoring: the sys.monitoring tool id in use
+        # code -> _CodeInfo, or None for unwanted code
+        self._infos: Dict[CodeType, Optional[_CodeInfo]] = {}
         self._learn_lock = _thread.allocate_lock()  # not threading.Lock: it may be wrapped
         self._active = False
-        self._prev_trace = None
-        self._prev_thread_trace = None
+        self._prev_trace: Any = None
+        self._prev_thread_trace: Any = None
 
     # --- code objects ----------------------------------------------------------------
-    def _learn(self, code, frame):
+    def _learn(self, code: CodeType, frame: Optional[FrameType]) -> Optional[_CodeInfo]:
         """Decide once per code object whether and how it is traced."""
         with self._learn_lock:
             info = self._infos.get(code, _MISSING)
@@ -411,10 +456,10 @@ class Tracer:
             self._infos[code] = info
             return info
 
-    def _missed(self, code):
+    def _missed(self, code: CodeType) -> None:
         self.unresolved[code] = self.unresolved.get(code, 0) + 1
 
-    def _make_probe(self, code, spec):
+    def _make_probe(self, code: CodeType, spec: B.Probe) -> _Probe:
         """Probe spec -> function(frame) that reports the access it describes."""
         line, kind = spec[0], spec[1]
         sink = self.sink
@@ -435,7 +480,7 @@ class Tracer:
             is_write = kind in (B.GLOB_W, B.NAME_W)
             module_only = kind in (B.NAME_R, B.NAME_W)
 
-            def probe(f):
+            def probe(f: FrameType) -> None:
                 g = f.f_globals
                 if module_only and f.f_locals is not g:
                     return          # a class body or exec() with its own locals
@@ -453,7 +498,7 @@ class Tracer:
             local = spec[2][1] if spec[2][0] == "fast" else None   # the common `self.x`
             kinds, module_type = _attr_kinds, types.ModuleType
 
-            def probe(f):
+            def probe(f: FrameType) -> None:
                 try:
                     o = f.f_locals[local] if local is not None else \
                         obj_ev(f, f.f_locals if nl else None)
@@ -485,9 +530,9 @@ class Tracer:
             is_read, is_del = kind == B.ITEM_R, kind == B.ITEM_D
             immutable, defaultdict = _IMMUTABLE, collections.defaultdict
 
-            def probe(f):
+            def probe(f: FrameType) -> None:
                 try:
-                    L = f.f_locals if nl else None
+                    L: Any = f.f_locals if nl else None
                     c = L[c_loc] if c_loc is not None else c_ev(f, L)
                     tc = type(c)
                     if tc in immutable or isinstance(c, type):
@@ -515,7 +560,7 @@ class Tracer:
             is_write, is_iter = kind == B.SLICE_W, kind == B.ITER
             immutable, sized = _IMMUTABLE, _SIZED
 
-            def probe(f):
+            def probe(f: FrameType) -> None:
                 try:
                     c = f.f_locals[c_loc] if c_loc is not None else \
                         c_ev(f, f.f_locals if nl else None)
@@ -528,19 +573,19 @@ class Tracer:
             return probe
 
         if kind == B.CONTAINS:
-            k_ev = _compile(spec[2]) if spec[2] is not None else None
+            key_ev = _compile(spec[2]) if spec[2] is not None else None
             c_ev = _compile(spec[3])
             k_loc, c_loc = _local_name(spec[2]), _local_name(spec[3])
             sized = _SIZED
 
-            def probe(f):
+            def probe(f: FrameType) -> None:
                 try:
-                    L = f.f_locals if nl else None
+                    L: Any = f.f_locals if nl else None
                     c = L[c_loc] if c_loc is not None else c_ev(f, L)
                     if isinstance(c, (dict, set)):
-                        if k_ev is None:
+                        if key_ev is None:
                             raise _Unresolved()
-                        key = L[k_loc] if k_loc is not None else k_ev(f, L)
+                        key = L[k_loc] if k_loc is not None else key_ev(f, L)
                     elif isinstance(c, sized):
                         key = LENGTH
                     else:
@@ -556,9 +601,9 @@ class Tracer:
             a_loc = _local_name(spec[3])
             builtin_len, sized = len, _SIZED
 
-            def probe(f):
+            def probe(f: FrameType) -> None:
                 try:
-                    L = f.f_locals if nl else None
+                    L: Any = f.f_locals if nl else None
                     if fn_ev(f, L) is not builtin_len:
                         return
                     c = L[a_loc] if a_loc is not None else a_ev(f, L)
@@ -573,12 +618,12 @@ class Tracer:
             r_ev, name = _compile(spec[2]), spec[3]
             r_loc = _local_name(spec[2])
             args = spec[4]
-            a_ev = _compile(args[0]) if args and args[0] is not None else None
+            a0_ev = _compile(args[0]) if args and args[0] is not None else None
             a_loc = _local_name(args[0]) if args else None
             methods, argless = _METHODS, _ARGLESS
 
-            def probe(f):
-                L = f.f_locals if nl else None
+            def probe(f: FrameType) -> None:
+                L: Any = f.f_locals if nl else None
                 try:
                     c = L[r_loc] if r_loc is not None else r_ev(f, L)
                 except Exception:
@@ -590,11 +635,11 @@ class Tracer:
                 handler = table.get(name)
                 if handler is None:
                     return
-                if a_ev is None or handler in argless:
+                if a0_ev is None or handler in argless:
                     a0 = _NOARG
                 else:
                     try:
-                        a0 = L[a_loc] if a_loc is not None else a_ev(f, L)
+                        a0 = L[a_loc] if a_loc is not None else a0_ev(f, L)
                     except _Unresolved:
                         a0 = _NOARG
                     except Exception:
@@ -611,7 +656,7 @@ class Tracer:
         raise ValueError("unknown probe kind %r" % (kind,))
 
     # --- settrace backend --------------------------------------------------------------
-    def _make_local(self, info):
+    def _make_local(self, info: _CodeInfo) -> Optional[_TraceFn]:
         probes, code, atomic = info.probes, info.code, info.atomic
         end = self.sink.end
         if not probes and not atomic:
@@ -623,7 +668,7 @@ class Tracer:
             hot, last = gate
             info.hot = hot
 
-            def local_gated(frame, event, arg):
+            def local_gated(frame: FrameType, event: str, arg: Any) -> _TraceFn:
                 if event == "opcode":
                     off = frame.f_lasti
                     p = get(off)
@@ -639,7 +684,7 @@ class Tracer:
             return local_gated
 
         if not atomic:
-            def local(frame, event, arg):
+            def local(frame: FrameType, event: str, arg: Any) -> _TraceFn:
                 if event == "opcode":
                     p = get(frame.f_lasti)
                     if p is not None:
@@ -647,7 +692,7 @@ class Tracer:
                 return local
             return local
 
-        def local_atomic(frame, event, arg):
+        def local_atomic(frame: FrameType, event: str, arg: Any) -> _TraceFn:
             if event == "opcode":
                 p = get(frame.f_lasti)
                 if p is not None:
@@ -657,7 +702,7 @@ class Tracer:
             return local_atomic
         return local_atomic
 
-    def _global_trace(self, frame, event, arg):
+    def _global_trace(self, frame: FrameType, event: str, arg: Any) -> Optional[_TraceFn]:
         if event != "call" or not self._active:
             return None
         code = frame.f_code
@@ -680,32 +725,32 @@ class Tracer:
         return info.local
 
     # --- monitoring backend ------------------------------------------------------------
-    def _m_start(self, code, offset):
+    def _m_start(self, code: CodeType, offset: int) -> Any:
         info = self._infos.get(code, _MISSING)
         if info is _MISSING:
             info = self._learn(code, sys._getframe(1))
             if info is not None:
-                ev = sys.monitoring.events
+                ev = _monitoring.events
                 events = ev.INSTRUCTION if info.probes else 0
                 if info.atomic:
                     events |= ev.PY_RETURN | ev.PY_YIELD | ev.PY_RESUME
                 if events:
                     info.events = events
-                    sys.monitoring.set_local_events(self.tool_id, code, events)
+                    _monitoring.set_local_events(self.tool_id, code, events)
         if info is None or not info.atomic:
-            return sys.monitoring.DISABLE
+            return _monitoring.DISABLE
         self.sink.begin(code, code.co_firstlineno)
         return None
 
-    def _make_m_instruction(self):
+    def _make_m_instruction(self) -> Callable[[CodeType, int], Any]:
         """The INSTRUCTION callback: a closure over what it needs, as it runs before every
         access instruction of traced code (the other offsets are disabled at their first
         event)."""
         infos_get = self._infos.get     # start() makes it again after stop() replaced _infos
-        disable = sys.monitoring.DISABLE
+        disable = _monitoring.DISABLE
         getframe = sys._getframe
 
-        def instruction(code, offset):
+        def instruction(code: CodeType, offset: int) -> Any:
             info = infos_get(code)
             p = info.probes.get(offset) if info is not None else None
             if p is None:
@@ -714,28 +759,28 @@ class Tracer:
             return None
         return instruction
 
-    def _m_resume(self, code, offset):
+    def _m_resume(self, code: CodeType, offset: int) -> None:
         info = self._infos.get(code)
         if info is not None and info.atomic:
             self.sink.begin(code, code.co_firstlineno)
 
-    def _m_leave(self, code, offset, value):
+    def _m_leave(self, code: CodeType, offset: int, value: Any) -> None:
         info = self._infos.get(code)
         if info is not None and info.atomic:
             self.sink.end(code, sys._getframe(1).f_lineno)
 
-    def _m_unwind(self, code, offset, exc):
+    def _m_unwind(self, code: CodeType, offset: int, exc: BaseException) -> None:
         info = self._infos.get(code)    # PY_UNWIND is global only: most calls are for others
         if info is not None and info.atomic:
             self.sink.end(code, sys._getframe(1).f_lineno)
 
     # --- public ------------------------------------------------------------------------
-    def start(self):
+    def start(self) -> None:
         """Instrument this thread and every thread started later (monitoring: all threads)."""
         if self._active:
             return
         if self.backend == "monitoring":
-            mon = sys.monitoring
+            mon = _monitoring
             for tool in (mon.DEBUGGER_ID, mon.COVERAGE_ID, mon.PROFILER_ID, 3, 4,
                          mon.OPTIMIZER_ID):
                 try:
@@ -767,14 +812,14 @@ class Tracer:
             threading.settrace(self._global_trace)
             sys.settrace(self._global_trace)
 
-    def stop(self):
+    def stop(self) -> None:
         """Remove every hook; safe to call twice. Threads still running under settrace keep a
         trace function that does nothing more."""
         if not self._active:
             return
         self._active = False
         if self.backend == "monitoring":
-            mon = sys.monitoring
+            mon = _monitoring
             tool = self.tool_id
             mon.set_events(tool, 0)
             for info in list(self._infos.values()):
