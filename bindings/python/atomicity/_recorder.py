@@ -62,8 +62,9 @@ _FLAGS_SHIFT = 32 - _KIND_SHIFT  # kind and flags share the first word of a pack
 _FLAG_ACQUIRE, _FLAG_RELEASE = 1, 2
 # Events buffered before a push: 8192 events, 256 KiB packed.
 FLUSH_EVENTS = 8192
-# Default bound of `run --max-objects`: objects kept alive for their identity (about 0.5 KiB
-# each with the recorder's entry, so about 500 MiB at the bound).
+# Default bound of `run --max-objects`: objects kept alive for their identity (about 1.2 KiB
+# for a one-item temporary dict with the recorder's entries and the session's keys, measured,
+# so about 1.2 GB at the bound: doc/limits.md).
 MAX_OBJECTS = 1000000
 # Rejected events whose messages are kept for the final warning.
 _REJECTS_KEPT = 5
