@@ -6,7 +6,8 @@
 #      library's .pc file, the venv's python finds the library through pkg-config and checks a
 #      corpus trace;
 #  (b) (with PREFIX) the copy `meson install` put under PREFIX finds the library through the
-#      libdir it recorded, with neither LD_LIBRARY_PATH nor PKG_CONFIG_PATH.
+#      libdir it recorded, with neither LD_LIBRARY_PATH nor PKG_CONFIG_PATH, and has the
+#      metadata pip reads (atomicity-VERSION.dist-info, installer meson).
 # Usage: venv_install.sh SOURCE_ROOT PREFIX          (a) and (b) on a `meson install` to PREFIX
 #        venv_install.sh SOURCE_ROOT --libdir LIBDIR  (a) only, on a build tree's library
 # Exit status 77 (skipped) when /usr/bin/python3 cannot make a venv or Debian's wheels are
@@ -80,3 +81,10 @@ got=$(cd "$tmp" && env -u LD_LIBRARY_PATH -u ATOMICITY_LIBRARY -u PKG_CONFIG_PAT
 [ "$got" = "install $libdir/libatomicity.so.1" ] ||
   { echo "FAIL: the installed atomicity found the library as: $got"; exit 1; }
 echo "ok: meson install under $prefix, library through the recorded libdir"
+# ... with the metadata pip reads (pip show, pip uninstall): a dist-info directory naming meson.
+meta=$(cd "$tmp" && env PYTHONPATH="$msite" "$python" -c 'import importlib.metadata as m
+d = m.distribution("atomicity")
+print(d.version, d.read_text("INSTALLER").strip(), sorted(str(f) for f in d.files)[0])')
+[ "$meta" = "$version meson atomicity-$version.dist-info/INSTALLER" ] ||
+  { echo "FAIL: the metadata of meson's install reads: $meta"; exit 1; }
+echo "ok: meson install's metadata: atomicity $version, installed by meson"
