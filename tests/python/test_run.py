@@ -360,6 +360,29 @@ class TestReports(RunBase):
         self.check_bank(doc, script, "def withdraw")
         self.assertNotIn("no such function", err)
 
+    def test_module(self):
+        # -m MODULE runs a module of a package as python -m does (the working directory first
+        # on sys.path, sys.argv[0] its file); --atomic names it by its dotted name.
+        script = BANK.replace("WITHDRAW", "def withdraw(n, wait):\n" + BODY)
+        script = script.replace('print("balance", acct.balance)',
+                                'print("balance", acct.balance, sys.argv[1:])')
+        script = script.replace("import _thread, threading", "import _thread, sys, threading")
+        os.mkdir(os.path.join(self.dir.name, "bankpkg"))
+        self.write(os.path.join("bankpkg", "__init__.py"), "")
+        self.write(os.path.join("bankpkg", "bank.py"), script)
+        doc, out, err = self.json_reports("--atomic", "bankpkg.bank:withdraw",
+                                          "-m", "bankpkg.bank", "x", "-c")
+        self.assertEqual(out, "balance 95 ['x', '-c']\n")
+        self.assertEqual(doc["file"], "-m bankpkg.bank")
+        reports = doc["checkers"][0]["reports"]
+        self.assertTrue(reports, err)
+        at = {t["begin_at"] for t in reports[0]["transactions"]}
+        self.assertEqual(at, {"withdraw at %s:%d" % (os.path.join("bankpkg", "bank.py"),
+                                                     line_of(script, "def withdraw"))})
+        status, _, err = self.tool("run", "-m", "nosuchmodule")
+        self.assertEqual(status, 2)
+        self.assertIn("no module named nosuchmodule", err)
+
     def test_with_block(self):
         body = "    with atomicity.atomic():\n" + textwrap.indent(BODY, "    ")
         script = BANK.replace("WITHDRAW", "def withdraw(n, wait):\n" + body)

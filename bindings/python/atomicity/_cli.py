@@ -28,7 +28,7 @@ RUN_USAGE = """\
 usage: %(prog)s run [--atomic MODULE:QUALNAME]... [-c CHECKER[:ARGS]]...
                   [--format text|json|sarif|html] [--report FILE] [--trace PATH]...
                   [--max-events N] [--max-objects N] [--backend settrace|monitoring]
-                  [--] script.py [args]
+                  [--] script.py [args] | -m MODULE [args]
 """ % {"prog": PROG}
 
 RUN_EPILOG = """\
@@ -39,7 +39,9 @@ still running when the script ends are waited for, as Python does at exit; daemo
 not, and what they do after that is not checked. The reports are also written before
 os._exit() and before SIGTERM or SIGHUP (left at their default action) end the program; they
 are lost on SIGKILL, SIGQUIT and fatal errors. Options after script.py belong to the
-script; '--' ends the tool's options.
+script; '--' ends the tool's options. '-m MODULE' runs a module as 'python -m' does (the
+working directory first on sys.path; --atomic names its functions by the module's dotted
+name).
 """
 
 CHECK_USAGE = """\
@@ -145,24 +147,48 @@ _RUN_VALUED = {"--atomic", "-c", "--checker", "--format", "--report", "--trace",
                "--max-events", "--max-objects", "--backend"}
 
 
-def _split_run(argv: List[str]) -> Tuple[List[str], Optional[str], List[str]]:
-    """(tool options, script, script args): the script is the first word that is not an
-    option or an option's value, or the word after '--'."""
+def _split_run(argv: List[str]) -> Tuple[List[str], Optional[str], List[str], bool]:
+    """(tool options, script or module, its args, whether it is a module): the script is the
+    first word that is not an option or an option's value, or the word after '--'; ``-m
+    MODULE`` names a module instead, as with ``python -m``."""
     i = 0
     while i < len(argv):
         word = argv[i]
         if word == "--":
             if i + 1 >= len(argv):
                 raise _UsageError("no script after '--'")
-            return argv[:i], argv[i + 1], argv[i + 2:]
+            return argv[:i], argv[i + 1], argv[i + 2:], False
+        if word == "-m":
+            if i + 1 >= len(argv):
+                raise _UsageError("-m needs a module name")
+            return argv[:i], argv[i + 1], argv[i + 2:], True
         if word.startswith("-") and word != "-":
             if word in _RUN_VALUED:
                 i += 2
             else:
                 i += 1
             continue
-        return argv[:i], word, argv[i + 1:]
-    return argv, None, []
+        return argv[:i], word, argv[i + 1:], False
+    return argv, None, [], False
+
+
+def _module_file(module: str) -> Optional[Tuple[str, str]]:
+    """(the file ``python -m MODULE`` runs, the dotted name of its module), or None: a package
+    runs its ``__main__`` submodule. The working directory comes first on sys.path, as for
+    ``python -m``."""
+    import importlib.util
+    if sys.path:
+        sys.path[0] = os.getcwd()
+    try:
+        spec = importlib.util.find_spec(module)
+        if spec is not None and spec.submodule_search_locations is not None:
+            module += ".__main__"
+            spec = importlib.util.find_spec(module)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.origin or not os.path.isfile(spec.origin):
+        return None
+    return spec.origin, module
 
 
 def _say(message: str) -> None:
@@ -329,7 +355,7 @@ def check(argv: List[str]) -> int:
 
 def run(argv: List[str]) -> int:
     """``run script.py``: run the script with its accesses, locks and threads recorded."""
-    options, script, script_args = _split_run(argv)
+    options, script, script_args, is_module = _split_run(argv)
     parser = _run_parser()
     args = parser.parse_args(options)
     if script is None:
@@ -341,7 +367,14 @@ def run(argv: List[str]) -> int:
         raise _UsageError("--max-events must be 0 or more")
     if args.max_objects < 0:
         raise _UsageError("--max-objects must be 0 or more")
-    if not os.path.exists(script):
+    module: Optional[str] = None
+    if is_module:
+        found = _module_file(script)
+        if found is None:
+            _say("no module named %s" % script)
+            return 2
+        script, module = found
+    elif not os.path.exists(script):
         _say("cannot open %s: No such file or directory" % script)
         return 2
     if args.backend:
@@ -361,19 +394,19 @@ def run(argv: List[str]) -> int:
                           max_reports=0)
         recorder = _recorder.Recorder(session, script=script, atomic=args.atomic,
                                       trace=args.trace, max_events=args.max_events,
-                                      max_objects=args.max_objects)
+                                      max_objects=args.max_objects, script_module=module)
     except (Error, ValueError) as exc:
         _say(str(exc))
         return 2
     tracer = _tracing.Tracer(recorder)
 
-    name = script
+    name = script if module is None else "-m " + module
 
     def finish() -> None:
         _finish_run(args, name, session, recorder, tracer)
 
     ending = _Ending(finish)
-    status = _run_script(script, script_args, recorder, tracer, ending)
+    status = _run_script(script, script_args, recorder, tracer, ending, module)
     ending.run_once()
     ending.uninstall()  # a signal that came while the reports were written kills now
     return status
@@ -506,15 +539,17 @@ class _Ending:
 
 
 def _run_script(script: str, script_args: Sequence[str], recorder: _recorder.Recorder,
-                tracer: _tracing.Tracer, ending: _Ending) -> int:
-    """Run the script as __main__ with everything hooked; returns its exit status."""
+                tracer: _tracing.Tracer, ending: _Ending, module: Optional[str] = None) -> int:
+    """Run the script (or ``module``, whose file ``script`` is) as __main__ with everything
+    hooked; returns its exit status."""
     import runpy
     from . import _sync
     from . import _recorder
 
     saved_argv, saved_path0 = sys.argv[:], sys.path[0] if sys.path else None
     sys.argv = [script] + list(script_args)
-    script_dir = os.path.dirname(os.path.abspath(script))
+    # python -m puts the working directory first on sys.path, python script.py its directory.
+    script_dir = os.getcwd() if module is not None else os.path.dirname(os.path.abspath(script))
     if sys.path:
         sys.path[0] = script_dir
     else:
@@ -526,7 +561,10 @@ def _run_script(script: str, script_args: Sequence[str], recorder: _recorder.Rec
     ending.install()
     try:
         try:
-            runpy.run_path(script, run_name="__main__")
+            if module is not None:
+                runpy.run_module(module, run_name="__main__", alter_sys=True)
+            else:
+                runpy.run_path(script, run_name="__main__")
         except SystemExit as exc:
             status = _exit_status(exc.code)
         except KeyboardInterrupt:

@@ -156,7 +156,8 @@ class Recorder:
     """The sink of the tracer and the event source of one run (see the module's docstring).
 
     ``script`` is the path of the script run as __main__ (its module name for --atomic is its
-    file name without .py); ``atomic`` lists ``"MODULE:QUALNAME"`` specs; ``trace`` lists path
+    file name without .py, or ``script_module`` when given: the dotted name of a module run
+    with ``-m``); ``atomic`` lists ``"MODULE:QUALNAME"`` specs; ``trace`` lists path
     prefixes whose code is traced even when it lies in the standard library or site-packages;
     ``max_events`` (0: no bound) stops recording after that many events; ``max_objects`` (0: no
     bound) stops it when more than that many objects would be kept alive (pinned).
@@ -164,7 +165,8 @@ class Recorder:
 
     def __init__(self, session: Session, script: Optional[str] = None,
                  atomic: Iterable[str] = (), trace: Iterable[str] = (), max_events: int = 0,
-                 flush_events: int = FLUSH_EVENTS, max_objects: int = 0) -> None:
+                 flush_events: int = FLUSH_EVENTS, max_objects: int = 0,
+                 script_module: Optional[str] = None) -> None:
         self.session = session
         self.recording = True
         self.cut_short = False
@@ -189,7 +191,7 @@ class Recorder:
         self._script_module: Optional[str] = None
         if script is not None:
             self._script = os.path.normcase(os.path.abspath(script))
-            self._script_module = os.path.splitext(os.path.basename(script))[0]
+            self._script_module = script_module or os.path.splitext(os.path.basename(script))[0]
         self._skip = _skip_prefixes()
         self._trace = tuple(os.path.join(os.path.normcase(os.path.abspath(p)), "")
                             if os.path.isdir(p) else os.path.normcase(os.path.abspath(p))
