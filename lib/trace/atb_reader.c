@@ -163,16 +163,6 @@ static int read_header(atom_trace_reader *r) {
   return 0;
 }
 
-/* A name or directive text of an entry: the same rules as the STD reader's. */
-static const char *text_problem(const unsigned char *s, size_t n) {
-  if (n == 0) return "empty name";
-  if (n > ATOM__TRACE_MAX_NAME) return "name too long";
-  for (size_t i = 0; i < n; i++)
-    if (s[i] < 0x20 || s[i] == 0x7f) return "control byte in a name";
-  if (s[0] == ' ' || s[n - 1] == ' ') return "name starts or ends with a space";
-  return NULL;
-}
-
 static int add_name(atom_trace_reader *r, atb_space *t, const unsigned char *s, size_t len) {
   if (t->n >= ATB_MAX_KEY) return fail(r, ATOM_ELIMIT, "block %" PRIu64 ": too many names",
                                        r->atb->block_no);
@@ -258,7 +248,7 @@ static int read_entries(atom_trace_reader *r, const unsigned char *p, size_t siz
       if (rc) return rc;
     } else if (what == ATB_ENTRY_DIRECTIVE && space >= ATOM_SPACE_THREAD &&
                space <= ATOM_SPACE_LOC) {
-      const char *why = text_problem(s, len);
+      const char *why = atom__trace_text_problem((const char *)s, len);
       if (!why && space != ATOM_SPACE_LOC && (key == 0 || key > a->names[space - 1].n))
         why = "key out of range";
       if (!why && (pos > n_events || pos < last_pos)) why = "position out of order";

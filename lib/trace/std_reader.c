@@ -64,6 +64,16 @@ const char *atom__trace_name_problem(const char *s, size_t n) {
   return atom__trace_name_chars_problem(s, n);
 }
 
+const char *atom__trace_text_problem(const char *s, size_t n) {
+  if (n == 0) return "empty name";
+  if (n > ATOM__TRACE_MAX_NAME) return "name too long";
+  for (size_t i = 0; i < n; i++)
+    if (((unsigned char)s[i] < 0x20 && s[i] != '\t') || s[i] == 0x7f)
+      return "control byte in a name";
+  if (IS_BLANK(s[0]) || IS_BLANK(s[n - 1])) return "name starts or ends with a blank";
+  return NULL;
+}
+
 const char *atom__trace_name_chars_problem(const char *s, size_t n) {
   if (n == 0) return "empty name";
   if (s[0] == '#') return "name starts with '#'";
@@ -997,6 +1007,8 @@ COLD static int directive(atom_trace_reader *r, const unsigned char *p, const un
   if (e == t)
     return atom__trace_fail(r, ATOM_EPARSE, "#name %s: expected a name after the key",
                             words[space]);
+  const char *why = atom__trace_text_problem((const char *)t, (size_t)(e - t));
+  if (why) return atom__trace_fail(r, ATOM_EPARSE, "#name %s: %s", words[space], why);
   if (ATOM__GROW(&r->mem, r->dir, r->dir_cap, r->n_dir + 1))
     return atom__trace_fail(r, ATOM_ENOMEM, "out of memory");
   char *text = atom__mem_alloc(&r->mem, (size_t)(e - t) + 1);

@@ -15,6 +15,10 @@
 /* NULL if s[0..n) is a valid name (doc/trace-format.md: non-empty, no '|', '(', ')', white space
  * or control bytes, not starting with '#'), else a short reason. */
 const char *atom__trace_name_problem(const char *s, size_t n);
+/* Why s[0..n) cannot be the TEXT of a "#name" directive (STD or .atb, and what the writers
+ * write): empty, longer than ATOM__TRACE_MAX_NAME, a control byte other than a tab, a leading
+ * or trailing blank; NULL if it can. */
+const char *atom__trace_text_problem(const char *s, size_t n);
 /* The same rules without the length bound (names inside event lines, bounded by the line). */
 const char *atom__trace_name_chars_problem(const char *s, size_t n);
 

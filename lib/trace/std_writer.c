@@ -198,13 +198,8 @@ ATOM_API int atom_trace_writer_write_name(atom_trace_writer *w, int what, uint64
     return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: bad space %d or NULL argument",
                        what);
   size_t len = strlen(text);
-  if (len == 0 || len > ATOM__TRACE_MAX_NAME)
-    return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: empty or too long name");
-  for (size_t i = 0; i < len; i++)
-    if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
-      return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: name contains a control byte");
-  if (text[0] == ' ' || text[len - 1] == ' ')
-    return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: name starts or ends with a space");
+  const char *why = atom__trace_text_problem(text, len); /* what the readers accept */
+  if (why) return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: %s", why);
   if (w->atb) return atom__atb_writer_write_name(w->atb, what, key, text, len);
   if (what != ATOM_SPACE_LOC && name_len(w, what, key) > ATOM__TRACE_MAX_NAME)
     return atom__error(ATOM_EINVAL, "atom_trace_writer_write_name: the %s's name is longer than "

@@ -775,12 +775,25 @@ START_TEST(name_directives) {
 
   static const char *const bad[] = {
       "#name\tbogus 1 x\n", "#name loc 12a x\n", "#name loc 99999999999999999999 x\n",
-      "#name var a(b) x\n", "#name loc 5   \n", "#name thread\n"};
+      "#name var a(b) x\n", "#name loc 5   \n", "#name thread\n",
+      "#name var x a\x01b\n", "#name thread t a\x7f\n"}; /* control bytes in the text */
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     ck_assert_int_eq(atom_session_new(&ss, NULL), 0);
     ck_assert_msg(tu_feed_std(ss, bad[i], NULL) == ATOM_EPARSE, "%s", bad[i]);
     ck_assert_ptr_nonnull(strstr(atom_last_error(), ":1: #name"));
     atom_session_free(ss);
+  }
+  /* A NUL starting the text once gave a directive with an empty name: serially and with a
+   * parse thread, the reader refuses it. */
+  static const char nul_text[] = "#name lock l \0\0 x\nT1|acq(l)|1\n";
+  for (unsigned threads = 1; threads <= 2; threads++) {
+    atom_trace_reader *rd;
+    ck_assert_int_eq(atom_trace_reader_open_memory(&rd, nul_text, sizeof nul_text - 1, "nul.std"), 0);
+    ck_assert_int_eq(atom_trace_reader_set_threads(rd, threads), 0);
+    atom_event got;
+    ck_assert_int_eq(atom_trace_reader_next(rd, &got), ATOM_EPARSE);
+    ck_assert_ptr_nonnull(strstr(atom_last_error(), "#name lock: control byte in a name"));
+    atom_trace_reader_free(rd);
   }
   ck_assert_int_eq(atom_session_new(&ss, NULL), 0);
   ck_assert_int_eq(tu_feed_std(ss, "#names loc 1 x\n#name\n# name loc 1 x\nT1|r(x)|1\n", NULL), 0);
