@@ -56,7 +56,7 @@ __all__ = ["Recorder", "LENGTH", "current"]
 
 # Event kinds (atom_kind values, pinned by the ABI).
 READ, WRITE, ACQUIRE, RELEASE, FORK, JOIN, BEGIN, END = range(1, 9)
-# The packed event is "=IIQQQ": kind and flags (0) share the first 64-bit word.
+# The packed event is "=IIQQQ": kind and flags share the first 64-bit word.
 _KIND_SHIFT = 0 if sys.byteorder == "little" else 32
 _FLAGS_SHIFT = 32 - _KIND_SHIFT  # kind and flags share the first word of a packed event
 _FLAG_ACQUIRE, _FLAG_RELEASE = 1, 2
