@@ -43,6 +43,22 @@ class TestRho2(unittest.TestCase):
         threads = {t.thread for t in reports[0].transactions}
         self.assertTrue(threads <= {keys["t1"], keys["t2"]}, threads)
 
+    def test_names_given_after_the_report(self):
+        # A report copied before its variables had names shows them once they are given.
+        keys = {}
+        with atomicity.Session("aerodrome") as s:
+            helpers.replay(s, RHO2, keymap=lambda n: keys.setdefault(n, 100 + len(keys)))
+            before = s.finish()
+            x, y = keys["x"], keys["y"]
+            self.assertEqual(sorted(before[0].variables), [x, y])
+            s.set_name("var", x, "balance")
+            s.set_location(0, function="withdraw", file="bank.py", line=30)
+            after = s.reports
+        self.assertEqual(sorted(after[0].variables, key=str), [y, "balance"])
+        self.assertIn("balance", after[0].message)
+        self.assertNotIn("balance", before[0].message)
+        self.assertEqual([r.event_index for r in after], [5])
+
     def test_rho2_velodrome_cycle(self):
         with atomicity.Session(["velodrome"]) as s:
             helpers.replay(s, RHO2)

@@ -323,10 +323,8 @@ class Recorder:
         the reports show. Returns the reports."""
         self.recording = False
         self.flush()
-        reports = self.session.finish()
-        if self.name_variables(_report_var_keys(reports)):
-            reports = _fresh_reports(self.session)
-        return reports
+        self.name_variables(_report_var_keys(self.session.finish()))
+        return self.session.reports  # copied again with the names just given
 
     def name_variables(self, keys: Optional[Iterable[int]] = None) -> int:
         """Give the variables ``keys`` (default: every variable so far) their names
@@ -773,17 +771,6 @@ def _report_var_keys(reports: Iterable[Report]) -> List[int]:
             if type(event.target) is int and target_space(event.kind) == Space.VAR:
                 keys.add(event.target)
     return sorted(keys)
-
-
-def _fresh_reports(session: Session) -> List[Report]:
-    """The session's reports snapshotted again: the Report objects copied at finish() hold
-    the keys of variables named after it."""
-    lock = getattr(session, "_lock", None)
-    cached = getattr(session, "_reports", None)
-    if lock is not None and isinstance(cached, list):
-        with lock:
-            del cached[:]
-    return session.reports
 
 
 def _var_name(label: str, how: int, what: Any) -> str:

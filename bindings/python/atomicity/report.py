@@ -192,11 +192,14 @@ def snapshot(lib: _lib.Library, session: Optional[int], rep: int) -> Report:
         events.append(Event(index.value, kind, name_of(_lib.Space.THREAD, ev.thread),
                             target, ev.loc))
 
+    # Variables by their name now, as the events' targets, else the name they had when the
+    # report was made, else their key.
     variables: List[Key] = []
     for i in range(lib.atom_report_var_count(rep)):
-        name = lib.atom_report_var_name(rep, i)
-        decoded = text(name)
-        variables.append(lib.atom_report_var(rep, i) if decoded is None else decoded)
+        var = name_of(_lib.Space.VAR, lib.atom_report_var(rep, i))
+        if not isinstance(var, str):
+            var = text(lib.atom_report_var_name(rep, i)) or var
+        variables.append(var)
 
     return Report(
         checker=text(lib.atom_report_checker(rep)) or "",

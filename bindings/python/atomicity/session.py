@@ -595,6 +595,7 @@ class Session:
         encoded = _c_string(name, "name")
         value = self._key(space, key)
         self._check(self._call(self._lib.atom_set_name, space, value, encoded))
+        self._renamed()
 
     def get_name(self, what: SpaceName, key: Key) -> Optional[str]:
         """The name registered for ``key`` of space ``what``, or None."""
@@ -628,6 +629,7 @@ class Session:
         file_c = None if file is None else _c_string(os.fspath(file), "file")
         line = _uint(line, 32, "line")
         self._check(self._call(self._lib.atom_set_location, loc, function_c, file_c, line))
+        self._renamed()
 
     def get_location(self, loc: int) -> Optional[Tuple[Optional[str], Optional[str], int]]:
         """``(function, file, line)`` of ``loc`` as :meth:`set_location` described it (unknown
@@ -650,6 +652,7 @@ class Session:
         values = [_loc(frame) for frame in frames]
         array = (ctypes.c_uint64 * max(1, len(values)))(*values)
         self._check(self._call(self._lib.atom_set_stack, loc, array, len(values)))
+        self._renamed()
 
     def get_stack(self, loc: int) -> Tuple[int, ...]:
         """The frames of ``loc``'s stack as a tuple of locs (empty if none was set)."""
@@ -666,6 +669,12 @@ class Session:
         Idempotent. Returns :attr:`reports`."""
         self._check(self._call(self._lib.atom_finish))
         return self.reports
+
+    def _renamed(self) -> None:
+        # A report's copy holds the names and locations known when it was made: after a new
+        # name or location, reports are copied again at the next look.
+        with self._lock:
+            self._reports.clear()
 
     def _collect_reports(self) -> List[Report]:
         lib, h = self._lib, self._handle
